@@ -1,0 +1,3 @@
+from kubesched.cli.main import main
+
+main()

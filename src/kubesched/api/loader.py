@@ -1,0 +1,246 @@
+"""Loading manifests and scenario files.
+
+Everything is read and validated before anything is returned: a malformed input raises
+:class:`ManifestError` (all problems found, the first in the message) and nothing is applied.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from kubesched.api.durations import parse_duration
+from kubesched.api.errors import ManifestError
+from kubesched.api.resources import default_pod_requests_from_limits
+from kubesched.api.validation import SCENARIO_KIND, WORKLOAD_KINDS, is_namespaced, object_ref, validate_object
+
+DEFAULT_NAMESPACE = "default"
+MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
+
+_BaseLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class _Loader(_BaseLoader):  # type: ignore[valid-type,misc]
+    """Safe loader that keeps timestamps as strings (objects stay JSON-like)."""
+
+
+_Loader.add_constructor("tag:yaml.org,2002:timestamp", _Loader.construct_yaml_str)
+
+
+@dataclass
+class Step:
+    """One scenario step. ``action`` is ``"create"`` (``obj`` set, defaulted like an initial object),
+    ``"delete"`` or ``"patch"`` (``kind``/``name``/``namespace`` set; ``merge`` for patch, a JSON merge
+    patch).  ``kind``, ``name`` and ``namespace`` are filled for every action; ``namespace`` is ``""``
+    for cluster-scoped kinds.  ``source`` is e.g. ``"file.yaml: document 4, spec.steps[2]"``."""
+
+    at: float
+    action: str
+    obj: dict[str, Any] | None = None
+    kind: str | None = None
+    name: str | None = None
+    namespace: str = ""
+    merge: dict[str, Any] | None = None
+    grace_period_seconds: int | None = None
+    source: str = ""
+
+
+@dataclass
+class Scenario:
+    """A loaded scenario: the initial ``objects`` in file order (``sources`` parallel to them),
+    ``steps`` sorted stably by ``at``."""
+
+    name: str
+    seed: int = 0
+    until: float | None = None
+    scheduler_configuration: dict[str, Any] | None = None
+    objects: list[dict[str, Any]] = field(default_factory=list)
+    steps: list[Step] = field(default_factory=list)
+    sources: list[str] = field(default_factory=list)
+
+
+@dataclass
+class _Doc:
+    obj: Any
+    file: str
+    document: int
+    item: int | None = None  # index in a ``kind: List`` document
+
+    @property
+    def source(self) -> str:
+        text = f"{self.file}: document {self.document}"
+        return text if self.item is None else f"{text}, items[{self.item}]"
+
+    @property
+    def path_prefix(self) -> str:
+        return "" if self.item is None else f"items[{self.item}]"
+
+
+def _files_of(path: Path) -> list[Path]:
+    if path.is_dir():
+        return sorted(
+            (p for p in path.iterdir() if p.is_file() and p.suffix.lower() in MANIFEST_SUFFIXES),
+            key=lambda p: p.name,
+        )
+    if not path.exists():
+        raise ManifestError("no such file or directory", file=str(path))
+    return [path]
+
+
+def _yaml_documents(text: str, file: str) -> list[tuple[int, Any]]:
+    docs: list[tuple[int, Any]] = []
+    loader = _Loader(text)
+    try:
+        while loader.check_node():
+            node = loader.get_node()
+            docs.append((len(docs) + 1, loader.construct_document(node) if node is not None else None))
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = f"line {mark.line + 1}, column {mark.column + 1}: " if mark is not None else ""
+        problem = ", ".join(p for p in (exc.context, exc.problem) if p) or "invalid YAML"
+        raise ManifestError(f"{line}YAML syntax error: {problem}", file=file, document=len(docs) + 1) from exc
+    except yaml.YAMLError as exc:
+        raise ManifestError(f"YAML error: {exc}", file=file, document=len(docs) + 1) from exc
+    finally:
+        loader.dispose()
+    return docs
+
+
+def _read_file(path: Path) -> list[_Doc]:
+    file = str(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ManifestError(f"cannot read file: {exc}", file=file) from exc
+    if path.suffix.lower() == ".json":
+        try:
+            raw: list[tuple[int, Any]] = [(1, json.loads(text))]
+        except json.JSONDecodeError as exc:
+            raise ManifestError(
+                f"line {exc.lineno}, column {exc.colno}: JSON syntax error: {exc.msg}", file=file, document=1
+            ) from exc
+    else:
+        raw = _yaml_documents(text, file)
+    out: list[_Doc] = []
+    for number, obj in raw:
+        if obj is None:
+            continue  # empty document
+        if isinstance(obj, dict) and obj.get("kind") == "List":
+            items = obj.get("items")
+            if not isinstance(items, list):
+                raise ManifestError("a List needs an `items` list", file=file, document=number, path="items")
+            out.extend(_Doc(item, file, number, i) for i, item in enumerate(items))
+        else:
+            out.append(_Doc(obj, file, number))
+    return out
+
+
+def _read(paths: list[Path]) -> list[_Doc]:
+    docs: list[_Doc] = []
+    for path in paths:
+        for file in _files_of(Path(path)):
+            docs.extend(_read_file(file))
+    return docs
+
+
+def _validate(docs: list[_Doc]) -> None:
+    errors: list[ManifestError] = []
+    scenario_docs = 0
+    for doc in docs:
+        for path, message in validate_object(doc.obj, doc.path_prefix):
+            errors.append(ManifestError(message, file=doc.file, document=doc.document, path=path,
+                                        object_ref=object_ref(doc.obj) or None))
+        if isinstance(doc.obj, dict) and doc.obj.get("kind") == SCENARIO_KIND:
+            scenario_docs += 1
+            if doc.item is not None:
+                errors.append(ManifestError("a Scenario cannot be an item of a List", file=doc.file,
+                                            document=doc.document, path=doc.path_prefix, object_ref=SCENARIO_KIND))
+            elif scenario_docs > 1:
+                errors.append(ManifestError("more than one Scenario document", file=doc.file,
+                                            document=doc.document, object_ref=object_ref(doc.obj) or None))
+    if errors:
+        first, *rest = errors
+        raise ManifestError(first.message, file=first.file, document=first.document, path=first.path,
+                            object_ref=first.object_ref, related=rest)
+
+
+def default_object(obj: dict[str, Any]) -> dict[str, Any]:
+    """A defaulted deep copy of a (valid) object: ``metadata.namespace`` = ``default`` for namespaced
+    kinds; container requests defaulted from limits for Pods and workload pod templates."""
+    out = copy.deepcopy(obj)
+    kind = out.get("kind", "")
+    meta = out.setdefault("metadata", {})
+    if is_namespaced(kind) and kind != SCENARIO_KIND and not meta.get("namespace"):
+        meta["namespace"] = DEFAULT_NAMESPACE
+    if kind == "Pod":
+        default_pod_requests_from_limits(out)
+    elif kind in WORKLOAD_KINDS:
+        template = (out.get("spec") or {}).get("template")
+        if isinstance(template, dict):
+            default_pod_requests_from_limits(template)
+    return out
+
+
+def load_manifests(paths: list[Path]) -> list[tuple[dict[str, Any], str]]:
+    """Every object of the given files/directories as ``(defaulted object, source)`` pairs in order,
+    ``source`` being ``"file.yaml: document N"`` (``", items[i]"`` appended for List items).  Scenario
+    documents are included as they are.  Raises ManifestError if anything is malformed."""
+    docs = _read(list(paths))
+    _validate(docs)
+    return [(default_object(d.obj), d.source) for d in docs]
+
+
+def _step(raw: dict[str, Any], source: str) -> Step:
+    at = parse_duration(raw["at"])
+    if "create" in raw:
+        obj = default_object(raw["create"])
+        meta = obj["metadata"]
+        return Step(at=at, action="create", obj=obj, kind=obj["kind"], name=meta["name"],
+                    namespace=meta.get("namespace", "") if is_namespaced(obj["kind"]) else "", source=source)
+    action = "delete" if "delete" in raw else "patch"
+    target = raw[action]
+    kind = target["kind"]
+    namespace = (target.get("namespace") or DEFAULT_NAMESPACE) if is_namespaced(kind) else ""
+    return Step(
+        at=at,
+        action=action,
+        kind=kind,
+        name=target["name"],
+        namespace=namespace,
+        merge=copy.deepcopy(target.get("merge")) if action == "patch" else None,
+        grace_period_seconds=target.get("gracePeriodSeconds") if action == "delete" else None,
+        source=source,
+    )
+
+
+def load_scenario(path: str | Path) -> Scenario:
+    """Load a scenario file or directory (read in name order).  The Scenario document is optional;
+    without one the scenario is just the initial objects.  Its name defaults to the file or
+    directory stem.  Raises ManifestError if anything is malformed."""
+    p = Path(path)
+    docs = _read([p])
+    _validate(docs)
+    scenario = Scenario(name=p.stem if p.is_file() else p.name)
+    for doc in docs:
+        obj = doc.obj
+        if obj.get("kind") != SCENARIO_KIND:
+            scenario.objects.append(default_object(obj))
+            scenario.sources.append(doc.source)
+            continue
+        name = (obj.get("metadata") or {}).get("name")
+        if name:
+            scenario.name = name
+        spec = obj.get("spec") or {}
+        scenario.seed = spec.get("seed") or 0
+        if spec.get("until") is not None:
+            scenario.until = parse_duration(spec["until"])
+        if spec.get("schedulerConfiguration") is not None:
+            scenario.scheduler_configuration = copy.deepcopy(spec["schedulerConfiguration"])
+        steps = [_step(raw, f"{doc.source}, spec.steps[{i}]") for i, raw in enumerate(spec.get("steps") or [])]
+        scenario.steps = sorted(steps, key=lambda s: s.at)
+    return scenario

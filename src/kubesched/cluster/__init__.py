@@ -1,0 +1,1 @@
+"""The Cluster protocol and its implementations (embedded simulator, real API server)."""

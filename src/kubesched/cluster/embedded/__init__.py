@@ -1,0 +1,1 @@
+"""The embedded cluster: object store, admission, controllers and simulated node agents."""

@@ -1,0 +1,147 @@
+"""Simulated kubelets (scenario-format.md, "Simulated node agent").
+
+- A bound pod starts at once: phase Running, ``status.startTime`` = bind time.
+- ``kubesched.io/run-for: D``: the pod succeeds D after it started.
+- Deleting a running pod makes it Terminating for its grace period (``terminationGracePeriodSeconds``,
+  default 30, or ``kubesched.io/exit-after`` if shorter); it keeps its node until it is gone.
+  Unscheduled and terminal pods, and a grace period of 0, are removed at once.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from kubesched.api.durations import parse_duration
+from kubesched.cluster.protocol import Obj, key_of
+from kubesched.timefmt import rfc3339
+
+if TYPE_CHECKING:
+    from kubesched.cluster.embedded.cluster import EmbeddedCluster
+
+RUN_FOR = "kubesched.io/run-for"
+EXIT_AFTER = "kubesched.io/exit-after"
+DEFAULT_GRACE_SECONDS = 30
+TERMINAL_PHASES = ("Succeeded", "Failed")
+
+
+def _annotation_seconds(pod: Obj, name: str) -> float | None:
+    value = ((pod.get("metadata") or {}).get("annotations") or {}).get(name)
+    return None if value is None else parse_duration(value)
+
+
+class NodeAgent:
+    def __init__(self, cluster: EmbeddedCluster) -> None:
+        self.cluster = cluster
+        cluster.store.watch(self)
+
+    # -- watch handler: start pods that got a node -----------------------------------------
+    def on_add(self, kind: str, obj: Obj) -> None:
+        if kind == "Pod" and (obj.get("spec") or {}).get("nodeName"):
+            self._start_soon(obj)
+
+    def on_update(self, kind: str, old: Obj, new: Obj) -> None:
+        if kind == "Pod" and not (old.get("spec") or {}).get("nodeName") and (new.get("spec") or {}).get("nodeName"):
+            self._start_soon(new)
+
+    def _start_soon(self, pod: Obj) -> None:
+        """The kubelet notices the pod right after the binding (same instant, after the scheduler)."""
+        uid = pod["metadata"]["uid"]
+
+        def start() -> None:
+            current = self._current(pod, uid)
+            if current is not None and not current["metadata"].get("deletionTimestamp"):
+                self._start(current)
+
+        self.cluster.loop.call_at(self.cluster.now(), start)
+
+    def on_delete(self, kind: str, obj: Obj) -> None:
+        pass
+
+    def pod_bound(self, pod: Obj) -> None:
+        """Hook for the binding path (the watch already starts the pod)."""
+
+    def _start(self, pod: Obj) -> None:
+        status = pod.get("status") or {}
+        if status.get("phase") in ("Running", *TERMINAL_PHASES):
+            return
+        now = self.cluster.now()
+        new_status = dict(status)
+        new_status["phase"] = "Running"
+        new_status.setdefault("startTime", rfc3339(now))
+        conditions = [c for c in new_status.get("conditions") or [] if c.get("type") != "Ready"]
+        conditions.append({"type": "Ready", "status": "True", "lastTransitionTime": rfc3339(now)})
+        new_status["conditions"] = conditions
+        new = dict(pod)
+        new["status"] = new_status
+        started = self.cluster.store.update(new)
+        self.cluster.log.record("Started", key_of(pod), node=pod["spec"]["nodeName"])
+        run_for = _annotation_seconds(pod, RUN_FOR)
+        if run_for is not None:
+            uid = started["metadata"]["uid"]
+            self.cluster.loop.call_later(run_for, lambda: self._complete(started, uid))
+
+    def _current(self, pod: Obj, uid: str) -> Obj | None:
+        meta = pod["metadata"]
+        current = self.cluster.store.get("Pod", meta.get("namespace"), meta["name"])
+        if current is None or current["metadata"].get("uid") != uid:
+            return None
+        return current
+
+    def _complete(self, pod: Obj, uid: str) -> None:
+        current = self._current(pod, uid)
+        if current is None or (current.get("status") or {}).get("phase") in TERMINAL_PHASES:
+            return
+        self.set_terminal(current, "Succeeded")
+        self.cluster.log.record("Completed", key_of(current), node=current["spec"].get("nodeName"))
+
+    def set_terminal(self, pod: Obj, phase: str, reason: str | None = None, message: str | None = None) -> Obj:
+        status = dict(pod.get("status") or {})
+        status["phase"] = phase
+        if reason:
+            status["reason"] = reason
+        if message:
+            status["message"] = message
+        status["conditions"] = [
+            {**c, "status": "False"} if c.get("type") == "Ready" else c for c in status.get("conditions") or []
+        ]
+        new = dict(pod)
+        new["status"] = status
+        return self.cluster.store.update(new)
+
+    # -- deletion ---------------------------------------------------------------------------
+    def delete_pod(self, pod: Obj, grace: int | None) -> None:
+        meta = pod["metadata"]
+        spec = pod.get("spec") or {}
+        phase = (pod.get("status") or {}).get("phase")
+        if meta.get("deletionTimestamp"):
+            return  # already terminating
+        if grace is None:
+            grace = spec.get("terminationGracePeriodSeconds")
+            if grace is None:
+                grace = DEFAULT_GRACE_SECONDS
+        if not spec.get("nodeName") or phase in TERMINAL_PHASES or grace <= 0:
+            self._remove(pod)
+            return
+        wait = float(grace)
+        exit_after = _annotation_seconds(pod, EXIT_AFTER)
+        if exit_after is not None:
+            wait = min(wait, exit_after)
+        now = self.cluster.now()
+        new = dict(pod)
+        new_meta = dict(meta)
+        new_meta["deletionTimestamp"] = rfc3339(now + grace)
+        new_meta["deletionGracePeriodSeconds"] = int(grace)
+        new["metadata"] = new_meta
+        terminating = self.cluster.store.update(new)
+        self.cluster.log.record("Terminating", key_of(pod), node=spec.get("nodeName"))
+        uid = meta["uid"]
+        self.cluster.loop.call_later(wait, lambda: self._finish_termination(terminating, uid))
+
+    def _finish_termination(self, pod: Obj, uid: str) -> None:
+        current = self._current(pod, uid)
+        if current is not None:
+            self._remove(current)
+
+    def _remove(self, pod: Obj) -> None:
+        meta = pod["metadata"]
+        self.cluster.store.remove("Pod", meta.get("namespace"), meta["name"])

@@ -1,0 +1,138 @@
+"""An in-memory object store with resourceVersions and watch events, like etcd behind an API server."""
+
+from __future__ import annotations
+
+import copy
+from collections import deque
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from kubesched.cluster.protocol import ApiError, ClusterEventHandler, Obj, is_namespaced
+from kubesched.timefmt import rfc3339
+
+Clock = Callable[[], float]
+
+
+def merge_patch(target: Any, patch: Any) -> Any:
+    """RFC 7386 JSON merge patch; returns a new object, never mutates its inputs."""
+    if not isinstance(patch, dict):
+        return copy.deepcopy(patch)
+    result = dict(target) if isinstance(target, dict) else {}
+    for key, value in patch.items():
+        if value is None:
+            result.pop(key, None)
+        else:
+            result[key] = merge_patch(result.get(key), value)
+    return result
+
+
+class ObjectStore:
+    """Objects by kind and ``namespace/name``; every write bumps a global resourceVersion and
+    notifies the watchers synchronously, in registration order."""
+
+    def __init__(self, clock: Clock) -> None:
+        self._clock = clock
+        self._objects: dict[str, dict[str, Obj]] = {}
+        self._rv = 0
+        self._uid = 0
+        self._watchers: list[ClusterEventHandler] = []
+        self._pending: deque[tuple[str, str, Obj | None, Obj]] = deque()
+        self._dispatching = False
+
+    # -- reading ---------------------------------------------------------------------------
+    @staticmethod
+    def key(kind: str, namespace: str | None, name: str) -> str:
+        return f"{namespace or 'default'}/{name}" if is_namespaced(kind) else name
+
+    def get(self, kind: str, namespace: str | None, name: str) -> Obj | None:
+        return self._objects.get(kind, {}).get(self.key(kind, namespace, name))
+
+    def list(self, kind: str) -> list[Obj]:
+        return list(self._objects.get(kind, {}).values())
+
+    def iter(self, kind: str) -> Iterator[Obj]:
+        return iter(self._objects.get(kind, {}).values())
+
+    @property
+    def resource_version(self) -> int:
+        return self._rv
+
+    # -- watching --------------------------------------------------------------------------
+    def watch(self, handler: ClusterEventHandler) -> None:
+        self._watchers.append(handler)
+
+    def _notify(self, event: str, kind: str, old: Obj | None, new: Obj) -> None:
+        """Deliver events in resourceVersion order: a write made by a watcher while an event is
+        being delivered is queued and delivered to everyone after it, as a real watch would."""
+        self._pending.append((event, kind, old, new))
+        if self._dispatching:
+            return
+        self._dispatching = True
+        try:
+            while self._pending:
+                ev, k, before, after = self._pending.popleft()
+                for w in list(self._watchers):
+                    if ev == "ADDED":
+                        w.on_add(k, after)
+                    elif ev == "MODIFIED":
+                        assert before is not None
+                        w.on_update(k, before, after)
+                    else:
+                        w.on_delete(k, after)
+        finally:
+            self._dispatching = False
+
+    # -- writing ---------------------------------------------------------------------------
+    def _next_rv(self) -> str:
+        self._rv += 1
+        return str(self._rv)
+
+    def create(self, obj: Obj) -> Obj:
+        kind = obj["kind"]
+        meta = dict(obj.get("metadata") or {})
+        if is_namespaced(kind):
+            meta.setdefault("namespace", "default")
+        key = self.key(kind, meta.get("namespace"), meta["name"])
+        bucket = self._objects.setdefault(kind, {})
+        if key in bucket:
+            raise ApiError(409, "AlreadyExists", f'{kind.lower()}s "{meta["name"]}" already exists')
+        self._uid += 1
+        meta.setdefault("uid", f"{self._uid:08x}-0000-4000-8000-{self._uid:012x}")
+        meta["resourceVersion"] = self._next_rv()
+        meta.setdefault("creationTimestamp", rfc3339(self._clock()))
+        new = dict(obj)
+        new["metadata"] = meta
+        bucket[key] = new
+        self._notify("ADDED", kind, None, new)
+        return new
+
+    def update(self, new: Obj) -> Obj:
+        kind = new["kind"]
+        meta = dict(new["metadata"])
+        key = self.key(kind, meta.get("namespace"), meta["name"])
+        bucket = self._objects.get(kind, {})
+        old = bucket.get(key)
+        if old is None:
+            raise ApiError(404, "NotFound", f'{kind.lower()}s "{meta["name"]}" not found')
+        meta["resourceVersion"] = self._next_rv()
+        new = dict(new)
+        new["metadata"] = meta
+        bucket[key] = new
+        self._notify("MODIFIED", kind, old, new)
+        return new
+
+    def patch(self, kind: str, namespace: str | None, name: str, merge: Obj) -> Obj:
+        old = self.get(kind, namespace, name)
+        if old is None:
+            raise ApiError(404, "NotFound", f'{kind.lower()}s "{name}" not found')
+        return self.update(merge_patch(old, merge))
+
+    def remove(self, kind: str, namespace: str | None, name: str) -> Obj:
+        key = self.key(kind, namespace, name)
+        bucket = self._objects.get(kind, {})
+        old = bucket.pop(key, None)
+        if old is None:
+            raise ApiError(404, "NotFound", f'{kind.lower()}s "{name}" not found')
+        self._rv += 1
+        self._notify("DELETED", kind, None, old)
+        return old

@@ -1,0 +1,87 @@
+"""What the scheduler needs from a cluster (DESIGN.md principle 1).
+
+Objects are plain Kubernetes JSON dicts, treated as immutable: an update replaces the object.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+Obj = dict[str, Any]
+
+NAMESPACED_KINDS = frozenset(
+    {
+        "Pod",
+        "ResourceQuota",
+        "PodDisruptionBudget",
+        "Deployment",
+        "ReplicaSet",
+        "StatefulSet",
+        "DaemonSet",
+        "Job",
+        "Service",
+        "ReplicationController",
+        "Event",
+        "Lease",
+    }
+)
+
+
+class ApiError(Exception):
+    """An API call failed the way a Kubernetes API server would answer it."""
+
+    def __init__(self, code: int, reason: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.reason = reason
+        self.message = message
+
+
+class ClusterEventHandler(Protocol):
+    def on_add(self, kind: str, obj: Obj) -> None: ...
+
+    def on_update(self, kind: str, old: Obj, new: Obj) -> None: ...
+
+    def on_delete(self, kind: str, obj: Obj) -> None: ...
+
+
+class Cluster(Protocol):
+    def now(self) -> float: ...
+
+    def watch(self, handler: ClusterEventHandler) -> None:
+        """Deliver add/update/delete events of every kind to ``handler``."""
+
+    def list(self, kind: str) -> list[Obj]: ...
+
+    def get(self, kind: str, namespace: str, name: str) -> Obj | None: ...
+
+    def bind(self, pod: Obj, node_name: str) -> None:
+        """POST pods/binding. Raises ApiError (409 if already bound, 404 if gone)."""
+
+    def patch_pod_status(self, pod: Obj, status_patch: Obj) -> None:
+        """Merge ``status_patch`` into the pod's status; ``conditions`` merge by type;
+        ``nominatedNodeName: None`` clears the nomination."""
+
+    def delete_pod(self, pod: Obj) -> None:
+        """DELETE with default options (the pod's grace period), precondition on UID."""
+
+    def record_event(
+        self,
+        obj: Obj,
+        *,
+        type: str,
+        reason: str,
+        action: str,
+        note: str,
+        related: Obj | None = None,
+    ) -> None: ...
+
+
+def key_of(obj: Obj) -> str:
+    meta = obj.get("metadata", {})
+    ns = meta.get("namespace")
+    return f"{ns}/{meta['name']}" if ns else str(meta["name"])
+
+
+def is_namespaced(kind: str) -> bool:
+    return kind in NAMESPACED_KINDS

@@ -1,0 +1,1 @@
+"""The scheduler: queue, cache and snapshot, framework runtime, scheduling cycle, preemption."""

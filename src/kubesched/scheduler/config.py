@@ -1,0 +1,265 @@
+"""KubeSchedulerConfiguration (``kubescheduler.config.k8s.io/v1``) -> profiles of plugin instances.
+
+Plugin lists are merged with the v1 defaults the way upstream does: the default plugins live in
+``multiPoint``; user ``enabled`` entries replace a default of the same name in place or are appended;
+``disabled`` entries (``*`` for all) remove defaults; then every multiPoint plugin is expanded to each
+extension point it implements, after plugins explicitly configured for that point.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from kubesched.api.errors import KubeschedError
+from kubesched.scheduler.framework.interface import Handle
+from kubesched.scheduler.framework.runtime import Profile
+
+API_VERSION = "kubescheduler.config.k8s.io/v1"
+DEFAULT_SCHEDULER_NAME = "default-scheduler"
+
+# v1.28 default multiPoint list: (name, score weight)
+DEFAULT_MULTIPOINT: list[tuple[str, int]] = [
+    ("PrioritySort", 0),
+    ("NodeUnschedulable", 0),
+    ("NodeName", 0),
+    ("TaintToleration", 3),
+    ("NodeAffinity", 2),
+    ("NodePorts", 0),
+    ("NodeResourcesFit", 1),
+    ("PodTopologySpread", 2),
+    ("InterPodAffinity", 2),
+    ("DefaultPreemption", 0),
+    ("NodeResourcesBalancedAllocation", 1),
+    ("ImageLocality", 1),
+    ("DefaultBinder", 0),
+    ("SchedulingGates", 0),
+]
+
+# extension point -> method that marks a plugin as implementing it
+EXTENSION_POINTS: list[tuple[str, tuple[str, ...]]] = [
+    ("preEnqueue", ("pre_enqueue",)),
+    ("queueSort", ("sort_key",)),
+    ("preFilter", ("pre_filter",)),
+    ("filter", ("filter",)),
+    ("postFilter", ("post_filter",)),
+    ("preScore", ("pre_score",)),
+    ("score", ("score", "score_vector")),
+    ("reserve", ("reserve",)),
+    ("permit", ("permit",)),
+    ("preBind", ("pre_bind",)),
+    ("bind", ("bind",)),
+    ("postBind", ("post_bind",)),
+]
+
+
+class ConfigError(KubeschedError):
+    """An invalid KubeSchedulerConfiguration."""
+
+
+def plugin_registry() -> dict[str, Callable[[dict[str, Any], Handle], Any]]:
+    from kubesched.scheduler.plugins.basic import (
+        DefaultBinder,
+        NodeName,
+        NodeUnschedulable,
+        PrioritySort,
+        SchedulingGates,
+    )
+    from kubesched.scheduler.plugins.defaultpreemption import DefaultPreemption
+    from kubesched.scheduler.plugins.imagelocality import ImageLocality
+    from kubesched.scheduler.plugins.interpodaffinity import InterPodAffinity
+    from kubesched.scheduler.plugins.nodeaffinity import NodeAffinity
+    from kubesched.scheduler.plugins.nodeports import NodePorts
+    from kubesched.scheduler.plugins.noderesources import NodeResourcesBalancedAllocation, NodeResourcesFit
+    from kubesched.scheduler.plugins.podtopologyspread import PodTopologySpread
+    from kubesched.scheduler.plugins.tainttoleration import TaintToleration
+
+    classes: list[Any] = [
+        PrioritySort,
+        SchedulingGates,
+        NodeUnschedulable,
+        NodeName,
+        TaintToleration,
+        NodeAffinity,
+        NodePorts,
+        NodeResourcesFit,
+        NodeResourcesBalancedAllocation,
+        InterPodAffinity,
+        PodTopologySpread,
+        ImageLocality,
+        DefaultBinder,
+        DefaultPreemption,
+    ]
+    return {cls.name: cls for cls in classes}
+
+
+@dataclass
+class SchedulerSettings:
+    profiles: list[dict[str, Any]]
+    percentage_of_nodes_to_score: int = 0
+    pod_initial_backoff_seconds: float = 1.0
+    pod_max_backoff_seconds: float = 10.0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def _plugin_set(raw: Any, where: str) -> tuple[list[tuple[str, int]], list[str]]:
+    if raw is None:
+        return [], []
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{where}: must be an object with enabled/disabled lists")
+    enabled: list[tuple[str, int]] = []
+    for i, entry in enumerate(raw.get("enabled") or []):
+        if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
+            raise ConfigError(f"{where}.enabled[{i}].name: required")
+        weight = entry.get("weight", 0)
+        if not isinstance(weight, int) or weight < 0:
+            raise ConfigError(f"{where}.enabled[{i}].weight: must be a non-negative integer")
+        enabled.append((entry["name"], weight))
+    disabled: list[str] = []
+    for i, entry in enumerate(raw.get("disabled") or []):
+        if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
+            raise ConfigError(f"{where}.disabled[{i}].name: required")
+        disabled.append(entry["name"])
+    return enabled, disabled
+
+
+def _merge(defaults: list[tuple[str, int]], enabled: list[tuple[str, int]], disabled: list[str]) -> list[tuple[str, int]]:
+    custom = {name: (i, (name, w)) for i, (name, w) in enumerate(enabled)}
+    replaced: set[int] = set()
+    merged: list[tuple[str, int]] = []
+    if "*" not in disabled:
+        for name, weight in defaults:
+            if name in disabled:
+                continue
+            if name in custom:
+                index, entry = custom[name]
+                replaced.add(index)
+                merged.append(entry)
+            else:
+                merged.append((name, weight))
+    merged.extend(e for i, e in enumerate(enabled) if i not in replaced)
+    return merged
+
+
+def parse_configuration(config: dict[str, Any] | None) -> SchedulerSettings:
+    """Validate the top level of a KubeSchedulerConfiguration and return its settings."""
+    if config is None:
+        return SchedulerSettings(profiles=[{"schedulerName": DEFAULT_SCHEDULER_NAME}])
+    if not isinstance(config, dict):
+        raise ConfigError("schedulerConfiguration: must be a KubeSchedulerConfiguration object")
+    if config.get("kind", "KubeSchedulerConfiguration") != "KubeSchedulerConfiguration":
+        raise ConfigError(f"kind: expected KubeSchedulerConfiguration, got {config.get('kind')!r}")
+    version = config.get("apiVersion", API_VERSION)
+    if version != API_VERSION:
+        raise ConfigError(f"apiVersion: only {API_VERSION} is supported, got {version!r}")
+    percentage = config.get("percentageOfNodesToScore", 0) or 0
+    if not isinstance(percentage, int) or not 0 <= percentage <= 100:
+        raise ConfigError("percentageOfNodesToScore: must be an integer in 0..100")
+    initial = config.get("podInitialBackoffSeconds", 1)
+    maximum = config.get("podMaxBackoffSeconds", 10)
+    if not isinstance(initial, int) or initial <= 0:
+        raise ConfigError("podInitialBackoffSeconds: must be a positive integer")
+    if not isinstance(maximum, int) or maximum < initial:
+        raise ConfigError("podMaxBackoffSeconds: must be an integer >= podInitialBackoffSeconds")
+    profiles = config.get("profiles") or [{"schedulerName": DEFAULT_SCHEDULER_NAME}]
+    if not isinstance(profiles, list):
+        raise ConfigError("profiles: must be a list")
+    seen: set[str] = set()
+    for i, profile in enumerate(profiles):
+        if not isinstance(profile, dict):
+            raise ConfigError(f"profiles[{i}]: must be an object")
+        name = profile.get("schedulerName", DEFAULT_SCHEDULER_NAME)
+        if not isinstance(name, str) or not name:
+            raise ConfigError(f"profiles[{i}].schedulerName: must be a non-empty string")
+        if name in seen:
+            raise ConfigError(f"profiles[{i}].schedulerName: duplicate profile {name!r}")
+        seen.add(name)
+    return SchedulerSettings(
+        profiles=profiles,
+        percentage_of_nodes_to_score=percentage,
+        pod_initial_backoff_seconds=float(initial),
+        pod_max_backoff_seconds=float(maximum),
+    )
+
+
+def build_profile(raw: dict[str, Any], index: int, handle_for: Callable[[str], Handle]) -> Profile:
+    """Instantiate one profile's plugins (``handle_for(schedulerName)`` gives their Handle)."""
+    where = f"profiles[{index}]"
+    name = raw.get("schedulerName", DEFAULT_SCHEDULER_NAME)
+    plugins_cfg = raw.get("plugins") or {}
+    if not isinstance(plugins_cfg, dict):
+        raise ConfigError(f"{where}.plugins: must be an object")
+    known_points = {p for p, _ in EXTENSION_POINTS} | {"multiPoint"}
+    for key in plugins_cfg:
+        if key not in known_points:
+            raise ConfigError(f"{where}.plugins.{key}: unknown extension point")
+    mp_enabled, mp_disabled = _plugin_set(plugins_cfg.get("multiPoint"), f"{where}.plugins.multiPoint")
+    multipoint = _merge(DEFAULT_MULTIPOINT, mp_enabled, mp_disabled)
+
+    args_by_plugin: dict[str, dict[str, Any]] = {}
+    for i, entry in enumerate(raw.get("pluginConfig") or []):
+        if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
+            raise ConfigError(f"{where}.pluginConfig[{i}].name: required")
+        if entry["name"] in args_by_plugin:
+            raise ConfigError(f"{where}.pluginConfig[{i}]: repeated config for plugin {entry['name']!r}")
+        args = entry.get("args") or {}
+        if not isinstance(args, dict):
+            raise ConfigError(f"{where}.pluginConfig[{i}].args: must be an object")
+        args_by_plugin[entry["name"]] = args
+
+    registry = plugin_registry()
+    specific = {p: _plugin_set(plugins_cfg.get(p), f"{where}.plugins.{p}") for p, _ in EXTENSION_POINTS}
+    needed = [n for n, _ in multipoint] + [n for en, _ in specific.values() for n, _ in en]
+    instances: dict[str, Any] = {}
+    handle = handle_for(name)
+    for plugin_name in needed:
+        if plugin_name in instances:
+            continue
+        cls = registry.get(plugin_name)
+        if cls is None:
+            raise ConfigError(f"{where}: plugin {plugin_name!r} is not registered (known: {', '.join(sorted(registry))})")
+        try:
+            instances[plugin_name] = cls(args_by_plugin.get(plugin_name, {}), handle)
+        except (ValueError, TypeError, KeyError) as err:
+            raise ConfigError(f"{where}.pluginConfig[{plugin_name}].args: {err}") from err
+    for plugin_name in args_by_plugin:
+        if plugin_name not in instances:
+            raise ConfigError(f"{where}.pluginConfig: args given for plugin {plugin_name!r}, which is not enabled")
+
+    points: dict[str, list[str]] = {}
+    for point, methods in EXTENSION_POINTS:
+        enabled, disabled = specific[point]
+        chosen = [n for n, _ in enabled]
+        for n in chosen:
+            if not any(hasattr(instances[n], m) for m in methods):
+                raise ConfigError(f"{where}.plugins.{point}: plugin {n!r} does not implement {point}")
+        if "*" in disabled:
+            points[point] = chosen
+            continue
+        override = [n for n, _ in multipoint if n in chosen]
+        from_multipoint = [
+            n for n, _ in multipoint
+            if n not in chosen and n not in disabled and any(hasattr(instances[n], m) for m in methods)
+        ]
+        ordered = override + from_multipoint + [n for n in chosen if n not in override]
+        points[point] = ordered
+    if len(points["queueSort"]) != 1:
+        raise ConfigError(f"{where}.plugins.queueSort: exactly one queue sort plugin must be enabled")
+    if not points["bind"]:
+        raise ConfigError(f"{where}.plugins.bind: at least one bind plugin is needed")
+
+    weights: dict[str, int] = {}
+    for n, w in specific["score"][0] + multipoint:
+        if n not in weights:
+            weights[n] = w or 1
+    percentage = raw.get("percentageOfNodesToScore")
+    if percentage is not None and (not isinstance(percentage, int) or not 0 <= percentage <= 100):
+        raise ConfigError(f"{where}.percentageOfNodesToScore: must be an integer in 0..100")
+    return Profile(
+        scheduler_name=name,
+        plugins=instances,
+        points=points,
+        weights=weights,
+        percentage_of_nodes_to_score=percentage,
+    )

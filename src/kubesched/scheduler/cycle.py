@@ -1,0 +1,282 @@
+"""One scheduling cycle (upstream ``schedule_one.go``): pop, filter, (preempt), score, select,
+assume, reserve, permit, bind — or record the failure and requeue."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from kubesched.cluster.protocol import ApiError
+from kubesched.scheduler import queue as q
+from kubesched.scheduler.framework.interface import Code, CycleState, Status
+from kubesched.scheduler.framework.runtime import Framework
+from kubesched.scheduler.framework.types import PodInfo
+from kubesched.scheduler.messages import fit_error_message, truncate_note
+from kubesched.scheduler.queue import QueuedPodInfo
+
+if TYPE_CHECKING:
+    from kubesched.scheduler.scheduler import Scheduler
+
+MIN_FEASIBLE_NODES_TO_FIND = 100
+MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
+NO_NODES = "no nodes available to schedule pods"
+NOOP = object()  # nominating mode "Noop": keep whatever the pod has
+
+
+def num_feasible_nodes_to_find(percentage: int, num_all_nodes: int) -> int:
+    if num_all_nodes < MIN_FEASIBLE_NODES_TO_FIND:
+        return num_all_nodes
+    if percentage == 0:
+        percentage = max(50 - num_all_nodes // 125, MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND)
+    found = num_all_nodes * percentage // 100
+    return max(found, MIN_FEASIBLE_NODES_TO_FIND)
+
+
+class FitError(Exception):
+    def __init__(self, num_all_nodes: int, statuses: dict[str, Status], plugins: set[str], pre_filter_msg: str = ""):
+        super().__init__()
+        self.num_all_nodes = num_all_nodes
+        self.statuses = statuses
+        self.plugins = plugins
+        self.pre_filter_msg = pre_filter_msg
+        self.post_filter_msg = ""
+
+    def message(self) -> str:
+        return fit_error_message(
+            self.num_all_nodes, self.pre_filter_msg, self.statuses.values(), self.post_filter_msg
+        )
+
+
+def schedule_one(sched: Scheduler) -> bool:
+    qpi = sched.queue.pop()
+    if qpi is None:
+        return False
+    pod = qpi.pod
+    fwk = sched.framework_for(pod)
+    if fwk is None:
+        return True
+    if pod.deleting:
+        sched.cluster.record_event(
+            pod.obj, type="Warning", reason="FailedScheduling", action="Scheduling",
+            note=f"skip schedule deleting pod: {pod.key}",
+        )
+        return True
+    if sched.cache.is_assumed(pod.uid):
+        return True
+    state = CycleState()
+    sched.cache.update_snapshot()
+    try:
+        node_name, scores = _schedule_pod(sched, fwk, state, pod)
+    except FitError as fit:
+        _after_fit_error(sched, fwk, state, qpi, fit)
+        return True
+    except _NoNodes:
+        sched.metrics.schedule_attempts["unschedulable"] += 1
+        _handle_failure(sched, qpi, Status.unresolvable(NO_NODES), NO_NODES, "")
+        return True
+    _assume_and_bind(sched, fwk, state, qpi, node_name, scores)
+    return True
+
+
+class _NoNodes(Exception):
+    pass
+
+
+def _schedule_pod(
+    sched: Scheduler, fwk: Framework, state: CycleState, pod: PodInfo
+) -> tuple[str, list[dict[str, Any]]]:
+    cache = sched.cache
+    n = cache.num_nodes()
+    if n == 0:
+        raise _NoNodes()
+    feasible = _find_nodes_that_fit(sched, fwk, state, pod)
+    if len(feasible) == 1:
+        return cache.node_infos[int(feasible[0])].name, []
+    idx = np.asarray(feasible, dtype=np.int64)
+    totals, per_plugin = fwk.run_score(state, pod, cache, idx)
+    best = totals.max()
+    winners = np.flatnonzero(totals == best)
+    choice = int(winners[0]) if len(winners) == 1 else int(winners[sched.rng.integers(len(winners))])
+    scores: list[dict[str, Any]] = []
+    if sched.record_attempts:
+        order = np.argsort(-totals, kind="stable")[:10]
+        for k in order:
+            scores.append({
+                "node": cache.node_infos[int(idx[k])].name,
+                "total": int(totals[k]),
+                "plugins": {name: int(v[k]) for name, v in per_plugin.items()},
+            })
+    return cache.node_infos[int(idx[choice])].name, scores
+
+
+def _find_nodes_that_fit(sched: Scheduler, fwk: Framework, state: CycleState, pod: PodInfo) -> list[int]:
+    cache = sched.cache
+    nodes = cache.node_infos
+    pre_result, status = fwk.run_pre_filter(state, pod)
+    if status is not None:
+        if status.code == Code.ERROR:
+            raise RuntimeError(status.message())
+        statuses = {info.name: status for info in nodes}
+        raise FitError(len(nodes), statuses, {status.plugin} if status.plugin else set(), status.message())
+
+    diagnosis: dict[str, Status] = {}
+    plugins: set[str] = set()
+    nominated = pod.nominated_node_name
+    if nominated:
+        info = cache.get(nominated)
+        if info is not None:
+            st = fwk.run_filter_with_nominated(state, pod, info)
+            if st is None:
+                return [info.index]
+            diagnosis[info.name] = st
+            plugins.add(st.plugin)
+
+    mask, first_fail, known = fwk.filter_all(state, pod, cache)
+    if pre_result is not None and pre_result.node_names is not None:
+        subset = [i.index for i in nodes if i.name in pre_result.node_names]
+    else:
+        subset = list(range(len(nodes)))
+    total = len(subset)
+    to_find = num_feasible_nodes_to_find(
+        fwk.percentage_of_nodes_to_score if fwk.percentage_of_nodes_to_score is not None
+        else sched.settings.percentage_of_nodes_to_score,
+        total,
+    )
+    start = sched.next_start_node_index % total if total else 0
+    order = np.asarray(subset, dtype=np.int64)
+    if start:
+        order = np.concatenate([order[start:], order[:start]])
+    ok = mask[order]
+    positions = np.flatnonzero(ok)
+    if len(positions) > to_find:
+        processed = int(positions[to_find - 1]) + 1
+        positions = positions[:to_find]
+    else:
+        processed = total
+    failed = [int(order[p]) for p in range(processed) if not ok[p]]
+    if total:
+        sched.next_start_node_index = (sched.next_start_node_index + processed) % total
+    feasible = [int(order[p]) for p in positions]
+    if feasible:
+        return feasible
+    for j in failed:
+        info = nodes[j]
+        st = fwk.status_for(state, pod, info, int(first_fail[j]), known)
+        diagnosis[info.name] = st
+        plugins.add(st.plugin)
+    plugins.discard("")
+    raise FitError(len(nodes), diagnosis, plugins)
+
+
+def _after_fit_error(sched: Scheduler, fwk: Framework, state: CycleState, qpi: QueuedPodInfo, fit: FitError) -> None:
+    nominating: Any = NOOP
+    if fwk.post_filter_plugins:
+        result, status = fwk.run_post_filter(state, qpi.pod, fit.statuses)
+        fit.post_filter_msg = status.message() if not status.is_success() else ""
+        if result is not None and result.nominated_node_name is not None:
+            nominating = result.nominated_node_name
+    sched.metrics.schedule_attempts["unschedulable"] += 1
+    qpi.unschedulable_plugins = set(fit.plugins)
+    message = fit.message()
+    if sched.record_attempts:
+        from kubesched.scheduler.scheduler import AttemptRecord
+
+        sched.attempts.append(AttemptRecord(
+            time=sched.clock(), pod=qpi.pod.key, outcome="unschedulable", message=message,
+            node_statuses={name: st.message() for name, st in fit.statuses.items()},
+        ))
+    _handle_failure(sched, qpi, Status.unschedulable(message), message, nominating)
+
+
+def _handle_failure(sched: Scheduler, qpi: QueuedPodInfo, status: Status, message: str, nominating: Any) -> None:
+    """Upstream handleSchedulingFailure: requeue, update the nominator, event, status patch."""
+    pod = qpi.pod
+    reason = "Unschedulable" if status.is_rejected() else "SchedulerError"
+    current = sched.cluster.get("Pod", pod.namespace, pod.name)
+    if current is not None and not (current.get("spec") or {}).get("nodeName"):
+        qpi.pod = PodInfo.from_pod(current)
+        sched.queue.add_unschedulable_if_not_present(qpi, sched.queue.scheduling_cycle)
+    if nominating is NOOP:
+        sched.queue.nominator.add(qpi.pod)
+    else:
+        sched.queue.nominator.add(qpi.pod, nominating)
+    if current is None:
+        return
+    sched.cluster.record_event(
+        current, type="Warning", reason="FailedScheduling", action="Scheduling", note=truncate_note(message)
+    )
+    _patch_pod_scheduled(sched, current, reason, message, nominating)
+
+
+def _patch_pod_scheduled(sched: Scheduler, pod: dict[str, Any], reason: str, message: str, nominating: Any) -> None:
+    status = pod.get("status") or {}
+    existing = next((c for c in status.get("conditions") or () if c.get("type") == "PodScheduled"), None)
+    condition = {"type": "PodScheduled", "status": "False", "reason": reason, "message": message}
+    same = existing is not None and all(existing.get(k) == v for k, v in condition.items())
+    patch: dict[str, Any] = {}
+    if not same:
+        from kubesched.timefmt import rfc3339
+
+        keep = existing is not None and existing.get("status") == "False" and existing.get("lastTransitionTime")
+        condition["lastTransitionTime"] = existing["lastTransitionTime"] if keep and existing else rfc3339(sched.clock())
+        patch["conditions"] = [condition]
+    if nominating is not NOOP and (status.get("nominatedNodeName") or "") != nominating:
+        patch["nominatedNodeName"] = nominating or None
+    if patch:
+        try:
+            sched.cluster.patch_pod_status(pod, patch)
+        except ApiError:
+            pass
+
+
+def _assume_and_bind(
+    sched: Scheduler, fwk: Framework, state: CycleState, qpi: QueuedPodInfo, node_name: str,
+    scores: list[dict[str, Any]],
+) -> None:
+    pod = qpi.pod
+    assumed_obj = dict(pod.obj)
+    assumed_obj["spec"] = dict(pod.spec)
+    assumed_obj["spec"]["nodeName"] = node_name
+    assumed = PodInfo.from_pod(assumed_obj)
+    sched.cache.assume(assumed, node_name)
+    sched.queue.nominator.delete(pod)
+
+    def fail(status: Status, message: str, move: bool) -> None:
+        fwk.run_unreserve(state, pod, node_name)
+        sched.cache.forget(assumed)
+        if move:
+            sched.queue.move_all(q.ASSIGNED_POD_DELETE)
+        sched.metrics.schedule_attempts["error" if status.code == Code.ERROR else "unschedulable"] += 1
+        _handle_failure(sched, qpi, status, message, "")
+
+    status = fwk.run_reserve(state, pod, node_name)
+    if status is not None:
+        fit = FitError(1, {node_name: status}, {status.plugin})
+        fail(status, fit.message() if status.is_rejected() else status.message(), False)
+        return
+    status = fwk.run_permit(state, pod, node_name)
+    if status is not None and status.code != Code.WAIT:
+        fit = FitError(1, {node_name: status}, {status.plugin})
+        fail(status, fit.message() if status.is_rejected() else status.message(), False)
+        return
+    try:
+        status = fwk.run_bind(state, pod, node_name)
+    except ApiError as err:
+        status = Status.error(f"binding rejected: {err.message}")
+    if status is not None and not status.is_success():
+        fail(status, status.message(), True)
+        return
+    sched.metrics.schedule_attempts["scheduled"] += 1
+    sched.metrics.pod_scheduling_attempts.append(qpi.attempts)
+    if sched.record_attempts:
+        from kubesched.scheduler.scheduler import AttemptRecord
+
+        sched.attempts.append(AttemptRecord(
+            time=sched.clock(), pod=pod.key, outcome="scheduled", node=node_name, scores=scores,
+        ))
+    sched.cluster.record_event(
+        pod.obj, type="Normal", reason="Scheduled", action="Binding",
+        note=f"Successfully assigned {pod.key} to {node_name}",
+    )
+    fwk.run_post_bind(state, pod, node_name)

@@ -1,0 +1,1 @@
+"""The scheduling framework: extension-point interfaces, statuses, cycle state and the runtime."""

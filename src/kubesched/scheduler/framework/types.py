@@ -1,0 +1,237 @@
+"""PodInfo and NodeInfo: the parsed views of pods and nodes the framework and plugins work on
+(upstream ``framework/types.go``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from kubesched.api.resources import (
+    has_restartable_init_container,
+    node_allocatable,
+    pod_host_ports,
+    pod_nonzero_requests,
+    pod_requests,
+)
+from kubesched.timefmt import parse_rfc3339
+
+Obj = dict[str, Any]
+
+CPU = "cpu"
+MEMORY = "memory"
+EPHEMERAL_STORAGE = "ephemeral-storage"
+PODS = "pods"
+DISRUPTION_TARGET = "DisruptionTarget"
+PREEMPTION_BY_SCHEDULER = "PreemptionByScheduler"
+
+
+def _has_pod_affinity(spec: Obj) -> tuple[bool, bool]:
+    affinity = spec.get("affinity") or {}
+    pa = affinity.get("podAffinity") or {}
+    paa = affinity.get("podAntiAffinity") or {}
+    has_any = bool(
+        pa.get("requiredDuringSchedulingIgnoredDuringExecution")
+        or pa.get("preferredDuringSchedulingIgnoredDuringExecution")
+        or paa.get("requiredDuringSchedulingIgnoredDuringExecution")
+        or paa.get("preferredDuringSchedulingIgnoredDuringExecution")
+    )
+    return has_any, bool(paa.get("requiredDuringSchedulingIgnoredDuringExecution"))
+
+
+@dataclass(slots=True, eq=False)
+class PodInfo:
+    obj: Obj
+    uid: str
+    name: str
+    namespace: str
+    key: str
+    labels: dict[str, str]
+    priority: int
+    preemption_policy: str
+    requests: dict[str, int]
+    nonzero_cpu: int
+    nonzero_mem: int
+    node_name: str
+    nominated_node_name: str
+    scheduler_name: str
+    start_time: float | None
+    deleting: bool
+    gates: tuple[str, ...]
+    tolerations: list[Obj]
+    host_ports: list[tuple[str, str, int]]
+    has_affinity: bool
+    has_required_anti_affinity: bool
+    restartable_init: bool
+    cache: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_pod(cls, pod: Obj) -> PodInfo:
+        meta = pod.get("metadata") or {}
+        spec = pod.get("spec") or {}
+        status = pod.get("status") or {}
+        namespace = meta.get("namespace") or "default"
+        name = meta["name"]
+        nz_cpu, nz_mem = pod_nonzero_requests(pod)
+        has_aff, has_req_anti = _has_pod_affinity(spec)
+        start = status.get("startTime")
+        return cls(
+            obj=pod,
+            uid=meta.get("uid") or f"{namespace}/{name}",
+            name=name,
+            namespace=namespace,
+            key=f"{namespace}/{name}",
+            labels=meta.get("labels") or {},
+            priority=int(spec.get("priority") or 0),
+            preemption_policy=spec.get("preemptionPolicy") or "PreemptLowerPriority",
+            requests=pod_requests(pod),
+            nonzero_cpu=nz_cpu,
+            nonzero_mem=nz_mem,
+            node_name=spec.get("nodeName") or "",
+            nominated_node_name=status.get("nominatedNodeName") or "",
+            scheduler_name=spec.get("schedulerName") or "default-scheduler",
+            start_time=parse_rfc3339(start) if start else None,
+            deleting=bool(meta.get("deletionTimestamp")),
+            gates=tuple(g.get("name", "") for g in spec.get("schedulingGates") or ()),
+            tolerations=spec.get("tolerations") or [],
+            host_ports=pod_host_ports(pod),
+            has_affinity=has_aff,
+            has_required_anti_affinity=has_req_anti,
+            restartable_init=has_restartable_init_container(pod),
+        )
+
+    @property
+    def spec(self) -> Obj:
+        return self.obj.get("spec") or {}
+
+    @property
+    def phase(self) -> str:
+        return (self.obj.get("status") or {}).get("phase") or "Pending"
+
+    def condition(self, ctype: str) -> Obj | None:
+        for cond in (self.obj.get("status") or {}).get("conditions") or ():
+            if cond.get("type") == ctype:
+                return cond
+        return None
+
+    def preempted_by_scheduler(self) -> bool:
+        """True if the pod carries DisruptionTarget=True with reason PreemptionByScheduler."""
+        cond = self.condition(DISRUPTION_TARGET)
+        return bool(
+            cond and cond.get("status") == "True" and cond.get("reason") == PREEMPTION_BY_SCHEDULER
+        )
+
+
+def more_important_pod(a: PodInfo, b: PodInfo, now: float) -> bool:
+    """Upstream util.MoreImportantPod: higher priority, then earlier start time (nil = now)."""
+    if a.priority != b.priority:
+        return a.priority > b.priority
+    sa = a.start_time if a.start_time is not None else now
+    sb = b.start_time if b.start_time is not None else now
+    return sa < sb
+
+
+def importance_key(p: PodInfo, now: float) -> tuple[int, float]:
+    """Sort key: most important first."""
+    return (-p.priority, p.start_time if p.start_time is not None else now)
+
+
+@dataclass(slots=True, eq=False)
+class NodeInfo:
+    name: str
+    node: Obj | None
+    labels: dict[str, str]
+    taints: list[Obj]
+    unschedulable: bool
+    allocatable: dict[str, int]
+    requested: dict[str, int] = field(default_factory=dict)
+    nonzero_cpu: int = 0
+    nonzero_mem: int = 0
+    pods: list[PodInfo] = field(default_factory=list)
+    pods_with_affinity: list[PodInfo] = field(default_factory=list)
+    pods_with_required_anti_affinity: list[PodInfo] = field(default_factory=list)
+    used_ports: list[tuple[str, str, int]] = field(default_factory=list)
+    images: dict[str, int] = field(default_factory=dict)  # image name -> size in bytes
+    generation: int = 0
+    index: int = -1
+
+    @classmethod
+    def from_node(cls, node: Obj) -> NodeInfo:
+        info = cls(name=node["metadata"]["name"], node=None, labels={}, taints=[], unschedulable=False,
+                   allocatable={})
+        info.set_node(node)
+        return info
+
+    def set_node(self, node: Obj) -> None:
+        spec = node.get("spec") or {}
+        status = node.get("status") or {}
+        self.node = node
+        self.labels = (node.get("metadata") or {}).get("labels") or {}
+        self.taints = spec.get("taints") or []
+        self.unschedulable = bool(spec.get("unschedulable"))
+        self.allocatable = node_allocatable(node)
+        images: dict[str, int] = {}
+        for image in status.get("images") or ():
+            for image_name in image.get("names") or ():
+                images[image_name] = int(image.get("sizeBytes") or 0)
+        self.images = images
+        self.generation += 1
+
+    @property
+    def allowed_pods(self) -> int:
+        return self.allocatable.get(PODS, 0)
+
+    def add_pod(self, pod: PodInfo) -> None:
+        self.pods.append(pod)
+        self._account(pod, 1)
+        if pod.has_affinity:
+            self.pods_with_affinity.append(pod)
+        if pod.has_required_anti_affinity:
+            self.pods_with_required_anti_affinity.append(pod)
+        self.used_ports.extend(pod.host_ports)
+        self.generation += 1
+
+    def remove_pod(self, pod: PodInfo) -> bool:
+        for i, existing in enumerate(self.pods):
+            if existing.uid == pod.uid:
+                del self.pods[i]
+                break
+        else:
+            return False
+        self._account(existing, -1)
+        if existing.has_affinity:
+            self.pods_with_affinity = [p for p in self.pods_with_affinity if p.uid != pod.uid]
+        if existing.has_required_anti_affinity:
+            self.pods_with_required_anti_affinity = [
+                p for p in self.pods_with_required_anti_affinity if p.uid != pod.uid
+            ]
+        for port in existing.host_ports:
+            self.used_ports.remove(port)
+        self.generation += 1
+        return True
+
+    def _account(self, pod: PodInfo, sign: int) -> None:
+        requested = self.requested
+        for resource, amount in pod.requests.items():
+            requested[resource] = requested.get(resource, 0) + sign * amount
+        self.nonzero_cpu += sign * pod.nonzero_cpu
+        self.nonzero_mem += sign * pod.nonzero_mem
+
+    def clone(self) -> NodeInfo:
+        return NodeInfo(
+            name=self.name,
+            node=self.node,
+            labels=self.labels,
+            taints=self.taints,
+            unschedulable=self.unschedulable,
+            allocatable=self.allocatable,
+            requested=dict(self.requested),
+            nonzero_cpu=self.nonzero_cpu,
+            nonzero_mem=self.nonzero_mem,
+            pods=list(self.pods),
+            pods_with_affinity=list(self.pods_with_affinity),
+            pods_with_required_anti_affinity=list(self.pods_with_required_anti_affinity),
+            used_ports=list(self.used_ports),
+            images=self.images,
+            generation=self.generation,
+            index=self.index,
+        )

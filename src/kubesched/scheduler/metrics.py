@@ -1,0 +1,24 @@
+"""Counters with upstream's metric names (upstream-algorithm.md §7.1); exported by kube mode."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+
+@dataclass
+class Metrics:
+    schedule_attempts: Counter[str] = field(default_factory=Counter)  # result -> count
+    preemption_attempts: int = 0
+    preemption_victims: list[int] = field(default_factory=list)
+    pod_scheduling_attempts: list[int] = field(default_factory=list)
+
+    def observe_victims(self, count: int) -> None:
+        self.preemption_victims.append(count)
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "scheduler_schedule_attempts_total": dict(sorted(self.schedule_attempts.items())),
+            "scheduler_preemption_attempts_total": self.preemption_attempts,
+            "scheduler_preemption_victims": list(self.preemption_victims),
+        }

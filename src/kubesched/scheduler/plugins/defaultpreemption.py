@@ -1,0 +1,309 @@
+"""DefaultPreemption: the PostFilter plugin that preempts lower-priority pods
+(upstream ``framework/preemption`` + ``plugins/defaultpreemption``, v1.28 with the #128307 fix).
+
+Every decision is recorded in a :class:`PreemptionRecord` (candidates, victims, PDB violations and the
+criterion that picked the node) that ``explain`` and the simulation result can show.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from kubesched.api.selectors import LabelSelector
+from kubesched.scheduler.framework.interface import (
+    Code,
+    CycleState,
+    Handle,
+    PostFilterResult,
+    Status,
+)
+from kubesched.scheduler.framework.types import NodeInfo, PodInfo, importance_key
+from kubesched.scheduler.messages import fit_error_message
+
+NO_VICTIMS = "No preemption victims found for incoming pod"
+NOT_HELPFUL = "Preemption is not helpful for scheduling"
+NEVER = "not eligible due to preemptionPolicy=Never."
+TERMINATING = "not eligible due to a terminating pod on the nominated node."
+CRITERIA = (
+    "fewest PDB violations",
+    "lowest priority of the most important victim",
+    "smallest sum of victim priorities",
+    "fewest victims",
+    "latest start time of the most important victims",
+)
+INT32_OFFSET = 2**31
+
+
+@dataclass(slots=True)
+class Candidate:
+    node: str
+    victims: list[PodInfo]
+    pdb_violations: int
+
+
+@dataclass
+class PreemptionRecord:
+    """What one PostFilter call considered and decided."""
+
+    time: float
+    pod: str
+    priority: int
+    outcome: str = ""
+    message: str = ""
+    candidates: list[Candidate] = field(default_factory=list)
+    rejected_nodes: dict[str, str] = field(default_factory=dict)
+    chosen: str | None = None
+    criterion: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "time": self.time,
+            "pod": self.pod,
+            "priority": self.priority,
+            "outcome": self.outcome,
+            "message": self.message,
+            "candidates": [
+                {
+                    "node": c.node,
+                    "pdbViolations": c.pdb_violations,
+                    "victims": [{"pod": v.key, "priority": v.priority} for v in c.victims],
+                }
+                for c in self.candidates
+            ],
+            "rejectedNodes": dict(sorted(self.rejected_nodes.items())),
+            "chosen": self.chosen,
+            "criterion": self.criterion,
+        }
+
+
+def _int_arg(args: dict[str, Any], name: str, default: int, low: int, high: int) -> int:
+    value = args.get(name, default)
+    if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
+        raise ValueError(f"{name}: must be an integer in {low}..{high}, got {value!r}")
+    return value
+
+
+def pdb_violations(victims: list[PodInfo], pdbs: list[dict[str, Any]]) -> tuple[list[PodInfo], list[PodInfo]]:
+    """Upstream filterPodsWithPDBViolation: split (importance-ordered) pods into violating and
+    non-violating, consuming each PDB's disruptionsAllowed in order."""
+    allowed = [int((pdb.get("status") or {}).get("disruptionsAllowed") or 0) for pdb in pdbs]
+    selectors = [LabelSelector.from_dict((pdb.get("spec") or {}).get("selector")) for pdb in pdbs]
+    violating: list[PodInfo] = []
+    non_violating: list[PodInfo] = []
+    for pod in victims:
+        violated = False
+        if pod.labels:
+            for i, pdb in enumerate(pdbs):
+                meta = pdb.get("metadata") or {}
+                if (meta.get("namespace") or "default") != pod.namespace:
+                    continue
+                selector = selectors[i]
+                if selector.is_empty or not selector.matches(pod.labels):
+                    continue
+                if pod.name in ((pdb.get("status") or {}).get("disruptedPods") or {}):
+                    continue
+                allowed[i] -= 1
+                if allowed[i] < 0:
+                    violated = True
+        (violating if violated else non_violating).append(pod)
+    return violating, non_violating
+
+
+class DefaultPreemption:
+    name = "DefaultPreemption"
+
+    def __init__(self, args: dict[str, Any], handle: Handle) -> None:
+        args = args or {}
+        self.handle: Any = handle
+        self.min_candidate_nodes_percentage = _int_arg(args, "minCandidateNodesPercentage", 10, 0, 100)
+        self.min_candidate_nodes_absolute = _int_arg(args, "minCandidateNodesAbsolute", 100, 0, 2**31 - 1)
+        if self.min_candidate_nodes_percentage == 0 and self.min_candidate_nodes_absolute == 0:
+            raise ValueError("minCandidateNodesPercentage and minCandidateNodesAbsolute cannot both be zero")
+
+    # -- hooks a variant (PreemptionToleration, strict PDBs) may override ------------------------
+    def can_be_victim(self, victim: PodInfo, preemptor: PodInfo) -> bool:
+        return victim.priority < preemptor.priority
+
+    def candidate_allowed(self, candidate: Candidate) -> bool:
+        return True
+
+    # -- PostFilter ---------------------------------------------------------------------------
+    def post_filter(
+        self, state: CycleState, pod: PodInfo, statuses: dict[str, Status]
+    ) -> tuple[PostFilterResult | None, Status]:
+        handle = self.handle
+        handle.metrics.preemption_attempts += 1
+        record = PreemptionRecord(time=handle.now(), pod=pod.key, priority=pod.priority)
+        handle.record_preemption(record)
+        result, status = self._preempt(state, pod, statuses, record)
+        msg = status.message()
+        record.message = msg
+        if msg:
+            return result, Status(status.code, (f"preemption: {msg}",))
+        return result, status
+
+    def _preempt(
+        self, state: CycleState, pod: PodInfo, statuses: dict[str, Status], record: PreemptionRecord
+    ) -> tuple[PostFilterResult | None, Status]:
+        handle = self.handle
+        current = handle.current_pod(pod)
+        if current is None:
+            record.outcome = "error"
+            return None, Status.error(f"pod {pod.key} not found")
+        pod = current
+        ok, msg = self._eligible(pod, statuses.get(pod.nominated_node_name))
+        if not ok:
+            record.outcome = "not eligible"
+            return None, Status.unschedulable(msg)
+        candidates, node_statuses = self._find_candidates(state, pod, statuses, record)
+        if not candidates:
+            record.outcome = "no candidates"
+            for name, st in node_statuses.items():
+                record.rejected_nodes[name] = st.message()
+            return PostFilterResult(""), Status.unschedulable(
+                fit_error_message(len(node_statuses), "", node_statuses.values(), "")
+            )
+        best = self._select_candidate(candidates, record)
+        record.chosen = best.node
+        error = self._prepare_candidate(best, pod)
+        if error is not None:
+            record.outcome = "error"
+            return None, error
+        record.outcome = "preempted"
+        return PostFilterResult(best.node), Status(Code.SUCCESS)
+
+    def _eligible(self, pod: PodInfo, nominated_status: Status | None) -> tuple[bool, str]:
+        if pod.preemption_policy == "Never":
+            return False, NEVER
+        nominated = pod.nominated_node_name
+        if nominated:
+            if nominated_status is not None and nominated_status.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+                return True, ""
+            info = self.handle.snapshot().get(nominated)
+            if info is not None:
+                for other in info.pods:
+                    if other.priority < pod.priority and other.deleting and other.preempted_by_scheduler():
+                        return False, TERMINATING
+        return True, ""
+
+    def _find_candidates(
+        self, state: CycleState, pod: PodInfo, statuses: dict[str, Status], record: PreemptionRecord
+    ) -> tuple[list[Candidate], dict[str, Status]]:
+        handle = self.handle
+        all_nodes: list[NodeInfo] = handle.snapshot().node_infos
+        potential: list[NodeInfo] = []
+        node_statuses: dict[str, Status] = {}
+        for info in all_nodes:
+            st = statuses.get(info.name)
+            if st is not None and st.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+                node_statuses[info.name] = Status.unresolvable(NOT_HELPFUL)
+            else:
+                potential.append(info)
+        if not potential:
+            if pod.nominated_node_name:
+                handle.clear_nominated_node_name(pod)
+            return [], node_statuses
+        pdbs = handle.list("PodDisruptionBudget")
+        n = len(potential)
+        num_candidates = max(n * self.min_candidate_nodes_percentage // 100, self.min_candidate_nodes_absolute)
+        num_candidates = min(num_candidates, n)
+        offset = int(handle.rng.integers(n))
+        non_violating: list[Candidate] = []
+        violating: list[Candidate] = []
+        for i in range(n):
+            info = potential[(offset + i) % n]
+            victims, violations, status = self.select_victims_on_node(state.clone(), pod, info.clone(), pdbs)
+            if status is None and victims:
+                candidate = Candidate(info.name, victims, violations)
+                if not self.candidate_allowed(candidate):
+                    node_statuses[info.name] = Status.unschedulable("preemption would violate a PodDisruptionBudget")
+                    continue
+                (violating if violations else non_violating).append(candidate)
+                if non_violating and len(non_violating) + len(violating) >= num_candidates:
+                    break
+                continue
+            if status is None:
+                status = Status.error(f'expected at least one victim pod on node "{info.name}"')
+            node_statuses[info.name] = status
+        candidates = non_violating + violating
+        record.candidates = candidates
+        return candidates, node_statuses
+
+    def select_victims_on_node(
+        self, state: CycleState, pod: PodInfo, node: NodeInfo, pdbs: list[dict[str, Any]]
+    ) -> tuple[list[PodInfo], int, Status | None]:
+        fwk = self.handle.framework
+        potential = [p for p in node.pods if self.can_be_victim(p, pod)]
+        for victim in potential:
+            node.remove_pod(victim)
+            fwk.run_remove_pod(state, pod, victim, node)
+        if not potential:
+            return [], 0, Status.unresolvable(NO_VICTIMS)
+        status = fwk.run_filter_with_nominated(state, pod, node)
+        if status is not None:
+            return [], 0, status
+        now = self.handle.now()
+        potential.sort(key=lambda p: importance_key(p, now))
+        violating, non_violating = pdb_violations(potential, pdbs)
+        victims: list[PodInfo] = []
+        num_violating = 0
+
+        def reprieve(p: PodInfo) -> bool:
+            node.add_pod(p)
+            fwk.run_add_pod(state, pod, p, node)
+            if fwk.run_filter_with_nominated(state, pod, node) is None:
+                return True
+            node.remove_pod(p)
+            fwk.run_remove_pod(state, pod, p, node)
+            victims.append(p)
+            return False
+
+        for p in violating:
+            if not reprieve(p):
+                num_violating += 1
+        for p in non_violating:
+            reprieve(p)
+        # upstream #128307 (v1.32): victims re-sorted by importance so victims[0] is the most important
+        victims.sort(key=lambda p: importance_key(p, now))
+        return victims, num_violating, None
+
+    def _select_candidate(self, candidates: list[Candidate], record: PreemptionRecord) -> Candidate:
+        if len(candidates) == 1:
+            record.criterion = "only candidate"
+            return candidates[0]
+        now = self.handle.now()
+
+        def earliest_start(c: Candidate) -> float:
+            top = max(v.priority for v in c.victims)
+            return min(v.start_time if v.start_time is not None else now for v in c.victims if v.priority == top)
+
+        score_funcs = (
+            lambda c: -c.pdb_violations,
+            lambda c: -c.victims[0].priority,
+            lambda c: -sum(v.priority + INT32_OFFSET for v in c.victims),
+            lambda c: -len(c.victims),
+            earliest_start,
+        )
+        remaining = candidates
+        for criterion, func in zip(CRITERIA, score_funcs):
+            scores = [func(c) for c in remaining]
+            best = max(scores)
+            remaining = [c for c, s in zip(remaining, scores) if s == best]
+            if len(remaining) == 1:
+                record.criterion = criterion
+                return remaining[0]
+        record.criterion = "random tie-break"
+        return remaining[int(self.handle.rng.integers(len(remaining)))]
+
+    def _prepare_candidate(self, candidate: Candidate, pod: PodInfo) -> Status | None:
+        handle = self.handle
+        for victim in candidate.victims:
+            err = handle.preempt_victim(victim, pod, candidate.node)
+            if err is not None:
+                return Status.error(err)
+        handle.metrics.observe_victims(len(candidate.victims))
+        for nominated in handle.nominator.pods_for_node(candidate.node):
+            if nominated.priority < pod.priority:
+                handle.clear_nominated_node_name(nominated)
+        return None

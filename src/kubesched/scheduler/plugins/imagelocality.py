@@ -1,0 +1,58 @@
+"""ImageLocality: prefer nodes that already have the pod's images, scaled by how widespread they are."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from kubesched.scheduler.framework.interface import CycleState, Handle
+from kubesched.scheduler.framework.types import NodeInfo, PodInfo
+from kubesched.scheduler.plugins.helpers import MAX_NODE_SCORE
+
+MB = 1024 * 1024
+MIN_THRESHOLD = 23 * MB
+MAX_CONTAINER_THRESHOLD = 1000 * MB
+
+
+def normalized_image_name(name: str) -> str:
+    if name.rfind(":") <= name.rfind("/"):
+        return name + ":latest"
+    return name
+
+
+def _pod_images(pod: PodInfo) -> list[str]:
+    spec = pod.spec
+    containers = list(spec.get("initContainers") or ()) + list(spec.get("containers") or ())
+    return [normalized_image_name(c.get("image") or "") for c in containers]
+
+
+def calculate_priority(sum_scores: int, num_containers: int) -> int:
+    max_threshold = MAX_CONTAINER_THRESHOLD * num_containers
+    sum_scores = min(max(sum_scores, MIN_THRESHOLD), max_threshold)
+    return MAX_NODE_SCORE * (sum_scores - MIN_THRESHOLD) // (max_threshold - MIN_THRESHOLD)
+
+
+class ImageLocality:
+    name = "ImageLocality"
+
+    def __init__(self, args: dict[str, Any], handle: Handle) -> None:
+        self.handle = handle
+
+    def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> int:
+        snapshot = self.handle.snapshot()
+        total_nodes = len(snapshot.node_infos)
+        images = _pod_images(pod)
+        total = 0
+        for image in images:
+            size = node.images.get(image)
+            if size is not None:
+                total += int(size * (snapshot.image_num_nodes(image) / total_nodes))
+        return calculate_priority(total, len(images))
+
+    def score_vector(self, state: CycleState, pod: PodInfo, snapshot: Any, idx: np.ndarray) -> np.ndarray:
+        images = _pod_images(pod)
+        if not any(snapshot.image_num_nodes(image) for image in images):
+            return np.zeros(len(idx), dtype=np.int64)
+        nodes = snapshot.node_infos
+        return np.array([self.score(state, pod, nodes[i]) for i in idx], dtype=np.int64)

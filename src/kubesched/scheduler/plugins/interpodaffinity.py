@@ -1,0 +1,321 @@
+"""InterPodAffinity: required pod (anti-)affinity as a filter and preferred terms as a score
+(upstream ``pkg/scheduler/framework/plugins/interpodaffinity``, v1.28 semantics).
+
+Filter state (built in PreFilter, kept up to date by AddPod/RemovePod) holds three counters keyed by
+(topologyKey, value):
+
+* ``existing_anti``: existing pods whose required anti-affinity terms match the incoming pod;
+* ``affinity``: existing pods matching *all* of the incoming pod's required affinity terms;
+* ``anti``: existing pods matching each of the incoming pod's required anti-affinity terms.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from kubesched.scheduler.framework.interface import (
+    ADD,
+    ALL,
+    UPDATE_NODE_LABEL,
+    ClusterEvent,
+    CycleState,
+    Handle,
+    PreFilterResult,
+    Status,
+)
+from kubesched.scheduler.framework.types import NodeInfo, PodInfo
+from kubesched.scheduler.plugins._helpers_affinity import (
+    AffinityTerm,
+    NamespaceLabels,
+    PairCounts,
+    PodTerms,
+    WeightedTerm,
+    namespace_labels_lookup,
+    parse_pod_terms,
+    pod_matches_all_terms,
+)
+
+NAME = "InterPodAffinity"
+PRE_FILTER_STATE_KEY = "PreFilter" + NAME
+PRE_SCORE_STATE_KEY = "PreScore" + NAME
+
+ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH = "node(s) didn't satisfy existing pods anti-affinity rules"
+ERR_REASON_AFFINITY_RULES_NOT_MATCH = "node(s) didn't match pod affinity rules"
+ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH = "node(s) didn't match pod anti-affinity rules"
+
+MAX_NODE_SCORE = 100
+DEFAULT_HARD_POD_AFFINITY_WEIGHT = 1
+_ARG_KEYS = frozenset({"hardPodAffinityWeight", "ignorePreferredTermsOfExistingPods", "apiVersion", "kind"})
+
+
+def _node_labels(node: NodeInfo) -> Mapping[str, str]:
+    return node.labels or {}
+
+
+@dataclass(slots=True)
+class PreFilterState:
+    incoming: PodInfo
+    terms: PodTerms
+    ns_labels: dict[str, str]  # the incoming pod's namespace labels
+    lookup: NamespaceLabels  # namespace labels for the incoming pod's namespace selectors
+    existing_anti: PairCounts = field(default_factory=PairCounts)
+    affinity: PairCounts = field(default_factory=PairCounts)
+    anti: PairCounts = field(default_factory=PairCounts)
+
+    def clone(self) -> PreFilterState:
+        return PreFilterState(
+            self.incoming, self.terms, self.ns_labels, self.lookup,
+            self.existing_anti.copy(), self.affinity.copy(), self.anti.copy(),
+        )
+
+    def own_ns(self, _namespace: str) -> Mapping[str, str]:
+        return self.ns_labels
+
+    def update_with_pod(self, pod: PodInfo, node: NodeInfo, delta: int) -> None:
+        """Account ``pod`` (added or removed on ``node``) in the three counters."""
+        labels = _node_labels(node)
+        self.existing_anti.add_anti_affinity(
+            parse_pod_terms(pod).required_anti_affinity, self.incoming, self.own_ns, labels, delta
+        )
+        self.affinity.add_affinity(self.terms.required_affinity, pod, self.lookup, labels, delta)
+        self.anti.add_anti_affinity(self.terms.required_anti_affinity, pod, self.lookup, labels, delta)
+
+
+@dataclass(slots=True)
+class PreScoreState:
+    topology_score: dict[str, dict[str, int]]
+
+    def clone(self) -> PreScoreState:
+        return self
+
+
+def _validate_args(args: Mapping[str, Any]) -> tuple[int, bool]:
+    unknown = sorted(set(args) - _ARG_KEYS)
+    if unknown:
+        raise ValueError(f"InterPodAffinityArgs: unknown field(s) {', '.join(map(repr, unknown))}")
+    weight = args.get("hardPodAffinityWeight", DEFAULT_HARD_POD_AFFINITY_WEIGHT)
+    if weight is None:
+        weight = DEFAULT_HARD_POD_AFFINITY_WEIGHT
+    if isinstance(weight, bool) or not isinstance(weight, int):
+        raise ValueError(f"InterPodAffinityArgs.hardPodAffinityWeight: must be an integer, got {weight!r}")
+    if weight < 0 or weight > 100:
+        raise ValueError(f"InterPodAffinityArgs.hardPodAffinityWeight: Invalid value: {weight}: "
+                         "not in valid range [0, 100]")
+    ignore = args.get("ignorePreferredTermsOfExistingPods", False)
+    if ignore is None:
+        ignore = False
+    if not isinstance(ignore, bool):
+        raise ValueError("InterPodAffinityArgs.ignorePreferredTermsOfExistingPods: must be a boolean, "
+                         f"got {ignore!r}")
+    return weight, ignore
+
+
+class InterPodAffinity:
+    name = NAME
+
+    def __init__(self, args: dict[str, Any] | None, handle: Handle) -> None:
+        self.hard_pod_affinity_weight, self.ignore_preferred_terms_of_existing_pods = _validate_args(args or {})
+        self.handle = handle
+
+    def events_to_register(self) -> list[ClusterEvent]:
+        return [ClusterEvent("Pod", ALL), ClusterEvent("Node", ADD | UPDATE_NODE_LABEL)]
+
+    # -- PreFilter / extensions ------------------------------------------------------------
+    def pre_filter(self, state: CycleState, pod: PodInfo) -> tuple[PreFilterResult | None, Status | None]:
+        terms = parse_pod_terms(pod)
+        if terms.errors:
+            return None, Status.unresolvable(f"parsing pod: {'; '.join(terms.errors)}", plugin=NAME)
+        snapshot = self.handle.snapshot()
+        ns_labels = dict(self.handle.namespace_labels(pod.namespace) or {})
+        s = PreFilterState(pod, terms, ns_labels, namespace_labels_lookup(self.handle))
+
+        # Existing pods' required anti-affinity terms that match the incoming pod.
+        for node in snapshot.have_pods_with_required_anti_affinity:
+            if node.node is None:
+                continue
+            labels = _node_labels(node)
+            for existing in node.pods_with_required_anti_affinity:
+                s.existing_anti.add_anti_affinity(
+                    parse_pod_terms(existing).required_anti_affinity, pod, s.own_ns, labels, 1
+                )
+
+        # Existing pods matching the incoming pod's required (anti-)affinity terms.
+        if terms.required_affinity or terms.required_anti_affinity:
+            for node in snapshot.node_infos:
+                if node.node is None:
+                    continue
+                labels = _node_labels(node)
+                for existing in node.pods:
+                    s.affinity.add_affinity(terms.required_affinity, existing, s.lookup, labels, 1)
+                    s.anti.add_anti_affinity(terms.required_anti_affinity, existing, s.lookup, labels, 1)
+
+        if not s.existing_anti and not terms.required_affinity and not terms.required_anti_affinity:
+            return None, Status.skip()
+        state.write(PRE_FILTER_STATE_KEY, s)
+        return None, None
+
+    def _filter_state(self, state: CycleState) -> PreFilterState | Status:
+        s = state.read(PRE_FILTER_STATE_KEY)
+        if not isinstance(s, PreFilterState):
+            return Status.error(f'error reading "{PRE_FILTER_STATE_KEY}" from cycleState: not found', NAME)
+        return s
+
+    def add_pod(self, state: CycleState, pod: PodInfo, pod_to_add: PodInfo, node: NodeInfo) -> Status | None:
+        s = self._filter_state(state)
+        if isinstance(s, Status):
+            return s
+        s.update_with_pod(pod_to_add, node, 1)
+        return None
+
+    def remove_pod(self, state: CycleState, pod: PodInfo, pod_to_remove: PodInfo, node: NodeInfo) -> Status | None:
+        s = self._filter_state(state)
+        if isinstance(s, Status):
+            return s
+        s.update_with_pod(pod_to_remove, node, -1)
+        return None
+
+    # -- Filter ----------------------------------------------------------------------------
+    def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status | None:
+        if node.node is None:
+            return Status.error("node not found", NAME)
+        s = self._filter_state(state)
+        if isinstance(s, Status):
+            return s
+        labels = _node_labels(node)
+        if not _satisfy_pod_affinity(s, pod, labels):
+            return Status.unresolvable(ERR_REASON_AFFINITY_RULES_NOT_MATCH, plugin=NAME)
+        if not _satisfy_pod_anti_affinity(s, labels):
+            return Status.unschedulable(ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH, plugin=NAME)
+        if not _satisfy_existing_pods_anti_affinity(s, labels):
+            return Status.unschedulable(ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH, plugin=NAME)
+        return None
+
+    # -- Score -----------------------------------------------------------------------------
+    def pre_score(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo]) -> Status | None:
+        if not nodes:
+            return Status.skip()
+        affinity = pod.spec.get("affinity") or {}
+        has_preferred = bool(
+            ((affinity.get("podAffinity") or {}).get("preferredDuringSchedulingIgnoredDuringExecution"))
+            or ((affinity.get("podAntiAffinity") or {}).get("preferredDuringSchedulingIgnoredDuringExecution"))
+        )
+        if self.ignore_preferred_terms_of_existing_pods and not has_preferred:
+            return Status.skip()
+        terms = parse_pod_terms(pod)
+        if terms.errors:
+            return Status.error(f"failed to parse pod: {'; '.join(terms.errors)}", NAME)
+        snapshot = self.handle.snapshot()
+        all_nodes = snapshot.node_infos if has_preferred else snapshot.have_pods_with_affinity
+        ns_labels = dict(self.handle.namespace_labels(pod.namespace) or {})
+        scorer = _Scorer(terms, pod, ns_labels, namespace_labels_lookup(self.handle), self.hard_pod_affinity_weight)
+        for node in all_nodes:
+            if node.node is None:
+                continue
+            labels = _node_labels(node)
+            if not labels:
+                continue
+            for existing in node.pods if has_preferred else node.pods_with_affinity:
+                scorer.process_existing_pod(existing, labels)
+        if not scorer.topology_score:
+            return Status.skip()
+        state.write(PRE_SCORE_STATE_KEY, PreScoreState(scorer.topology_score))
+        return None
+
+    def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> int:
+        s = state.read(PRE_SCORE_STATE_KEY)
+        if not isinstance(s, PreScoreState):
+            return 0
+        labels = _node_labels(node)
+        total = 0
+        for key, values in s.topology_score.items():
+            value = labels.get(key)
+            if value is not None:
+                total += values.get(value, 0)
+        return total
+
+    def normalize_score(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo], scores: list[int]) -> None:
+        s = state.read(PRE_SCORE_STATE_KEY)
+        if not isinstance(s, PreScoreState) or not s.topology_score or not scores:
+            return
+        lo = min(scores)
+        diff = max(scores) - lo
+        for i, raw in enumerate(scores):
+            scores[i] = int(float(MAX_NODE_SCORE) * ((raw - lo) / diff)) if diff > 0 else 0
+
+
+def _satisfy_pod_affinity(s: PreFilterState, pod: PodInfo, labels: Mapping[str, str]) -> bool:
+    pods_exist = True
+    for term in s.terms.required_affinity:
+        value = labels.get(term.topology_key)
+        if value is None:
+            return False  # every topology key must exist on the node
+        if s.affinity.get((term.topology_key, value), 0) <= 0:
+            pods_exist = False
+    if pods_exist:
+        return True
+    # First pod of a group with affinity to itself: nothing in the cluster matches yet and the
+    # pod matches its own terms -> any node that has all topology keys is fine.
+    return not s.affinity and pod_matches_all_terms(s.terms.required_affinity, pod, s.lookup)
+
+
+def _satisfy_pod_anti_affinity(s: PreFilterState, labels: Mapping[str, str]) -> bool:
+    if s.anti:
+        for term in s.terms.required_anti_affinity:
+            value = labels.get(term.topology_key)
+            if value is not None and s.anti.get((term.topology_key, value), 0) > 0:
+                return False
+    return True
+
+
+def _satisfy_existing_pods_anti_affinity(s: PreFilterState, labels: Mapping[str, str]) -> bool:
+    if s.existing_anti:
+        for pair in labels.items():
+            if s.existing_anti.get(pair, 0) > 0:
+                return False
+    return True
+
+
+class _Scorer:
+    """Accumulates upstream's ``topologyScore`` (topologyKey -> value -> score)."""
+
+    __slots__ = ("terms", "pod", "ns_labels", "lookup", "hard_weight", "topology_score")
+
+    def __init__(self, terms: PodTerms, pod: PodInfo, ns_labels: dict[str, str], lookup: NamespaceLabels,
+                 hard_weight: int) -> None:
+        self.terms = terms
+        self.pod = pod
+        self.ns_labels = ns_labels
+        self.lookup = lookup
+        self.hard_weight = hard_weight
+        self.topology_score: dict[str, dict[str, int]] = {}
+
+    def _own_ns(self, _namespace: str) -> Mapping[str, str]:
+        return self.ns_labels
+
+    def _term(self, term: AffinityTerm, weight: int, target: PodInfo, ns: NamespaceLabels,
+              labels: Mapping[str, str]) -> None:
+        if term.matches(target, ns):
+            value = labels.get(term.topology_key)
+            if value is not None:
+                per_key = self.topology_score.setdefault(term.topology_key, {})
+                per_key[value] = per_key.get(value, 0) + weight
+
+    def _terms(self, terms: tuple[WeightedTerm, ...], target: PodInfo, ns: NamespaceLabels,
+               labels: Mapping[str, str], sign: int) -> None:
+        for wt in terms:
+            self._term(wt.term, wt.weight * sign, target, ns, labels)
+
+    def process_existing_pod(self, existing: PodInfo, labels: Mapping[str, str]) -> None:
+        incoming = self.pod
+        # The incoming pod's preferred terms matched against the existing pod.
+        self._terms(self.terms.preferred_affinity, existing, self.lookup, labels, 1)
+        self._terms(self.terms.preferred_anti_affinity, existing, self.lookup, labels, -1)
+        # The existing pod's terms matched against the incoming pod.
+        other = parse_pod_terms(existing)
+        if self.hard_weight > 0:
+            for term in other.required_affinity:
+                self._term(term, self.hard_weight, incoming, self._own_ns, labels)
+        self._terms(other.preferred_affinity, incoming, self._own_ns, labels, 1)
+        self._terms(other.preferred_anti_affinity, incoming, self._own_ns, labels, -1)

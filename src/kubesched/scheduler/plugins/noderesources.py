@@ -1,0 +1,309 @@
+"""NodeResourcesFit (Filter + Score with LeastAllocated / MostAllocated / RequestedToCapacityRatio)
+and NodeResourcesBalancedAllocation, vectorised over the node table.
+
+Every score formula exists twice: a per-node reference (used by dry runs and tests) and the vector
+form over the node table; tests check they agree.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from kubesched.scheduler.framework.interface import (
+    ADD,
+    DELETE,
+    UPDATE,
+    ClusterEvent,
+    CycleState,
+    Handle,
+    PreFilterResult,
+    Status,
+)
+from kubesched.scheduler.framework.types import CPU, EPHEMERAL_STORAGE, MEMORY, PODS, NodeInfo, PodInfo
+from kubesched.scheduler.plugins.helpers import MAX_NODE_SCORE, go_div
+
+FIT = "NodeResourcesFit"
+BALANCED = "NodeResourcesBalancedAllocation"
+NATIVE = (CPU, MEMORY, EPHEMERAL_STORAGE)
+MAX_UTILIZATION = 100
+MAX_CUSTOM_PRIORITY_SCORE = 10
+SIDECAR_REASON = "Pod has a restartable init container and the SidecarContainers feature is disabled"
+DEFAULT_RESOURCES = [{"name": CPU, "weight": 1}, {"name": MEMORY, "weight": 1}]
+
+
+def _resource_specs(raw: Any, what: str) -> list[tuple[str, int]]:
+    specs = DEFAULT_RESOURCES if raw is None else raw
+    if not isinstance(specs, list) or not specs:
+        raise ValueError(f"{what}.resources must be a non-empty list of {{name, weight}}")
+    out = []
+    for i, spec in enumerate(specs):
+        if not isinstance(spec, dict) or not spec.get("name"):
+            raise ValueError(f"{what}.resources[{i}].name is required")
+        weight = spec.get("weight", 1)
+        if not isinstance(weight, int) or not 1 <= weight <= 100:
+            raise ValueError(f"{what}.resources[{i}].weight: must be an integer in 1..100, got {weight!r}")
+        out.append((str(spec["name"]), weight))
+    return out
+
+
+def scoring_request(pod: PodInfo, resource: str, use_requested: bool) -> int:
+    if not use_requested and resource == CPU:
+        return pod.nonzero_cpu
+    if not use_requested and resource == MEMORY:
+        return pod.nonzero_mem
+    return pod.requests.get(resource, 0)
+
+
+def node_alloc_req(node: NodeInfo, resource: str, pod_request: int, use_requested: bool) -> tuple[int, int]:
+    """Upstream calculateResourceAllocatableRequest: (allocatable, requested incl. the pod)."""
+    if pod_request == 0 and resource not in NATIVE:
+        return 0, 0
+    if resource == CPU:
+        used = node.requested.get(CPU, 0) if use_requested else node.nonzero_cpu
+    elif resource == MEMORY:
+        used = node.requested.get(MEMORY, 0) if use_requested else node.nonzero_mem
+    else:
+        if resource not in NATIVE and resource not in node.allocatable:
+            return 0, 0
+        used = node.requested.get(resource, 0)
+    return node.allocatable.get(resource, 0), used + pod_request
+
+
+# -- score strategies (pure functions) --------------------------------------------------------
+def least_allocated(requested: list[int], allocatable: list[int], weights: list[int]) -> int:
+    score = weight_sum = 0
+    for req, alloc, w in zip(requested, allocatable, weights):
+        if alloc == 0:
+            continue
+        score += (0 if req > alloc else (alloc - req) * MAX_NODE_SCORE // alloc) * w
+        weight_sum += w
+    return score // weight_sum if weight_sum else 0
+
+
+def most_allocated(requested: list[int], allocatable: list[int], weights: list[int]) -> int:
+    score = weight_sum = 0
+    for req, alloc, w in zip(requested, allocatable, weights):
+        if alloc == 0:
+            continue
+        score += (min(req, alloc) * MAX_NODE_SCORE // alloc) * w
+        weight_sum += w
+    return score // weight_sum if weight_sum else 0
+
+
+def broken_linear(shape: list[tuple[int, int]], p: int) -> int:
+    for i, (util, score) in enumerate(shape):
+        if p <= util:
+            if i == 0:
+                return score
+            pu, ps = shape[i - 1]
+            return ps + go_div((score - ps) * (p - pu), util - pu)
+    return shape[-1][1]
+
+
+def requested_to_capacity_ratio(
+    shape: list[tuple[int, int]], requested: list[int], allocatable: list[int], weights: list[int]
+) -> int:
+    score = weight_sum = 0
+    for req, alloc, w in zip(requested, allocatable, weights):
+        if alloc == 0:
+            continue
+        util = MAX_UTILIZATION if req > alloc else req * MAX_UTILIZATION // alloc
+        s = broken_linear(shape, util)
+        if s > 0:
+            score += s * w
+            weight_sum += w
+    if not weight_sum:
+        return 0
+    return math.floor(score / weight_sum + 0.5)
+
+
+def balanced_score(requested: list[int], allocatable: list[int]) -> int:
+    fractions = [min(1.0, r / a) for r, a in zip(requested, allocatable) if a != 0]
+    std = 0.0
+    if len(fractions) == 2:
+        std = abs((fractions[0] - fractions[1]) / 2)
+    elif len(fractions) > 2:
+        mean = sum(fractions) / len(fractions)
+        std = math.sqrt(sum((f - mean) * (f - mean) for f in fractions) / len(fractions))
+    return int((1 - std) * MAX_NODE_SCORE)
+
+
+# -- the Fit plugin ---------------------------------------------------------------------------
+@dataclass(slots=True)
+class _FitState:
+    requests: dict[str, int]
+    checked: list[tuple[str, int]]  # resources to check, in upstream order
+
+    def clone(self) -> _FitState:
+        return self
+
+
+class NodeResourcesFit:
+    name = FIT
+
+    def __init__(self, args: dict[str, Any], handle: Handle) -> None:
+        args = args or {}
+        self.handle = handle
+        self.ignored_resources = set(args.get("ignoredResources") or ())
+        self.ignored_groups = set(args.get("ignoredResourceGroups") or ())
+        strategy = args.get("scoringStrategy") or {}
+        self.strategy = strategy.get("type") or "LeastAllocated"
+        if self.strategy not in ("LeastAllocated", "MostAllocated", "RequestedToCapacityRatio"):
+            raise ValueError(f"NodeResourcesFitArgs.scoringStrategy.type: unsupported value {self.strategy!r}")
+        self.resources = _resource_specs(strategy.get("resources"), "scoringStrategy")
+        self.shape: list[tuple[int, int]] = []
+        if self.strategy == "RequestedToCapacityRatio":
+            points = (strategy.get("requestedToCapacityRatio") or {}).get("shape")
+            if not points:
+                raise ValueError("scoringStrategy.requestedToCapacityRatio.shape is required")
+            scale = MAX_NODE_SCORE // MAX_CUSTOM_PRIORITY_SCORE
+            self.shape = [(int(p["utilization"]), int(p["score"]) * scale) for p in points]
+
+    def events_to_register(self) -> list[ClusterEvent]:
+        return [ClusterEvent("Pod", DELETE), ClusterEvent("Node", ADD | UPDATE)]
+
+    def _ignored(self, resource: str) -> bool:
+        if "/" not in resource or resource.startswith("kubernetes.io/"):
+            return False
+        return resource in self.ignored_resources or resource.split("/", 1)[0] in self.ignored_groups
+
+    def pre_filter(self, state: CycleState, pod: PodInfo) -> tuple[PreFilterResult | None, Status | None]:
+        if pod.restartable_init:
+            return None, Status.unresolvable(SIDECAR_REASON)
+        requests = pod.requests
+        checked = [(r, requests[r]) for r in NATIVE if requests.get(r, 0) > 0]
+        checked += [
+            (r, v) for r, v in requests.items() if r not in NATIVE and r != PODS and v != 0 and not self._ignored(r)
+        ]
+        state.write(FIT, _FitState(requests, checked))
+        return None, None
+
+    def _state(self, state: CycleState, pod: PodInfo) -> _FitState:
+        s: _FitState | None = state.read(FIT)
+        if s is None:
+            self.pre_filter(state, pod)
+            s = state.read(FIT)
+        assert s is not None
+        return s
+
+    def insufficient(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> list[str]:
+        s = self._state(state, pod)
+        reasons = []
+        if len(node.pods) + 1 > node.allowed_pods:
+            reasons.append("Too many pods")
+        alloc, used = node.allocatable, node.requested
+        for resource, amount in s.checked:
+            if amount > alloc.get(resource, 0) - used.get(resource, 0):
+                reasons.append(f"Insufficient {resource}")
+        return reasons
+
+    def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status | None:
+        reasons = self.insufficient(state, pod, node)
+        return Status.unschedulable(*reasons) if reasons else None
+
+    def filter_vector(self, state: CycleState, pod: PodInfo, snapshot: Any) -> np.ndarray | None:
+        s = self._state(state, pod)
+        table = snapshot.table
+        mask: np.ndarray = table.pod_count < table.allowed_pods
+        for resource, amount in s.checked:
+            row = table.ensure_resource(resource)
+            mask &= amount <= table.alloc[row] - table.requested[row]
+        return mask
+
+    # -- score -----------------------------------------------------------------------------
+    def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> int:
+        requested, allocatable, weights = [], [], []
+        for resource, weight in self.resources:
+            alloc, req = node_alloc_req(node, resource, scoring_request(pod, resource, False), False)
+            requested.append(req if alloc else 0)
+            allocatable.append(alloc)
+            weights.append(weight)
+        if self.strategy == "LeastAllocated":
+            return least_allocated(requested, allocatable, weights)
+        if self.strategy == "MostAllocated":
+            return most_allocated(requested, allocatable, weights)
+        return requested_to_capacity_ratio(self.shape, requested, allocatable, weights)
+
+    def score_vector(self, state: CycleState, pod: PodInfo, snapshot: Any, idx: np.ndarray) -> np.ndarray:
+        table = snapshot.table
+        total = np.zeros(len(idx), dtype=np.int64)
+        weight_sum = np.zeros(len(idx), dtype=np.int64)
+        for resource, weight in self.resources:
+            pod_req = scoring_request(pod, resource, False)
+            if pod_req == 0 and resource not in NATIVE:
+                continue
+            row = table.row.get(resource)
+            if row is None:
+                continue
+            alloc = table.alloc[row, idx]
+            if resource == CPU:
+                used = table.nonzero[0, idx]
+            elif resource == MEMORY:
+                used = table.nonzero[1, idx]
+            else:
+                used = table.requested[row, idx]
+            req = used + pod_req
+            present = alloc > 0
+            safe = np.where(present, alloc, 1)
+            if self.strategy == "LeastAllocated":
+                s = np.where(req > alloc, 0, (alloc - req) * MAX_NODE_SCORE // safe)
+            elif self.strategy == "MostAllocated":
+                s = np.minimum(req, alloc) * MAX_NODE_SCORE // safe
+            else:
+                util = np.where(req > alloc, MAX_UTILIZATION, req * MAX_UTILIZATION // safe)
+                s = np.array([broken_linear(self.shape, int(u)) for u in util], dtype=np.int64)
+                present &= s > 0
+            total += np.where(present, s * weight, 0)
+            weight_sum += np.where(present, weight, 0)
+        if self.strategy == "RequestedToCapacityRatio":
+            ratio = total / np.where(weight_sum > 0, weight_sum, 1)
+            out = np.floor(ratio + 0.5).astype(np.int64)
+        else:
+            out = total // np.where(weight_sum > 0, weight_sum, 1)
+        return np.where(weight_sum > 0, out, 0)
+
+
+class NodeResourcesBalancedAllocation:
+    name = BALANCED
+
+    def __init__(self, args: dict[str, Any], handle: Handle) -> None:
+        self.resources = [r for r, _ in _resource_specs((args or {}).get("resources"), "BalancedAllocationArgs")]
+
+    def _pairs(self, pod: PodInfo, node: NodeInfo) -> tuple[list[int], list[int]]:
+        requested, allocatable = [], []
+        for resource in self.resources:
+            alloc, req = node_alloc_req(node, resource, scoring_request(pod, resource, True), True)
+            requested.append(req)
+            allocatable.append(alloc)
+        return requested, allocatable
+
+    def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> int:
+        return balanced_score(*self._pairs(pod, node))
+
+    def score_vector(self, state: CycleState, pod: PodInfo, snapshot: Any, idx: np.ndarray) -> np.ndarray:
+        table = snapshot.table
+        fractions = []
+        presents = []
+        for resource in self.resources:
+            pod_req = scoring_request(pod, resource, True)
+            row = table.row.get(resource)
+            if row is None or (pod_req == 0 and resource not in NATIVE):
+                continue
+            alloc = table.alloc[row, idx]
+            req = table.requested[row, idx] + pod_req
+            present = alloc > 0
+            frac = np.minimum(1.0, req / np.where(present, alloc, 1))
+            fractions.append(frac)
+            presents.append(present)
+        if not fractions:
+            return np.full(len(idx), MAX_NODE_SCORE, dtype=np.int64)
+        count = np.sum(presents, axis=0)
+        if len(fractions) == 2 and bool(np.all(count == 2)):
+            std = np.abs((fractions[0] - fractions[1]) / 2)
+            return ((1 - std) * MAX_NODE_SCORE).astype(np.int64)
+        nodes = snapshot.node_infos
+        return np.array([self.score(state, pod, nodes[i]) for i in idx], dtype=np.int64)

@@ -1,0 +1,53 @@
+"""TaintToleration: Filter on NoSchedule/NoExecute taints, Score on PreferNoSchedule taints."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from kubesched.api.tolerations import (
+    count_intolerable_prefer_no_schedule,
+    find_untolerated_taint,
+    format_taint,
+)
+from kubesched.scheduler.framework.interface import ADD, UPDATE, ClusterEvent, CycleState, Handle, Status
+from kubesched.scheduler.framework.types import NodeInfo, PodInfo
+from kubesched.scheduler.plugins.helpers import default_normalize
+
+HARD_EFFECTS = ("NoSchedule", "NoExecute")
+
+
+class TaintToleration:
+    name = "TaintToleration"
+
+    def __init__(self, args: dict[str, Any], handle: Handle) -> None:
+        self.handle = handle
+
+    def events_to_register(self) -> list[ClusterEvent]:
+        return [ClusterEvent("Node", ADD | UPDATE)]
+
+    def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status | None:
+        if not node.taints:
+            return None
+        taint = find_untolerated_taint(node.taints, pod.tolerations, HARD_EFFECTS)
+        if taint is None:
+            return None
+        return Status.unresolvable(f"node(s) had untolerated taint {format_taint(taint)}")
+
+    def filter_vector(self, state: CycleState, pod: PodInfo, snapshot: Any) -> np.ndarray | None:
+        table = snapshot.table
+        mask = np.ones(table.n, dtype=bool)
+        for i in np.flatnonzero(table.has_hard_taints):
+            info = snapshot.node_infos[i]
+            if find_untolerated_taint(info.taints, pod.tolerations, HARD_EFFECTS) is not None:
+                mask[i] = False
+        return mask
+
+    def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> int:
+        return count_intolerable_prefer_no_schedule(node.taints, pod.tolerations)
+
+    def normalize_score(
+        self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo], scores: list[int]
+    ) -> None:
+        default_normalize(scores, reverse=True)

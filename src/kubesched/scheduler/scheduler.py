@@ -1,0 +1,283 @@
+"""The Scheduler: queue + cache + profiles, fed by cluster events (upstream ``scheduler.go`` and
+``eventhandlers.go``). It depends only on the Cluster protocol (DESIGN.md principle 1)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from kubesched.api.selectors import LabelSelector, pod_matches_node_selector_and_affinity
+from kubesched.api.tolerations import find_untolerated_taint
+from kubesched.cluster.protocol import Cluster, Obj
+from kubesched.scheduler import queue as q
+from kubesched.scheduler.cache import Cache
+from kubesched.scheduler.config import build_profile, parse_configuration
+from kubesched.scheduler.framework.interface import (
+    UPDATE_NODE_ALLOCATABLE,
+    UPDATE_NODE_CONDITION,
+    UPDATE_NODE_LABEL,
+    UPDATE_NODE_TAINT,
+    ClusterEvent,
+    Status,
+)
+from kubesched.scheduler.framework.runtime import Framework
+from kubesched.scheduler.framework.types import NodeInfo, PodInfo
+from kubesched.scheduler.handle import ProfileHandle
+from kubesched.scheduler.metrics import Metrics
+from kubesched.scheduler.plugins.nodeports import port_conflicts
+
+TERMINAL = ("Succeeded", "Failed")
+IGNORED_META = ("resourceVersion", "generation", "managedFields")
+
+
+def _terminal(pod: Obj) -> bool:
+    return (pod.get("status") or {}).get("phase") in TERMINAL
+
+
+def _assigned(pod: Obj) -> bool:
+    return bool((pod.get("spec") or {}).get("nodeName"))
+
+
+def _scheduling_relevant(pod: Obj) -> tuple[Any, ...]:
+    meta = {k: v for k, v in (pod.get("metadata") or {}).items() if k not in IGNORED_META and k != "finalizers"}
+    return (meta, pod.get("spec"))
+
+
+def node_event(new: Obj, old: Obj) -> ClusterEvent | None:
+    """Upstream nodeSchedulingPropertiesChange: the first relevant change, or None."""
+    ns, os_ = new.get("spec") or {}, old.get("spec") or {}
+    if bool(ns.get("unschedulable")) != bool(os_.get("unschedulable")) and not ns.get("unschedulable"):
+        return ClusterEvent("Node", UPDATE_NODE_TAINT, "NodeSpecUnschedulableChange")
+    nst, ost = new.get("status") or {}, old.get("status") or {}
+    if nst.get("allocatable") != ost.get("allocatable"):
+        return ClusterEvent("Node", UPDATE_NODE_ALLOCATABLE, "NodeAllocatableChange")
+    if (new["metadata"].get("labels") or {}) != (old["metadata"].get("labels") or {}):
+        return ClusterEvent("Node", UPDATE_NODE_LABEL, "NodeLabelChange")
+    if (ns.get("taints") or []) != (os_.get("taints") or []):
+        return ClusterEvent("Node", UPDATE_NODE_TAINT, "NodeTaintChange")
+
+    def conditions(st: Obj) -> dict[str, str]:
+        return {c.get("type"): c.get("status") for c in st.get("conditions") or ()}
+
+    if conditions(nst) != conditions(ost):
+        return ClusterEvent("Node", UPDATE_NODE_CONDITION, "NodeConditionChange")
+    return None
+
+
+@dataclass
+class AttemptRecord:
+    """One scheduling attempt, kept when explanations are requested."""
+
+    time: float
+    pod: str
+    outcome: str
+    node: str | None = None
+    message: str = ""
+    node_statuses: dict[str, str] = field(default_factory=dict)
+    scores: list[dict[str, Any]] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "time": self.time,
+            "pod": self.pod,
+            "outcome": self.outcome,
+            "node": self.node,
+            "message": self.message,
+            "nodeStatuses": dict(sorted(self.node_statuses.items())),
+            "scores": self.scores,
+        }
+
+
+class Scheduler:
+    def __init__(
+        self,
+        cluster: Cluster,
+        config: dict[str, Any] | None,
+        rng: np.random.Generator,
+        clock: Callable[[], float],
+        *,
+        record_attempts: bool = False,
+    ) -> None:
+        self.cluster = cluster
+        self.rng = rng
+        self.clock = clock
+        self.record_attempts = record_attempts
+        self.attempts: list[AttemptRecord] = []
+        self.preemptions: list[Any] = []
+        self.metrics = Metrics()
+        self.settings = parse_configuration(config)
+        self.cache = Cache()
+        self.next_start_node_index = 0
+        nominator = q.Nominator(self._exists_unassigned)
+        self.frameworks: dict[str, Framework] = {}
+        handles: dict[str, ProfileHandle] = {}
+
+        def handle_for(name: str) -> ProfileHandle:
+            handles[name] = ProfileHandle(self, name)
+            return handles[name]
+
+        for i, raw in enumerate(self.settings.profiles):
+            profile = build_profile(raw, i, handle_for)
+            fwk = Framework(profile, nominator)
+            handles[profile.scheduler_name].framework = fwk
+            self.frameworks[profile.scheduler_name] = fwk
+        self._events = {name: fwk.events_by_plugin() for name, fwk in self.frameworks.items()}
+        first = next(iter(self.frameworks.values()))
+        self.queue = q.SchedulingQueue(
+            clock,
+            lambda qpi: first.sort_key(qpi.pod.priority, qpi.timestamp),
+            self._pre_enqueue,
+            lambda name: self._events.get(name, {}),
+            nominator,
+            initial_backoff=self.settings.pod_initial_backoff_seconds,
+            max_backoff=self.settings.pod_max_backoff_seconds,
+        )
+
+    # -- helpers ------------------------------------------------------------------------------
+    def framework_for(self, pod: PodInfo) -> Framework | None:
+        return self.frameworks.get(pod.scheduler_name)
+
+    def _responsible(self, pod: Obj) -> bool:
+        return ((pod.get("spec") or {}).get("schedulerName") or "default-scheduler") in self.frameworks
+
+    def _pre_enqueue(self, pod: PodInfo) -> Status | None:
+        fwk = self.framework_for(pod)
+        return fwk.run_pre_enqueue(pod) if fwk is not None else None
+
+    def _exists_unassigned(self, pod: PodInfo) -> bool:
+        current = self.cluster.get("Pod", pod.namespace, pod.name)
+        return current is not None and not _assigned(current)
+
+    # -- start-up: the informers' initial list -----------------------------------------------
+    def start(self) -> None:
+        for node in self.cluster.list("Node"):
+            self.cache.add_node(node)
+        for pod in self.cluster.list("Pod"):
+            self.on_add("Pod", pod)
+        self.cluster.watch(self)
+
+    # -- event handlers -----------------------------------------------------------------------
+    def on_add(self, kind: str, obj: Obj) -> None:
+        if kind == "Node":
+            info = self.cache.add_node(obj)
+            self.queue.move_all(q.NODE_ADD, self._pre_check_for_node(info))
+        elif kind == "Pod":
+            if _terminal(obj):
+                return
+            if _assigned(obj):
+                pod = PodInfo.from_pod(obj)
+                self.cache.add_pod(pod)
+                self._assigned_pod_added(pod, q.ASSIGNED_POD_ADD)
+            elif self._responsible(obj):
+                self.queue.add(PodInfo.from_pod(obj))
+
+    def on_update(self, kind: str, old: Obj, new: Obj) -> None:
+        if kind == "Node":
+            info = self.cache.update_node(new)
+            event = node_event(new, old)
+            if event is not None:
+                self.queue.move_all(event, self._pre_check_for_node(info))
+            return
+        if kind != "Pod":
+            return
+        if _terminal(new):
+            if not _terminal(old):
+                self.on_delete("Pod", old)
+            return
+        if _assigned(new):
+            pod = PodInfo.from_pod(new)
+            if not _assigned(old):
+                self.queue.delete(PodInfo.from_pod(old))
+                self.cache.add_pod(pod)
+                self._assigned_pod_added(pod, q.ASSIGNED_POD_ADD)
+            else:
+                self.cache.update_pod(pod)
+                self._assigned_pod_added(pod, q.ASSIGNED_POD_UPDATE)
+            return
+        if not self._responsible(new):
+            if self._responsible(old):
+                self.queue.delete(PodInfo.from_pod(old))
+            return
+        if old["metadata"].get("resourceVersion") == new["metadata"].get("resourceVersion"):
+            return
+        new_info = PodInfo.from_pod(new)
+        if self.cache.is_assumed(new_info.uid):
+            return
+        changed = _scheduling_relevant(old) != _scheduling_relevant(new)
+        self.queue.update(PodInfo.from_pod(old), new_info, changed)
+
+    def on_delete(self, kind: str, obj: Obj) -> None:
+        if kind == "Node":
+            self.cache.remove_node(obj)
+        elif kind == "Pod":
+            if _terminal(obj):
+                return  # the informer stopped seeing it when it turned terminal
+            pod = PodInfo.from_pod(obj)
+            if _assigned(obj) or self.cache.pod_node(pod.uid) is not None:
+                self.cache.remove_pod(pod)
+                self.queue.move_all(q.ASSIGNED_POD_DELETE)
+            else:
+                self.queue.delete(pod)
+
+    def _assigned_pod_added(self, pod: PodInfo, event: ClusterEvent) -> None:
+        matching = [
+            qpi for qpi in self.queue.unschedulable_pods() if _required_affinity_matches(qpi.pod, pod)
+        ]
+        self.queue.move_pods(matching, event)
+
+    def _pre_check_for_node(self, info: NodeInfo) -> Callable[[PodInfo], bool]:
+        node = info.node or {}
+        fit = next(
+            (f.profile.plugins.get("NodeResourcesFit") for f in self.frameworks.values()
+             if "NodeResourcesFit" in f.profile.plugins),
+            None,
+        )
+
+        def check(pod: PodInfo) -> bool:
+            if fit is not None:
+                from kubesched.scheduler.framework.interface import CycleState
+
+                if fit.insufficient(CycleState(), pod, info):
+                    return False
+            if not pod_matches_node_selector_and_affinity(pod.obj, node):
+                return False
+            wanted = pod.spec.get("nodeName")
+            if wanted and wanted != info.name:
+                return False
+            if any(port_conflicts(info.used_ports, p) for p in pod.host_ports):
+                return False
+            return find_untolerated_taint(info.taints, pod.tolerations, ("NoSchedule",)) is None
+
+        return check
+
+    # -- running --------------------------------------------------------------------------------
+    def schedule_pending(self) -> int:
+        """Run scheduling cycles while activeQ has pods; return how many ran."""
+        from kubesched.scheduler.cycle import schedule_one
+
+        count = 0
+        while self.queue.has_active():
+            if schedule_one(self):
+                count += 1
+        return count
+
+
+def _required_affinity_matches(pending: PodInfo, assigned: PodInfo) -> bool:
+    """Does ``assigned`` match one of ``pending``'s required pod-affinity terms?"""
+    affinity = (pending.spec.get("affinity") or {}).get("podAffinity") or {}
+    for term in affinity.get("requiredDuringSchedulingIgnoredDuringExecution") or ():
+        namespaces = set(term.get("namespaces") or ())
+        if not namespaces and term.get("namespaceSelector") is None:
+            namespaces = {pending.namespace}
+        if term.get("namespaceSelector") is None and assigned.namespace not in namespaces:
+            continue
+        try:
+            selector = LabelSelector.from_dict(term.get("labelSelector"))
+        except ValueError:
+            continue
+        if selector.matches(assigned.labels):
+            return True
+    return False

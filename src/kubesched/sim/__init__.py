@@ -1,0 +1,1 @@
+"""Simulation: clock, event loop, scenario runner, results."""

@@ -1,0 +1,58 @@
+"""The SimulationResult document (scenario-format.md, "Output")."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from kubesched.api.quantity import format_quantity
+
+if TYPE_CHECKING:
+    from kubesched.sim.runner import Simulation
+
+API_VERSION = "kubesched.io/v1alpha1"
+
+
+def build_result(sim: Simulation, *, explain: bool = False) -> dict[str, Any]:
+    events = sim.log.events
+    pods = dict(sorted(sim.history.pods.items()))
+    scheduled = len({e["pod"] for e in events if e["reason"] == "Scheduled"})
+    pending = sum(1 for p in pods.values() if p["phase"] == "Pending")
+    preemptions = [r for r in sim.scheduler.preemptions if r.outcome == "preempted"]
+    victims = {e["pod"] for e in events if e["reason"] == "Preempted"}
+    result: dict[str, Any] = {
+        "apiVersion": API_VERSION,
+        "kind": "SimulationResult",
+        "scenario": sim.scenario.name,
+        "seed": sim.seed,
+        "events": events,
+        "pods": pods,
+        "summary": {
+            "scheduled": scheduled,
+            "pending": pending,
+            "preemptions": len(preemptions),
+            "victims": len(victims),
+        },
+        "rejected": sim.log.rejected,
+        "nodes": node_utilisation(sim),
+        "endTime": round(sim.loop.now(), 6),
+    }
+    if explain:
+        result["preemptionDecisions"] = [r.to_dict() for r in sim.scheduler.preemptions]
+        result["attempts"] = [a.to_dict() for a in sim.scheduler.attempts]
+    return result
+
+
+def node_utilisation(sim: Simulation) -> list[dict[str, Any]]:
+    """Requested vs allocatable per node at the end of the run (cpu, memory, pods)."""
+    rows = []
+    cache = sim.scheduler.cache
+    cache.update_snapshot()
+    for info in sorted(cache.node_infos, key=lambda n: n.name):
+        row: dict[str, Any] = {"node": info.name, "pods": len(info.pods), "allocatablePods": info.allowed_pods}
+        for resource in ("cpu", "memory"):
+            row[resource] = {
+                "requested": format_quantity(resource, info.requested.get(resource, 0)),
+                "allocatable": format_quantity(resource, info.allocatable.get(resource, 0)),
+            }
+        rows.append(row)
+    return rows

@@ -1,0 +1,164 @@
+"""The simulator: clock + embedded cluster + scheduler + scenario steps -> SimulationResult."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from kubesched.api.loader import Scenario, Step
+from kubesched.cluster.embedded.admission import ensure_system_priority_classes
+from kubesched.cluster.embedded.cluster import EmbeddedCluster
+from kubesched.cluster.protocol import ApiError, Obj, key_of
+from kubesched.scheduler.scheduler import Scheduler
+from kubesched.sim.clock import EventLoop
+from kubesched.sim.eventlog import EventLog
+from kubesched.sim.result import build_result
+
+BACKOFF_FLUSH_PERIOD = 1.0
+UNSCHEDULABLE_FLUSH_PERIOD = 30.0
+QUIET_HORIZON = 600.0  # without `until`: how long pods may keep backing off once nothing else happens
+
+ProgressCallback = Callable[[float, float | None], None]
+
+
+class PodHistory:
+    """Remembers every pod that ever existed (the result's ``pods``)."""
+
+    def __init__(self) -> None:
+        self.pods: dict[str, dict[str, Any]] = {}
+
+    def _record(self, obj: Obj, phase: str | None = None) -> None:
+        spec = obj.get("spec") or {}
+        status = obj.get("status") or {}
+        if phase is None:
+            phase = status.get("phase") or "Pending"
+            if obj["metadata"].get("deletionTimestamp") and phase not in ("Succeeded", "Failed"):
+                phase = "Terminating"
+        self.pods[key_of(obj)] = {
+            "node": spec.get("nodeName"),
+            "phase": phase,
+            "priority": spec.get("priority", 0),
+            "nominatedNodeName": status.get("nominatedNodeName") or None,
+        }
+
+    def on_add(self, kind: str, obj: Obj) -> None:
+        if kind == "Pod":
+            self._record(obj)
+
+    def on_update(self, kind: str, old: Obj, new: Obj) -> None:
+        if kind == "Pod":
+            self._record(new)
+
+    def on_delete(self, kind: str, obj: Obj) -> None:
+        if kind == "Pod":
+            self._record(obj, "Deleted")
+
+
+class Simulation:
+    def __init__(
+        self,
+        scenario: Scenario,
+        *,
+        seed: int | None = None,
+        until: float | None = None,
+        record_attempts: bool = False,
+    ) -> None:
+        self.scenario = scenario
+        self.seed = scenario.seed if seed is None else seed
+        self.until = scenario.until if until is None else until
+        cluster_seq, scheduler_seq = np.random.SeedSequence(self.seed).spawn(2)
+        self.loop = EventLoop()
+        self.log = EventLog(self.loop.now)
+        self.cluster = EmbeddedCluster(self.loop, self.log, np.random.default_rng(cluster_seq))
+        self.history = PodHistory()
+        self.cluster.store.watch(self.history)
+        ensure_system_priority_classes(self.cluster.store)
+        self.cluster.start_controllers()
+        for obj in scenario.objects:
+            self.cluster.create(obj)
+        self.scheduler = Scheduler(
+            self.cluster,
+            scenario.scheduler_configuration,
+            np.random.default_rng(scheduler_seq),
+            self.loop.now,
+            record_attempts=record_attempts,
+        )
+        self.scheduler.start()
+        for step in scenario.steps:
+            self.loop.call_at(step.at, lambda step=step: self._apply(step))
+        self._backoff_timer_at: float | None = None
+        self._unschedulable_timer_at: float | None = None
+
+    # -- steps ----------------------------------------------------------------------------------
+    def _apply(self, step: Step) -> None:
+        try:
+            if step.action == "create":
+                assert step.obj is not None
+                self.cluster.create(step.obj)
+            elif step.action == "delete":
+                assert step.kind and step.name
+                self.cluster.delete(step.kind, step.namespace or None, step.name, step.grace_period_seconds)
+            elif step.action == "patch":
+                assert step.kind and step.name and step.merge is not None
+                self.cluster.patch(step.kind, step.namespace or None, step.name, step.merge)
+        except ApiError as err:
+            self.log.reject(step.kind or "?", f"{step.namespace}/{step.name}" if step.namespace else str(step.name),
+                            err.code, err.message)
+
+    # -- periodic queue flushes (background: they do not keep a run alive) ----------------------
+    def _arm_flush_timers(self) -> None:
+        queue = self.scheduler.queue
+        now = self.loop.now()
+        expiry = queue.next_backoff_expiry()
+        if expiry is not None:
+            tick = max(math.ceil(max(expiry, now) / BACKOFF_FLUSH_PERIOD) * BACKOFF_FLUSH_PERIOD, now)
+            if self._backoff_timer_at is None or tick < self._backoff_timer_at:
+                self._backoff_timer_at = tick
+                self.loop.call_at(tick, self._flush_backoff, background=True)
+        oldest = queue.oldest_unschedulable_timestamp()
+        if oldest is not None:
+            due = oldest + queue.max_in_unschedulable
+            tick = (math.floor(due / UNSCHEDULABLE_FLUSH_PERIOD) + 1) * UNSCHEDULABLE_FLUSH_PERIOD
+            tick = max(tick, now)
+            if self._unschedulable_timer_at is None or tick < self._unschedulable_timer_at:
+                self._unschedulable_timer_at = tick
+                self.loop.call_at(tick, self._flush_unschedulable, background=True)
+
+    def _flush_backoff(self) -> None:
+        if self._backoff_timer_at is not None and self._backoff_timer_at <= self.loop.now():
+            self._backoff_timer_at = None
+        self.scheduler.queue.flush_backoff_completed()
+
+    def _flush_unschedulable(self) -> None:
+        if self._unschedulable_timer_at is not None and self._unschedulable_timer_at <= self.loop.now():
+            self._unschedulable_timer_at = None
+        self.scheduler.queue.flush_unschedulable_leftover()
+
+    # -- the loop -------------------------------------------------------------------------------
+    def run(self, progress: ProgressCallback | None = None) -> dict[str, Any]:
+        loop = self.loop
+        while True:
+            while True:
+                ran = loop.run_due()
+                scheduled = self.scheduler.schedule_pending()
+                if not ran and not scheduled:
+                    break
+            self._arm_flush_timers()
+            if progress is not None:
+                progress(loop.now(), self.until)
+            if self.until is None and not self._more_can_happen():
+                break
+            if not loop.advance(self.until):
+                break
+        return build_result(self)
+
+    def _more_can_happen(self) -> bool:
+        if self.loop.has_foreground():
+            return True
+        queue = self.scheduler.queue
+        if queue.has_active():
+            return True
+        return queue.has_backoff() and self.loop.now() - self.loop.last_foreground < QUIET_HORIZON

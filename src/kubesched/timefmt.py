@@ -1,0 +1,24 @@
+"""Timestamps: simulated seconds <-> RFC 3339 strings (simulated time 0 = 2026-01-01T00:00:00Z)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from functools import lru_cache
+
+EPOCH = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+def rfc3339(seconds: float) -> str:
+    moment = EPOCH + timedelta(seconds=seconds)
+    if moment.microsecond:
+        return moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+@lru_cache(maxsize=4096)
+def parse_rfc3339(text: str) -> float:
+    """Seconds relative to the simulated epoch (may be negative for timestamps before it)."""
+    moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return (moment - EPOCH).total_seconds()
