@@ -95,6 +95,7 @@ def is_cpu_resource(resource_name: str) -> bool:
     return resource_name in CPU_RESOURCE_NAMES
 
 
+@lru_cache(maxsize=8192)
 def resource_amount(resource_name: str, q: str | int | float) -> int:
     """The integer amount the scheduler works with: milli-cpu for cpu, the plain integer value
     (bytes, counts) for every other resource."""

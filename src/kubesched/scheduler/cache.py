@@ -175,6 +175,10 @@ class Cache:
     def is_assumed(self, uid: str) -> bool:
         return uid in self._assumed
 
+    def pod_info(self, uid: str) -> PodInfo | None:
+        entry = self._pods.get(uid)
+        return entry[0] if entry else None
+
     def pod_node(self, uid: str) -> str | None:
         entry = self._pods.get(uid)
         return entry[1] if entry else None

@@ -93,7 +93,7 @@ def _schedule_pod(
     feasible = _find_nodes_that_fit(sched, fwk, state, pod)
     if len(feasible) == 1:
         return cache.node_infos[int(feasible[0])].name, []
-    idx = np.asarray(feasible, dtype=np.int64)
+    idx = feasible
     totals, per_plugin = fwk.run_score(state, pod, cache, idx)
     best = totals.max()
     winners = np.flatnonzero(totals == best)
@@ -110,7 +110,7 @@ def _schedule_pod(
     return cache.node_infos[int(idx[choice])].name, scores
 
 
-def _find_nodes_that_fit(sched: Scheduler, fwk: Framework, state: CycleState, pod: PodInfo) -> list[int]:
+def _find_nodes_that_fit(sched: Scheduler, fwk: Framework, state: CycleState, pod: PodInfo) -> np.ndarray:
     cache = sched.cache
     nodes = cache.node_infos
     pre_result, status = fwk.run_pre_filter(state, pod)
@@ -128,23 +128,22 @@ def _find_nodes_that_fit(sched: Scheduler, fwk: Framework, state: CycleState, po
         if info is not None:
             st = fwk.run_filter_with_nominated(state, pod, info)
             if st is None:
-                return [info.index]
+                return np.asarray([info.index], dtype=np.int64)
             diagnosis[info.name] = st
             plugins.add(st.plugin)
 
     mask, first_fail, known = fwk.filter_all(state, pod, cache)
     if pre_result is not None and pre_result.node_names is not None:
-        subset = [i.index for i in nodes if i.name in pre_result.node_names]
+        order = np.asarray([i.index for i in nodes if i.name in pre_result.node_names], dtype=np.int64)
     else:
-        subset = list(range(len(nodes)))
-    total = len(subset)
+        order = np.arange(len(nodes), dtype=np.int64)
+    total = len(order)
     to_find = num_feasible_nodes_to_find(
         fwk.percentage_of_nodes_to_score if fwk.percentage_of_nodes_to_score is not None
         else sched.settings.percentage_of_nodes_to_score,
         total,
     )
     start = sched.next_start_node_index % total if total else 0
-    order = np.asarray(subset, dtype=np.int64)
     if start:
         order = np.concatenate([order[start:], order[:start]])
     ok = mask[order]
@@ -154,13 +153,11 @@ def _find_nodes_that_fit(sched: Scheduler, fwk: Framework, state: CycleState, po
         positions = positions[:to_find]
     else:
         processed = total
-    failed = [int(order[p]) for p in range(processed) if not ok[p]]
     if total:
         sched.next_start_node_index = (sched.next_start_node_index + processed) % total
-    feasible = [int(order[p]) for p in positions]
-    if feasible:
-        return feasible
-    for j in failed:
+    if len(positions):
+        return order[positions]
+    for j in order[:processed].tolist():
         info = nodes[j]
         st = fwk.status_for(state, pod, info, int(first_fail[j]), known)
         diagnosis[info.name] = st
@@ -238,7 +235,7 @@ def _assume_and_bind(
     assumed_obj = dict(pod.obj)
     assumed_obj["spec"] = dict(pod.spec)
     assumed_obj["spec"]["nodeName"] = node_name
-    assumed = PodInfo.from_pod(assumed_obj)
+    assumed = PodInfo.from_pod(assumed_obj, pod)
     sched.cache.assume(assumed, node_name)
     sched.queue.nominator.delete(pod)
 

@@ -27,6 +27,7 @@ class NodeTable:
         self.allowed_pods = np.zeros(0, dtype=np.int64)
         self.unschedulable = np.zeros(0, dtype=bool)
         self.has_hard_taints = np.zeros(0, dtype=bool)
+        self.has_prefer_taints = np.zeros(0, dtype=bool)
 
     def ensure_resource(self, name: str) -> int:
         row = self.row.get(name)
@@ -54,6 +55,7 @@ class NodeTable:
         self.allowed_pods = np.zeros(n, dtype=np.int64)
         self.unschedulable = np.zeros(n, dtype=bool)
         self.has_hard_taints = np.zeros(n, dtype=bool)
+        self.has_prefer_taints = np.zeros(n, dtype=bool)
         for i, info in enumerate(nodes):
             info.index = i
             self.set_node(info)
@@ -74,6 +76,7 @@ class NodeTable:
         self.has_hard_taints[i] = any(
             t.get("effect") in ("NoSchedule", "NoExecute") for t in info.taints
         )
+        self.has_prefer_taints[i] = any(t.get("effect") == "PreferNoSchedule" for t in info.taints)
 
     def set_usage(self, info: NodeInfo) -> None:
         i = info.index

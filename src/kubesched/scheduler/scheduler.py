@@ -188,7 +188,12 @@ class Scheduler:
                 self.on_delete("Pod", old)
             return
         if _assigned(new):
-            pod = PodInfo.from_pod(new)
+            uid = new["metadata"].get("uid", "")
+            previous = self.cache.pod_info(uid)
+            if previous is None:
+                queued = self.queue.queued(uid)
+                previous = queued.pod if queued is not None else None
+            pod = PodInfo.from_pod(new, previous)
             if not _assigned(old):
                 self.queue.delete(PodInfo.from_pod(old))
                 self.cache.add_pod(pod)
@@ -203,7 +208,8 @@ class Scheduler:
             return
         if old["metadata"].get("resourceVersion") == new["metadata"].get("resourceVersion"):
             return
-        new_info = PodInfo.from_pod(new)
+        queued = self.queue.queued(new["metadata"].get("uid", ""))
+        new_info = PodInfo.from_pod(new, queued.pod if queued is not None else None)
         if self.cache.is_assumed(new_info.uid):
             return
         changed = _scheduling_relevant(old) != _scheduling_relevant(new)

@@ -162,3 +162,14 @@ class Simulation:
         if queue.has_active():
             return True
         return queue.has_backoff() and self.loop.now() - self.loop.last_foreground < QUIET_HORIZON
+
+
+def run_scenario(
+    path: str, *, seed: int | None = None, until: float | None = None, explain: bool = False
+) -> dict[str, Any]:
+    """Load and simulate a scenario file or directory; return the SimulationResult dict."""
+    from kubesched.api.loader import load_scenario
+
+    sim = Simulation(load_scenario(path), seed=seed, until=until, record_attempts=explain)
+    sim.run()
+    return build_result(sim, explain=explain)

@@ -7,11 +7,11 @@ and controllers from the simulation's event loop.
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 import numpy as np
 
+from kubesched.cluster.objcopy import deep_copy
 from kubesched.cluster.embedded.admission import Admission
 from kubesched.cluster.embedded.nodeagent import NodeAgent
 from kubesched.cluster.embedded.store import ObjectStore
@@ -63,7 +63,7 @@ class EmbeddedCluster:
     # -- user / controller writes ----------------------------------------------------------
     def create(self, obj: Obj) -> Obj | None:
         """Create through admission. A refused object is logged as rejected and ``None`` returned."""
-        obj = copy.deepcopy(obj)
+        obj = deep_copy(obj)
         kind = obj["kind"]
         meta = obj.setdefault("metadata", {})
         if is_namespaced(kind):

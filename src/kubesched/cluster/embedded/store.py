@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import copy
 from collections import deque
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from kubesched.cluster.objcopy import deep_copy
 from kubesched.cluster.protocol import ApiError, ClusterEventHandler, Obj, is_namespaced
 from kubesched.timefmt import rfc3339
 
@@ -16,7 +16,7 @@ Clock = Callable[[], float]
 def merge_patch(target: Any, patch: Any) -> Any:
     """RFC 7386 JSON merge patch; returns a new object, never mutates its inputs."""
     if not isinstance(patch, dict):
-        return copy.deepcopy(patch)
+        return deep_copy(patch)
     result = dict(target) if isinstance(target, dict) else {}
     for key, value in patch.items():
         if value is None:

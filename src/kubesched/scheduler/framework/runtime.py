@@ -245,7 +245,7 @@ class Framework:
         """PreScore + Score + NormalizeScore + weights for the feasible nodes ``idx``.
         Returns the totals and the weighted score of each plugin (for explanations)."""
         nodes = snapshot.node_infos
-        feasible = [nodes[i] for i in idx]
+        feasible = [nodes[i] for i in idx.tolist()]
         for pl in self.pre_score_plugins:
             status = pl.pre_score(state, pod, feasible)
             if status is not None and status.code == Code.SKIP:
@@ -262,8 +262,11 @@ class Framework:
                 scores = vector(state, pod, snapshot, idx)
             else:
                 scores = np.array([pl.score(state, pod, node) for node in feasible], dtype=np.int64)
+            normalize_vector = getattr(pl, "normalize_vector", None)
             normalize = getattr(pl, "normalize_score", None)
-            if normalize is not None:
+            if normalize_vector is not None:
+                scores = normalize_vector(state, pod, scores)
+            elif normalize is not None:
                 as_list = [int(s) for s in scores]
                 normalize(state, pod, feasible, as_list)
                 scores = np.array(as_list, dtype=np.int64)

@@ -38,6 +38,10 @@ def _has_pod_affinity(spec: Obj) -> tuple[bool, bool]:
     return has_any, bool(paa.get("requiredDuringSchedulingIgnoredDuringExecution"))
 
 
+def _same_resources(a: Obj, b: Obj) -> bool:
+    return all(a.get(k) is b.get(k) for k in ("containers", "initContainers", "overhead"))
+
+
 @dataclass(slots=True, eq=False)
 class PodInfo:
     obj: Obj
@@ -65,15 +69,26 @@ class PodInfo:
     cache: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
-    def from_pod(cls, pod: Obj) -> PodInfo:
+    def from_pod(cls, pod: Obj, previous: PodInfo | None = None) -> PodInfo:
+        """Parse a pod. ``previous`` (the same pod's earlier PodInfo) lets unchanged containers,
+        overhead and affinity skip re-parsing: updates share those sub-objects."""
         meta = pod.get("metadata") or {}
         spec = pod.get("spec") or {}
         status = pod.get("status") or {}
         namespace = meta.get("namespace") or "default"
         name = meta["name"]
-        nz_cpu, nz_mem = pod_nonzero_requests(pod)
-        has_aff, has_req_anti = _has_pod_affinity(spec)
         start = status.get("startTime")
+        if previous is not None and _same_resources(previous.spec, spec):
+            requests = previous.requests
+            nz_cpu, nz_mem = previous.nonzero_cpu, previous.nonzero_mem
+            host_ports = previous.host_ports
+            restartable = previous.restartable_init
+        else:
+            requests = pod_requests(pod)
+            nz_cpu, nz_mem = pod_nonzero_requests(pod)
+            host_ports = pod_host_ports(pod)
+            restartable = has_restartable_init_container(pod)
+        has_aff, has_req_anti = _has_pod_affinity(spec)
         return cls(
             obj=pod,
             uid=meta.get("uid") or f"{namespace}/{name}",
@@ -83,7 +98,7 @@ class PodInfo:
             labels=meta.get("labels") or {},
             priority=int(spec.get("priority") or 0),
             preemption_policy=spec.get("preemptionPolicy") or "PreemptLowerPriority",
-            requests=pod_requests(pod),
+            requests=requests,
             nonzero_cpu=nz_cpu,
             nonzero_mem=nz_mem,
             node_name=spec.get("nodeName") or "",
@@ -93,10 +108,10 @@ class PodInfo:
             deleting=bool(meta.get("deletionTimestamp")),
             gates=tuple(g.get("name", "") for g in spec.get("schedulingGates") or ()),
             tolerations=spec.get("tolerations") or [],
-            host_ports=pod_host_ports(pod),
+            host_ports=host_ports,
             has_affinity=has_aff,
             has_required_anti_affinity=has_req_anti,
-            restartable_init=has_restartable_init_container(pod),
+            restartable_init=restartable,
         )
 
     @property

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 MAX_NODE_SCORE = 100
 
 
@@ -15,6 +17,17 @@ def default_normalize(scores: list[int], reverse: bool = False, max_priority: in
     for i, score in enumerate(scores):
         scaled = max_priority * score // highest
         scores[i] = max_priority - scaled if reverse else scaled
+
+
+def default_normalize_vector(scores: np.ndarray, reverse: bool = False,
+                             max_priority: int = MAX_NODE_SCORE) -> np.ndarray:
+    """Vector form of :func:`default_normalize` (non-negative integer scores)."""
+    highest = int(scores.max()) if len(scores) else 0
+    if highest <= 0:
+        return np.full(len(scores), max_priority if reverse else 0, dtype=np.int64) if reverse else scores
+    scaled = max_priority * scores // highest
+    result: np.ndarray = max_priority - scaled if reverse else scaled
+    return result
 
 
 def go_div(a: int, b: int) -> int:

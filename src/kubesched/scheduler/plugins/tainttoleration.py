@@ -13,7 +13,7 @@ from kubesched.api.tolerations import (
 )
 from kubesched.scheduler.framework.interface import ADD, UPDATE, ClusterEvent, CycleState, Handle, Status
 from kubesched.scheduler.framework.types import NodeInfo, PodInfo
-from kubesched.scheduler.plugins.helpers import default_normalize
+from kubesched.scheduler.plugins.helpers import default_normalize, default_normalize_vector
 
 HARD_EFFECTS = ("NoSchedule", "NoExecute")
 
@@ -47,7 +47,17 @@ class TaintToleration:
     def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> int:
         return count_intolerable_prefer_no_schedule(node.taints, pod.tolerations)
 
+    def score_vector(self, state: CycleState, pod: PodInfo, snapshot: Any, idx: np.ndarray) -> np.ndarray:
+        table = snapshot.table
+        out = np.zeros(len(idx), dtype=np.int64)
+        for k in np.flatnonzero(table.has_prefer_taints[idx]):
+            out[k] = self.score(state, pod, snapshot.node_infos[int(idx[k])])
+        return out
+
     def normalize_score(
         self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo], scores: list[int]
     ) -> None:
         default_normalize(scores, reverse=True)
+
+    def normalize_vector(self, state: CycleState, pod: PodInfo, scores: np.ndarray) -> np.ndarray:
+        return default_normalize_vector(scores, reverse=True)

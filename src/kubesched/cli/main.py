@@ -1,0 +1,29 @@
+"""``kubesched`` entry point."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from kubesched import __version__
+from kubesched.cli.simulate import simulate
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="kubesched")
+def cli() -> None:
+    """kubesched: a Kubernetes scheduler with priority and preemption, and a cluster simulator.
+
+    Start with `kubesched simulate examples/demo.yaml`.
+    """
+
+
+cli.add_command(simulate)
+
+
+def main() -> None:
+    try:
+        cli(standalone_mode=True)
+    except KeyboardInterrupt:
+        sys.exit(130)

@@ -1,0 +1,125 @@
+"""Human-readable rendering of simulation results (rich tables)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from kubesched.api.quantity import parse_quantity
+
+TIMELINE_REASONS = (
+    "Scheduled", "FailedScheduling", "Preempted", "Nominated", "Terminating", "Deleted",
+    "Completed", "Rejected", "Evicted", "Failed",
+)
+TIMELINE_LIMIT = 60
+
+
+def _pct(requested: str, allocatable: str) -> str:
+    alloc = parse_quantity(allocatable)
+    if alloc == 0:
+        return "-"
+    return f"{float(parse_quantity(requested) / alloc) * 100:.0f}%"
+
+
+def render_result(console: Console, result: dict[str, Any]) -> None:
+    summary = result["summary"]
+    console.print(
+        f"[bold]{result['scenario']}[/]  seed {result['seed']}  ended at t={result['endTime']:g}s  "
+        f"scheduled {summary['scheduled']}, pending {summary['pending']}, "
+        f"preemptions {summary['preemptions']}, victims {summary['victims']}"
+    )
+    pods = Table(title="Pods", title_justify="left")
+    for col in ("pod", "priority", "phase", "node", "nominated node"):
+        pods.add_column(col)
+    for key, pod in result["pods"].items():
+        pods.add_row(key, str(pod["priority"]), pod["phase"], pod["node"] or "-", pod["nominatedNodeName"] or "-")
+    console.print(pods)
+
+    nodes = Table(title="Nodes (requested / allocatable at the end)", title_justify="left")
+    for col in ("node", "cpu", "cpu %", "memory", "memory %", "pods"):
+        nodes.add_column(col)
+    for row in result["nodes"]:
+        cpu, mem = row["cpu"], row["memory"]
+        nodes.add_row(
+            row["node"],
+            f"{cpu['requested']} / {cpu['allocatable']}", _pct(cpu["requested"], cpu["allocatable"]),
+            f"{mem['requested']} / {mem['allocatable']}", _pct(mem["requested"], mem["allocatable"]),
+            f"{row['pods']} / {row['allocatablePods']}",
+        )
+    console.print(nodes)
+
+    events = [e for e in result["events"] if e["reason"] in TIMELINE_REASONS]
+    timeline = Table(title="Timeline", title_justify="left")
+    for col in ("t (s)", "event", "pod", "details"):
+        timeline.add_column(col, overflow="fold")
+    for event in events[:TIMELINE_LIMIT]:
+        details = event.get("message") or ""
+        if event.get("node") and event["reason"] != "FailedScheduling":
+            details = f"node {event['node']}" + (f"; {details}" if details else "")
+        if event["reason"] == "Nominated" and not event.get("node"):
+            details = "nomination cleared"
+        if event.get("preemptor"):
+            details += f" (preemptor {event['preemptor']})"
+        timeline.add_row(f"{event['time']:g}", event["reason"], event["pod"], details)
+    console.print(timeline)
+    if len(events) > TIMELINE_LIMIT:
+        counts = Counter(e["reason"] for e in events[TIMELINE_LIMIT:])
+        rest = ", ".join(f"{n} {reason}" for reason, n in sorted(counts.items()))
+        console.print(f"... {len(events) - TIMELINE_LIMIT} more events ({rest}); use --output json for all")
+    if result["rejected"]:
+        rejected = Table(title="Rejected by admission", title_justify="left")
+        for col in ("t (s)", "kind", "name", "code", "message"):
+            rejected.add_column(col, overflow="fold")
+        for r in result["rejected"]:
+            rejected.add_row(f"{r['time']:g}", r["kind"], r["name"], str(r["code"]), r["message"])
+        console.print(rejected)
+
+
+def _match(key: str, wanted: str) -> bool:
+    return key == wanted or ("/" not in wanted and key.split("/", 1)[-1] == wanted)
+
+
+def render_explain(console: Console, result: dict[str, Any], wanted: str) -> None:
+    keys = [k for k in result["pods"] if _match(k, wanted)]
+    if not keys:
+        console.print(f"[red]no pod {wanted!r} in this simulation[/]")
+        return
+    key = keys[0]
+    pod = result["pods"][key]
+    console.print(f"\n[bold]Explain {key}[/]: {pod['phase']} on {pod['node'] or '-'} "
+                  f"(priority {pod['priority']}, nominated {pod['nominatedNodeName'] or '-'})")
+    for attempt in result.get("attempts", []):
+        if attempt["pod"] != key:
+            continue
+        if attempt["outcome"] == "scheduled":
+            console.print(f"  t={attempt['time']:g}s scheduled on [green]{attempt['node']}[/]")
+            if attempt["scores"]:
+                table = Table(show_header=True, box=None, padding=(0, 2))
+                plugins = list(attempt["scores"][0]["plugins"])
+                for col in ["node", "total", *plugins]:
+                    table.add_column(col)
+                for s in attempt["scores"][:5]:
+                    table.add_row(s["node"], str(s["total"]), *(str(s["plugins"][p]) for p in plugins))
+                console.print(table)
+        else:
+            console.print(f"  t={attempt['time']:g}s [yellow]unschedulable[/]: {attempt['message']}")
+            for node, msg in list(attempt["nodeStatuses"].items())[:20]:
+                console.print(f"      {node}: {msg}")
+    for decision in result.get("preemptionDecisions", []):
+        victim_of = any(v["pod"] == key for c in decision["candidates"] for v in c["victims"]
+                        if c["node"] == decision["chosen"])
+        if decision["pod"] != key and not victim_of:
+            continue
+        head = f"  t={decision['time']:g}s preemption for {decision['pod']}: {decision['outcome']}"
+        if decision["chosen"]:
+            head += f", node {decision['chosen']} chosen by {decision['criterion']}"
+        console.print(head)
+        if decision["message"]:
+            console.print(f"      {decision['message']}")
+        for c in decision["candidates"]:
+            victims = ", ".join(f"{v['pod']}({v['priority']})" for v in c["victims"])
+            mark = "*" if c["node"] == decision["chosen"] else " "
+            console.print(f"    {mark} {c['node']}: victims {victims}; PDB violations {c['pdbViolations']}")

@@ -1,0 +1,94 @@
+"""``kubesched simulate``: run a scenario on the embedded cluster."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+from kubesched.api.durations import parse_duration
+from kubesched.api.errors import KubeschedError
+from kubesched.api.loader import load_scenario
+from kubesched.cli.render import render_explain, render_result
+from kubesched.sim.result import build_result
+from kubesched.sim.runner import Simulation
+
+
+def _duration(ctx: click.Context, param: click.Parameter, value: str | None) -> float | None:
+    if value is None:
+        return None
+    try:
+        return parse_duration(value)
+    except ValueError as err:
+        raise click.BadParameter(str(err)) from err
+
+
+def run_simulation(
+    path: str, seed: int | None, until: float | None, explain: bool, show_progress: bool
+) -> dict[str, Any]:
+    """Load, run and build the result; raises KubeschedError on bad input."""
+    scenario = load_scenario(path)
+    sim = Simulation(scenario, seed=seed, until=until, record_attempts=explain)
+    if not show_progress:
+        sim.run()
+        return build_result(sim, explain=explain)
+    console = Console(stderr=True)
+    with Progress(
+        TextColumn("[bold]simulating[/] {task.description}"),
+        BarColumn(),
+        TextColumn("t={task.fields[now]}"),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+    ) as progress:
+        task = progress.add_task(scenario.name, total=until or scenario.until or None, now="0s")
+
+        def report(now: float, end: float | None) -> None:
+            progress.update(task, completed=now, now=f"{now:g}s")
+
+        sim.run(progress=report)
+    return build_result(sim, explain=explain)
+
+
+@click.command()
+@click.argument("scenario", type=click.Path(exists=True, dir_okay=True, readable=True))
+@click.option("--output", "-o", type=click.Choice(["table", "json"]), default="table", show_default=True,
+              help="table for people, json for programs (the SimulationResult contract).")
+@click.option("--seed", type=int, default=None, help="Override the scenario's seed.")
+@click.option("--until", callback=_duration, default=None,
+              help="Simulated end time (e.g. 10m); default: the scenario's, else until nothing more can happen.")
+@click.option("--explain", "explain_pod", metavar="POD", default=None,
+              help="Print why POD (namespace/name or name) was placed, pending or preempted.")
+@click.option("--decisions", is_flag=True,
+              help="With --output json: include every scheduling attempt and preemption decision.")
+@click.option("--progress/--no-progress", default=None, help="Show a progress bar (default: when stderr is a terminal).")
+def simulate(
+    scenario: str,
+    output: str,
+    seed: int | None,
+    until: float | None,
+    explain_pod: str | None,
+    decisions: bool,
+    progress: bool | None,
+) -> None:
+    """Simulate SCENARIO (a YAML file or a directory of them) and report what the scheduler did."""
+    show_progress = sys.stderr.isatty() if progress is None else progress
+    try:
+        result = run_simulation(scenario, seed, until, decisions or explain_pod is not None, show_progress)
+    except KubeschedError as err:
+        click.echo(f"error: {err}", err=True)
+        sys.exit(2)
+    if output == "json":
+        if explain_pod is None and not decisions:
+            result.pop("preemptionDecisions", None)
+            result.pop("attempts", None)
+        click.echo(json.dumps(result, indent=2))
+        return
+    console = Console(highlight=False)
+    render_result(console, result)
+    if explain_pod is not None:
+        render_explain(console, result, explain_pod)
