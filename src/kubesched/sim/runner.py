@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 from typing import Any
@@ -88,7 +89,7 @@ class Simulation:
         )
         self.scheduler.start()
         for step in scenario.steps:
-            self.loop.call_at(step.at, lambda step=step: self._apply(step))
+            self.loop.call_at(step.at, functools.partial(self._apply, step))
         self._backoff_timer_at: float | None = None
         self._unschedulable_timer_at: float | None = None
 

@@ -11,10 +11,10 @@ from typing import Any
 
 import numpy as np
 
-from kubesched.cluster.objcopy import deep_copy
 from kubesched.cluster.embedded.admission import Admission
 from kubesched.cluster.embedded.nodeagent import NodeAgent
 from kubesched.cluster.embedded.store import ObjectStore
+from kubesched.cluster.objcopy import deep_copy
 from kubesched.cluster.protocol import ApiError, ClusterEventHandler, Obj, is_namespaced, key_of
 from kubesched.sim.clock import EventLoop
 from kubesched.sim.eventlog import EventLog

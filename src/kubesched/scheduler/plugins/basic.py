@@ -101,7 +101,7 @@ class DefaultBinder:
     name = "DefaultBinder"
 
     def __init__(self, args: dict[str, Any], handle: Handle) -> None:
-        self.handle = handle
+        self.handle: Any = handle
 
     def bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
         self.handle.cluster.bind(pod.obj, node_name)
