@@ -18,6 +18,7 @@ from kubesched.cluster.embedded.admission import ensure_system_priority_classes
 from kubesched.cluster.embedded.cluster import EmbeddedCluster
 from kubesched.scheduler.scheduler import Scheduler
 from kubesched.sim.clock import EventLoop
+from kubesched.sim.driver import SchedulerDriver
 from kubesched.sim.eventlog import EventLog
 
 
@@ -45,6 +46,7 @@ class Bench:
         ensure_system_priority_classes(self.cluster.store)
         self.scheduler = Scheduler(self.cluster, None, np.random.default_rng(seed + 1), self.loop.now)
         self.scheduler.start()
+        self.driver = SchedulerDriver(self.loop, self.scheduler)
 
     def create(self, objs: Iterable[dict[str, Any]]) -> None:
         for obj in objs:
@@ -52,13 +54,7 @@ class Bench:
 
     def drain(self) -> int:
         """Run the event loop and scheduler until nothing is due now; return cycles run."""
-        cycles = 0
-        while True:
-            ran = self.loop.run_due()
-            n = self.scheduler.schedule_pending()
-            cycles += n
-            if not ran and not n:
-                return cycles
+        return self.driver.run_instant()
 
     def advance(self, seconds: float) -> None:
         target = self.loop.now() + seconds
@@ -68,8 +64,11 @@ class Bench:
                 break
         self.drain()
 
-    def bound(self) -> int:
-        return sum(1 for p in self.cluster.store.iter("Pod") if (p.get("spec") or {}).get("nodeName"))
+    def bound(self, names: set[str] | None = None) -> int:
+        return sum(
+            1 for p in self.cluster.store.iter("Pod")
+            if (p.get("spec") or {}).get("nodeName") and (names is None or p["metadata"]["name"] in names)
+        )
 
     def measure(self, name: str, objs: list[dict[str, Any]], settle: float = 0.0,
                 trace_memory: bool = False) -> Measurement:
@@ -78,7 +77,6 @@ class Bench:
         if trace_memory:
             tracemalloc.start()
         start = time.perf_counter()
-        before = self.bound()
         self.create(objs)
         self.drain()
         if settle:
@@ -88,4 +86,5 @@ class Bench:
         if trace_memory:
             _, peak = tracemalloc.get_traced_memory()
             tracemalloc.stop()
-        return Measurement(name, self.bound() - before, seconds, peak / 2**20)
+        names = {o["metadata"]["name"] for o in objs if o.get("kind") == "Pod"}
+        return Measurement(name, self.bound(names), seconds, peak / 2**20)

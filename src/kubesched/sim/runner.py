@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import math
 from collections.abc import Callable
 from typing import Any
 
@@ -15,11 +14,10 @@ from kubesched.cluster.embedded.cluster import EmbeddedCluster
 from kubesched.cluster.protocol import ApiError, Obj, key_of
 from kubesched.scheduler.scheduler import Scheduler
 from kubesched.sim.clock import EventLoop
+from kubesched.sim.driver import SchedulerDriver
 from kubesched.sim.eventlog import EventLog
 from kubesched.sim.result import build_result
 
-BACKOFF_FLUSH_PERIOD = 1.0
-UNSCHEDULABLE_FLUSH_PERIOD = 30.0
 QUIET_HORIZON = 600.0  # without `until`: how long pods may keep backing off once nothing else happens
 
 ProgressCallback = Callable[[float, float | None], None]
@@ -90,8 +88,7 @@ class Simulation:
         self.scheduler.start()
         for step in scenario.steps:
             self.loop.call_at(step.at, functools.partial(self._apply, step))
-        self._backoff_timer_at: float | None = None
-        self._unschedulable_timer_at: float | None = None
+        self.driver = SchedulerDriver(self.loop, self.scheduler)
 
     # -- steps ----------------------------------------------------------------------------------
     def _apply(self, step: Step) -> None:
@@ -109,45 +106,11 @@ class Simulation:
             self.log.reject(step.kind or "?", f"{step.namespace}/{step.name}" if step.namespace else str(step.name),
                             err.code, err.message)
 
-    # -- periodic queue flushes (background: they do not keep a run alive) ----------------------
-    def _arm_flush_timers(self) -> None:
-        queue = self.scheduler.queue
-        now = self.loop.now()
-        expiry = queue.next_backoff_expiry()
-        if expiry is not None:
-            tick = max(math.ceil(max(expiry, now) / BACKOFF_FLUSH_PERIOD) * BACKOFF_FLUSH_PERIOD, now)
-            if self._backoff_timer_at is None or tick < self._backoff_timer_at:
-                self._backoff_timer_at = tick
-                self.loop.call_at(tick, self._flush_backoff, background=True)
-        oldest = queue.oldest_unschedulable_timestamp()
-        if oldest is not None:
-            due = oldest + queue.max_in_unschedulable
-            tick = (math.floor(due / UNSCHEDULABLE_FLUSH_PERIOD) + 1) * UNSCHEDULABLE_FLUSH_PERIOD
-            tick = max(tick, now)
-            if self._unschedulable_timer_at is None or tick < self._unschedulable_timer_at:
-                self._unschedulable_timer_at = tick
-                self.loop.call_at(tick, self._flush_unschedulable, background=True)
-
-    def _flush_backoff(self) -> None:
-        if self._backoff_timer_at is not None and self._backoff_timer_at <= self.loop.now():
-            self._backoff_timer_at = None
-        self.scheduler.queue.flush_backoff_completed()
-
-    def _flush_unschedulable(self) -> None:
-        if self._unschedulable_timer_at is not None and self._unschedulable_timer_at <= self.loop.now():
-            self._unschedulable_timer_at = None
-        self.scheduler.queue.flush_unschedulable_leftover()
-
     # -- the loop -------------------------------------------------------------------------------
     def run(self, progress: ProgressCallback | None = None) -> dict[str, Any]:
         loop = self.loop
         while True:
-            while True:
-                ran = loop.run_due()
-                scheduled = self.scheduler.schedule_pending()
-                if not ran and not scheduled:
-                    break
-            self._arm_flush_timers()
+            self.driver.run_instant()
             if progress is not None:
                 progress(loop.now(), self.until)
             if self.until is None and not self._more_can_happen():

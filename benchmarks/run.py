@@ -1,0 +1,29 @@
+"""Run every benchmark and print one line each: ``python benchmarks/run.py [--quick]``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+import preemption_basic  # noqa: E402
+import scheduling_basic  # noqa: E402
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="small sizes (a smoke run)")
+    quick = parser.parse_args().quick
+    if quick:
+        print(scheduling_basic.run(500, 100, 1000).line())
+        print(preemption_basic.run(100).line())
+        return
+    print(scheduling_basic.run(5000, 1000, 10000).line(), flush=True)
+    print(preemption_basic.run(500).line(), flush=True)
+    print(preemption_basic.run(5000).line(), flush=True)
+
+
+if __name__ == "__main__":
+    main()
