@@ -8,6 +8,7 @@ import numpy as np
 
 from kubesched.cluster.protocol import ApiError, Obj
 from kubesched.scheduler.framework.types import DISRUPTION_TARGET, PREEMPTION_BY_SCHEDULER, PodInfo
+from kubesched.timefmt import rfc3339
 
 if TYPE_CHECKING:
     from kubesched.scheduler.cache import Cache
@@ -82,6 +83,9 @@ class ProfileHandle:
             "status": "True",
             "reason": PREEMPTION_BY_SCHEDULER,
             "message": f"{preemptor.scheduler_name}: preempting to accommodate a higher priority pod",
+            # upstream builds the condition afresh on each preemption (from the preemptor's status),
+            # so re-preempting a terminating victim changes it again and produces an update event
+            "lastTransitionTime": rfc3339(self._scheduler.clock()),
         }
         try:
             cluster.patch_pod_status(victim.obj, {"conditions": [condition]})
