@@ -52,31 +52,39 @@ def schedule_one(sched: Scheduler) -> bool:
     qpi = sched.queue.pop()
     if qpi is None:
         return False
+    sched.in_flight = qpi.pod.uid
+    try:
+        _schedule_queued(sched, qpi)
+    finally:
+        sched.finish_cycle()
+    return True
+
+
+def _schedule_queued(sched: Scheduler, qpi: QueuedPodInfo) -> None:
     pod = qpi.pod
     fwk = sched.framework_for(pod)
     if fwk is None:
-        return True
+        return
     if pod.deleting:
         sched.cluster.record_event(
             pod.obj, type="Warning", reason="FailedScheduling", action="Scheduling",
             note=f"skip schedule deleting pod: {pod.key}",
         )
-        return True
+        return
     if sched.cache.is_assumed(pod.uid):
-        return True
+        return
     state = CycleState()
     sched.cache.update_snapshot()
     try:
         node_name, scores = _schedule_pod(sched, fwk, state, pod)
     except FitError as fit:
         _after_fit_error(sched, fwk, state, qpi, fit)
-        return True
+        return
     except _NoNodes:
         sched.metrics.schedule_attempts["unschedulable"] += 1
         _handle_failure(sched, qpi, Status.unresolvable(NO_NODES), NO_NODES, "")
-        return True
+        return
     _assume_and_bind(sched, fwk, state, qpi, node_name, scores)
-    return True
 
 
 class _NoNodes(Exception):

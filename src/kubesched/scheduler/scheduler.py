@@ -111,6 +111,10 @@ class Scheduler:
         self.settings = parse_configuration(config)
         self.cache = Cache()
         self.next_start_node_index = 0
+        # updates of the pod being scheduled are applied once its cycle has finished: a real
+        # scheduler sees its own mid-cycle API writes only later, through the watch
+        self.in_flight: str | None = None
+        self._deferred: list[tuple[Obj, Obj]] = []
         nominator = q.Nominator(self._exists_unassigned)
         self.frameworks: dict[str, Framework] = {}
         handles: dict[str, ProfileHandle] = {}
@@ -208,6 +212,9 @@ class Scheduler:
             return
         if old["metadata"].get("resourceVersion") == new["metadata"].get("resourceVersion"):
             return
+        if self.in_flight is not None and new["metadata"].get("uid") == self.in_flight:
+            self._deferred.append((old, new))
+            return
         queued = self.queue.queued(new["metadata"].get("uid", ""))
         new_info = PodInfo.from_pod(new, queued.pod if queued is not None else None)
         if self.cache.is_assumed(new_info.uid):
@@ -258,6 +265,13 @@ class Scheduler:
             return find_untolerated_taint(info.taints, pod.tolerations, ("NoSchedule",)) is None
 
         return check
+
+    def finish_cycle(self) -> None:
+        """Replay updates of the pod whose cycle just ended."""
+        self.in_flight = None
+        deferred, self._deferred = self._deferred, []
+        for old, new in deferred:
+            self.on_update("Pod", old, new)
 
     # -- running --------------------------------------------------------------------------------
     def schedule_pending(self) -> int:
