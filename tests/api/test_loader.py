@@ -195,7 +195,7 @@ def test_json_syntax_errors_name_the_line(tmp_path: Path) -> None:
         (("- just\n- a list\n",), "an object must be a mapping, got list"),
         (("hello\n",), "an object must be a mapping, got string"),
         (("apiVersion: v1\nkind: List\nitems: 3\n",), "a List needs an `items` list"),
-        (("apiVersion: v1\nkind: Service\nmetadata: {name: s}\n",), 'unsupported kind "Service"'),
+        (("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: s}\n",), 'unsupported kind "ConfigMap"'),
         (("apiVersion: v1\nkind: List\nitems: [{apiVersion: kubesched.io/v1alpha1, kind: Scenario}]\n",),
          "a Scenario cannot be an item of a List"),
     ],

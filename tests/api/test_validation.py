@@ -71,6 +71,11 @@ VALID: dict[str, dict[str, Any]] = {
                            "template": template()}},
     "Job": {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j"},
             "spec": {"completions": 3, "parallelism": 2, "template": template(restartPolicy="Never")}},
+    "Service": {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web", "namespace": "default"},
+                "spec": {"selector": {"app": "web"}}},
+    "ReplicationController": {"apiVersion": "v1", "kind": "ReplicationController",
+                              "metadata": {"name": "rc", "namespace": "default"},
+                              "spec": {"selector": {"app": "rc"}}},
     "NodeResourceTopology": {"apiVersion": "topology.node.k8s.io/v1alpha2", "kind": "NodeResourceTopology",
                              "metadata": {"name": "n1"}, "topologyPolicies": ["SingleNUMANodeContainerLevel"],
                              "zones": [{"name": "node-0", "type": "Node",
@@ -121,7 +126,7 @@ def test_every_supported_kind_has_a_valid_example() -> None:
 
 CASES: list[tuple[str, str, Any, str | None, str]] = [
     # kind, path to change, new value, expected error path, expected message fragment
-    ("Pod", "kind", "Service", "kind", 'unsupported kind "Service"'),
+    ("Pod", "kind", "ConfigMap", "kind", 'unsupported kind "ConfigMap"'),
     ("Pod", "kind", DELETE, "kind", "required value"),
     ("Pod", "apiVersion", "apps/v1", "apiVersion", 'served by apiVersion "v1"'),
     ("Pod", "apiVersion", DELETE, "apiVersion", "required value"),

@@ -62,6 +62,8 @@ class Scenario:
     objects: list[dict[str, Any]] = field(default_factory=list)
     steps: list[Step] = field(default_factory=list)
     sources: list[str] = field(default_factory=list)
+    #: ``spec.cluster``: settings of the embedded cluster's subsystems (admission, eviction, ...)
+    cluster: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -239,6 +241,7 @@ def load_scenario(path: str | Path) -> Scenario:
         scenario.seed = spec.get("seed") or 0
         if spec.get("until") is not None:
             scenario.until = parse_duration(spec["until"])
+        scenario.cluster = copy.deepcopy(spec.get("cluster") or {})
         if spec.get("schedulerConfiguration") is not None:
             scenario.scheduler_configuration = copy.deepcopy(spec["schedulerConfiguration"])
         steps = [_step(raw, f"{doc.source}, spec.steps[{i}]") for i, raw in enumerate(spec.get("steps") or [])]

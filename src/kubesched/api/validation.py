@@ -34,6 +34,7 @@ from kubesched.api._checks import (
     type_name,
 )
 from kubesched.api.selectors import LabelSelector
+from kubesched.api.validation_cluster import validate_cluster_config
 from kubesched.api.validation_pod import (
     check_pod_metadata_fields,
     check_taints,
@@ -56,6 +57,8 @@ KINDS: MappingProxyType[str, tuple[str, bool]] = MappingProxyType(
         "DaemonSet": ("apps/v1", True),
         "Job": ("batch/v1", True),
         "NodeResourceTopology": ("topology.node.k8s.io/v1alpha2", False),
+        "Service": ("v1", True),
+        "ReplicationController": ("v1", True),
         "Scenario": ("kubesched.io/v1alpha1", False),
     }
 )
@@ -65,7 +68,7 @@ QUOTA_SCOPES = ("Terminating", "NotTerminating", "BestEffort", "NotBestEffort", 
                 "CrossNamespacePodAffinity")
 POD_PHASES = ("Pending", "Running", "Succeeded", "Failed", "Unknown")
 WORKLOAD_KINDS = frozenset({"Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "Job"})
-_SCENARIO_SPEC_FIELDS = frozenset({"seed", "until", "schedulerConfiguration", "steps"})
+_SCENARIO_SPEC_FIELDS = frozenset({"seed", "until", "schedulerConfiguration", "steps", "cluster"})
 _STEP_ACTIONS = ("create", "delete", "patch")
 
 
@@ -370,13 +373,29 @@ def _validate_scenario(obj: dict[str, Any], path: str, errs: Errors) -> None:
         if config.get("kind") != SCHEDULER_CONFIGURATION_KIND:
             errs.append((key_path(cpath, "kind"), f'must be "{SCHEDULER_CONFIGURATION_KIND}"'))
         expect_str(config.get("apiVersion"), key_path(cpath, "apiVersion"), errs)
+    if spec.get("cluster") is not None:
+        validate_cluster_config(spec["cluster"], key_path(spath, "cluster"), errs)
     steps_path = key_path(spath, "steps")
     for i, step in enumerate(expect_list(spec.get("steps"), steps_path, errs) or []):
         _validate_step(step, idx_path(steps_path, i), errs)
 
 
+def _validate_service(obj: dict[str, Any], path: str, errs: Errors) -> None:
+    """Services and ReplicationControllers matter to the scheduler only through their selector
+    (PodTopologySpread's system default constraints)."""
+    spath = key_path(path, "spec")
+    spec = expect_dict(obj.get("spec"), spath, errs)
+    if spec is None:
+        return
+    selector = expect_dict(spec.get("selector"), key_path(spath, "selector"), errs)
+    for key, value in (selector or {}).items():
+        expect_str(value, key_path(key_path(spath, "selector"), str(key)), errs)
+
+
 _VALIDATORS = MappingProxyType(
     {
+        "Service": _validate_service,
+        "ReplicationController": _validate_service,
         "Node": _validate_node,
         "Pod": _validate_pod,
         "Namespace": _validate_namespace,

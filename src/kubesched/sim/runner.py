@@ -12,6 +12,7 @@ from kubesched.api.loader import Scenario, Step
 from kubesched.cluster.embedded.admission import ensure_system_priority_classes
 from kubesched.cluster.embedded.cluster import EmbeddedCluster
 from kubesched.cluster.protocol import ApiError, Obj, key_of
+from kubesched.scheduler.config import ConfigError
 from kubesched.scheduler.scheduler import Scheduler
 from kubesched.sim.clock import EventLoop
 from kubesched.sim.driver import SchedulerDriver
@@ -75,16 +76,20 @@ class Simulation:
         self.history = PodHistory()
         self.cluster.store.watch(self.history)
         ensure_system_priority_classes(self.cluster.store)
+        self.cluster.configure(scenario.cluster)
         self.cluster.start_controllers()
+        try:
+            self.scheduler = Scheduler(
+                self.cluster,
+                scenario.scheduler_configuration,
+                np.random.default_rng(scheduler_seq),
+                self.loop.now,
+                record_attempts=record_attempts,
+            )
+        except ConfigError as err:
+            raise ConfigError(f"scenario {scenario.name}: spec.schedulerConfiguration: {err}") from err
         for obj in scenario.objects:
             self.cluster.create(obj)
-        self.scheduler = Scheduler(
-            self.cluster,
-            scenario.scheduler_configuration,
-            np.random.default_rng(scheduler_seq),
-            self.loop.now,
-            record_attempts=record_attempts,
-        )
         self.scheduler.start()
         for step in scenario.steps:
             self.loop.call_at(step.at, functools.partial(self._apply, step))

@@ -41,6 +41,14 @@ class EmbeddedCluster:
         self.node_agent = NodeAgent(self)
         self.store.watch(_Timeline(self))
         self.controllers: list[Any] = []
+        self.settings: dict[str, Any] = {}
+
+    def configure(self, settings: dict[str, Any]) -> None:
+        """Apply a Scenario's ``spec.cluster`` (validated by the loader)."""
+        self.settings = settings
+        admission = settings.get("admission") or {}
+        if admission.get("limitedResources"):
+            self.admission.limited_resources = list(admission["limitedResources"])
 
     def start_controllers(self) -> None:
         from kubesched.cluster.embedded.controllers import start_controllers
