@@ -73,6 +73,7 @@ def plugin_registry() -> dict[str, Callable[[dict[str, Any], Handle], Any]]:
     from kubesched.scheduler.plugins.nodeports import NodePorts
     from kubesched.scheduler.plugins.noderesources import NodeResourcesBalancedAllocation, NodeResourcesFit
     from kubesched.scheduler.plugins.podtopologyspread import PodTopologySpread
+    from kubesched.scheduler.plugins.preemptiontoleration import PreemptionToleration, StrictPDBPreemption
     from kubesched.scheduler.plugins.tainttoleration import TaintToleration
 
     classes: list[Any] = [
@@ -90,6 +91,8 @@ def plugin_registry() -> dict[str, Callable[[dict[str, Any], Handle], Any]]:
         ImageLocality,
         DefaultBinder,
         DefaultPreemption,
+        PreemptionToleration,
+        StrictPDBPreemption,
     ]
     return {cls.name: cls for cls in classes}
 

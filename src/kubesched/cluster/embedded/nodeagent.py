@@ -69,6 +69,9 @@ class NodeAgent:
         new_status["phase"] = "Running"
         new_status.setdefault("startTime", rfc3339(now))
         conditions = [c for c in new_status.get("conditions") or [] if c.get("type") != "Ready"]
+        if not any(c.get("type") == "PodScheduled" for c in conditions):
+            # a pod created with spec.nodeName never went through binding: the kubelet records it
+            conditions.append({"type": "PodScheduled", "status": "True", "lastTransitionTime": rfc3339(now)})
         conditions.append({"type": "Ready", "status": "True", "lastTransitionTime": rfc3339(now)})
         new_status["conditions"] = conditions
         new = dict(pod)

@@ -1,0 +1,76 @@
+"""Preemption variants beyond upstream kube-scheduler (opt-in through KubeSchedulerConfiguration).
+
+- ``PreemptionToleration`` (kubernetes-sigs/scheduler-plugins): a PriorityClass can protect its pods
+  from preemptors below a minimum priority, for a toleration period after they were scheduled.
+  Annotations on the *victim's* PriorityClass:
+  ``preemption-toleration.scheduling.sigs.k8s.io/minimum-preemptable-priority`` (default: the class
+  value + 1) and ``preemption-toleration.scheduling.sigs.k8s.io/toleration-seconds`` (default 0;
+  negative: forever). Pods without a PriorityClass are never exempt.
+- ``StrictPDBPreemption`` (KEP-3280's idea, kubesched's name): like DefaultPreemption but a candidate
+  node whose victims would violate a PodDisruptionBudget is not a candidate at all; a preemptor that
+  can only be placed by violating a budget stays pending.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kubesched.scheduler.framework.interface import Handle
+from kubesched.scheduler.framework.types import PodInfo
+from kubesched.scheduler.plugins.defaultpreemption import Candidate, DefaultPreemption
+from kubesched.timefmt import parse_rfc3339
+
+MIN_PREEMPTABLE = "preemption-toleration.scheduling.sigs.k8s.io/minimum-preemptable-priority"
+TOLERATION_SECONDS = "preemption-toleration.scheduling.sigs.k8s.io/toleration-seconds"
+
+
+def toleration_policy(priority_class: dict[str, Any]) -> tuple[int, int]:
+    """(minimum preemptable priority, toleration seconds) of a PriorityClass; raises ValueError."""
+    annotations = (priority_class.get("metadata") or {}).get("annotations") or {}
+    value = int(priority_class.get("value") or 0)
+    minimum = int(annotations.get(MIN_PREEMPTABLE, value + 1))
+    seconds = int(annotations.get(TOLERATION_SECONDS, 0))
+    return minimum, seconds
+
+
+def exempted_from_preemption(victim: PodInfo, preemptor: PodInfo, priority_class: dict[str, Any] | None,
+                             now: float) -> bool:
+    if priority_class is None:
+        return False
+    try:
+        minimum, seconds = toleration_policy(priority_class)
+    except ValueError:
+        return False
+    if preemptor.priority >= minimum:
+        return False
+    if seconds < 0:
+        return True
+    scheduled = victim.condition("PodScheduled")
+    if scheduled is None or scheduled.get("status") != "True":
+        return True
+    since = scheduled.get("lastTransitionTime")
+    scheduled_at = parse_rfc3339(since) if since else now
+    return scheduled_at + seconds > now
+
+
+class PreemptionToleration(DefaultPreemption):
+    name = "PreemptionToleration"
+
+    def __init__(self, args: dict[str, Any], handle: Handle) -> None:
+        super().__init__(args, handle)
+
+    def can_be_victim(self, victim: PodInfo, preemptor: PodInfo) -> bool:
+        if victim.priority >= preemptor.priority:
+            return False
+        class_name = victim.spec.get("priorityClassName")
+        if not class_name:
+            return True
+        pc = self.handle.cluster.get("PriorityClass", "", class_name)
+        return not exempted_from_preemption(victim, preemptor, pc, self.handle.now())
+
+
+class StrictPDBPreemption(DefaultPreemption):
+    name = "StrictPDBPreemption"
+
+    def candidate_allowed(self, candidate: Candidate) -> bool:
+        return candidate.pdb_violations == 0
