@@ -7,6 +7,7 @@ import sys
 import click
 
 from kubesched import __version__
+from kubesched.cli.explain import explain
 from kubesched.cli.simulate import simulate
 
 
@@ -20,6 +21,7 @@ def cli() -> None:
 
 
 cli.add_command(simulate)
+cli.add_command(explain)
 
 
 def main() -> None:

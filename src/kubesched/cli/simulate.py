@@ -10,21 +10,12 @@ import click
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-from kubesched.api.durations import parse_duration
 from kubesched.api.errors import KubeschedError
 from kubesched.api.loader import load_scenario
+from kubesched.cli.options import duration_option
 from kubesched.cli.render import render_explain, render_result
 from kubesched.sim.result import build_result
 from kubesched.sim.runner import Simulation
-
-
-def _duration(ctx: click.Context, param: click.Parameter, value: str | None) -> float | None:
-    if value is None:
-        return None
-    try:
-        return parse_duration(value)
-    except ValueError as err:
-        raise click.BadParameter(str(err)) from err
 
 
 def run_simulation(
@@ -59,8 +50,7 @@ def run_simulation(
 @click.option("--output", "-o", type=click.Choice(["table", "json"]), default="table", show_default=True,
               help="table for people, json for programs (the SimulationResult contract).")
 @click.option("--seed", type=int, default=None, help="Override the scenario's seed.")
-@click.option("--until", callback=_duration, default=None,
-              help="Simulated end time (e.g. 10m); default: the scenario's, else until nothing more can happen.")
+@duration_option("--until", help="Simulated end time (e.g. 10m); default: the scenario's, else until nothing more can happen.")
 @click.option("--explain", "explain_pod", metavar="POD", default=None,
               help="Print why POD (namespace/name or name) was placed, pending or preempted.")
 @click.option("--decisions", is_flag=True,

@@ -40,6 +40,7 @@ class Candidate:
     node: str
     victims: list[PodInfo]
     pdb_violations: int
+    violating: list[str] = field(default_factory=list)  # keys of victims whose eviction violates a PDB
 
 
 @dataclass
@@ -68,6 +69,7 @@ class PreemptionRecord:
                     "node": c.node,
                     "pdbViolations": c.pdb_violations,
                     "victims": [{"pod": v.key, "priority": v.priority} for v in c.victims],
+                    "pdbViolatingVictims": list(c.violating),
                 }
                 for c in self.candidates
             ],
@@ -120,6 +122,7 @@ class DefaultPreemption:
         self.min_candidate_nodes_absolute = _int_arg(args, "minCandidateNodesAbsolute", 100, 0, 2**31 - 1)
         if self.min_candidate_nodes_percentage == 0 and self.min_candidate_nodes_absolute == 0:
             raise ValueError("minCandidateNodesPercentage and minCandidateNodesAbsolute cannot both be zero")
+        self._dry_run = False
 
     # -- hooks a variant (PreemptionToleration, strict PDBs) may override ------------------------
     def can_be_victim(self, victim: PodInfo, preemptor: PodInfo) -> bool:
@@ -173,6 +176,27 @@ class DefaultPreemption:
         record.outcome = "preempted"
         return PostFilterResult(best.node), Status(Code.SUCCESS)
 
+    def dry_run(self, state: CycleState, pod: PodInfo, statuses: dict[str, Status]) -> PreemptionRecord:
+        """What preemption would do for ``pod`` now, without acting (for ``explain``/what-if)."""
+        record = PreemptionRecord(time=self.handle.now(), pod=pod.key, priority=pod.priority)
+        ok, msg = self._eligible(pod, statuses.get(pod.nominated_node_name))
+        if not ok:
+            record.outcome, record.message = "not eligible", msg
+            return record
+        self._dry_run = True
+        try:
+            candidates, node_statuses = self._find_candidates(state, pod, statuses, record)
+            if not candidates:
+                record.outcome = "no candidates"
+                record.rejected_nodes = {n: st.message() for n, st in node_statuses.items()}
+                record.message = fit_error_message(len(node_statuses), "", node_statuses.values(), "")
+                return record
+            record.chosen = self._select_candidate(candidates, record).node
+            record.outcome = "would preempt"
+            return record
+        finally:
+            self._dry_run = False
+
     def _eligible(self, pod: PodInfo, nominated_status: Status | None) -> tuple[bool, str]:
         if pod.preemption_policy == "Never":
             return False, NEVER
@@ -201,7 +225,7 @@ class DefaultPreemption:
             else:
                 potential.append(info)
         if not potential:
-            if pod.nominated_node_name:
+            if pod.nominated_node_name and not self._dry_run:
                 handle.clear_nominated_node_name(pod)
             return [], node_statuses
         pdbs = handle.list("PodDisruptionBudget")
@@ -210,44 +234,44 @@ class DefaultPreemption:
         num_candidates = min(num_candidates, n)
         offset = int(handle.rng.integers(n))
         non_violating: list[Candidate] = []
-        violating: list[Candidate] = []
+        violating_candidates: list[Candidate] = []
         for i in range(n):
             info = potential[(offset + i) % n]
-            victims, violations, status = self.select_victims_on_node(state.clone(), pod, info.clone(), pdbs)
+            victims, violating, status = self.select_victims_on_node(state.clone(), pod, info.clone(), pdbs)
             if status is None and victims:
-                candidate = Candidate(info.name, victims, violations)
+                candidate = Candidate(info.name, victims, len(violating), violating)
                 if not self.candidate_allowed(candidate):
                     node_statuses[info.name] = Status.unschedulable("preemption would violate a PodDisruptionBudget")
                     continue
-                (violating if violations else non_violating).append(candidate)
-                if non_violating and len(non_violating) + len(violating) >= num_candidates:
+                (violating_candidates if violating else non_violating).append(candidate)
+                if non_violating and len(non_violating) + len(violating_candidates) >= num_candidates:
                     break
                 continue
             if status is None:
                 status = Status.error(f'expected at least one victim pod on node "{info.name}"')
             node_statuses[info.name] = status
-        candidates = non_violating + violating
+        candidates = non_violating + violating_candidates
         record.candidates = candidates
         return candidates, node_statuses
 
     def select_victims_on_node(
         self, state: CycleState, pod: PodInfo, node: NodeInfo, pdbs: list[dict[str, Any]]
-    ) -> tuple[list[PodInfo], int, Status | None]:
+    ) -> tuple[list[PodInfo], list[str], Status | None]:
+        """Upstream SelectVictimsOnNode: (victims, keys of the PDB-violating victims, failure)."""
         fwk = self.handle.framework
         potential = [p for p in node.pods if self.can_be_victim(p, pod)]
         for victim in potential:
             node.remove_pod(victim)
             fwk.run_remove_pod(state, pod, victim, node)
         if not potential:
-            return [], 0, Status.unresolvable(NO_VICTIMS)
+            return [], [], Status.unresolvable(NO_VICTIMS)
         status = fwk.run_filter_with_nominated(state, pod, node)
         if status is not None:
-            return [], 0, status
+            return [], [], status
         now = self.handle.now()
         potential.sort(key=lambda p: importance_key(p, now))
         violating, non_violating = pdb_violations(potential, pdbs)
         victims: list[PodInfo] = []
-        num_violating = 0
 
         def reprieve(p: PodInfo) -> bool:
             node.add_pod(p)
@@ -259,14 +283,15 @@ class DefaultPreemption:
             victims.append(p)
             return False
 
+        violating_keys: list[str] = []
         for p in violating:
             if not reprieve(p):
-                num_violating += 1
+                violating_keys.append(p.key)
         for p in non_violating:
             reprieve(p)
         # upstream #128307 (v1.32): victims re-sorted by importance so victims[0] is the most important
         victims.sort(key=lambda p: importance_key(p, now))
-        return victims, num_violating, None
+        return victims, violating_keys, None
 
     def _select_candidate(self, candidates: list[Candidate], record: PreemptionRecord) -> Candidate:
         if len(candidates) == 1:

@@ -1,0 +1,85 @@
+"""``kubesched explain``: why a pod is pending (or where and why it landed)."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from kubesched.analysis.diagnose import PodDiagnosis, diagnose
+from kubesched.api.errors import KubeschedError
+from kubesched.api.loader import load_scenario
+from kubesched.cli.options import duration_option
+from kubesched.sim.runner import Simulation
+
+
+def _split(pod: str) -> tuple[str, str]:
+    return tuple(pod.split("/", 1)) if "/" in pod else ("default", pod)  # type: ignore[return-value]
+
+
+def render_diagnosis(console: Console, d: PodDiagnosis, show_fitting: bool = False) -> None:
+    where = f"on {d.node}" if d.node else "not bound"
+    console.print(f"[bold]{d.pod}[/] (priority {d.priority}) is {d.phase}, {where}"
+                  + (f", nominated to {d.nominated_node}" if d.nominated_node else ""))
+    if d.pre_filter:
+        console.print(f"  rejected before filtering: {d.pre_filter}")
+    fitting = [v.node for v in d.verdicts if v.fits]
+    if d.verdicts:
+        console.print(f"  fits {len(fitting)} of {len(d.verdicts)} nodes"
+                      + (f": {', '.join(fitting[:10])}" + (" ..." if len(fitting) > 10 else "") if fitting else ""))
+    rejected = sorted((v for v in d.verdicts if not v.fits), key=lambda v: v.node)
+    if rejected:
+        table = Table(title="Every filter that rejects the pod, per node", title_justify="left")
+        for col in ("node", "plugin", "reason", "what would have to change"):
+            table.add_column(col, overflow="fold")
+        for v in rejected:
+            for i, failure in enumerate(v.failures):
+                hint = "; ".join(v.hints) if i == 0 else ""
+                table.add_row(v.node if i == 0 else "", failure["plugin"], failure["reason"], hint)
+        console.print(table)
+    if d.upstream_message:
+        console.print(f"  kube-scheduler would report: {d.upstream_message}")
+    p = d.preemption
+    if p is not None:
+        if p["outcome"] == "would preempt":
+            chosen = next(c for c in p["candidates"] if c["node"] == p["chosen"])
+            victims = ", ".join(f"{v['pod']} (priority {v['priority']})" for v in chosen["victims"])
+            console.print(f"  preemption would help: on {p['chosen']} (picked by {p['criterion']}), "
+                          f"evicting {victims}; PDB violations: {chosen['pdbViolations']}")
+            if len(p["candidates"]) > 1:
+                console.print("  other candidates: " + "; ".join(
+                    f"{c['node']}: {len(c['victims'])} victim(s)" for c in p["candidates"] if c["node"] != p["chosen"]))
+        else:
+            console.print(f"  preemption would not help: {p['outcome']}"
+                          + (f" — {p['message']}" if p["message"] else ""))
+
+
+@click.command()
+@click.argument("scenario", type=click.Path(exists=True))
+@click.argument("pod")
+@duration_option("--at", help="Diagnose the cluster as it is at this simulated time (default: the end).")
+@click.option("--seed", type=int, default=None, help="Override the scenario's seed.")
+@click.option("--output", "-o", type=click.Choice(["table", "json"]), default="table", show_default=True)
+def explain(scenario: str, pod: str, at: float | None, seed: int | None, output: str) -> None:
+    """Explain why POD (namespace/name or name) is pending in SCENARIO (a scenario or a snapshot of
+    manifests, e.g. `kubectl get nodes,pods,pdb,priorityclasses -A -o yaml`): every filter that rejects
+    it on every node, what would have to change, and whether preemption would help and whom it would
+    cost."""
+    namespace, name = _split(pod)
+    try:
+        sim = Simulation(load_scenario(scenario), seed=seed, until=at, record_attempts=True)
+        sim.run()
+        diagnosis = diagnose(sim.scheduler, namespace, name)
+    except KeyError as err:
+        click.echo(f"error: {err.args[0]}", err=True)
+        sys.exit(2)
+    except KubeschedError as err:
+        click.echo(f"error: {err}", err=True)
+        sys.exit(2)
+    if output == "json":
+        click.echo(json.dumps(diagnosis.to_dict(), indent=2))
+        return
+    render_diagnosis(Console(highlight=False), diagnosis)
