@@ -9,6 +9,7 @@ import click
 from kubesched import __version__
 from kubesched.cli.explain import explain
 from kubesched.cli.simulate import simulate
+from kubesched.cli.whatif import whatif_cmd
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -22,6 +23,7 @@ def cli() -> None:
 
 cli.add_command(simulate)
 cli.add_command(explain)
+cli.add_command(whatif_cmd, name="whatif")
 
 
 def main() -> None:

@@ -42,6 +42,7 @@ class PodHistory:
             "phase": phase,
             "priority": spec.get("priority", 0),
             "nominatedNodeName": status.get("nominatedNodeName") or None,
+            "priorityClassName": spec.get("priorityClassName") or None,
         }
 
     def on_add(self, kind: str, obj: Obj) -> None:

@@ -1,0 +1,96 @@
+"""``kubesched whatif``: what would change if ... — simulated twice, reported as a difference."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+import yaml
+from rich.console import Console
+from rich.table import Table
+
+from kubesched.analysis.whatif import Changes, load_change_objects, whatif
+from kubesched.api.errors import KubeschedError
+from kubesched.api.loader import load_scenario
+from kubesched.cli.options import duration_option
+from kubesched.report.html import whatif_report
+
+
+def render_whatif(console: Console, diff: dict[str, Any]) -> None:
+    console.print(f"[bold]What if[/] {'; '.join(diff['changes']) or '(no change)'} — {diff['scenario']}, seed {diff['seed']}")
+    summary = Table(title="Summary", title_justify="left")
+    for col in ("", "baseline", "changed"):
+        summary.add_column(col)
+    for key in ("scheduled", "pending", "preemptions", "victims"):
+        summary.add_row(key, str(diff["baseline"]["summary"][key]), str(diff["changed"]["summary"][key]))
+    console.print(summary)
+    pre = Table(title=f"Pods that would be preempted ({len(diff['preempted'])})", title_justify="left")
+    for col in ("t (s)", "victim", "prio", "preemptor", "node", "why this node", "PDB"):
+        pre.add_column(col, overflow="fold")
+    for p in diff["preempted"]:
+        pre.add_row(f"{p['time']:g}", p["victim"], str(p["victimPriority"]), p["preemptor"], p["node"],
+                    p["criterion"], "violated" if p["violatesPDB"] else "")
+    console.print(pre)
+    if diff["started"]:
+        console.print("Pending pods that would start: " + ", ".join(
+            f"{k} on {diff['changed']['pods'][k]['node']}" for k in diff["started"]))
+    if diff["stopped"]:
+        console.print("Running pods that would stop: " + ", ".join(diff["stopped"]))
+    impact = Table(title="Impact per PriorityClass and namespace", title_justify="left")
+    for col in ("namespace", "PriorityClass", "running", "pending", "preempted"):
+        impact.add_column(col)
+    for r in diff["impact"]:
+        impact.add_row(r["namespace"], r["priorityClass"], f"{r['runningBefore']} → {r['runningAfter']}",
+                       f"{r['pendingBefore']} → {r['pendingAfter']}", f"{r['preemptedBefore']} → {r['preemptedAfter']}")
+    console.print(impact)
+
+
+@click.command()
+@click.argument("snapshot", type=click.Path(exists=True))
+@click.option("--enable-preemption", "preemption", flag_value=True, default=None,
+              help="Baseline without preemption (as seed 003 rolls it out), changed with it.")
+@click.option("--disable-preemption", "preemption", flag_value=False, help="The reverse.")
+@click.option("--apply", "apply_files", multiple=True, type=click.Path(exists=True),
+              help="Manifests to add or replace (PriorityClasses, PDBs, pods, workloads...). Repeatable.")
+@click.option("--priority-class", "priority_classes", multiple=True, metavar="SELECTOR=CLASS",
+              help="Re-prioritise pods: SELECTOR is ns/name, ns/* or labels (app=batch); e.g. 'default/*=>low'. "
+                   "Write it as SELECTOR:CLASS.")
+@click.option("--cordon", multiple=True, metavar="NODE", help="Cordon a node. Repeatable.")
+@click.option("--drain", multiple=True, metavar="NODE", help="Cordon a node and delete its pods at t=0. Repeatable.")
+@click.option("--scheduler-config", type=click.Path(exists=True), help="KubeSchedulerConfiguration for the changed run.")
+@click.option("--seed", type=int, default=None)
+@duration_option("--until", help="Simulated duration of both runs (default: until nothing more happens).")
+@click.option("--output", "-o", type=click.Choice(["table", "json", "html"]), default="table", show_default=True)
+@click.option("--report", type=click.Path(dir_okay=False), help="Also write the self-contained HTML report here.")
+def whatif_cmd(snapshot: str, preemption: bool | None, apply_files: tuple[str, ...], priority_classes: tuple[str, ...],
+               cordon: tuple[str, ...], drain: tuple[str, ...], scheduler_config: str | None, seed: int | None,
+               until: float | None, output: str, report: str | None) -> None:
+    """Simulate SNAPSHOT (manifests, a scenario, or `kubectl get nodes,pods,pdb,priorityclasses,resourcequotas
+    -A -o yaml` output) as it is and with the changes, from the same seed, and report the difference."""
+    try:
+        changes = Changes(preemption=preemption, apply=load_change_objects(list(apply_files)),
+                          cordon=list(cordon), drain=list(drain))
+        for item in priority_classes:
+            selector, sep, pc = item.rpartition(":")
+            if not sep or not selector or not pc:
+                raise click.BadParameter(f"{item!r}: expected SELECTOR:CLASS", param_hint="--priority-class")
+            changes.priority_classes.append((selector, pc))
+        if scheduler_config:
+            changes.scheduler_configuration = yaml.safe_load(Path(scheduler_config).read_text())
+        diff = whatif(load_scenario(snapshot), changes, seed=seed, until=until)
+    except KubeschedError as err:
+        click.echo(f"error: {err}", err=True)
+        sys.exit(2)
+    if report:
+        Path(report).write_text(whatif_report(diff))
+    if output == "json":
+        click.echo(json.dumps(diff, indent=2))
+    elif output == "html":
+        click.echo(whatif_report(diff), nl=False)
+    else:
+        render_whatif(Console(highlight=False), diff)
+        if report:
+            click.echo(f"HTML report written to {report}")

@@ -1,0 +1,1 @@
+"""Reports for people: self-contained HTML with inline SVG plots (no JavaScript, works offline)."""

@@ -1,0 +1,94 @@
+"""Self-contained HTML reports (inline CSS and SVG; no scripts, no network)."""
+
+from __future__ import annotations
+
+from html import escape
+from typing import Any
+
+from kubesched.report.svg import bar_chart, step_chart
+from kubesched.sim.series import pod_counts_over_time
+
+STYLE = """
+body{font-family:sans-serif;margin:2em auto;max-width:980px;color:#222}
+table{border-collapse:collapse;margin:.5em 0 1.5em}td,th{border:1px solid #ccc;padding:3px 8px;font-size:13px}
+th{background:#f3f3f3;text-align:left}h1{font-size:22px}h2{font-size:17px;margin-top:1.6em}
+.muted{color:#777}
+"""
+
+
+def _table(headers: list[str], rows: list[list[Any]]) -> str:
+    if not rows:
+        return '<p class="muted">none</p>'
+    head = "".join(f"<th>{escape(h)}</th>" for h in headers)
+    body = "".join("<tr>" + "".join(f"<td>{escape(str(c))}</td>" for c in row) + "</tr>" for row in rows)
+    return f"<table><tr>{head}</tr>{body}</table>"
+
+
+def _page(title: str, sections: list[str]) -> str:
+    return (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{escape(title)}</title>"
+            f"<style>{STYLE}</style></head><body><h1>{escape(title)}</h1>" + "\n".join(sections) + "</body></html>\n")
+
+
+def whatif_report(diff: dict[str, Any]) -> str:
+    base, new = diff["baseline"], diff["changed"]
+    s = diff["summary"]
+    sections = [
+        "<p>Changes: " + escape("; ".join(diff["changes"]) or "none") + f" &middot; seed {diff['seed']}</p>",
+        _table(["", "baseline", "changed"], [
+            [k, base["summary"][k], new["summary"][k]] for k in ("scheduled", "pending", "preemptions", "victims")
+        ]),
+        f"<p>{s['newlyPreempted']} pod(s) newly preempted ({s['pdbViolations']} violating a PDB), "
+        f"{s['started']} pending pod(s) would start, {s['stopped']} running pod(s) would stop.</p>",
+    ]
+    impact = diff["impact"]
+    groups = [f"{r['priorityClass']} ({r['namespace']})" for r in impact]
+    sections.append(bar_chart("Running pods per PriorityClass (namespace)", groups, {
+        "baseline": [r["runningBefore"] for r in impact], "changed": [r["runningAfter"] for r in impact]},
+        y_label="pods"))
+    base_series, new_series = pod_counts_over_time(base["events"]), pod_counts_over_time(new["events"])
+    sections.append(step_chart("Pending pods over time", {
+        "baseline": base_series["pending"], "changed": new_series["pending"]}, x_label="simulated seconds",
+        y_label="pods"))
+    sections.append("<h2>Pods that would be preempted</h2>" + _table(
+        ["t (s)", "victim", "priority", "preemptor", "node", "deciding criterion", "violates PDB"],
+        [[f"{p['time']:g}", p["victim"], p["victimPriority"], p["preemptor"], p["node"], p["criterion"],
+          "yes" if p["violatesPDB"] else ""] for p in diff["preempted"]]))
+    sections.append("<h2>Pending pods that would start</h2>" + _table(
+        ["pod", "node"], [[k, new["pods"][k]["node"]] for k in diff["started"]]))
+    sections.append("<h2>Running pods that would stop</h2>" + _table(
+        ["pod", "phase after"], [[k, new["pods"].get(k, {}).get("phase", "-")] for k in diff["stopped"]]))
+    sections.append("<h2>Impact per PriorityClass and namespace</h2>" + _table(
+        ["namespace", "PriorityClass", "running before", "running after", "pending before", "pending after",
+         "preempted before", "preempted after"],
+        [[r["namespace"], r["priorityClass"], r["runningBefore"], r["runningAfter"], r["pendingBefore"],
+          r["pendingAfter"], r["preemptedBefore"], r["preemptedAfter"]] for r in impact]))
+    return _page(f"What if: {diff['scenario']}", sections)
+
+
+def simulation_report(result: dict[str, Any]) -> str:
+    s = result["summary"]
+    series = pod_counts_over_time(result["events"])
+    nodes = result["nodes"]
+
+    def pct(row: dict[str, Any], resource: str) -> float:
+        from kubesched.api.quantity import parse_quantity
+
+        alloc = parse_quantity(row[resource]["allocatable"])
+        return float(parse_quantity(row[resource]["requested"]) / alloc * 100) if alloc else 0.0
+
+    sections = [
+        f"<p>seed {result['seed']} &middot; ended at t={result['endTime']:g}s &middot; scheduled {s['scheduled']}, "
+        f"pending {s['pending']}, preemptions {s['preemptions']}, victims {s['victims']}</p>",
+        step_chart("Pods over time", {"pending": series["pending"], "running": series["running"]},
+                   x_label="simulated seconds", y_label="pods"),
+        bar_chart("Requested / allocatable per node at the end", [n["node"] for n in nodes], {
+            "cpu %": [pct(n, "cpu") for n in nodes], "memory %": [pct(n, "memory") for n in nodes]},
+            y_label="%"),
+        "<h2>Pods</h2>" + _table(["pod", "priority", "phase", "node", "nominated node"], [
+            [k, p["priority"], p["phase"], p["node"] or "-", p["nominatedNodeName"] or "-"]
+            for k, p in result["pods"].items()]),
+        "<h2>Timeline</h2>" + _table(["t (s)", "event", "pod", "node", "message"], [
+            [f"{e['time']:g}", e["reason"], e["pod"], e.get("node") or "", e.get("message") or ""]
+            for e in result["events"] if e["reason"] not in ("Created", "Started")]),
+    ]
+    return _page(f"Simulation: {result['scenario']}", sections)

@@ -1,0 +1,116 @@
+"""What-if: the diff reports exactly what running the changed scenario directly does."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+
+from kubesched.analysis.whatif import Changes, apply_changes, whatif
+from kubesched.api.loader import load_scenario
+from kubesched.sim.runner import run_scenario
+
+CLUSTER = """
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: low}
+value: 100
+---
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: high}
+value: 1000
+---
+apiVersion: v1
+kind: Node
+metadata: {name: n1}
+status: {allocatable: {cpu: "4", memory: 8Gi, pods: "10"}}
+---
+apiVersion: v1
+kind: Node
+metadata: {name: n2}
+status: {allocatable: {cpu: "4", memory: 8Gi, pods: "10"}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: batch-1, labels: {app: batch}}
+spec:
+  nodeName: n1
+  priorityClassName: low
+  containers: [{name: c, image: busybox, resources: {requests: {cpu: "3"}}}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: batch-2, labels: {app: batch}}
+spec:
+  nodeName: n2
+  priorityClassName: low
+  containers: [{name: c, image: busybox, resources: {requests: {cpu: "3500m"}}}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: api}
+spec:
+  priorityClassName: high
+  containers: [{name: c, image: nginx, resources: {requests: {cpu: "2"}}}]
+"""
+
+PDB = {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": "batch"},
+       "spec": {"maxUnavailable": 0, "selector": {"matchLabels": {"app": "batch"}}}}
+
+
+def _write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "cluster.yaml"
+    path.write_text(text)
+    return path
+
+
+def test_enabling_preemption_kills_exactly_the_pods_the_changed_run_kills(tmp_path: Path) -> None:
+    base = load_scenario(_write(tmp_path, CLUSTER))
+    diff = whatif(base, Changes(preemption=True))
+    assert diff["baseline"]["summary"]["preemptions"] == 0
+    assert diff["baseline"]["pods"]["default/api"]["phase"] == "Pending"
+    # the prediction: api preempts batch-1 on n1 (the node with the cheaper victim set)
+    assert [(p["victim"], p["preemptor"], p["node"]) for p in diff["preempted"]] == [
+        ("default/batch-1", "default/api", "n1")]
+    assert diff["started"] == ["default/api"]
+    assert diff["stopped"] == ["default/batch-1"]
+    # ... checked against simulating the changed scenario directly
+    _, changed = apply_changes(base, Changes(preemption=True))
+    changed_file = tmp_path / "changed.yaml"
+    docs = list(changed.objects) + [{"apiVersion": "kubesched.io/v1alpha1", "kind": "Scenario",
+                                     "metadata": {"name": "changed"},
+                                     "spec": {"schedulerConfiguration": changed.scheduler_configuration}}]
+    changed_file.write_text(yaml.safe_dump_all(docs))
+    direct = run_scenario(str(changed_file))
+    direct_victims = sorted(e["pod"] for e in direct["events"] if e["reason"] == "Preempted")
+    assert direct_victims == sorted(p["victim"] for p in diff["preempted"])
+    assert direct["pods"]["default/api"]["node"] == diff["changed"]["pods"]["default/api"]["node"]
+
+
+def test_adding_a_pdb_reports_the_violation(tmp_path: Path) -> None:
+    base = load_scenario(_write(tmp_path, CLUSTER))
+    diff = whatif(base, Changes(preemption=True, apply=[PDB]))
+    assert diff["summary"]["pdbViolations"] == 1
+    assert diff["preempted"][0]["violatesPDB"] is True
+
+
+def test_reprioritising_and_cordoning(tmp_path: Path) -> None:
+    base = load_scenario(_write(tmp_path, CLUSTER))
+    diff = whatif(base, Changes(priority_classes=[("app=batch", "high")], cordon=["n2"]))
+    # batch pods now share api's priority: nothing is preempted and api stays pending
+    assert diff["preempted"] == []
+    assert diff["changed"]["pods"]["default/api"]["phase"] == "Pending"
+    classes = {(r["priorityClass"], r["runningAfter"]) for r in diff["impact"]}
+    assert ("high", 2) in classes
+
+
+def test_drain_deletes_the_nodes_pods_and_reports_them_stopped(tmp_path: Path) -> None:
+    base = load_scenario(_write(tmp_path, CLUSTER))
+    diff = whatif(base, Changes(drain=["n1"]))
+    # baseline: api preempts batch-1 on n1; drained: n1 is cordoned, so api preempts batch-2 on n2
+    assert diff["baseline"]["pods"]["default/api"]["node"] == "n1"
+    assert diff["changed"]["pods"]["default/batch-1"]["phase"] == "Deleted"
+    assert diff["changed"]["pods"]["default/api"]["node"] == "n2"
+    assert diff["stopped"] == ["default/batch-2"]
+    assert [p["victim"] for p in diff["preempted"]] == ["default/batch-2"]

@@ -1,0 +1,91 @@
+"""The commands users type: exit codes, output formats, determinism."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from kubesched.cli.main import cli
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE = str(ROOT / "examples" / "preemption-design" / "example-1.yaml")
+
+
+def test_simulate_json_is_byte_identical_across_runs() -> None:
+    runner = CliRunner()
+    first = runner.invoke(cli, ["simulate", EXAMPLE, "-o", "json"])
+    second = runner.invoke(cli, ["simulate", EXAMPLE, "-o", "json"])
+    assert first.exit_code == 0, first.output
+    assert first.output == second.output
+    result = json.loads(first.output)
+    assert result["kind"] == "SimulationResult"
+    assert result["pods"]["default/c"]["node"] == "node-1"
+
+
+def test_simulate_table_shows_pods_nodes_and_timeline() -> None:
+    out = CliRunner().invoke(cli, ["simulate", EXAMPLE]).output
+    for text in ("Pods", "Nodes", "Timeline", "default/c", "Preempted"):
+        assert text in out
+
+
+def test_simulate_explain_shows_the_preemption_decision() -> None:
+    out = CliRunner().invoke(cli, ["simulate", EXAMPLE, "--explain", "c"]).output
+    assert "preemption for default/c: preempted" in out
+    assert "victims default/a(100), default/b(100)" in out
+
+
+def test_invalid_manifest_exits_2_naming_file_document_and_field(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nstatus: {allocatable: {cpu: 4}}\n---\n"
+                   "apiVersion: v1\nkind: Pod\nmetadata: {name: web}\n"
+                   "spec: {containers: [{name: c, image: x, resources: {requests: {cpu: 12x}}}]}\n")
+    result = CliRunner().invoke(cli, ["simulate", str(bad)])
+    assert result.exit_code == 2
+    assert "bad.yaml: document 2" in result.output
+    assert "spec.containers[0].resources.requests.cpu" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_invalid_scheduler_configuration_is_refused(tmp_path: Path) -> None:
+    bad = tmp_path / "cfg.yaml"
+    bad.write_text("apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nstatus: {allocatable: {cpu: 4}}\n---\n"
+                   "apiVersion: kubesched.io/v1alpha1\nkind: Scenario\nmetadata: {name: s}\nspec:\n"
+                   "  schedulerConfiguration:\n    apiVersion: kubescheduler.config.k8s.io/v1\n"
+                   "    kind: KubeSchedulerConfiguration\n"
+                   "    profiles: [{schedulerName: x, plugins: {multiPoint: {enabled: [{name: NoSuchPlugin}]}}}]\n")
+    result = CliRunner().invoke(cli, ["simulate", str(bad)])
+    assert result.exit_code == 2
+    assert "NoSuchPlugin" in result.output and "not registered" in result.output
+
+
+def test_explain_lists_every_failing_filter_and_preemption_outlook(tmp_path: Path) -> None:
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(
+        "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\n"
+        "spec: {unschedulable: true, taints: [{key: k, value: v, effect: NoSchedule}]}\n"
+        "status: {allocatable: {cpu: 1, memory: 1Gi, pods: 10}}\n---\n"
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n"
+        "spec: {containers: [{name: c, image: x, resources: {requests: {cpu: 2}}}]}\n")
+    result = CliRunner().invoke(cli, ["explain", str(scenario), "p", "-o", "json"])
+    assert result.exit_code == 0, result.output
+    diagnosis = json.loads(result.output)
+    failures = [f["plugin"] for f in diagnosis["nodes"][0]["failures"]]
+    assert failures == ["NodeUnschedulable", "TaintToleration", "NodeResourcesFit"]
+    # upstream reports only the first failing plugin
+    assert diagnosis["upstreamMessage"] == "0/1 nodes are available: 1 node(s) were unschedulable."
+    assert diagnosis["preemption"]["outcome"] == "no candidates"
+
+
+def test_whatif_outputs_table_json_and_html(tmp_path: Path) -> None:
+    runner = CliRunner()
+    report = tmp_path / "r.html"
+    table = runner.invoke(cli, ["whatif", EXAMPLE, "--disable-preemption", "--report", str(report)])
+    assert table.exit_code == 0, table.output
+    assert "What if disable preemption" in table.output
+    html = report.read_text()
+    assert html.startswith("<!DOCTYPE html>") and "<svg" in html and "<script" not in html
+    data = json.loads(runner.invoke(cli, ["whatif", EXAMPLE, "--disable-preemption", "-o", "json"]).output)
+    assert data["kind"] == "WhatIfResult"
+    assert {p["victim"] for p in data["noLongerPreempted"]} == {"default/a", "default/b"}
