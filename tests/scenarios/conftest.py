@@ -247,7 +247,9 @@ class Run:
         return [(e["time"], e.get("node")) for e in self.ev("Nominated", pod)]
 
     def pod(self, name: str) -> Obj:
-        return self.result["pods"][key(name)]
+        """The pod's entry with the contract's fields (node, phase, priority, nominatedNodeName)."""
+        entry = self.result["pods"][key(name)]
+        return {k: entry[k] for k in ("node", "phase", "priority", "nominatedNodeName")}
 
     def node_of(self, name: str) -> str | None:
         return self.pod(name)["node"]
