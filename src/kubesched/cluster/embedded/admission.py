@@ -1,0 +1,322 @@
+"""What the API server does to an object between the request and etcd (upstream-algorithm.md §5).
+
+For a **Pod** (in the API server's order):
+
+1. defaulting: ``spec.schedulerName`` = ``default-scheduler``, ``terminationGracePeriodSeconds`` = 30,
+   ``restartPolicy`` = ``Always``, container requests defaulted from limits, ``status.phase`` =
+   ``Pending``, ``status.qosClass``; a pod with scheduling gates gets ``PodScheduled=False``
+   reason ``SchedulingGated``. (A status given in the manifest is otherwise kept: the simulator lets
+   scenarios pre-set e.g. ``nominatedNodeName``.)
+2. Priority admission: priority and preemptionPolicy from the named class, or from the global default
+   class (the lowest value wins if several), or 0 / ``PreemptLowerPriority``; unknown class, or a pod
+   that sets a different ``spec.priority`` / ``spec.preemptionPolicy`` → 403.
+3. DefaultTolerationSeconds: ``node.kubernetes.io/not-ready`` and ``unreachable`` NoExecute
+   tolerations for 300 s unless the pod already tolerates them.
+4. ResourceQuota (see :mod:`kubesched.cluster.embedded.quota`); admitted usage is charged to the
+   quotas' ``status.used`` right away (released later by the quota controller).
+
+A **PriorityClass** is defaulted (``preemptionPolicy``), validated (422: ``system-`` names, value above
+1,000,000,000) and checked for a second ``globalDefault`` (403). A **ResourceQuota** gets its initial
+``status`` (``hard`` and ``used``) as the quota controller would compute it at once.
+
+Texts are the API server's: ``pods "x" is forbidden: ...``,
+``PriorityClass.scheduling.k8s.io "x" is invalid: ...``, ``priorityclasses.scheduling.k8s.io "x" is
+forbidden: ...``. A mutating-phase refusal of a pod with ``metadata.generateName`` names the
+``generateName`` (the real name is generated after mutating admission).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from kubesched.api.resources import default_pod_requests_from_limits
+from kubesched.cluster.embedded import quota as quotas
+from kubesched.cluster.embedded.store import ObjectStore
+from kubesched.cluster.objcopy import deep_copy
+from kubesched.cluster.protocol import ApiError, Obj, is_namespaced
+
+HIGHEST_USER_DEFINABLE_PRIORITY = 1_000_000_000
+SYSTEM_PRIORITY_CLASS_PREFIX = "system-"
+SYSTEM_PRIORITY_CLASSES: dict[str, tuple[int, str]] = {
+    "system-cluster-critical": (
+        2_000_000_000,
+        "Used for system critical pods that must run in the cluster, but can be moved to another node if necessary.",
+    ),
+    "system-node-critical": (
+        2_000_001_000,
+        "Used for system critical pods that must not be moved from their current node.",
+    ),
+}
+PREEMPT_LOWER_PRIORITY = "PreemptLowerPriority"
+PREEMPTION_POLICIES = ("PreemptLowerPriority", "Never")
+DEFAULT_SCHEDULER_NAME = "default-scheduler"
+DEFAULT_TERMINATION_GRACE_PERIOD = 30
+DEFAULT_TOLERATION_SECONDS = 300
+SCHEDULING_GATED_MESSAGE = "Scheduling is blocked due to non-empty scheduling gates"
+
+#: ``resource.group`` as API server messages name them
+RESOURCE_NAMES = {
+    "Pod": "pods",
+    "Node": "nodes",
+    "Namespace": "namespaces",
+    "ResourceQuota": "resourcequotas",
+    "Service": "services",
+    "ReplicationController": "replicationcontrollers",
+    "Event": "events",
+    "PriorityClass": "priorityclasses.scheduling.k8s.io",
+    "PodDisruptionBudget": "poddisruptionbudgets.policy",
+    "Deployment": "deployments.apps",
+    "ReplicaSet": "replicasets.apps",
+    "StatefulSet": "statefulsets.apps",
+    "DaemonSet": "daemonsets.apps",
+    "Job": "jobs.batch",
+    "Lease": "leases.coordination.k8s.io",
+    "NodeResourceTopology": "noderesourcetopologies.topology.node.k8s.io",
+}
+
+
+def resource_name(kind: str) -> str:
+    return RESOURCE_NAMES.get(kind, kind.lower() + "s")
+
+
+def forbidden(kind: str, name: str, message: str) -> ApiError:
+    return ApiError(403, "Forbidden", f'{resource_name(kind)} "{name}" is forbidden: {message}')
+
+
+def invalid(kind_group: str, name: str, errors: list[str]) -> ApiError:
+    """``field.ErrorList.ToAggregate()``: one error as is, several as ``[a, b]``."""
+    text = errors[0] if len(errors) == 1 else "[" + ", ".join(errors) + "]"
+    return ApiError(422, "Invalid", f'{kind_group} "{name}" is invalid: {text}')
+
+
+def ensure_system_priority_classes(store: ObjectStore) -> None:
+    """Create ``system-cluster-critical`` and ``system-node-critical`` if missing (the API server
+    does this at start-up). Call once when the cluster starts."""
+    for name, (value, description) in SYSTEM_PRIORITY_CLASSES.items():
+        if store.get("PriorityClass", None, name) is None:
+            store.create(
+                {
+                    "apiVersion": "scheduling.k8s.io/v1",
+                    "kind": "PriorityClass",
+                    "metadata": {"name": name},
+                    "value": value,
+                    "globalDefault": False,
+                    "preemptionPolicy": PREEMPT_LOWER_PRIORITY,
+                    "description": description,
+                }
+            )
+
+
+def default_priority_class(store: ObjectStore) -> Obj | None:
+    """The globalDefault PriorityClass; the one with the lowest value if several exist."""
+    best: Obj | None = None
+    for pc in store.iter("PriorityClass"):
+        if pc.get("globalDefault") and (best is None or int(pc.get("value") or 0) < int(best.get("value") or 0)):
+            best = pc
+    return best
+
+
+class Admission:
+    """Admission for creates. ``limited_resources``: the apiserver's ResourceQuota admission
+    configuration ``limitedResources`` (``[{resource, matchContains, matchScopes}]``)."""
+
+    def __init__(self, store: ObjectStore, limited_resources: list[dict[str, Any]] | None = None) -> None:
+        self.store = store
+        self.limited_resources: list[dict[str, Any]] = [dict(e) for e in limited_resources or []]
+        #: ``(namespace, name)`` of admitted pods (their usage is already charged to the quotas)
+        #: whose ADDED event the quota controller has not seen yet
+        self.charged: set[tuple[str, str]] = set()
+
+    def admit_create(self, obj: Obj, now: float) -> Obj:
+        obj = deep_copy(obj)
+        kind = obj.get("kind")
+        if kind == "Pod":
+            return self._admit_pod(obj, now)
+        if kind == "PriorityClass":
+            self._admit_priority_class(obj)
+        elif kind == "ResourceQuota":
+            self._admit_resource_quota(obj, now)
+        self._check_absent(obj)
+        return obj
+
+    # -- common --------------------------------------------------------------------------------
+    def _check_absent(self, obj: Obj) -> None:
+        """AlreadyExists, checked here (before quota is charged) with the API server's text."""
+        kind = obj["kind"]
+        meta = obj.get("metadata") or {}
+        ns = (meta.get("namespace") or "default") if is_namespaced(kind) else None
+        if self.store.get(kind, ns, meta["name"]) is not None:
+            raise ApiError(409, "AlreadyExists", f'{resource_name(kind)} "{meta["name"]}" already exists')
+
+    # -- PriorityClass ---------------------------------------------------------------------------
+    def _admit_priority_class(self, pc: Obj) -> None:
+        name = pc["metadata"]["name"]
+        pc.setdefault("preemptionPolicy", PREEMPT_LOWER_PRIORITY)
+        value = int(pc.get("value") or 0)
+        errors: list[str] = []
+        if name.startswith(SYSTEM_PRIORITY_CLASS_PREFIX):
+            problem = _system_class_problem(name, value, bool(pc.get("globalDefault")))
+            if problem:
+                errors.append(
+                    "metadata.name: Forbidden: priority class names with 'system-' prefix are reserved "
+                    f"for system use only. error: {problem}"
+                )
+        elif value > HIGHEST_USER_DEFINABLE_PRIORITY:
+            errors.append(
+                f"value: Forbidden: maximum allowed value of a user defined priority is {HIGHEST_USER_DEFINABLE_PRIORITY}"
+            )
+        policy = pc.get("preemptionPolicy")
+        if policy not in PREEMPTION_POLICIES:
+            errors.append(
+                f'preemptionPolicy: Unsupported value: "{policy}": supported values: '
+                '"PreemptLowerPriority", "Never"'
+            )
+        if errors:
+            raise invalid("PriorityClass.scheduling.k8s.io", name, errors)
+        if pc.get("globalDefault"):
+            current = default_priority_class(self.store)
+            if current is not None:
+                raise forbidden(
+                    "PriorityClass",
+                    name,
+                    f"PriorityClass {current['metadata']['name']} is already marked as default. "
+                    "Only one default can exist",
+                )
+
+    # -- ResourceQuota ----------------------------------------------------------------------------
+    def _admit_resource_quota(self, rq: Obj, now: float) -> None:
+        ns = rq["metadata"].get("namespace") or "default"
+        pods = [p for p in self.store.iter("Pod") if p["metadata"].get("namespace") == ns]
+        rq["status"] = quotas.compute_status(rq, pods, now)
+
+    # -- Pod ---------------------------------------------------------------------------------------
+    def _admit_pod(self, pod: Obj, now: float) -> Obj:
+        _default_pod(pod)
+        self._admit_priority(pod)
+        _add_default_tolerations(pod)
+        self._check_absent(pod)
+        self._admit_quota(pod, now)
+        meta = pod["metadata"]
+        self.charged.add((meta.get("namespace") or "default", meta["name"]))
+        return pod
+
+    def _admit_priority(self, pod: Obj) -> None:
+        spec = pod["spec"]
+        meta = pod["metadata"]
+        display = meta.get("generateName") or meta["name"]
+        class_name = spec.get("priorityClassName") or ""
+        policy: str = PREEMPT_LOWER_PRIORITY
+        if not class_name:
+            pc = default_priority_class(self.store)
+            priority = 0
+            if pc is not None:
+                spec["priorityClassName"] = pc["metadata"]["name"]
+                priority = int(pc.get("value") or 0)
+                policy = pc.get("preemptionPolicy") or PREEMPT_LOWER_PRIORITY
+        else:
+            pc = self.store.get("PriorityClass", None, class_name)
+            if pc is None:
+                raise forbidden("Pod", display, f"no PriorityClass with name {class_name} was found")
+            priority = int(pc.get("value") or 0)
+            policy = pc.get("preemptionPolicy") or PREEMPT_LOWER_PRIORITY
+        given = spec.get("priority")
+        if given is not None and given != priority:
+            raise forbidden(
+                "Pod",
+                display,
+                f"the integer value of priority ({given}) must not be provided in pod spec; "
+                f"priority admission controller computed {priority} from the given PriorityClass name",
+            )
+        spec["priority"] = priority
+        given_policy = spec.get("preemptionPolicy")
+        if given_policy is not None and given_policy != policy:
+            raise forbidden(
+                "Pod",
+                display,
+                f"the string value of PreemptionPolicy ({given_policy}) must not be provided in pod spec; "
+                f"priority admission controller computed {policy} from the given PriorityClass name",
+            )
+        spec["preemptionPolicy"] = policy
+
+    def _admit_quota(self, pod: Obj, now: float) -> None:
+        meta = pod["metadata"]
+        ns = meta.get("namespace") or "default"
+        in_ns = sorted(
+            (q for q in self.store.iter("ResourceQuota") if q["metadata"].get("namespace") == ns),
+            key=lambda q: q["metadata"]["name"],
+        )
+        if not in_ns and not self.limited_resources:
+            return
+        try:
+            changes = quotas.check_pod(pod, in_ns, self.limited_resources, now)
+        except quotas.QuotaError as err:
+            if err.forbidden:
+                raise forbidden("Pod", meta["name"], err.message) from None
+            raise ApiError(500, "Unknown", err.message) from None
+        for quota, used in changes:
+            self.store.update(quotas.with_used(quota, used))
+
+
+def _system_class_problem(name: str, value: int, global_default: bool) -> str | None:
+    known = SYSTEM_PRIORITY_CLASSES.get(name)
+    if known is None:
+        return f"{name} is not a known system priority class"
+    if value != known[0]:
+        return f"value of {name} PriorityClass must be {known[0]}"
+    if global_default:
+        return f"globalDefault of {name} PriorityClass must be false"
+    return None
+
+
+def _default_pod(pod: Obj) -> None:
+    spec = pod.setdefault("spec", {})
+    if not spec.get("schedulerName"):
+        spec["schedulerName"] = DEFAULT_SCHEDULER_NAME
+    if spec.get("terminationGracePeriodSeconds") is None:
+        spec["terminationGracePeriodSeconds"] = DEFAULT_TERMINATION_GRACE_PERIOD
+    if not spec.get("restartPolicy"):
+        spec["restartPolicy"] = "Always"
+    default_pod_requests_from_limits(pod)
+    status = pod.setdefault("status", {})
+    if not status.get("phase"):
+        status["phase"] = "Pending"
+    status["qosClass"] = quotas.pod_qos_class(pod)
+    if spec.get("schedulingGates"):
+        conditions = list(status.get("conditions") or [])
+        if not any(c.get("type") == "PodScheduled" for c in conditions):
+            conditions.append(
+                {
+                    "type": "PodScheduled",
+                    "status": "False",
+                    "reason": "SchedulingGated",
+                    "message": SCHEDULING_GATED_MESSAGE,
+                }
+            )
+        status["conditions"] = conditions
+
+
+def _tolerates_no_execute(tolerations: list[Mapping[str, Any]], key: str) -> bool:
+    return any(
+        (t.get("key") or "") in (key, "") and (t.get("effect") or "") in ("NoExecute", "")
+        for t in tolerations
+    )
+
+
+def _add_default_tolerations(pod: Obj) -> None:
+    spec = pod["spec"]
+    tolerations = list(spec.get("tolerations") or [])
+    added = False
+    for key in ("node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable"):
+        if not _tolerates_no_execute(tolerations, key):
+            tolerations.append(
+                {
+                    "key": key,
+                    "operator": "Exists",
+                    "effect": "NoExecute",
+                    "tolerationSeconds": DEFAULT_TOLERATION_SECONDS,
+                }
+            )
+            added = True
+    if added:
+        spec["tolerations"] = tolerations

@@ -1,0 +1,59 @@
+"""The controllers of the embedded cluster (what kube-controller-manager would run).
+
+:func:`start_controllers` registers, in this order (the order watch events reach them):
+
+1. :class:`PodIndex` — pods by controller UID, shared by the workload controllers;
+2. :class:`ResourceQuotaController` — releases quota usage of finished/deleted pods;
+3. :class:`DisruptionController` — PodDisruptionBudget status;
+4. :class:`DeploymentController`, :class:`ReplicaSetController`, :class:`StatefulSetController`,
+   :class:`DaemonSetController`, :class:`JobController` — pods for workloads, created through
+   ``cluster.create`` (so admission and quota apply).
+
+Objects that already exist when the controllers start are reconciled at once.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from kubesched.cluster.embedded.controllers.base import Controller, PodIndex, obj_key
+from kubesched.cluster.embedded.controllers.daemonset import DaemonSetController
+from kubesched.cluster.embedded.controllers.disruption import DisruptionController
+from kubesched.cluster.embedded.controllers.job import JobController
+from kubesched.cluster.embedded.controllers.replicaset import DeploymentController, ReplicaSetController
+from kubesched.cluster.embedded.controllers.resourcequota import ResourceQuotaController
+from kubesched.cluster.embedded.controllers.statefulset import StatefulSetController
+
+if TYPE_CHECKING:
+    from kubesched.cluster.embedded.cluster import EmbeddedCluster
+
+__all__ = [
+    "DaemonSetController",
+    "DeploymentController",
+    "DisruptionController",
+    "JobController",
+    "PodIndex",
+    "ReplicaSetController",
+    "ResourceQuotaController",
+    "StatefulSetController",
+    "start_controllers",
+]
+
+
+def start_controllers(cluster: EmbeddedCluster) -> list[Any]:
+    index = PodIndex(cluster)
+    for pod in cluster.store.list("Pod"):
+        index.note(pod)
+    quota = ResourceQuotaController(cluster)
+    workload: list[Controller] = [
+        DisruptionController(cluster, index),
+        DeploymentController(cluster, index),
+        ReplicaSetController(cluster, index),
+        StatefulSetController(cluster, index),
+        DaemonSetController(cluster, index),
+        JobController(cluster, index),
+    ]
+    for controller in workload:
+        for obj in sorted(cluster.store.list(controller.kind), key=obj_key):
+            controller.handle(controller.kind, None, obj)
+    return [index, quota, *workload]

@@ -1,0 +1,216 @@
+"""Deployment and ReplicaSet controllers.
+
+ReplicaSet: keeps ``spec.replicas`` *active* pods (not terminal, not being deleted). A pod that is
+deleted or finishes is replaced at once (a terminating pod no longer counts, as upstream); a
+finished pod is left in place. Pods are named ``<rs>-<5 random characters>`` (cluster rng), carry
+the template labels and the ReplicaSet as controller. Scale-down deletes, in this order of
+preference: unscheduled before scheduled, Pending before Running, not ready before ready, pods
+on nodes holding more of this ReplicaSet's pods first, ready for less time first, newer first.
+
+Deployment: one ReplicaSet ``<deployment>-<hash>`` per pod template (``pod-template-hash`` label
+added to its selector, labels and template), scaled to ``spec.replicas``; ReplicaSets of older
+templates are scaled to 0 at once (no surge / unavailability pacing of RollingUpdate).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from kubesched.cluster.embedded.controllers.base import (
+    NAME_ALPHABET,
+    Controller,
+    controller_ref,
+    creation_time,
+    is_active,
+    is_ready,
+    obj_key,
+    owner_reference,
+    pod_from_template,
+    ready_condition,
+    replicas_of,
+    split_key,
+)
+from kubesched.cluster.objcopy import deep_copy
+from kubesched.cluster.protocol import ApiError, Obj
+from kubesched.timefmt import parse_rfc3339
+
+POD_TEMPLATE_HASH = "pod-template-hash"
+_PHASE_RANK = {"Pending": 0, "Unknown": 1, "Running": 2}
+
+
+def _ready_since(pod: Obj) -> float:
+    cond = ready_condition(pod)
+    ts = (cond or {}).get("lastTransitionTime")
+    return parse_rfc3339(ts) if ts else 0.0
+
+
+def deletion_order(pods: list[Obj]) -> list[Obj]:
+    """Active pods, the ones to delete first at the front (upstream ``ActivePodsWithRanks``)."""
+    per_node: dict[str, int] = {}
+    for p in pods:
+        node = (p.get("spec") or {}).get("nodeName")
+        if node:
+            per_node[node] = per_node.get(node, 0) + 1
+
+    def rank(p: Obj) -> tuple[Any, ...]:
+        node = (p.get("spec") or {}).get("nodeName")
+        ready = is_ready(p)
+        return (
+            1 if node else 0,
+            _PHASE_RANK.get((p.get("status") or {}).get("phase") or "Pending", 0),
+            1 if ready else 0,
+            -per_node.get(node or "", 0),
+            -_ready_since(p) if ready else 0.0,
+            -creation_time(p),
+            [-ord(c) for c in p["metadata"].get("uid", "")],
+        )
+
+    return sorted(pods, key=rank)
+
+
+def template_hash(template: Any, collision_count: int = 0) -> str:
+    """FNV-1a (32 bit) of the template, its decimal digits mapped onto the safe name alphabet."""
+    data = json.dumps(template, sort_keys=True, separators=(",", ":")).encode()
+    if collision_count:
+        data += str(collision_count).encode()
+    h = 0x811C9DC5
+    for byte in data:
+        h = ((h ^ byte) * 0x01000193) & 0xFFFFFFFF
+    return "".join(NAME_ALPHABET[ord(c) % len(NAME_ALPHABET)] for c in str(h))
+
+
+class ReplicaSetController(Controller):
+    kind = "ReplicaSet"
+
+    def sync(self, key: str) -> None:
+        rs = self.get(key)
+        if rs is None:
+            return
+        ns = rs["metadata"].get("namespace") or "default"
+        uid = rs["metadata"]["uid"]
+        diff = replicas_of(rs) - self.index.owned(uid).active
+        if diff > 0 and not self.is_blocked(key):
+            for _ in range(diff):
+                name, generate_name = self.random_name(ns, rs["metadata"]["name"])
+                if self.create_pod(key, pod_from_template(rs, name, generate_name=generate_name)) is None:
+                    break
+        elif diff < 0:
+            active = [p for p in self.index.pods(uid) if is_active(p)]
+            for pod in deletion_order(active)[:-diff]:
+                self.delete_pod(pod)
+        owned = self.index.owned(uid)
+        current = self.get(key)
+        if current is not None:
+            self.update_status(
+                current,
+                {
+                    "replicas": owned.active,
+                    "fullyLabeledReplicas": owned.active,
+                    "readyReplicas": owned.ready,
+                    "availableReplicas": owned.ready,
+                },
+            )
+
+
+class DeploymentController(Controller):
+    kind = "Deployment"
+
+    def handle(self, kind: str, old: Obj | None, new: Obj) -> None:
+        if kind == "ReplicaSet":
+            ref = controller_ref(new)
+            if ref is not None and ref.get("kind") == "Deployment":
+                self.enqueue(f"{new['metadata'].get('namespace') or 'default'}/{ref['name']}")
+            return
+        if kind == "Deployment" and old is not None and old.get("spec") == new.get("spec"):
+            return
+        if kind == "Deployment":
+            self.enqueue(obj_key(new))
+
+    def handle_delete(self, kind: str, obj: Obj) -> None:
+        if kind != "Deployment":
+            return
+        for rs in self._replica_sets(obj):
+            try:
+                self.cluster.delete("ReplicaSet", rs["metadata"].get("namespace"), rs["metadata"]["name"])
+            except ApiError:
+                pass  # already gone
+
+    def _replica_sets(self, deployment: Obj) -> list[Obj]:
+        ns = deployment["metadata"].get("namespace") or "default"
+        uid = deployment["metadata"]["uid"]
+        return sorted(
+            (
+                rs
+                for rs in self.store.iter("ReplicaSet")
+                if rs["metadata"].get("namespace") == ns and (controller_ref(rs) or {}).get("uid") == uid
+            ),
+            key=lambda rs: rs["metadata"]["name"],
+        )
+
+    def sync(self, key: str) -> None:
+        deployment = self.get(key)
+        if deployment is None:
+            return
+        ns, name = split_key(key)
+        spec = deployment.get("spec") or {}
+        owned = self._replica_sets(deployment)
+        collisions = int((deployment.get("status") or {}).get("collisionCount") or 0)
+        while True:
+            h = template_hash(spec.get("template") or {}, collisions)
+            existing = self.store.get("ReplicaSet", ns, f"{name}-{h}")
+            if existing is None or (controller_ref(existing) or {}).get("uid") == deployment["metadata"]["uid"]:
+                break
+            collisions += 1
+        current = existing
+        want = replicas_of(deployment)
+        if current is None:
+            current = self.cluster.create(self._new_replica_set(deployment, h))
+        elif replicas_of(current) != want:
+            current = self.store.update({**current, "spec": {**current["spec"], "replicas": want}})
+        for rs in owned:
+            if current is not None and rs["metadata"]["uid"] == current["metadata"]["uid"]:
+                continue
+            if replicas_of(rs) != 0:
+                self.store.update({**rs, "spec": {**rs["spec"], "replicas": 0}})
+        self._update_status(key, current, collisions)
+
+    def _new_replica_set(self, deployment: Obj, h: str) -> Obj:
+        spec = deployment.get("spec") or {}
+        template = deep_copy(spec.get("template") or {})
+        tmeta = template.setdefault("metadata", {})
+        tmeta["labels"] = {**(tmeta.get("labels") or {}), POD_TEMPLATE_HASH: h}
+        selector = deep_copy(spec.get("selector") or {})
+        selector["matchLabels"] = {**(selector.get("matchLabels") or {}), POD_TEMPLATE_HASH: h}
+        meta = deployment["metadata"]
+        return {
+            "apiVersion": "apps/v1",
+            "kind": "ReplicaSet",
+            "metadata": {
+                "name": f"{meta['name']}-{h}",
+                "namespace": meta.get("namespace") or "default",
+                "labels": dict(tmeta["labels"]),
+                "ownerReferences": [owner_reference(deployment)],
+            },
+            "spec": {"replicas": replicas_of(deployment), "selector": selector, "template": template},
+        }
+
+    def _update_status(self, key: str, current: Obj | None, collisions: int) -> None:
+        deployment = self.get(key)
+        if deployment is None:
+            return
+        owned = self._replica_sets(deployment)
+        total = {"replicas": 0, "readyReplicas": 0, "availableReplicas": 0}
+        for rs in owned:
+            status = rs.get("status") or {}
+            for field in total:
+                total[field] += int(status.get(field) or 0)
+        updated = 0
+        if current is not None:
+            fresh = self.store.get("ReplicaSet", current["metadata"].get("namespace"), current["metadata"]["name"])
+            updated = int(((fresh or {}).get("status") or {}).get("replicas") or 0)
+        fields: dict[str, Any] = {**total, "updatedReplicas": updated}
+        fields["unavailableReplicas"] = max(0, replicas_of(deployment) - total["availableReplicas"])
+        if collisions:
+            fields["collisionCount"] = collisions
+        self.update_status(deployment, fields)

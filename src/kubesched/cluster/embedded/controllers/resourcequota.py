@@ -1,0 +1,86 @@
+"""ResourceQuota controller: keeps ``status.used`` right after admission has charged it.
+
+- a pod that finishes (Succeeded/Failed) gives back its compute usage and ``pods``; a deleted pod
+  gives back everything, ``count/pods`` included (a terminating pod still holds its quota);
+- a quota whose ``spec`` changes (or that was stored without a status) is recounted from the pods
+  of its namespace (``status.hard`` = ``spec.hard``);
+- a pod that reached the store without going through admission is charged when it appears.
+
+Releases are written through the store before the workload controllers see the same pod event
+(this controller is registered first), so a replacement pod is admitted against the freed quota.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from kubesched.cluster.embedded import quota as quotas
+from kubesched.cluster.protocol import Obj
+
+if TYPE_CHECKING:
+    from kubesched.cluster.embedded.cluster import EmbeddedCluster
+
+
+class ResourceQuotaController:
+    def __init__(self, cluster: EmbeddedCluster) -> None:
+        self.cluster = cluster
+        self.store = cluster.store
+        cluster.store.watch(self)
+
+    def _quotas(self, ns: str) -> list[Obj]:
+        return sorted(
+            (q for q in self.store.iter("ResourceQuota") if (q["metadata"].get("namespace") or "default") == ns),
+            key=lambda q: q["metadata"]["name"],
+        )
+
+    def _apply(self, pod: Obj, delta: dict[str, int], release: bool) -> None:
+        if not any(delta.values()):
+            return
+        ns = pod["metadata"].get("namespace") or "default"
+        for quota in self._quotas(ns):
+            if not quotas.quota_matches_pod(quota, pod):
+                continue
+            used = quotas.subtract_usage(quota, delta) if release else quotas.add_usage(quota, delta)
+            if used is not None:
+                self.store.update(quotas.with_used(quota, used))
+
+    def _recount(self, quota: Obj) -> None:
+        ns = quota["metadata"].get("namespace") or "default"
+        current = self.store.get("ResourceQuota", ns, quota["metadata"]["name"])
+        if current is None:
+            return
+        pods = [p for p in self.store.iter("Pod") if (p["metadata"].get("namespace") or "default") == ns]
+        status = {**(current.get("status") or {}), **quotas.compute_status(current, pods, self.cluster.now())}
+        if status != current.get("status"):
+            self.store.update({**current, "status": status})
+
+    # -- events ----------------------------------------------------------------------------------
+    def on_add(self, kind: str, obj: Obj) -> None:
+        if kind == "Pod":
+            meta = obj["metadata"]
+            key = (meta.get("namespace") or "default", meta["name"])
+            charged = self.cluster.admission.charged
+            if key in charged:
+                charged.discard(key)
+            else:
+                self._apply(obj, quotas.pod_usage(obj, self.cluster.now()), release=False)
+        elif kind == "ResourceQuota":
+            status = obj.get("status") or {}
+            if status.get("hard") != (obj.get("spec") or {}).get("hard") or "used" not in status:
+                self._recount(obj)
+
+    def on_update(self, kind: str, old: Obj, new: Obj) -> None:
+        if kind == "Pod":
+            now = self.cluster.now()
+            before, after = quotas.pod_usage(old, now), quotas.pod_usage(new, now)
+            if before != after:
+                released = {k: v - after.get(k, 0) for k, v in before.items()}
+                self._apply(new, released, release=True)
+        elif kind == "ResourceQuota" and old.get("spec") != new.get("spec"):
+            self._recount(new)
+
+    def on_delete(self, kind: str, obj: Obj) -> None:
+        if kind == "Pod":
+            meta = obj["metadata"]
+            self.cluster.admission.charged.discard((meta.get("namespace") or "default", meta["name"]))
+            self._apply(obj, quotas.pod_usage(obj, self.cluster.now()), release=True)

@@ -1,0 +1,137 @@
+"""PodDisruptionBudget status controller."""
+
+from __future__ import annotations
+
+from cluster_helpers import bind, node, pod, pods_of, run, template
+
+from kubesched.cluster.embedded.controllers.disruption import scaled_value
+
+
+def pdb(name: str, labels: dict[str, str], status: dict | None = None, **spec) -> dict:
+    obj = {
+        "apiVersion": "policy/v1",
+        "kind": "PodDisruptionBudget",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {"selector": {"matchLabels": labels}, **spec},
+    }
+    if status is not None:
+        obj["status"] = status
+    return obj
+
+
+def status(cluster, name="b"):
+    s = cluster.store.get("PodDisruptionBudget", "default", name)["status"]
+    return {k: s[k] for k in ("currentHealthy", "desiredHealthy", "expectedPods", "disruptionsAllowed")}
+
+
+def running_pods(cluster, n, labels=None, prefix="p"):
+    labels = labels or {"app": "a"}
+    for i in range(n):
+        cluster.create(pod(f"{prefix}{i}", labels=labels))
+        bind(cluster, f"{prefix}{i}")
+
+
+def test_min_available_int(cluster):
+    cluster.create(node("n1"))
+    running_pods(cluster, 3)
+    cluster.create(pdb("b", {"app": "a"}, minAvailable=2))
+    assert status(cluster) == {"currentHealthy": 3, "desiredHealthy": 2, "expectedPods": 3, "disruptionsAllowed": 1}
+    cond = cluster.store.get("PodDisruptionBudget", "default", "b")["status"]["conditions"][0]
+    assert (cond["type"], cond["status"], cond["reason"]) == ("DisruptionAllowed", "True", "SufficientPods")
+    cluster.delete("Pod", "default", "p0")  # terminating: no longer healthy
+    assert status(cluster) == {"currentHealthy": 2, "desiredHealthy": 2, "expectedPods": 3, "disruptionsAllowed": 0}
+    run(cluster, 31)
+    assert status(cluster)["expectedPods"] == 2
+
+
+def test_pending_pods_are_not_healthy(cluster):
+    cluster.create(node("n1"))
+    cluster.create(pdb("b", {"app": "a"}, minAvailable=1))
+    assert status(cluster) == {"currentHealthy": 0, "desiredHealthy": 1, "expectedPods": 0, "disruptionsAllowed": 0}
+    cluster.create(pod("x", labels={"app": "a"}))
+    cluster.create(pod("y", labels={"app": "a"}))
+    assert status(cluster)["expectedPods"] == 2 and status(cluster)["currentHealthy"] == 0
+    bind(cluster, "x")
+    bind(cluster, "y")
+    assert status(cluster)["disruptionsAllowed"] == 1
+
+
+def test_max_unavailable_uses_deployment_scale(cluster):
+    cluster.create(node("n1"))
+    cluster.create({
+        "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web", "namespace": "default"},
+        "spec": {"replicas": 4, "selector": {"matchLabels": {"app": "web"}}, "template": template({"app": "web"})},
+    })
+    cluster.create(pdb("b", {"app": "web"}, maxUnavailable="25%"))
+    (rs,) = cluster.store.list("ReplicaSet")
+    pods = pods_of(cluster, "ReplicaSet", rs["metadata"]["name"])
+    for p in pods[:3]:
+        bind(cluster, p)
+    assert status(cluster) == {"currentHealthy": 3, "desiredHealthy": 3, "expectedPods": 4, "disruptionsAllowed": 0}
+    bind(cluster, pods[3])
+    assert status(cluster)["disruptionsAllowed"] == 1
+    cluster.store.patch("Deployment", "default", "web", {"spec": {"replicas": 8}})
+    assert status(cluster)["expectedPods"] == 8
+    assert status(cluster)["desiredHealthy"] == 6
+
+
+def test_min_available_percent_on_bare_pods_expects_nothing(cluster):
+    cluster.create(node("n1"))
+    running_pods(cluster, 2)
+    cluster.create(pdb("b", {"app": "a"}, minAvailable="50%"))
+    assert status(cluster) == {"currentHealthy": 2, "desiredHealthy": 0, "expectedPods": 0, "disruptionsAllowed": 0}
+
+
+def test_pod_of_unscaled_controller_fails_sync(cluster):
+    cluster.create(node("n1"))
+    cluster.create({
+        "apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": "ds", "namespace": "default"},
+        "spec": {"selector": {"matchLabels": {"app": "ds"}}, "template": template({"app": "ds"})},
+    })
+    cluster.create(pdb("b", {"app": "ds"}, maxUnavailable=1))
+    s = cluster.store.get("PodDisruptionBudget", "default", "b")["status"]
+    assert s["disruptionsAllowed"] == 0
+    assert s["conditions"][0]["reason"] == "SyncFailed"
+    assert s["conditions"][0]["message"].startswith("found no controllers for pod")
+
+
+def test_empty_selector_matches_all_pods(cluster):
+    cluster.create(node("n1"))
+    running_pods(cluster, 2)
+    cluster.create({**pdb("b", {}), "spec": {"selector": {}, "minAvailable": 0}})
+    assert status(cluster)["disruptionsAllowed"] == 2
+
+
+def test_pinned_disruptions_allowed_is_kept(cluster):
+    cluster.create(node("n1"))
+    running_pods(cluster, 3)
+    cluster.create(pdb("b", {"app": "a"}, status={"disruptionsAllowed": 0}, minAvailable=1))
+    assert status(cluster) == {"currentHealthy": 3, "desiredHealthy": 1, "expectedPods": 3, "disruptionsAllowed": 0}
+    cluster.create(pod("more", labels={"app": "a"}))
+    bind(cluster, "more")
+    assert status(cluster)["currentHealthy"] == 4
+    assert status(cluster)["disruptionsAllowed"] == 0
+
+
+def test_label_change_moves_pod_in_and_out(cluster):
+    cluster.create(node("n1"))
+    running_pods(cluster, 2)
+    cluster.create(pdb("b", {"app": "a"}, minAvailable=1))
+    assert status(cluster)["disruptionsAllowed"] == 1
+    cluster.store.patch("Pod", "default", "p0", {"metadata": {"labels": {"app": "other"}}})
+    assert status(cluster)["expectedPods"] == 1 and status(cluster)["disruptionsAllowed"] == 0
+
+
+def test_status_written_only_on_change(cluster):
+    cluster.create(node("n1"))
+    running_pods(cluster, 2)
+    cluster.create(pdb("b", {"app": "a"}, minAvailable=1))
+    rv = cluster.store.get("PodDisruptionBudget", "default", "b")["metadata"]["resourceVersion"]
+    cluster.store.patch("Pod", "default", "p0", {"status": {"nominatedNodeName": "n1"}})
+    assert cluster.store.get("PodDisruptionBudget", "default", "b")["metadata"]["resourceVersion"] == rv
+
+
+def test_scaled_value_rounds_up():
+    assert scaled_value("25%", 5) == 2
+    assert scaled_value(3, 10) == 3
+    assert scaled_value("0%", 7) == 0
