@@ -6,6 +6,7 @@ eviction, autoscaler and topology subsystems); an unknown key is an error.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from typing import Any
 
@@ -38,6 +39,13 @@ def _validate_admission(cfg: dict[str, Any], path: str, errs: Errors) -> None:
 
 CLUSTER_VALIDATORS: dict[str, ClusterValidator] = {"admission": _validate_admission}
 
+#: validators living with their subsystem, imported when their key is used: key -> (module, function)
+LAZY_VALIDATORS: dict[str, tuple[str, str]] = {
+    "eviction": ("kubesched.cluster.embedded.eviction", "validate_config"),
+    "autoscaler": ("kubesched.cluster.embedded.autoscaler", "validate_config"),
+    "topology": ("kubesched.topology.config", "validate_config"),
+}
+
 
 def register(key: str, validator: ClusterValidator) -> None:
     CLUSTER_VALIDATORS[key] = validator
@@ -49,9 +57,13 @@ def validate_cluster_config(cfg: Any, path: str, errs: Errors) -> None:
         return
     for key, value in cluster.items():
         validator = CLUSTER_VALIDATORS.get(str(key))
+        if validator is None and str(key) in LAZY_VALIDATORS:
+            module, name = LAZY_VALIDATORS[str(key)]
+            validator = getattr(importlib.import_module(module), name)
         sub = key_path(path, str(key))
         if validator is None:
-            errs.append((sub, f"unknown cluster setting (known: {', '.join(sorted(CLUSTER_VALIDATORS))})"))
+            known = sorted(set(CLUSTER_VALIDATORS) | set(LAZY_VALIDATORS))
+            errs.append((sub, f"unknown cluster setting (known: {', '.join(known)})"))
             continue
         section = expect_dict(value, sub, errs)
         if section is not None:

@@ -34,6 +34,7 @@ def build_result(sim: Simulation, *, explain: bool = False) -> dict[str, Any]:
         },
         "rejected": sim.log.rejected,
         "nodes": node_utilisation(sim),
+        "cluster": sim.cluster.subsystem_reports(),
         "endTime": round(sim.loop.now(), 6),
     }
     if explain:

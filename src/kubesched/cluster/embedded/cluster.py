@@ -42,13 +42,29 @@ class EmbeddedCluster:
         self.store.watch(_Timeline(self))
         self.controllers: list[Any] = []
         self.settings: dict[str, Any] = {}
+        self.subsystems: dict[str, Any] = {}
 
     def configure(self, settings: dict[str, Any]) -> None:
-        """Apply a Scenario's ``spec.cluster`` (validated by the loader)."""
+        """Apply a Scenario's ``spec.cluster`` (validated by the loader): admission settings and the
+        optional subsystems (kubelet eviction, cluster autoscaler, NUMA topology)."""
+        from kubesched.cluster.embedded.subsystems import factory
+
         self.settings = settings
         admission = settings.get("admission") or {}
         if admission.get("limitedResources"):
             self.admission.limited_resources = list(admission["limitedResources"])
+        for key, section in settings.items():
+            start = factory(key)
+            if start is not None:
+                self.subsystems[key] = start(self, section or {})
+
+    def subsystem_reports(self) -> dict[str, Any]:
+        reports = {}
+        for key, subsystem in self.subsystems.items():
+            report = getattr(subsystem, "report", None)
+            if report is not None:
+                reports[key] = report()
+        return reports
 
     def start_controllers(self) -> None:
         from kubesched.cluster.embedded.controllers import start_controllers

@@ -9,7 +9,8 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Protocol
 
 from kubesched.api.durations import parse_duration
 from kubesched.cluster.protocol import Obj, key_of
@@ -29,9 +30,24 @@ def _annotation_seconds(pod: Obj, name: str) -> float | None:
     return None if value is None else parse_duration(value)
 
 
+class PodLifecycleListener(Protocol):
+    """Told when a pod starts on or leaves its node (deleted or terminal): resource managers,
+    usage tracking."""
+
+    def pod_started(self, pod: Obj, node: str) -> None: ...
+
+    def pod_stopped(self, pod: Obj, node: str) -> None: ...
+
+
+#: kubelet admission: (pod, node object) -> None to admit, or (reason, message) to reject the pod
+AdmitHandler = Callable[[Obj, Obj], "tuple[str, str] | None"]
+
+
 class NodeAgent:
     def __init__(self, cluster: EmbeddedCluster) -> None:
         self.cluster = cluster
+        self.admit_handlers: list[AdmitHandler] = []
+        self.listeners: list[PodLifecycleListener] = []
         cluster.store.watch(self)
 
     # -- watch handler: start pods that got a node -----------------------------------------
@@ -64,6 +80,15 @@ class NodeAgent:
         status = pod.get("status") or {}
         if status.get("phase") in ("Running", *TERMINAL_PHASES):
             return
+        node_name = pod["spec"]["nodeName"]
+        node = self.cluster.store.get("Node", None, node_name) or {"metadata": {"name": node_name}}
+        for admit in self.admit_handlers:
+            rejection = admit(pod, node)
+            if rejection is not None:
+                reason, message = rejection
+                self.set_terminal(pod, "Failed", reason, message)
+                self.cluster.log.record("Failed", key_of(pod), node=node_name, message=f"{reason}: {message}")
+                return
         now = self.cluster.now()
         new_status = dict(status)
         new_status["phase"] = "Running"
@@ -78,6 +103,8 @@ class NodeAgent:
         new["status"] = new_status
         started = self.cluster.store.update(new)
         self.cluster.log.record("Started", key_of(pod), node=pod["spec"]["nodeName"])
+        for listener in self.listeners:
+            listener.pod_started(started, node_name)
         run_for = _annotation_seconds(pod, RUN_FOR)
         if run_for is not None:
             uid = started["metadata"]["uid"]
@@ -109,7 +136,12 @@ class NodeAgent:
         ]
         new = dict(pod)
         new["status"] = status
-        return self.cluster.store.update(new)
+        was_running = (pod.get("status") or {}).get("phase") == "Running"
+        updated = self.cluster.store.update(new)
+        if was_running:
+            for listener in self.listeners:
+                listener.pod_stopped(updated, pod["spec"].get("nodeName") or "")
+        return updated
 
     # -- deletion ---------------------------------------------------------------------------
     def delete_pod(self, pod: Obj, grace: int | None) -> None:
@@ -148,3 +180,6 @@ class NodeAgent:
     def _remove(self, pod: Obj) -> None:
         meta = pod["metadata"]
         self.cluster.store.remove("Pod", meta.get("namespace"), meta["name"])
+        if (pod.get("status") or {}).get("phase") == "Running":
+            for listener in self.listeners:
+                listener.pod_stopped(pod, pod["spec"].get("nodeName") or "")
