@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 from typing import Any
 
 import click
@@ -14,6 +15,7 @@ from kubesched.api.errors import KubeschedError
 from kubesched.api.loader import load_scenario
 from kubesched.cli.options import duration_option
 from kubesched.cli.render import render_explain, render_result
+from kubesched.report.html import simulation_report
 from kubesched.sim.result import build_result
 from kubesched.sim.runner import Simulation
 
@@ -56,6 +58,8 @@ def run_simulation(
 @click.option("--decisions", is_flag=True,
               help="With --output json: include every scheduling attempt and preemption decision.")
 @click.option("--progress/--no-progress", default=None, help="Show a progress bar (default: when stderr is a terminal).")
+@click.option("--report", type=click.Path(dir_okay=False), default=None,
+              help="Also write a self-contained HTML report (plots of pods over time and node utilisation).")
 def simulate(
     scenario: str,
     output: str,
@@ -64,6 +68,7 @@ def simulate(
     explain_pod: str | None,
     decisions: bool,
     progress: bool | None,
+    report: str | None,
 ) -> None:
     """Simulate SCENARIO (a YAML file or a directory of them) and report what the scheduler did."""
     show_progress = sys.stderr.isatty() if progress is None else progress
@@ -72,6 +77,8 @@ def simulate(
     except KubeschedError as err:
         click.echo(f"error: {err}", err=True)
         sys.exit(2)
+    if report:
+        Path(report).write_text(simulation_report(result))
     if output == "json":
         if explain_pod is None and not decisions:
             result.pop("preemptionDecisions", None)
@@ -82,3 +89,5 @@ def simulate(
     render_result(console, result)
     if explain_pod is not None:
         render_explain(console, result, explain_pod)
+    if report:
+        console.print(f"HTML report written to {report}")

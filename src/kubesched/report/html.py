@@ -48,7 +48,7 @@ def whatif_report(diff: dict[str, Any]) -> str:
     base_series, new_series = pod_counts_over_time(base["events"]), pod_counts_over_time(new["events"])
     sections.append(step_chart("Pending pods over time", {
         "baseline": base_series["pending"], "changed": new_series["pending"]}, x_label="simulated seconds",
-        y_label="pods"))
+        y_label="pods", x_end=max(base["endTime"], new["endTime"])))
     sections.append("<h2>Pods that would be preempted</h2>" + _table(
         ["t (s)", "victim", "priority", "preemptor", "node", "deciding criterion", "violates PDB"],
         [[f"{p['time']:g}", p["victim"], p["victimPriority"], p["preemptor"], p["node"], p["criterion"],
@@ -80,7 +80,7 @@ def simulation_report(result: dict[str, Any]) -> str:
         f"<p>seed {result['seed']} &middot; ended at t={result['endTime']:g}s &middot; scheduled {s['scheduled']}, "
         f"pending {s['pending']}, preemptions {s['preemptions']}, victims {s['victims']}</p>",
         step_chart("Pods over time", {"pending": series["pending"], "running": series["running"]},
-                   x_label="simulated seconds", y_label="pods"),
+                   x_label="simulated seconds", y_label="pods", x_end=result["endTime"]),
         bar_chart("Requested / allocatable per node at the end", [n["node"] for n in nodes], {
             "cpu %": [pct(n, "cpu") for n in nodes], "memory %": [pct(n, "memory") for n in nodes]},
             y_label="%"),

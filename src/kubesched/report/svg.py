@@ -70,9 +70,10 @@ def bar_chart(title: str, groups: list[str], series: dict[str, list[float]], y_l
     return "\n".join(parts)
 
 
-def step_chart(title: str, series: dict[str, list[tuple[float, float]]], x_label: str = "", y_label: str = "") -> str:
-    """Step lines (values hold until the next point): counts over simulated time."""
-    x_max = max((x for points in series.values() for x, _ in points), default=1.0) or 1.0
+def step_chart(title: str, series: dict[str, list[tuple[float, float]]], x_label: str = "", y_label: str = "",
+               x_end: float | None = None) -> str:
+    """Step lines (values hold until the next point, or ``x_end``): counts over simulated time."""
+    x_max = max([x for points in series.values() for x, _ in points] + [x_end or 0.0]) or 1.0
     y_max = _nice_max(max((y for points in series.values() for _, y in points), default=0))
     parts = _frame(title, y_max, y_label)
     plot_w, plot_h = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
