@@ -63,6 +63,7 @@ class Framework:
         self.post_bind_plugins = at("postBind")
         self.weights = {name: (profile.weights.get(name) or 1) for name in profile.points.get("score", ())}
         self._extensions = [pl for pl in self.pre_filter_plugins if hasattr(pl, "add_pod")]
+        self._pod_dependent_filters = [pl for pl in self.filter_plugins if getattr(pl, "depends_on_pods", True)]
 
     @property
     def percentage_of_nodes_to_score(self) -> int | None:
@@ -125,9 +126,12 @@ class Framework:
             if pl.name not in state.skip_filter_plugins:
                 pl.remove_pod(state, pod, to_remove, node)
 
-    def run_filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status | None:
+    def run_filter(self, state: CycleState, pod: PodInfo, node: NodeInfo, pods_only: bool = False) -> Status | None:
+        """Filters in order, stopping at the first failure. ``pods_only`` skips plugins whose verdict
+        depends only on the node (``depends_on_pods = False``): valid when they already passed on
+        this node and only the node's pods changed, as in the preemption reprieve loop."""
         skip = state.skip_filter_plugins
-        for pl in self.filter_plugins:
+        for pl in self._pod_dependent_filters if pods_only else self.filter_plugins:
             if pl.name in skip:
                 continue
             status = pl.filter(state, pod, node)
@@ -140,21 +144,23 @@ class Framework:
             p for p in self.nominator.pods_for_node(node_name) if p.priority >= pod.priority and p.uid != pod.uid
         ]
 
-    def run_filter_with_nominated(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status | None:
+    def run_filter_with_nominated(
+        self, state: CycleState, pod: PodInfo, node: NodeInfo, pods_only: bool = False
+    ) -> Status | None:
         """Upstream RunFilterPluginsWithNominatedPods: pass 1 with higher-or-equal nominated pods
         added to the node, pass 2 without them (only when pass 1 added pods)."""
         nominated = self.nominated_pods_to_add(pod, node.name)
         if not nominated:
-            return self.run_filter(state, pod, node)
+            return self.run_filter(state, pod, node, pods_only)
         node_with = node.clone()
         state_with = state.clone()
         for other in nominated:
             node_with.add_pod(other)
             self.run_add_pod(state_with, pod, other, node_with)
-        status = self.run_filter(state_with, pod, node_with)
+        status = self.run_filter(state_with, pod, node_with, pods_only)
         if status is not None:
             return status
-        return self.run_filter(state, pod, node)
+        return self.run_filter(state, pod, node, pods_only)
 
     def filter_all(
         self, state: CycleState, pod: PodInfo, snapshot: Any

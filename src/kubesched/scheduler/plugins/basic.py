@@ -51,6 +51,7 @@ class SchedulingGates:
 
 class NodeUnschedulable:
     name = "NodeUnschedulable"
+    depends_on_pods = False  # verdict depends only on the node and the pod
     REASON = "node(s) were unschedulable"
 
     def __init__(self, args: dict[str, Any], handle: Handle) -> None:
@@ -77,6 +78,7 @@ class NodeUnschedulable:
 
 class NodeName:
     name = "NodeName"
+    depends_on_pods = False  # verdict depends only on the node and the pod
     REASON = "node(s) didn't match the requested node name"
 
     def __init__(self, args: dict[str, Any], handle: Handle) -> None:

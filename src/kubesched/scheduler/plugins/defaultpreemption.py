@@ -276,7 +276,7 @@ class DefaultPreemption:
         def reprieve(p: PodInfo) -> bool:
             node.add_pod(p)
             fwk.run_add_pod(state, pod, p, node)
-            if fwk.run_filter_with_nominated(state, pod, node) is None:
+            if fwk.run_filter_with_nominated(state, pod, node, pods_only=True) is None:
                 return True
             node.remove_pod(p)
             fwk.run_remove_pod(state, pod, p, node)

@@ -31,6 +31,7 @@ REASON_CONFLICT = "pod affinity terms conflict"
 
 class NodeAffinity:
     name = "NodeAffinity"
+    depends_on_pods = False  # verdict depends only on the node and the pod
 
     def __init__(self, args: dict[str, Any], handle: Handle) -> None:
         added = (args or {}).get("addedAffinity") or {}

@@ -20,6 +20,7 @@ HARD_EFFECTS = ("NoSchedule", "NoExecute")
 
 class TaintToleration:
     name = "TaintToleration"
+    depends_on_pods = False  # verdict depends only on the node and the pod
 
     def __init__(self, args: dict[str, Any], handle: Handle) -> None:
         self.handle = handle
