@@ -67,7 +67,7 @@ def _write(tmp_path: Path, text: str) -> Path:
 
 def test_enabling_preemption_kills_exactly_the_pods_the_changed_run_kills(tmp_path: Path) -> None:
     base = load_scenario(_write(tmp_path, CLUSTER))
-    diff = whatif(base, Changes(preemption=True))
+    diff, _ = whatif(base, Changes(preemption=True))
     assert diff["baseline"]["summary"]["preemptions"] == 0
     assert diff["baseline"]["pods"]["default/api"]["phase"] == "Pending"
     # the prediction: api preempts batch-1 on n1 (the node with the cheaper victim set)
@@ -90,14 +90,14 @@ def test_enabling_preemption_kills_exactly_the_pods_the_changed_run_kills(tmp_pa
 
 def test_adding_a_pdb_reports_the_violation(tmp_path: Path) -> None:
     base = load_scenario(_write(tmp_path, CLUSTER))
-    diff = whatif(base, Changes(preemption=True, apply=[PDB]))
+    diff, _ = whatif(base, Changes(preemption=True, apply=[PDB]))
     assert diff["summary"]["pdbViolations"] == 1
     assert diff["preempted"][0]["violatesPDB"] is True
 
 
 def test_reprioritising_and_cordoning(tmp_path: Path) -> None:
     base = load_scenario(_write(tmp_path, CLUSTER))
-    diff = whatif(base, Changes(priority_classes=[("app=batch", "high")], cordon=["n2"]))
+    diff, _ = whatif(base, Changes(priority_classes=[("app=batch", "high")], cordon=["n2"]))
     # batch pods now share api's priority: nothing is preempted and api stays pending
     assert diff["preempted"] == []
     assert diff["changed"]["pods"]["default/api"]["phase"] == "Pending"
@@ -107,7 +107,7 @@ def test_reprioritising_and_cordoning(tmp_path: Path) -> None:
 
 def test_drain_deletes_the_nodes_pods_and_reports_them_stopped(tmp_path: Path) -> None:
     base = load_scenario(_write(tmp_path, CLUSTER))
-    diff = whatif(base, Changes(drain=["n1"]))
+    diff, _ = whatif(base, Changes(drain=["n1"]))
     # baseline: api preempts batch-1 on n1; drained: n1 is cordoned, so api preempts batch-2 on n2
     assert diff["baseline"]["pods"]["default/api"]["node"] == "n1"
     assert diff["changed"]["pods"]["default/batch-1"]["phase"] == "Deleted"

@@ -135,3 +135,28 @@ def test_scaled_value_rounds_up():
     assert scaled_value("25%", 5) == 2
     assert scaled_value(3, 10) == 3
     assert scaled_value("0%", 7) == 0
+
+
+def test_disrupted_pods_are_not_healthy_for_two_minutes(cluster):
+    from kubesched.timefmt import rfc3339
+
+    cluster.create(node("n1"))
+    running_pods(cluster, 3)
+    cluster.create(pdb("b", {"app": "a"}, minAvailable=1))
+    assert status(cluster)["disruptionsAllowed"] == 2
+    cluster.store.patch("PodDisruptionBudget", "default", "b", {"status": {"disruptedPods": {"p0": rfc3339(0)}}})
+    assert status(cluster)["currentHealthy"] == 2 and status(cluster)["disruptionsAllowed"] == 1
+    run(cluster, 119)
+    assert status(cluster)["currentHealthy"] == 2
+    run(cluster, 121)
+    assert status(cluster)["currentHealthy"] == 3
+    assert "disruptedPods" not in cluster.store.get("PodDisruptionBudget", "default", "b")["status"]
+
+
+def test_invalid_percentage_fails_sync(cluster):
+    cluster.create(node("n1"))
+    running_pods(cluster, 1)
+    cluster.create(pdb("b", {"app": "a"}, maxUnavailable="1"))
+    s = cluster.store.get("PodDisruptionBudget", "default", "b")["status"]
+    assert s["disruptionsAllowed"] == 0
+    assert s["conditions"][0]["message"] == "invalid value for IntOrString: invalid type: string is not a percentage"

@@ -158,3 +158,13 @@ def test_deleting_deployment_deletes_everything(cluster):
     cluster.delete("Deployment", "default", "api")
     assert cluster.store.list("ReplicaSet") == []
     assert cluster.store.list("Pod") == []
+
+
+def test_objects_existing_before_start_are_reconciled():
+    from cluster_helpers import make_cluster
+
+    c = make_cluster(controllers=False)
+    c.create(replicaset("web", 2))
+    assert pods_of(c, "ReplicaSet", "web") == []
+    c.start_controllers()
+    assert len(pods_of(c, "ReplicaSet", "web")) == 2

@@ -127,6 +127,37 @@ def apply_changes(base: Scenario, changes: Changes) -> tuple[Scenario, Scenario]
     return baseline, changed
 
 
+def scenario_documents(scenario: Scenario) -> list[Obj]:
+    """A scenario as a YAML-able document stream (objects, then the Scenario document)."""
+    spec: dict[str, Any] = {"seed": scenario.seed}
+    if scenario.until is not None:
+        spec["until"] = f"{scenario.until:g}s"
+    if scenario.scheduler_configuration is not None:
+        spec["schedulerConfiguration"] = scenario.scheduler_configuration
+    if scenario.cluster:
+        spec["cluster"] = scenario.cluster
+    steps = []
+    for step in scenario.steps:
+        entry: dict[str, Any] = {"at": f"{step.at:g}s"}
+        if step.action == "create":
+            entry["create"] = step.obj
+        else:
+            target: dict[str, Any] = {"kind": step.kind, "name": step.name}
+            if step.namespace:
+                target["namespace"] = step.namespace
+            if step.action == "patch":
+                target["merge"] = step.merge
+            elif step.grace_period_seconds is not None:
+                target["gracePeriodSeconds"] = step.grace_period_seconds
+            entry[step.action] = target
+        steps.append(entry)
+    if steps:
+        spec["steps"] = steps
+    doc = {"apiVersion": "kubesched.io/v1alpha1", "kind": "Scenario", "metadata": {"name": scenario.name},
+           "spec": spec}
+    return [*scenario.objects, doc]
+
+
 def run(scenario: Scenario, seed: int | None, until: float | None) -> dict[str, Any]:
     sim = Simulation(scenario, seed=seed, until=until, record_attempts=False)
     sim.run()
@@ -211,9 +242,10 @@ def compare(baseline: Scenario, changed: Scenario, base: dict[str, Any], new: di
 
 
 def whatif(base: Scenario, changes: Changes, *, seed: int | None = None,
-           until: float | None = None) -> dict[str, Any]:
+           until: float | None = None) -> tuple[dict[str, Any], Scenario]:
+    """The diff document and the changed scenario (which can be saved and changed further)."""
     baseline, changed = apply_changes(base, changes)
-    return compare(baseline, changed, run(baseline, seed, until), run(changed, seed, until), changes)
+    return compare(baseline, changed, run(baseline, seed, until), run(changed, seed, until), changes), changed
 
 
 def load_change_objects(paths: list[str]) -> list[Obj]:

@@ -7,12 +7,13 @@ import sys
 
 import click
 from rich.console import Console
-from rich.table import Table
+from rich.markup import escape
 
 from kubesched.analysis.diagnose import PodDiagnosis, diagnose
 from kubesched.api.errors import KubeschedError
 from kubesched.api.loader import load_scenario
 from kubesched.cli.options import duration_option
+from kubesched.cli.tables import Table
 from kubesched.sim.runner import Simulation
 
 
@@ -25,7 +26,7 @@ def render_diagnosis(console: Console, d: PodDiagnosis, show_fitting: bool = Fal
     console.print(f"[bold]{d.pod}[/] (priority {d.priority}) is {d.phase}, {where}"
                   + (f", nominated to {d.nominated_node}" if d.nominated_node else ""))
     if d.pre_filter:
-        console.print(f"  rejected before filtering: {d.pre_filter}")
+        console.print(f"  rejected before filtering: {escape(d.pre_filter)}")
     fitting = [v.node for v in d.verdicts if v.fits]
     if d.verdicts:
         console.print(f"  fits {len(fitting)} of {len(d.verdicts)} nodes"
@@ -41,7 +42,7 @@ def render_diagnosis(console: Console, d: PodDiagnosis, show_fitting: bool = Fal
                 table.add_row(v.node if i == 0 else "", failure["plugin"], failure["reason"], hint)
         console.print(table)
     if d.upstream_message:
-        console.print(f"  kube-scheduler would report: {d.upstream_message}")
+        console.print(f"  kube-scheduler would report: {escape(d.upstream_message)}")
     p = d.preemption
     if p is not None:
         if p["outcome"] == "would preempt":
@@ -54,7 +55,7 @@ def render_diagnosis(console: Console, d: PodDiagnosis, show_fitting: bool = Fal
                     f"{c['node']}: {len(c['victims'])} victim(s)" for c in p["candidates"] if c["node"] != p["chosen"]))
         else:
             console.print(f"  preemption would not help: {p['outcome']}"
-                          + (f" — {p['message']}" if p["message"] else ""))
+                          + (f" — {escape(p['message'])}" if p["message"] else ""))
 
 
 @click.command()

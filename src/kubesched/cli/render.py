@@ -6,9 +6,10 @@ from collections import Counter
 from typing import Any
 
 from rich.console import Console
-from rich.table import Table
+from rich.markup import escape
 
 from kubesched.api.quantity import parse_quantity
+from kubesched.cli.tables import Table
 
 TIMELINE_REASONS = (
     "Scheduled", "FailedScheduling", "Preempted", "Nominated", "Terminating", "Deleted",
@@ -105,9 +106,9 @@ def render_explain(console: Console, result: dict[str, Any], wanted: str) -> Non
                     table.add_row(s["node"], str(s["total"]), *(str(s["plugins"][p]) for p in plugins))
                 console.print(table)
         else:
-            console.print(f"  t={attempt['time']:g}s [yellow]unschedulable[/]: {attempt['message']}")
+            console.print(f"  t={attempt['time']:g}s [yellow]unschedulable[/]: {escape(attempt['message'])}")
             for node, msg in list(attempt["nodeStatuses"].items())[:20]:
-                console.print(f"      {node}: {msg}")
+                console.print(f"      {node}: {escape(msg)}")
     for decision in result.get("preemptionDecisions", []):
         victim_of = any(v["pod"] == key for c in decision["candidates"] for v in c["victims"]
                         if c["node"] == decision["chosen"])
@@ -118,7 +119,7 @@ def render_explain(console: Console, result: dict[str, Any], wanted: str) -> Non
             head += f", node {decision['chosen']} chosen by {decision['criterion']}"
         console.print(head)
         if decision["message"]:
-            console.print(f"      {decision['message']}")
+            console.print(f"      {escape(decision['message'])}")
         for c in decision["candidates"]:
             victims = ", ".join(f"{v['pod']}({v['priority']})" for v in c["victims"])
             mark = "*" if c["node"] == decision["chosen"] else " "

@@ -10,17 +10,19 @@ from typing import Any
 import click
 import yaml
 from rich.console import Console
-from rich.table import Table
+from rich.markup import escape
 
-from kubesched.analysis.whatif import Changes, load_change_objects, whatif
+from kubesched.analysis.whatif import Changes, load_change_objects, scenario_documents, whatif
 from kubesched.api.errors import KubeschedError
 from kubesched.api.loader import load_scenario
 from kubesched.cli.options import duration_option
+from kubesched.cli.tables import Table
 from kubesched.report.html import whatif_report
 
 
 def render_whatif(console: Console, diff: dict[str, Any]) -> None:
-    console.print(f"[bold]What if[/] {'; '.join(diff['changes']) or '(no change)'} — {diff['scenario']}, seed {diff['seed']}")
+    changes = escape("; ".join(diff["changes"]) or "(no change)")
+    console.print(f"[bold]What if[/] {changes} — {escape(diff['scenario'])}, seed {diff['seed']}")
     summary = Table(title="Summary", title_justify="left")
     for col in ("", "baseline", "changed"):
         summary.add_column(col)
@@ -65,9 +67,11 @@ def render_whatif(console: Console, diff: dict[str, Any]) -> None:
 @duration_option("--until", help="Simulated duration of both runs (default: until nothing more happens).")
 @click.option("--output", "-o", type=click.Choice(["table", "json", "html"]), default="table", show_default=True)
 @click.option("--report", type=click.Path(dir_okay=False), help="Also write the self-contained HTML report here.")
+@click.option("--save-changed", type=click.Path(dir_okay=False),
+              help="Write the changed cluster as a scenario file, to start the next what-if from it.")
 def whatif_cmd(snapshot: str, preemption: bool | None, apply_files: tuple[str, ...], priority_classes: tuple[str, ...],
                cordon: tuple[str, ...], drain: tuple[str, ...], scheduler_config: str | None, seed: int | None,
-               until: float | None, output: str, report: str | None) -> None:
+               until: float | None, output: str, report: str | None, save_changed: str | None) -> None:
     """Simulate SNAPSHOT (manifests, a scenario, or `kubectl get nodes,pods,pdb,priorityclasses,resourcequotas
     -A -o yaml` output) as it is and with the changes, from the same seed, and report the difference."""
     try:
@@ -80,12 +84,14 @@ def whatif_cmd(snapshot: str, preemption: bool | None, apply_files: tuple[str, .
             changes.priority_classes.append((selector, pc))
         if scheduler_config:
             changes.scheduler_configuration = yaml.safe_load(Path(scheduler_config).read_text())
-        diff = whatif(load_scenario(snapshot), changes, seed=seed, until=until)
+        diff, changed = whatif(load_scenario(snapshot), changes, seed=seed, until=until)
     except KubeschedError as err:
         click.echo(f"error: {err}", err=True)
         sys.exit(2)
     if report:
         Path(report).write_text(whatif_report(diff))
+    if save_changed:
+        Path(save_changed).write_text(yaml.safe_dump_all(scenario_documents(changed), sort_keys=False))
     if output == "json":
         click.echo(json.dumps(diff, indent=2))
     elif output == "html":

@@ -95,6 +95,9 @@ class EmbeddedCluster:
             self._ensure_namespace(meta["namespace"])
         try:
             admitted = self.admission.admit_create(obj, self.now())
+            if kind == "Pod":
+                # logged at the API call (not at watch delivery), in order with any rejection
+                self.log.record("Created", key_of(admitted))
             return self.store.create(admitted)
         except ApiError as err:
             self.log.reject(kind, key_of(obj), err.code, err.message)
@@ -205,7 +208,6 @@ class _Timeline:
 
     def on_add(self, kind: str, obj: Obj) -> None:
         if kind == "Pod":
-            self.cluster.log.record("Created", key_of(obj))
             nominated = (obj.get("status") or {}).get("nominatedNodeName")
             if nominated:
                 self.cluster.log.record("Nominated", key_of(obj), node=nominated)

@@ -16,13 +16,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from kubesched.cluster.embedded.controllers.base import Controller, PodIndex, obj_key
+from kubesched.cluster.embedded.controllers.base import Controller
 from kubesched.cluster.embedded.controllers.daemonset import DaemonSetController
 from kubesched.cluster.embedded.controllers.disruption import DisruptionController
+from kubesched.cluster.embedded.controllers.index import PodIndex
 from kubesched.cluster.embedded.controllers.job import JobController
 from kubesched.cluster.embedded.controllers.replicaset import DeploymentController, ReplicaSetController
 from kubesched.cluster.embedded.controllers.resourcequota import ResourceQuotaController
 from kubesched.cluster.embedded.controllers.statefulset import StatefulSetController
+from kubesched.cluster.embedded.controllers.util import obj_key
 
 if TYPE_CHECKING:
     from kubesched.cluster.embedded.cluster import EmbeddedCluster

@@ -15,249 +15,32 @@ PriorityClass is created.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from kubesched.cluster.objcopy import deep_copy
+from kubesched.cluster.embedded.controllers.index import PodIndex
+from kubesched.cluster.embedded.controllers.util import (
+    MAX_GENERATE_NAME_BASE,
+    NAME_ALPHABET,
+    controller_ref,
+    is_deleting,
+    is_ready,
+    is_terminal,
+    obj_key,
+    split_key,
+)
+from kubesched.cluster.embedded.quota import quota_hard, quota_used
 from kubesched.cluster.protocol import ApiError, Obj
-from kubesched.timefmt import parse_rfc3339
 
 if TYPE_CHECKING:
     from kubesched.cluster.embedded.cluster import EmbeddedCluster
 
-#: the alphabet of generated name suffixes (no vowels, no look-alikes)
-NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
-MAX_GENERATE_NAME_BASE = 58  # 63 minus the 5 random characters
-TERMINAL_PHASES = ("Succeeded", "Failed")
 
-PodKey = tuple[str, str]
-
-
-def split_key(key: str) -> tuple[str, str]:
-    ns, _, name = key.partition("/")
-    return ns, name
-
-
-def obj_key(obj: Obj) -> str:
-    meta = obj["metadata"]
-    return f"{meta.get('namespace') or 'default'}/{meta['name']}"
-
-
-def controller_ref(obj: Obj) -> dict[str, Any] | None:
-    for ref in (obj.get("metadata") or {}).get("ownerReferences") or []:
-        if ref.get("controller"):
-            return dict(ref)
-    return None
-
-
-def owner_reference(owner: Obj) -> dict[str, Any]:
-    return {
-        "apiVersion": owner.get("apiVersion", ""),
-        "kind": owner["kind"],
-        "name": owner["metadata"]["name"],
-        "uid": owner["metadata"]["uid"],
-        "controller": True,
-        "blockOwnerDeletion": True,
-    }
-
-
-def is_terminal(pod: Obj) -> bool:
-    return (pod.get("status") or {}).get("phase") in TERMINAL_PHASES
-
-
-def is_deleting(obj: Obj) -> bool:
-    return bool((obj.get("metadata") or {}).get("deletionTimestamp"))
-
-
-def is_active(pod: Obj) -> bool:
-    """Neither terminal nor being deleted (upstream ``FilterActivePods``)."""
-    return not is_terminal(pod) and not is_deleting(pod)
-
-
-def ready_condition(pod: Obj) -> dict[str, Any] | None:
-    for cond in (pod.get("status") or {}).get("conditions") or []:
-        if cond.get("type") == "Ready":
-            return dict(cond)
-    return None
-
-
-def is_ready(pod: Obj) -> bool:
-    cond = ready_condition(pod)
-    return cond is not None and cond.get("status") == "True"
-
-
-def is_running_and_ready(pod: Obj) -> bool:
-    return (pod.get("status") or {}).get("phase") == "Running" and is_ready(pod)
-
-
-def creation_time(obj: Obj) -> float:
-    ts = (obj.get("metadata") or {}).get("creationTimestamp")
-    return parse_rfc3339(ts) if ts else 0.0
-
-
-def replicas_of(obj: Obj) -> int:
-    value = (obj.get("spec") or {}).get("replicas")
-    return 1 if value is None else int(value)
-
-
-def pod_from_template(
-    owner: Obj, name: str, *, generate_name: str | None = None, labels: dict[str, str] | None = None
-) -> Obj:
-    """A pod for ``owner``'s ``spec.template``: template labels/annotations (plus ``labels``), the
-    owner as controller, the owner's namespace."""
-    template = (owner.get("spec") or {}).get("template") or {}
-    tmeta = template.get("metadata") or {}
-    meta: dict[str, Any] = {
-        "name": name,
-        "namespace": owner["metadata"].get("namespace") or "default",
-        "labels": {**(tmeta.get("labels") or {}), **(labels or {})},
-        "ownerReferences": [owner_reference(owner)],
-    }
-    if generate_name:
-        meta["generateName"] = generate_name
-    if tmeta.get("annotations"):
-        meta["annotations"] = dict(tmeta["annotations"])
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": meta,
-        "spec": deep_copy(template.get("spec") or {}),
-    }
-
-
-def target_node(pod: Obj) -> str | None:
-    """``spec.nodeName``, else the single node a DaemonSet pod's required affinity pins it to."""
-    spec = pod.get("spec") or {}
-    if spec.get("nodeName"):
-        return str(spec["nodeName"])
-    affinity = (spec.get("affinity") or {}).get("nodeAffinity") or {}
-    for term in (affinity.get("requiredDuringSchedulingIgnoredDuringExecution") or {}).get("nodeSelectorTerms") or []:
-        for f in term.get("matchFields") or []:
-            values = f.get("values") or []
-            if f.get("key") == "metadata.name" and f.get("operator") == "In" and len(values) == 1:
-                return str(values[0])
-    return None
-
-
-@dataclass(slots=True)
-class _Entry:
-    owner: str
-    uid: str
-    rv: int
-    active: bool
-    ready: bool
-    node: str
-
-
-@dataclass(slots=True)
-class OwnerPods:
-    """The pods of one controller as the index knows them, with running counts."""
-
-    keys: dict[PodKey, _Entry] = field(default_factory=dict)
-    active: int = 0
-    ready: int = 0  # active and Ready
-    by_node: dict[str, set[PodKey]] = field(default_factory=dict)
-
-    def add(self, key: PodKey, entry: _Entry) -> None:
-        self.keys[key] = entry
-        self.active += entry.active
-        self.ready += entry.active and entry.ready
-        self.by_node.setdefault(entry.node, set()).add(key)
-
-    def remove(self, key: PodKey) -> None:
-        entry = self.keys.pop(key)
-        self.active -= entry.active
-        self.ready -= entry.active and entry.ready
-        keys = self.by_node.get(entry.node)
-        if keys is not None:
-            keys.discard(key)
-            if not keys:
-                del self.by_node[entry.node]
-
-
-_NO_PODS = OwnerPods()
-
-
-class PodIndex:
-    """Pods by the UID of their controller, with per-owner counts of active and ready pods and a
-    per-node view. Kept up to date from watch events *and* from the controllers' own writes (the
-    events of writes made inside a dispatch arrive later); :meth:`pods` returns the objects as the
-    store has them now."""
-
-    def __init__(self, cluster: EmbeddedCluster) -> None:
-        self.store = cluster.store
-        self._owners: dict[str, OwnerPods] = {}
-        self._entry: dict[PodKey, _Entry] = {}
-        cluster.store.watch(self)
-
-    def note(self, pod: Obj) -> None:
-        ref = controller_ref(pod)
-        meta = pod["metadata"]
-        key = (meta.get("namespace") or "default", meta["name"])
-        rv = int(meta.get("resourceVersion") or 0)
-        old = self._entry.get(key)
-        if old is not None and old.rv > rv:
-            return  # a stale event: the index already knows a newer object
-        if old is not None:
-            self._drop(key, old)
-        if ref is None or not ref.get("uid"):
-            return
-        entry = _Entry(ref["uid"], meta.get("uid", ""), rv, is_active(pod), is_ready(pod), target_node(pod) or "")
-        self._entry[key] = entry
-        self._owners.setdefault(entry.owner, OwnerPods()).add(key, entry)
-
-    def _drop(self, key: PodKey, entry: _Entry) -> None:
-        del self._entry[key]
-        owner = self._owners.get(entry.owner)
-        if owner is not None:
-            owner.remove(key)
-            if not owner.keys:
-                del self._owners[entry.owner]
-
-    def forget(self, namespace: str, name: str, uid: str) -> None:
-        key = (namespace, name)
-        entry = self._entry.get(key)
-        if entry is not None and entry.uid == uid:
-            self._drop(key, entry)
-
-    def refresh(self, namespace: str, name: str, uid: str) -> None:
-        """Re-read one pod after a write of our own (delete): note or forget it."""
-        current = self.store.get("Pod", namespace, name)
-        if current is None or current["metadata"].get("uid") != uid:
-            self.forget(namespace, name, uid)
-        else:
-            self.note(current)
-
-    def owned(self, owner_uid: str) -> OwnerPods:
-        return self._owners.get(owner_uid, _NO_PODS)
-
-    def pods(self, owner_uid: str, node: str | None = None) -> list[Obj]:
-        owned = self.owned(owner_uid)
-        keys = owned.keys if node is None else sorted(owned.by_node.get(node, ()))
-        out = []
-        for key in keys:
-            pod = self.store.get("Pod", key[0], key[1])
-            if pod is not None and pod["metadata"].get("uid") == owned.keys[key].uid:
-                out.append(pod)
-        return out
-
-    def on_add(self, kind: str, obj: Obj) -> None:
-        if kind == "Pod":
-            self.note(obj)
-
-    def on_update(self, kind: str, old: Obj, new: Obj) -> None:
-        if kind == "Pod":
-            self.note(new)
-
-    def on_delete(self, kind: str, obj: Obj) -> None:
-        if kind == "Pod":
-            meta = obj["metadata"]
-            self.forget(meta.get("namespace") or "default", meta["name"], meta.get("uid", ""))
+def _pod_flags(pod: Obj) -> tuple[Any, ...]:
+    return (is_terminal(pod), is_deleting(pod), is_ready(pod), controller_ref(pod))
 
 
 def _quota_relaxed(old: Obj, new: Obj) -> bool:
-    from kubesched.cluster.embedded.quota import quota_hard, quota_used
-
+    """Whether a quota update may let a refused pod in now: a limit went up or usage went down."""
     old_used, new_used = quota_used(old), quota_used(new)
     old_hard, new_hard = quota_hard(old), quota_hard(new)
     if old_hard.keys() != new_hard.keys() or any(new_hard[k] > old_hard[k] for k in new_hard):
@@ -311,17 +94,17 @@ class Controller:
 
     # -- events ----------------------------------------------------------------------------------
     def on_add(self, kind: str, obj: Obj) -> None:
-        if kind in ("ResourceQuota", "PriorityClass"):
+        if kind in ("ResourceQuota", "PriorityClass") and self._blocked:
             self.wake_blocked()
         self.handle(kind, None, obj)
 
     def on_update(self, kind: str, old: Obj, new: Obj) -> None:
-        if kind == "ResourceQuota" and _quota_relaxed(old, new):
+        if kind == "ResourceQuota" and self._blocked and _quota_relaxed(old, new):
             self.wake_blocked()
         self.handle(kind, old, new)
 
     def on_delete(self, kind: str, obj: Obj) -> None:
-        if kind == "ResourceQuota":
+        if kind == "ResourceQuota" and self._blocked:
             self.wake_blocked()
         self.handle_delete(kind, obj)
 
@@ -331,6 +114,8 @@ class Controller:
             self._blocked.discard(obj_key(new))
             self.enqueue(obj_key(new))
         elif kind == "Pod":
+            if old is not None and _pod_flags(old) == _pod_flags(new):
+                return  # nothing a workload controller looks at changed (e.g. a binding)
             self.pod_changed(new)
 
     def handle_delete(self, kind: str, obj: Obj) -> None:

@@ -23,8 +23,11 @@ from typing import Any
 
 from kubesched.api.selectors import pod_matches_node_selector_and_affinity
 from kubesched.api.tolerations import find_untolerated_taint
-from kubesched.cluster.embedded.controllers.base import (
-    Controller,
+from kubesched.cluster.embedded.controllers.base import Controller
+from kubesched.cluster.embedded.controllers.index import target_node
+from kubesched.cluster.embedded.controllers.replicaset import template_hash
+from kubesched.cluster.embedded.controllers.util import (
+    controller_ref,
     creation_time,
     is_active,
     is_deleting,
@@ -33,7 +36,6 @@ from kubesched.cluster.embedded.controllers.base import (
     obj_key,
     pod_from_template,
 )
-from kubesched.cluster.embedded.controllers.replicaset import template_hash
 from kubesched.cluster.objcopy import deep_copy
 from kubesched.cluster.protocol import Obj
 
@@ -83,20 +85,6 @@ def pin_to_node(spec: dict[str, Any], node_name: str) -> None:
     spec["affinity"] = affinity
 
 
-def target_node(pod: Obj) -> str | None:
-    spec = pod.get("spec") or {}
-    if spec.get("nodeName"):
-        return str(spec["nodeName"])
-    required = (((spec.get("affinity") or {}).get("nodeAffinity") or {}).get(
-        "requiredDuringSchedulingIgnoredDuringExecution"
-    ) or {})
-    for term in required.get("nodeSelectorTerms") or []:
-        for f in term.get("matchFields") or []:
-            if f.get("key") == "metadata.name" and f.get("operator") == "In" and len(f.get("values") or []) == 1:
-                return str(f["values"][0])
-    return None
-
-
 def should_run(ds: Obj, node: Obj) -> tuple[bool, bool]:
     """``(should run, should continue running)`` of a DaemonSet's pod on ``node``."""
     template = (ds.get("spec") or {}).get("template") or {}
@@ -113,26 +101,54 @@ def should_run(ds: Obj, node: Obj) -> tuple[bool, bool]:
     return True, True
 
 
+_Stats = tuple[int, int, int, int]  # desired, scheduled, misscheduled, ready
+_ZERO: _Stats = (0, 0, 0, 0)
+
+
 class DaemonSetController(Controller):
+    """Keys are ``ns/name`` (every node) or ``ns/name|node`` (one node: a pod or node event)."""
+
     kind = "DaemonSet"
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._fits: dict[str, dict[str, tuple[bool, bool]]] = {}  # ds uid -> node -> should_run()
+        self._stats: dict[str, dict[str, _Stats]] = {}  # ds uid -> node -> stats
+        self._totals: dict[str, list[int]] = {}
 
     def handle(self, kind: str, old: Obj | None, new: Obj) -> None:
         if kind == "Node":
             if old is None or old.get("spec") != new.get("spec") or (old.get("metadata") or {}).get(
                 "labels"
             ) != (new.get("metadata") or {}).get("labels"):
-                self._enqueue_every_daemonset()
+                self._node_changed(new["metadata"]["name"])
             return
+        if kind == self.kind and (old is None or old.get("spec") != new.get("spec")):
+            self._fits.pop(new["metadata"]["uid"], None)
         super().handle(kind, old, new)
 
     def handle_delete(self, kind: str, obj: Obj) -> None:
         if kind == "Node":
-            self._enqueue_every_daemonset()
+            self._node_changed(obj["metadata"]["name"])
             return
+        if kind == self.kind:
+            uid = obj["metadata"]["uid"]
+            for cache in (self._fits, self._stats, self._totals):
+                cache.pop(uid, None)  # type: ignore[attr-defined]
         super().handle_delete(kind, obj)
 
-    def _enqueue_every_daemonset(self) -> None:
-        self.enqueue_all(sorted(obj_key(ds) for ds in self.store.iter("DaemonSet")))
+    def pod_changed(self, pod: Obj) -> None:
+        ref = controller_ref(pod)
+        if ref is not None and ref.get("kind") == self.kind:
+            ns = pod["metadata"].get("namespace") or "default"
+            self.enqueue(f"{ns}/{ref['name']}|{target_node(pod) or ''}")
+
+    def _node_changed(self, node_name: str) -> None:
+        keys = []
+        for ds in self.store.iter("DaemonSet"):
+            self._fits.get(ds["metadata"]["uid"], {}).pop(node_name, None)
+            keys.append(f"{obj_key(ds)}|{node_name}")
+        self.enqueue_all(sorted(keys))
 
     def _new_pod(self, ds: Obj, node_name: str) -> Obj:
         ns = ds["metadata"].get("namespace") or "default"
@@ -144,57 +160,80 @@ class DaemonSetController(Controller):
         return pod
 
     def sync(self, key: str) -> None:
-        ds = self.get(key)
+        ds_key, _, node_name = key.partition("|")
+        ds = self.get(ds_key)
         if ds is None:
             return
-        nodes = sorted(self.store.iter("Node"), key=lambda n: n["metadata"]["name"])
-        by_node: dict[str, list[Obj]] = {}
-        for pod in self.index.pods(ds["metadata"]["uid"]):
-            by_node.setdefault(target_node(pod) or "", []).append(pod)
-        stats = {"desired": 0, "scheduled": 0, "misscheduled": 0, "ready": 0}
-        for node in nodes:
-            node_name = node["metadata"]["name"]
-            run, keep = should_run(ds, node)
-            pods = by_node.pop(node_name, [])
-            stats["desired"] += run
-            if run and not pods:
-                if not self.is_blocked(key):
-                    self.create_pod(key, self._new_pod(ds, node_name))
-                continue
-            if not keep:
-                stats["misscheduled"] += any(is_active(p) for p in pods)
-                for pod in pods:
-                    if not is_deleting(pod):
-                        self.delete_pod(pod)
-                continue
-            running = []
-            for pod in pods:
-                if is_deleting(pod):
-                    continue
-                if is_terminal(pod):
-                    self.delete_pod(pod)
-                else:
-                    running.append(pod)
-            running.sort(key=lambda p: (creation_time(p), p["metadata"].get("uid", "")))
-            for extra in running[1:]:
-                self.delete_pod(extra)
-            if running:
-                stats["scheduled"] += 1
-                stats["ready"] += is_ready(running[0])
-        for pods in by_node.values():  # pods for nodes that are gone
-            for pod in pods:
+        uid = ds["metadata"]["uid"]
+        if key == ds_key:
+            names = {n["metadata"]["name"] for n in self.store.iter("Node")}
+            names.update(self.index.owned(uid).by_node)
+            for name in sorted(names):
+                self._sync_node(ds_key, ds, name)
+        else:
+            self._sync_node(ds_key, ds, node_name)
+        current = self.get(ds_key)
+        totals = self._totals.get(uid, [0, 0, 0, 0])
+        if current is not None:
+            self.update_status(
+                current,
+                {
+                    "desiredNumberScheduled": totals[0],
+                    "currentNumberScheduled": totals[1],
+                    "numberMisscheduled": totals[2],
+                    "numberReady": totals[3],
+                    "numberAvailable": totals[3],
+                    "updatedNumberScheduled": totals[1],
+                },
+            )
+
+    def _sync_node(self, key: str, ds: Obj, node_name: str) -> None:
+        uid = ds["metadata"]["uid"]
+        node = self.store.get("Node", None, node_name) if node_name else None
+        pods = self.index.pods(uid, node_name)
+        stats = _ZERO
+        if node is None:
+            for pod in pods:  # the node is gone (or the pod names none)
                 self.delete_pod(pod, grace=0)
-        current = self.get(key)
-        if current is None:
-            return
-        self.update_status(
-            current,
-            {
-                "desiredNumberScheduled": stats["desired"],
-                "currentNumberScheduled": stats["scheduled"],
-                "numberMisscheduled": stats["misscheduled"],
-                "numberReady": stats["ready"],
-                "numberAvailable": stats["ready"],
-                "updatedNumberScheduled": stats["scheduled"],
-            },
-        )
+        else:
+            fits = self._fits.setdefault(uid, {})
+            if node_name not in fits:
+                fits[node_name] = should_run(ds, node)
+            run, keep = fits[node_name]
+            stats = self._reconcile_node(key, ds, node_name, pods, run, keep)
+        per_node = self._stats.setdefault(uid, {})
+        old = per_node.get(node_name, _ZERO)
+        if stats != old:
+            totals = self._totals.setdefault(uid, [0, 0, 0, 0])
+            for i in range(4):
+                totals[i] += stats[i] - old[i]
+            if stats == _ZERO:
+                per_node.pop(node_name, None)
+            else:
+                per_node[node_name] = stats
+
+    def _reconcile_node(self, key: str, ds: Obj, node_name: str, pods: list[Obj], run: bool, keep: bool) -> _Stats:
+        if run and not pods:
+            if not self.is_blocked(key):
+                self.create_pod(key, self._new_pod(ds, node_name))
+            return (1, 0, 0, 0)
+        if not keep:
+            misscheduled = int(any(is_active(p) for p in pods))
+            for pod in pods:
+                if not is_deleting(pod):
+                    self.delete_pod(pod)
+            return (int(run), 0, misscheduled, 0)
+        running = []
+        for pod in pods:
+            if is_deleting(pod):
+                continue
+            if is_terminal(pod):
+                self.delete_pod(pod)
+            else:
+                running.append(pod)
+        running.sort(key=lambda p: (creation_time(p), p["metadata"].get("uid", "")))
+        for extra in running[1:]:
+            self.delete_pod(extra)
+        if not running:
+            return (int(run), 0, 0, 0)
+        return (int(run), 1, 0, int(is_ready(running[0])))

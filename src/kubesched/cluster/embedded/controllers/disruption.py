@@ -27,8 +27,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubesched.api.selectors import LabelSelector
-from kubesched.cluster.embedded.controllers.base import (
-    Controller,
+from kubesched.cluster.embedded.controllers.base import Controller
+from kubesched.cluster.embedded.controllers.util import (
     controller_ref,
     is_deleting,
     is_ready,
@@ -53,7 +53,7 @@ def scaled_value(value: Any, total: int) -> int:
         return value
     text = str(value)
     if not text.endswith("%") or not text[:-1].lstrip("-").isdigit():
-        raise SyncError(f"invalid value for IntOrString: invalid type: string is not a percentage: {text!r}")
+        raise SyncError("invalid value for IntOrString: invalid type: string is not a percentage")
     return math.ceil(int(text[:-1]) * total / 100)
 
 
@@ -137,7 +137,9 @@ class DisruptionController(Controller):
                 self._pinned[new["metadata"]["uid"]] = int(new["status"]["disruptionsAllowed"])
             if old is None or old.get("spec") != new.get("spec"):
                 self._rebuild(new)
-                self.enqueue(obj_key(new))
+            # any change, status included (an eviction adding to disruptedPods); our own writes
+            # lead to one more sync that finds nothing to change
+            self.enqueue(obj_key(new))
         elif kind == "Pod":
             if old is not None and not self._pod_changed_for_pdb(old, new):
                 return

@@ -19,16 +19,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from kubesched.cluster.embedded.controllers.base import (
-    Controller,
+from kubesched.cluster.embedded.controllers.base import Controller
+from kubesched.cluster.embedded.controllers.replicaset import deletion_order
+from kubesched.cluster.embedded.controllers.util import (
     controller_ref,
     is_active,
     is_deleting,
-    is_ready,
     pod_from_template,
     split_key,
 )
-from kubesched.cluster.embedded.controllers.replicaset import deletion_order
 from kubesched.cluster.protocol import Obj
 from kubesched.sim.clock import Timer
 from kubesched.timefmt import rfc3339
@@ -83,15 +82,28 @@ class JobController(Controller):
             st.failures_since_success += 1
             st.last_failure = self.cluster.now()
 
+    def _state_of(self, pod: Obj) -> _JobState | None:
+        ref = controller_ref(pod)
+        if ref is None or ref.get("kind") != "Job":
+            return None
+        return self._state.get(str(ref.get("uid")))
+
+    def handle(self, kind: str, old: Obj | None, new: Obj) -> None:
+        if kind == "Pod":
+            st = self._state_of(new)
+            if st is not None:
+                self._count(st, new)
+        super().handle(kind, old, new)
+
     def handle_delete(self, kind: str, obj: Obj) -> None:
         if kind == "Job":
             self._state.pop(obj["metadata"]["uid"], None)
             self.delete_dependents(obj)
             return
         if kind == "Pod":
-            ref = controller_ref(obj)
-            if ref is not None and ref.get("kind") == "Job" and ref.get("uid") in self._state:
-                self._count(self._state[ref["uid"]], obj, gone=True)
+            st = self._state_of(obj)
+            if st is not None:
+                self._count(st, obj, gone=True)
         super().handle_delete(kind, obj)
 
     # -- reconcile ---------------------------------------------------------------------------
@@ -100,12 +112,13 @@ class JobController(Controller):
         if job is None or _finished(job):
             return
         uid = job["metadata"]["uid"]
-        st = self._state.setdefault(uid, _JobState())
+        st = self._state.get(uid)
+        if st is None:  # first sync: account for pods that already exist
+            st = self._state[uid] = _JobState()
+            for pod in self.index.pods(uid):
+                self._count(st, pod)
         spec = job.get("spec") or {}
-        pods = self.index.pods(uid)
-        for pod in pods:
-            self._count(st, pod)
-        active = [p for p in pods if is_active(p)]
+        owned = self.index.owned(uid)
         parallelism = int(spec.get("parallelism", 1) if spec.get("parallelism") is not None else 1)
         completions = spec.get("completions")
         backoff_limit = spec.get("backoffLimit")
@@ -117,30 +130,29 @@ class JobController(Controller):
         conditions = list(status.get("conditions") or [])
 
         if len(st.failed) > backoff_limit:
-            self._remove(st, active)
-            active = []
+            self._remove(st, [p for p in self.index.pods(uid) if is_active(p)])
             conditions.append(self._condition("Failed", now, "BackoffLimitExceeded", BACKOFF_LIMIT_MESSAGE))
         else:
             if spec.get("suspend"):
                 want = 0
             elif completions is None:
-                want = len(active) if succeeded > 0 else parallelism
+                want = owned.active if succeeded > 0 else parallelism
             else:
                 want = max(0, min(parallelism, int(completions) - succeeded))
-            if len(active) > want:
-                doomed = deletion_order(active)[: len(active) - want]
-                self._remove(st, doomed)
-                active = [p for p in active if p not in doomed]
-            elif len(active) < want:
-                active += self._start(key, job, st, want - len(active), now)
+            if owned.active > want:
+                active = [p for p in self.index.pods(uid) if is_active(p)]
+                self._remove(st, deletion_order(active)[: len(active) - want])
+            elif owned.active < want:
+                self._start(key, job, st, want - owned.active, now)
             done = succeeded > 0 if completions is None else succeeded >= int(completions)
-            if done and not active:
+            if done and not self.index.owned(uid).active:
                 conditions.append(self._condition("Complete", now))
                 fields["completionTime"] = rfc3339(now)
+        owned = self.index.owned(uid)
         fields.update(
             {
-                "active": len(active),
-                "ready": sum(1 for p in active if is_ready(p)),
+                "active": owned.active,
+                "ready": owned.ready,
                 "succeeded": len(st.succeeded),
                 "failed": len(st.failed),
             }
@@ -170,13 +182,13 @@ class JobController(Controller):
             st.removed_by_us.add(pod["metadata"].get("uid", ""))
             self.delete_pod(pod)
 
-    def _start(self, key: str, job: Obj, st: _JobState, count: int, now: float) -> list[Obj]:
+    def _start(self, key: str, job: Obj, st: _JobState, count: int, now: float) -> None:
         if self.is_blocked(key):
-            return []
+            return
         remaining = st.last_failure + backoff_delay(st.failures_since_success) - now
         if remaining > 0:
             self._wake_at(key, st, now + remaining)
-            return []
+            return
         ns, name = split_key(key)
         uid = job["metadata"]["uid"]
         labels = {
@@ -185,14 +197,10 @@ class JobController(Controller):
             "controller-uid": uid,
             "job-name": name,
         }
-        started = []
         for _ in range(count):
             pod_name, generate_name = self.random_name(ns, name)
-            created = self.create_pod(key, pod_from_template(job, pod_name, generate_name=generate_name, labels=labels))
-            if created is None:
+            if self.create_pod(key, pod_from_template(job, pod_name, generate_name=generate_name, labels=labels)) is None:
                 break
-            started.append(created)
-        return started
 
     def _wake_at(self, key: str, st: _JobState, when: float) -> None:
         if st.timer is not None and not st.timer.cancelled and st.timer.when <= when:

@@ -17,9 +17,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from kubesched.cluster.embedded.controllers.base import (
+from kubesched.cluster.embedded.controllers.base import Controller
+from kubesched.cluster.embedded.controllers.util import (
     NAME_ALPHABET,
-    Controller,
     controller_ref,
     creation_time,
     is_active,

@@ -62,7 +62,7 @@ class ResourceQuotaController:
             charged = self.cluster.admission.charged
             if key in charged:
                 charged.discard(key)
-            else:
+            elif self._quotas(key[0]):
                 self._apply(obj, quotas.pod_usage(obj, self.cluster.now()), release=False)
         elif kind == "ResourceQuota":
             status = obj.get("status") or {}
@@ -72,15 +72,20 @@ class ResourceQuotaController:
     def on_update(self, kind: str, old: Obj, new: Obj) -> None:
         if kind == "Pod":
             now = self.cluster.now()
+            if quotas.counts_compute_usage(old, now) == quotas.counts_compute_usage(new, now):
+                return  # usage only changes when a pod stops counting (requests are immutable)
+            if not self._quotas(new["metadata"].get("namespace") or "default"):
+                return
             before, after = quotas.pod_usage(old, now), quotas.pod_usage(new, now)
-            if before != after:
-                released = {k: v - after.get(k, 0) for k, v in before.items()}
-                self._apply(new, released, release=True)
+            released = {k: v - after.get(k, 0) for k, v in before.items()}
+            self._apply(new, released, release=True)
         elif kind == "ResourceQuota" and old.get("spec") != new.get("spec"):
             self._recount(new)
 
     def on_delete(self, kind: str, obj: Obj) -> None:
         if kind == "Pod":
             meta = obj["metadata"]
-            self.cluster.admission.charged.discard((meta.get("namespace") or "default", meta["name"]))
-            self._apply(obj, quotas.pod_usage(obj, self.cluster.now()), release=True)
+            ns = meta.get("namespace") or "default"
+            self.cluster.admission.charged.discard((ns, meta["name"]))
+            if self._quotas(ns):
+                self._apply(obj, quotas.pod_usage(obj, self.cluster.now()), release=True)

@@ -16,18 +16,17 @@ the same name once the old object is gone.
 
 from __future__ import annotations
 
-from kubesched.cluster.embedded.controllers.base import (
-    Controller,
+from kubesched.cluster.embedded.controllers.base import Controller
+from kubesched.cluster.embedded.controllers.index import PodEntry
+from kubesched.cluster.embedded.controllers.replicaset import template_hash
+from kubesched.cluster.embedded.controllers.util import (
     controller_ref,
     is_deleting,
-    is_ready,
-    is_running_and_ready,
     is_terminal,
     pod_from_template,
     replicas_of,
     split_key,
 )
-from kubesched.cluster.embedded.controllers.replicaset import template_hash
 from kubesched.cluster.protocol import Obj
 
 POD_NAME_LABEL = "statefulset.kubernetes.io/pod-name"
@@ -35,8 +34,7 @@ POD_INDEX_LABEL = "apps.kubernetes.io/pod-index"
 REVISION_LABEL = "controller-revision-hash"
 
 
-def _ordinal(sts_name: str, pod: Obj) -> int | None:
-    name = pod["metadata"]["name"]
+def _ordinal(sts_name: str, name: str) -> int | None:
     prefix = f"{sts_name}-"
     if not name.startswith(prefix) or not name[len(prefix) :].isdigit():
         return None
@@ -70,55 +68,63 @@ class StatefulSetController(Controller):
         start = int((spec.get("ordinals") or {}).get("start") or 0)
         want = range(start, start + replicas_of(sts))
         parallel = spec.get("podManagementPolicy") == "Parallel"
+        owned: dict[int, tuple[str, PodEntry]] = {}
+        for (_, pod_name), entry in self.index.owned(uid).keys.items():
+            ordinal = _ordinal(name, pod_name)
+            if ordinal is not None:
+                owned[ordinal] = (pod_name, entry)
 
         healthy = True
         for ordinal in want:
-            pod = self.store.get("Pod", ns, f"{name}-{ordinal}")
-            if pod is not None and (controller_ref(pod) or {}).get("uid") != uid:
-                healthy = False  # the name is taken by someone else's pod
-                if parallel:
-                    continue
-                break
-            if pod is not None and is_terminal(pod) and not is_deleting(pod):
-                self.delete_pod(pod)
+            item = owned.get(ordinal)
+            if item is None or (item[1].terminal and not item[1].deleting):
                 pod = self.store.get("Pod", ns, f"{name}-{ordinal}")
-            if pod is None:
-                healthy = False
-                if self.create_pod(key, self._new_pod(sts, ordinal)) is None or not parallel:
+                if pod is not None and (controller_ref(pod) or {}).get("uid") != uid:
+                    healthy = False  # the name is taken by someone else's pod
+                    if parallel:
+                        continue
                     break
-                continue
-            if is_deleting(pod) or not is_running_and_ready(pod):
+                if pod is not None and is_terminal(pod) and not is_deleting(pod):
+                    self.delete_pod(pod)  # finished: removed at once, then recreated
+                    pod = self.store.get("Pod", ns, f"{name}-{ordinal}")
+                if pod is None:
+                    healthy = False
+                    if self.create_pod(key, self._new_pod(sts, ordinal)) is None or not parallel:
+                        break
+                    continue
+                self.index.note(pod)
+                item = (pod["metadata"]["name"], self.index.owned(uid).keys[(ns, pod["metadata"]["name"])])
+            entry = item[1]
+            if entry.deleting or not entry.ready:
                 healthy = False
                 if not parallel:
                     break
 
-        condemned: list[tuple[int, Obj]] = []
-        for pod in self.index.pods(uid):
-            found = _ordinal(name, pod)
-            if found is not None and found not in want:
-                condemned.append((found, pod))
-        condemned.sort(key=lambda item: -item[0])
+        condemned = sorted(((o, item) for o, item in owned.items() if o not in want), key=lambda x: -x[0])
+        doomed = []
         if parallel:
-            for _, pod in condemned:
-                if not is_deleting(pod):
-                    self.delete_pod(pod)
-        elif condemned and healthy and not any(is_deleting(p) for _, p in condemned):
-            self.delete_pod(condemned[0][1])
+            doomed = [pod_name for _, (pod_name, entry) in condemned if not entry.deleting]
+        elif condemned and healthy and not any(entry.deleting for _, (_, entry) in condemned):
+            doomed = [condemned[0][1][0]]
+        for pod_name in doomed:
+            pod = self.store.get("Pod", ns, pod_name)
+            if pod is not None:
+                self.delete_pod(pod)
         self._update_status(sts)
 
     def _update_status(self, sts: Obj) -> None:
         current = self.store.get("StatefulSet", sts["metadata"].get("namespace"), sts["metadata"]["name"])
         if current is None:
             return
-        pods = [p for p in self.index.pods(sts["metadata"]["uid"]) if not is_terminal(p)]
-        ready = sum(1 for p in pods if is_ready(p) and not is_deleting(p))
+        entries = [e for e in self.index.owned(sts["metadata"]["uid"]).keys.values() if not e.terminal]
+        ready = sum(1 for e in entries if e.ready and not e.deleting)
         self.update_status(
             current,
             {
-                "replicas": len(pods),
+                "replicas": len(entries),
                 "readyReplicas": ready,
-                "currentReplicas": len(pods),
-                "updatedReplicas": len(pods),
+                "currentReplicas": len(entries),
+                "updatedReplicas": len(entries),
                 "availableReplicas": ready,
             },
         )

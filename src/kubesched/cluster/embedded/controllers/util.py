@@ -1,0 +1,109 @@
+"""Small helpers shared by the controllers: object keys, owner references, pod predicates and
+pods from templates."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kubesched.cluster.objcopy import deep_copy
+from kubesched.cluster.protocol import Obj
+from kubesched.timefmt import parse_rfc3339
+
+#: the alphabet of generated name suffixes (no vowels, no look-alikes)
+NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
+MAX_GENERATE_NAME_BASE = 58  # 63 minus the 5 random characters
+TERMINAL_PHASES = ("Succeeded", "Failed")
+
+PodKey = tuple[str, str]
+
+
+def split_key(key: str) -> tuple[str, str]:
+    ns, _, name = key.partition("/")
+    return ns, name
+
+
+def obj_key(obj: Obj) -> str:
+    meta = obj["metadata"]
+    return f"{meta.get('namespace') or 'default'}/{meta['name']}"
+
+
+def controller_ref(obj: Obj) -> dict[str, Any] | None:
+    for ref in (obj.get("metadata") or {}).get("ownerReferences") or []:
+        if ref.get("controller"):
+            return dict(ref)
+    return None
+
+
+def owner_reference(owner: Obj) -> dict[str, Any]:
+    return {
+        "apiVersion": owner.get("apiVersion", ""),
+        "kind": owner["kind"],
+        "name": owner["metadata"]["name"],
+        "uid": owner["metadata"]["uid"],
+        "controller": True,
+        "blockOwnerDeletion": True,
+    }
+
+
+def is_terminal(pod: Obj) -> bool:
+    return (pod.get("status") or {}).get("phase") in TERMINAL_PHASES
+
+
+def is_deleting(obj: Obj) -> bool:
+    return bool((obj.get("metadata") or {}).get("deletionTimestamp"))
+
+
+def is_active(pod: Obj) -> bool:
+    """Neither terminal nor being deleted (upstream ``FilterActivePods``)."""
+    return not is_terminal(pod) and not is_deleting(pod)
+
+
+def ready_condition(pod: Obj) -> dict[str, Any] | None:
+    for cond in (pod.get("status") or {}).get("conditions") or []:
+        if cond.get("type") == "Ready":
+            return dict(cond)
+    return None
+
+
+def is_ready(pod: Obj) -> bool:
+    cond = ready_condition(pod)
+    return cond is not None and cond.get("status") == "True"
+
+
+def is_running_and_ready(pod: Obj) -> bool:
+    return (pod.get("status") or {}).get("phase") == "Running" and is_ready(pod)
+
+
+def creation_time(obj: Obj) -> float:
+    ts = (obj.get("metadata") or {}).get("creationTimestamp")
+    return parse_rfc3339(ts) if ts else 0.0
+
+
+def replicas_of(obj: Obj) -> int:
+    value = (obj.get("spec") or {}).get("replicas")
+    return 1 if value is None else int(value)
+
+
+def pod_from_template(
+    owner: Obj, name: str, *, generate_name: str | None = None, labels: dict[str, str] | None = None
+) -> Obj:
+    """A pod for ``owner``'s ``spec.template``: template labels/annotations (plus ``labels``), the
+    owner as controller, the owner's namespace."""
+    template = (owner.get("spec") or {}).get("template") or {}
+    tmeta = template.get("metadata") or {}
+    meta: dict[str, Any] = {
+        "name": name,
+        "namespace": owner["metadata"].get("namespace") or "default",
+        "labels": {**(tmeta.get("labels") or {}), **(labels or {})},
+        "ownerReferences": [owner_reference(owner)],
+    }
+    if generate_name:
+        meta["generateName"] = generate_name
+    if tmeta.get("annotations"):
+        meta["annotations"] = dict(tmeta["annotations"])
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": meta,
+        "spec": deep_copy(template.get("spec") or {}),
+    }
