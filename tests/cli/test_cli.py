@@ -89,3 +89,19 @@ def test_whatif_outputs_table_json_and_html(tmp_path: Path) -> None:
     data = json.loads(runner.invoke(cli, ["whatif", EXAMPLE, "--disable-preemption", "-o", "json"]).output)
     assert data["kind"] == "WhatIfResult"
     assert {p["victim"] for p in data["noLongerPreempted"]} == {"default/a", "default/b"}
+
+
+def test_output_is_identical_across_processes_and_hash_seeds() -> None:
+    """Byte-identical results even when Python's string hashing differs between processes."""
+    import os
+    import subprocess
+    import sys
+
+    demo = str(ROOT / "examples" / "demo.yaml")
+    outputs = set()
+    for hash_seed in ("1", "2"):
+        env = {**os.environ, "PYTHONHASHSEED": hash_seed}
+        proc = subprocess.run([sys.executable, "-m", "kubesched", "simulate", demo, "-o", "json", "--decisions"],
+                              capture_output=True, text=True, env=env, check=True)
+        outputs.add(proc.stdout)
+    assert len(outputs) == 1
