@@ -1,0 +1,98 @@
+"""Stateful property test: the cache's incrementally maintained node table always equals a table
+rebuilt from scratch, and requested resources equal the sum of the pods placed on each node."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
+
+from kubesched.scheduler.cache import Cache
+from kubesched.scheduler.framework.types import PodInfo
+from kubesched.scheduler.nodetable import NodeTable
+from kubesched.sim.workloads import make_node, make_pod
+
+NODES = [f"n{i}" for i in range(4)]
+
+
+def pod_info(name: str, node: str, cpu: int, mem: int) -> PodInfo:
+    obj = make_pod(name, f"{cpu}m", f"{mem}Mi", node=node)
+    obj["metadata"]["uid"] = f"uid-{name}"
+    return PodInfo.from_pod(obj)
+
+
+class CacheMachine(RuleBasedStateMachine):
+    @initialize()
+    def setup(self) -> None:
+        self.cache = Cache()
+        self.pods: dict[str, PodInfo] = {}
+        self.assumed: set[str] = set()
+        self.counter = 0
+
+    @rule(name=st.sampled_from(NODES), cpu=st.integers(1, 16), zone=st.sampled_from(["a", "b", ""]))
+    def add_or_update_node(self, name: str, cpu: int, zone: str) -> None:
+        labels = {"topology.kubernetes.io/zone": zone} if zone else {}
+        self.cache.add_node(make_node(name, cpu=str(cpu), labels=labels))
+        self.cache.update_snapshot()
+
+    @rule(node=st.sampled_from(NODES), cpu=st.integers(0, 2000), mem=st.integers(0, 4096), assume=st.booleans())
+    def place_pod(self, node: str, cpu: int, mem: int, assume: bool) -> None:
+        self.counter += 1
+        pod = pod_info(f"p{self.counter}", node, cpu, mem)
+        if assume:
+            self.cache.assume(pod, node)
+            self.assumed.add(pod.uid)
+        else:
+            self.cache.add_pod(pod)
+        self.pods[pod.uid] = pod
+
+    @precondition(lambda self: bool(self.assumed))
+    @rule(data=st.data())
+    def forget_or_confirm(self, data: st.DataObject) -> None:
+        uid = data.draw(st.sampled_from(sorted(self.assumed)))
+        self.assumed.discard(uid)
+        if data.draw(st.booleans()):
+            self.cache.forget(self.pods.pop(uid))
+        else:
+            self.cache.add_pod(self.pods[uid])
+
+    @precondition(lambda self: bool(self.pods))
+    @rule(data=st.data())
+    def remove_pod(self, data: st.DataObject) -> None:
+        uid = data.draw(st.sampled_from(sorted(self.pods)))
+        self.assumed.discard(uid)
+        self.cache.remove_pod(self.pods.pop(uid))
+
+    @precondition(lambda self: bool(self.cache.nodes))
+    @rule(data=st.data())
+    def remove_node(self, data: st.DataObject) -> None:
+        name = data.draw(st.sampled_from(sorted(self.cache.nodes)))
+        self.cache.remove_node(make_node(name))
+
+    @invariant()
+    def table_matches_rebuild(self) -> None:
+        self.cache.update_snapshot()
+        nodes = self.cache.node_infos
+        fresh = NodeTable()
+        saved = [n.index for n in nodes]
+        fresh.rebuild(nodes)
+        assert [n.index for n in nodes] == saved
+        table = self.cache.table
+        for resource, row in fresh.row.items():
+            assert np.array_equal(table.alloc[table.row[resource]], fresh.alloc[row])
+            assert np.array_equal(table.requested[table.row[resource]], fresh.requested[row])
+        assert np.array_equal(table.pod_count, fresh.pod_count)
+        assert np.array_equal(table.nonzero, fresh.nonzero)
+
+    @invariant()
+    def requested_is_sum_of_pods(self) -> None:
+        for info in self.cache.node_infos:
+            cpu = sum(p.requests.get("cpu", 0) for p in info.pods)
+            assert info.requested.get("cpu", 0) == cpu
+            expected = {p.uid for p in self.pods.values() if p.node_name == info.name}
+            assert {p.uid for p in info.pods} == expected
+
+
+CacheMachine.TestCase.settings = settings(max_examples=60, stateful_step_count=30, deadline=None, derandomize=True)
+TestCache = CacheMachine.TestCase
