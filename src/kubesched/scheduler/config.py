@@ -72,6 +72,7 @@ def plugin_registry() -> dict[str, Callable[[dict[str, Any], Handle], Any]]:
     from kubesched.scheduler.plugins.nodeaffinity import NodeAffinity
     from kubesched.scheduler.plugins.nodeports import NodePorts
     from kubesched.scheduler.plugins.noderesources import NodeResourcesBalancedAllocation, NodeResourcesFit
+    from kubesched.scheduler.plugins.noderesourcetopology import NodeResourceTopologyMatch
     from kubesched.scheduler.plugins.podtopologyspread import PodTopologySpread
     from kubesched.scheduler.plugins.preemptiontoleration import PreemptionToleration, StrictPDBPreemption
     from kubesched.scheduler.plugins.tainttoleration import TaintToleration
@@ -93,6 +94,7 @@ def plugin_registry() -> dict[str, Callable[[dict[str, Any], Handle], Any]]:
         DefaultPreemption,
         PreemptionToleration,
         StrictPDBPreemption,
+        NodeResourceTopologyMatch,
     ]
     return {cls.name: cls for cls in classes}
 

@@ -16,6 +16,9 @@ from kubesched.scheduler import queue as q
 from kubesched.scheduler.cache import Cache
 from kubesched.scheduler.config import build_profile, parse_configuration
 from kubesched.scheduler.framework.interface import (
+    ADD,
+    DELETE,
+    UPDATE,
     UPDATE_NODE_ALLOCATABLE,
     UPDATE_NODE_CONDITION,
     UPDATE_NODE_LABEL,
@@ -129,6 +132,11 @@ class Scheduler:
             handles[profile.scheduler_name].framework = fwk
             self.frameworks[profile.scheduler_name] = fwk
         self._events = {name: fwk.events_by_plugin() for name, fwk in self.frameworks.items()}
+        # kinds other than Pod and Node that some plugin wants to hear about (e.g. NodeResourceTopology)
+        self._other_kinds = {
+            evt.resource
+            for events in self._events.values() for plugin_events in events.values() for evt in plugin_events
+        } - {"Pod", "Node", "*"}
         first = next(iter(self.frameworks.values()))
         self.queue = q.SchedulingQueue(
             clock,
@@ -164,8 +172,14 @@ class Scheduler:
         self.cluster.watch(self)
 
     # -- event handlers -----------------------------------------------------------------------
+    def _other_kind_event(self, kind: str, action: int) -> None:
+        if kind in self._other_kinds:
+            self.queue.move_all(ClusterEvent(kind, action, f"{kind}Change"))
+
     def on_add(self, kind: str, obj: Obj) -> None:
-        if kind == "Node":
+        if kind not in ("Node", "Pod"):
+            self._other_kind_event(kind, ADD)
+        elif kind == "Node":
             info = self.cache.add_node(obj)
             self.queue.move_all(q.NODE_ADD, self._pre_check_for_node(info))
         elif kind == "Pod":
@@ -179,6 +193,9 @@ class Scheduler:
                 self.queue.add(PodInfo.from_pod(obj))
 
     def on_update(self, kind: str, old: Obj, new: Obj) -> None:
+        if kind not in ("Node", "Pod"):
+            self._other_kind_event(kind, UPDATE)
+            return
         if kind == "Node":
             info = self.cache.update_node(new)
             event = node_event(new, old)
@@ -223,7 +240,9 @@ class Scheduler:
         self.queue.update(PodInfo.from_pod(old), new_info, changed)
 
     def on_delete(self, kind: str, obj: Obj) -> None:
-        if kind == "Node":
+        if kind not in ("Node", "Pod"):
+            self._other_kind_event(kind, DELETE)
+        elif kind == "Node":
             self.cache.remove_node(obj)
         elif kind == "Pod":
             if _terminal(obj):

@@ -23,6 +23,9 @@ RUN_FOR = "kubesched.io/run-for"
 EXIT_AFTER = "kubesched.io/exit-after"
 DEFAULT_GRACE_SECONDS = 30
 TERMINAL_PHASES = ("Succeeded", "Failed")
+#: a pod the kubelet refuses (e.g. TopologyAffinityError) fails this long after it was bound: the
+#: kubelet's pod worker takes a moment, and controllers' replacements then loop at a finite rate
+KUBELET_REJECTION_DELAY = 1.0
 
 
 def _annotation_seconds(pod: Obj, name: str) -> float | None:
@@ -85,9 +88,10 @@ class NodeAgent:
         for admit in self.admit_handlers:
             rejection = admit(pod, node)
             if rejection is not None:
-                reason, message = rejection
-                self.set_terminal(pod, "Failed", reason, message)
-                self.cluster.log.record("Failed", key_of(pod), node=node_name, message=f"{reason}: {message}")
+                uid = pod["metadata"]["uid"]
+                self.cluster.loop.call_later(
+                    KUBELET_REJECTION_DELAY, lambda: self._reject(pod, uid, node_name, *rejection)
+                )
                 return
         now = self.cluster.now()
         new_status = dict(status)
@@ -109,6 +113,13 @@ class NodeAgent:
         if run_for is not None:
             uid = started["metadata"]["uid"]
             self.cluster.loop.call_later(run_for, lambda: self._complete(started, uid))
+
+    def _reject(self, pod: Obj, uid: str, node_name: str, reason: str, message: str) -> None:
+        current = self._current(pod, uid)
+        if current is None or (current.get("status") or {}).get("phase") in TERMINAL_PHASES:
+            return
+        self.set_terminal(current, "Failed", reason, message)
+        self.cluster.log.record("Failed", key_of(current), node=node_name, message=f"{reason}: {message}")
 
     def _current(self, pod: Obj, uid: str) -> Obj | None:
         meta = pod["metadata"]

@@ -1,0 +1,369 @@
+"""NodeResourceTopologyMatch (kubernetes-sigs/scheduler-plugins ``noderesourcetopology``): NUMA-aware
+Filter and Score from NodeResourceTopology objects, with Reserve for the reservation-aware view.
+Opt-in: enable it in a profile (``multiPoint`` enables every point it implements).
+
+Filter (nodes whose Topology Manager policy is ``single-numa-node``; others always pass):
+- pods of QoS BestEffort without extended resources pass;
+- a node without an object passes; a node whose view may not be used (see
+  :mod:`kubesched.topology.nrtcache`) fails with "invalid node topology data";
+- scope ``container``: each init container must fit one zone; each app container must fit one zone,
+  the lowest-numbered one that fits is charged (as the kubelet picks it) before the next container;
+  scope ``pod``: the pod's effective request must fit one zone. A resource fits a zone if the zone
+  has it available; for non-Guaranteed pods cpu, memory and hugepages always fit (they come from the
+  shared pool); a resource no zone reports passes if it is a storage or extended resource.
+- During a preemption dry run (``preemptionMode: Enabled``) the victims' exclusive resources are
+  given back to the zones the exporter says they occupy (``kubesched.io/containers``) before the
+  check, so victims are chosen until the preemptor fits one zone.
+
+Score: non-Guaranteed pods 100; no object 0; ``LeastNUMANodes`` on every node, the other strategies
+only on ``single-numa-node`` nodes (0 elsewhere). See :mod:`kubesched.topology.scoring`.
+
+Args (upstream names and defaults): ``scoringStrategy: {type: LeastAllocated, resources: [{name,
+weight}]}``, ``cacheResyncPeriodSeconds: 0``, ``discardReservedNodes: false``, ``cache:
+{foreignPodsDetect, resyncMethod, informerMode, resyncScope}``, ``preemptionMode: Disabled``.
+Foreign-pod detection, informer mode and resync scope are accepted and validated but not modelled.
+kubesched extension: ``cacheResyncMode: Periodic`` (upstream) or ``OnUpdate`` (flush a node's
+reservations as soon as its object reflects the scheduler's pods; turns the cache on by itself).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from kubesched.scheduler.framework.interface import (
+    ADD,
+    DELETE,
+    UPDATE,
+    UPDATE_NODE_ALLOCATABLE,
+    ClusterEvent,
+    CycleState,
+    Handle,
+    PreFilterResult,
+    Status,
+)
+from kubesched.scheduler.framework.types import NodeInfo, PodInfo
+from kubesched.topology.nrt import KIND, TopologyView, Zone, parse_nrt
+from kubesched.topology.nrtcache import (
+    RESYNC_ALL,
+    RESYNC_AUTODETECT,
+    RESYNC_EXCLUSIVE,
+    DiscardReserved,
+    OverReserve,
+    Passthrough,
+    TopologyCache,
+)
+from kubesched.topology.qos import (
+    BEST_EFFORT,
+    GUARANTEED,
+    PodRequest,
+    exclusive_requests,
+    is_host_level,
+    is_native,
+    is_numa_affine,
+    pod_request,
+)
+from kubesched.topology.scoring import (
+    MAX_NODE_SCORE,
+    STRATEGIES,
+    container_scope_score,
+    least_numa_nodes,
+    suitable,
+    zones_score,
+)
+
+NAME = "NodeResourceTopologyMatch"
+SINGLE_NUMA_NODE = "single-numa-node"
+LEAST_NUMA_NODES = "LeastNUMANodes"
+STRATEGY_TYPES = ("LeastAllocated", "MostAllocated", "BalancedAllocation", LEAST_NUMA_NODES)
+INVALID_DATA = "invalid node topology data"
+CANNOT_ALIGN_CONTAINER = "cannot align container"
+CANNOT_ALIGN_INIT = "cannot align init container"
+CANNOT_ALIGN_POD = "cannot align pod"
+ARGS = {
+    "scoringStrategy", "cacheResyncPeriodSeconds", "cacheResyncMode", "discardReservedNodes", "cache", "preemptionMode",
+}
+RESYNC_MODES = ("Periodic", "OnUpdate")
+CACHE_ENUMS = {
+    "foreignPodsDetect": ("None", "All", "OnlyExclusiveResources"),
+    "resyncMethod": (RESYNC_AUTODETECT, RESYNC_ALL, RESYNC_EXCLUSIVE),
+    "informerMode": ("Shared", "Dedicated"),
+    "resyncScope": ("All", "OnlyResources"),
+}
+REQUEST_KEY = "NodeResourceTopologyMatch/request"
+
+
+def _enum(value: Any, allowed: Sequence[str], what: str, default: str) -> str:
+    if value is None:
+        return default
+    if value not in allowed:
+        raise ValueError(f"{what}: unsupported value {value!r} (allowed: {', '.join(allowed)})")
+    return str(value)
+
+
+def _weights(raw: Any) -> dict[str, int]:
+    if raw is None:
+        return {"cpu": 1, "memory": 1}
+    if not isinstance(raw, list):
+        raise ValueError("scoringStrategy.resources: must be a list of {name, weight}")
+    out: dict[str, int] = {}
+    for i, spec in enumerate(raw):
+        if not isinstance(spec, dict) or not isinstance(spec.get("name"), str) or not spec["name"]:
+            raise ValueError(f"scoringStrategy.resources[{i}].name is required")
+        weight = spec.get("weight", 1)
+        if not isinstance(weight, int) or isinstance(weight, bool) or not 0 <= weight <= 100:
+            raise ValueError(f"scoringStrategy.resources[{i}].weight: must be an integer in 0..100, got {weight!r}")
+        out[spec["name"]] = weight or 1
+    return out or {"cpu": 1, "memory": 1}
+
+
+def request_of(pod: PodInfo) -> PodRequest:
+    """The pod's parsed requests (kept on the PodInfo)."""
+    cached = pod.cache.get(REQUEST_KEY)
+    if cached is None:
+        cached = pod_request(pod.obj)
+        pod.cache[REQUEST_KEY] = cached
+    assert isinstance(cached, PodRequest)
+    return cached
+
+
+def has_exclusive(request: PodRequest) -> bool:
+    return any(exclusive_requests(request.qos, c.requests) for c in request.containers)
+
+
+@dataclass(slots=True)
+class _CycleData:
+    request: PodRequest
+    victims: list[PodInfo] = field(default_factory=list)
+
+    def clone(self) -> _CycleData:
+        return _CycleData(self.request, list(self.victims))
+
+
+def post_eviction(view: TopologyView, victims: Sequence[PodInfo]) -> TopologyView:
+    """The zones after ``victims`` left: each victim container placed in exactly one zone gives that
+    zone back its exclusive resources; any inconsistency (more than allocatable) keeps ``view``."""
+    out = view.copy()
+    for victim in victims:
+        request = request_of(victim)
+        for c in request.containers:
+            zones = out.zone_of_container(f"{victim.namespace}/{victim.name}/{c.name}")
+            if len(zones) != 1:
+                continue
+            zone = zones[0]
+            for resource, amount in exclusive_requests(request.qos, c.requests).items():
+                if resource not in zone.available:
+                    continue
+                zone.available[resource] += amount
+                if zone.available[resource] > zone.allocatable.get(resource, 0):
+                    return view
+    return out
+
+
+def align(request: Mapping[str, int], zones: Sequence[Zone], qos: str, node: NodeInfo) -> tuple[bool, Zone | None]:
+    """upstream ``resourcesAvailableInAnyNUMANodes``: whether one zone can hold ``request`` and the
+    zone the kubelet would pick (lowest id), None if no resource needs a zone."""
+    fitting: set[int] | None = None
+    for resource, amount in request.items():
+        if amount == 0:
+            continue
+        if resource not in node.allocatable:
+            return False, None
+        reported = False
+        here: set[int] = set()
+        for z in zones:
+            if resource not in z.available:
+                continue
+            reported = True
+            if suitable(qos, resource, amount, z.available[resource]):
+                here.add(z.numa_id)
+        if not reported and is_host_level(resource):
+            continue
+        fitting = here if fitting is None else fitting & here
+        if not fitting:
+            return False, None
+    if fitting is None:
+        return True, None
+    best = min(fitting)
+    return True, next(z for z in zones if z.numa_id == best)
+
+
+def charge(zone: Zone, request: Mapping[str, int], qos: str) -> None:
+    """upstream ``subtractResourcesFromNUMANodeList`` for the chosen zone."""
+    for resource, amount in request.items():
+        if (qos != GUARANTEED and is_numa_affine(resource)) or amount == 0 or resource not in zone.available:
+            continue
+        zone.available[resource] -= amount
+
+
+class NodeResourceTopologyMatch:
+    name = NAME
+
+    def __init__(self, args: dict[str, Any], handle: Handle) -> None:
+        args = args or {}
+        unknown = sorted(set(args) - ARGS)
+        if unknown:
+            raise ValueError(f"unknown field(s) {', '.join(unknown)} (known: {', '.join(sorted(ARGS))})")
+        self.handle: Any = handle
+        strategy = args.get("scoringStrategy") or {}
+        if not isinstance(strategy, dict):
+            raise ValueError("scoringStrategy: must be an object {type, resources}")
+        self.strategy = _enum(strategy.get("type"), STRATEGY_TYPES, "scoringStrategy.type", "LeastAllocated")
+        self.weights = _weights(strategy.get("resources"))
+        period = args.get("cacheResyncPeriodSeconds", 0)
+        if not isinstance(period, int) or isinstance(period, bool) or period < 0:
+            raise ValueError(f"cacheResyncPeriodSeconds: must be a non-negative integer, got {period!r}")
+        discard = args.get("discardReservedNodes", False)
+        if not isinstance(discard, bool):
+            raise ValueError("discardReservedNodes: must be a boolean")
+        cache_args = args.get("cache") or {}
+        if not isinstance(cache_args, dict) or set(cache_args) - set(CACHE_ENUMS):
+            raise ValueError(f"cache: must be an object with fields {', '.join(CACHE_ENUMS)}")
+        cache_opts = {k: _enum(cache_args.get(k), v, f"cache.{k}", v[0]) for k, v in CACHE_ENUMS.items()}
+        self.preemption = _enum(args.get("preemptionMode"), ("Disabled", "Enabled"), "preemptionMode", "Disabled")
+        on_update = _enum(args.get("cacheResyncMode"), RESYNC_MODES, "cacheResyncMode", "Periodic") == "OnUpdate"
+        self.cache: TopologyCache
+        if discard:
+            self.cache = DiscardReserved()
+        elif period > 0 or on_update:
+            self.cache = OverReserve(float(period or 1), cache_opts["resyncMethod"], on_update)
+        else:
+            self.cache = Passthrough()
+        self._parsed: dict[str, TopologyView] = {}
+        self._views: dict[str, tuple[TopologyView | None, bool]] = {}
+
+    def events_to_register(self) -> list[ClusterEvent]:
+        return [
+            ClusterEvent("Pod", DELETE),
+            ClusterEvent("Node", ADD | UPDATE_NODE_ALLOCATABLE),
+            ClusterEvent(KIND, ADD | UPDATE),
+        ]
+
+    # -- the node views -----------------------------------------------------------------------
+    def _refresh(self) -> None:
+        latest: dict[str, TopologyView] = {}
+        for obj in self.handle.list(KIND):
+            meta = obj.get("metadata") or {}
+            name = meta.get("name", "")
+            parsed = self._parsed.get(name)
+            if parsed is None or parsed.resource_version != str(meta.get("resourceVersion", "")):
+                parsed = parse_nrt(obj)
+                self._parsed[name] = parsed
+            latest[name] = parsed
+        for gone in [n for n in self._parsed if n not in latest]:
+            del self._parsed[gone]
+        self.cache.refresh(self.handle.now(), latest, self._node_pods)
+        self._views = {}
+
+    def _node_pods(self, node: str) -> list[tuple[str, bool]]:
+        info = self.handle.snapshot().get(node)
+        if info is None:
+            return []
+        return [(p.key, has_exclusive(request_of(p))) for p in info.pods]
+
+    def _view(self, node: str) -> tuple[TopologyView | None, bool]:
+        found = self._views.get(node)
+        if found is None:
+            found = self.cache.view(node)
+            self._views[node] = found
+        return found
+
+    def _data(self, state: CycleState, pod: PodInfo) -> _CycleData:
+        data = state.read(NAME)
+        if data is None:
+            self.pre_filter(state, pod)
+            data = state.read(NAME)
+        assert isinstance(data, _CycleData)
+        return data
+
+    # -- PreFilter (+ extensions for preemption dry runs) ---------------------------------------
+    def pre_filter(self, state: CycleState, pod: PodInfo) -> tuple[PreFilterResult | None, Status | None]:
+        self._refresh()
+        state.write(NAME, _CycleData(request_of(pod)))
+        return None, None
+
+    def add_pod(self, state: CycleState, pod: PodInfo, to_add: PodInfo, node: NodeInfo) -> None:
+        data = self._data(state, pod)
+        data.victims = [v for v in data.victims if v.uid != to_add.uid]
+
+    def remove_pod(self, state: CycleState, pod: PodInfo, to_remove: PodInfo, node: NodeInfo) -> None:
+        self._data(state, pod).victims.append(to_remove)
+
+    # -- Filter -----------------------------------------------------------------------------------
+    def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status | None:
+        data = self._data(state, pod)
+        request = data.request
+        if request.qos == BEST_EFFORT and not any(
+            not is_native(r) for c in request.all_containers() for r in c.requests
+        ):
+            return None
+        view, usable = self._view(node.name)
+        if not usable:
+            return Status.unschedulable(INVALID_DATA)
+        if view is None:
+            return None
+        if view.policy != SINGLE_NUMA_NODE:
+            return None
+        victims = [v for v in data.victims if v.node_name == node.name] if self.preemption == "Enabled" else []
+        if victims and view.has_placement:
+            view = post_eviction(view, victims)
+        status = self._align_pod(request, view, node)
+        if status is not None and not victims:
+            self.cache.node_maybe_overreserved(node.name)
+        return status
+
+    def _align_pod(self, request: PodRequest, view: TopologyView, node: NodeInfo) -> Status | None:
+        qos = request.qos
+        if view.scope == "pod":
+            fits, _ = align(request.effective(), view.zones, qos, node)
+            return None if fits else Status.unschedulable(CANNOT_ALIGN_POD)
+        zones = [z.copy() for z in view.zones]
+        for c in request.init_containers:
+            fits, _ = align(c.requests, zones, qos, node)
+            if not fits:
+                return Status.unschedulable(CANNOT_ALIGN_INIT)
+        for c in request.containers:
+            fits, zone = align(c.requests, zones, qos, node)
+            if not fits:
+                return Status.unschedulable(CANNOT_ALIGN_CONTAINER)
+            if zone is not None:
+                charge(zone, c.requests, qos)
+        return None
+
+    # -- Score ------------------------------------------------------------------------------------
+    def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> int:
+        request = self._data(state, pod).request
+        if request.qos != GUARANTEED:
+            return MAX_NODE_SCORE
+        view, usable = self._view(node.name)
+        if not usable or view is None:
+            return 0
+        if view.scope == "pod":
+            requests = [request.effective()]
+        else:
+            requests = [c.requests for c in request.all_containers()]
+        if self.strategy == LEAST_NUMA_NODES:
+            zones = [z.copy() for z in view.zones]
+            return least_numa_nodes(request.qos, requests, zones, view.max_numa_nodes)
+        if view.policy != SINGLE_NUMA_NODE:
+            return 0
+        strategy = STRATEGIES[self.strategy]
+        if view.scope == "pod":
+            return zones_score(requests[0], view.zones, strategy, self.weights)
+        return container_scope_score(requests, view.zones, strategy, self.weights)
+
+    # -- Reserve / PostBind -------------------------------------------------------------------------
+    def reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+        self.cache.reserve(node_name, pod.key, self._data(state, pod).request.effective())
+        self._views.pop(node_name, None)
+        return None
+
+    def unreserve(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
+        self.cache.unreserve(node_name, pod.key)
+        self._views.pop(node_name, None)
+
+    def post_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
+        self.cache.post_bind(node_name, pod.key)
+        self._views.pop(node_name, None)
+

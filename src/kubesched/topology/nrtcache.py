@@ -1,0 +1,185 @@
+"""The NodeResourceTopologyMatch plugin's view of each node's zones (scheduler-plugins'
+``noderesourcetopology/cache``), chosen by the plugin args:
+
+- **Passthrough** (``cacheResyncPeriodSeconds: 0``, the default): the latest NodeResourceTopology
+  object as it is. Pods the scheduler placed since the exporter last wrote it are not in it: two pods
+  placed between two updates can both be counted against the same free zone.
+- **OverReserve** (``cacheResyncPeriodSeconds > 0``): the reservation-aware view. The object seen
+  first is cached; every pod reserved on the node since then is subtracted from *every* zone (the
+  scheduler cannot know which zone the kubelet will pick: pessimistic over-reservation). Every resync
+  period, each node that was filtered out since the last flush is flushed — replaced by its latest
+  object, reservations dropped — if that object's pod set fingerprint matches the pods the scheduler
+  has on the node, i.e. once the exporter has caught up with the scheduler's placements.
+- **OverReserve, flushed on update** (``cacheResyncMode: OnUpdate``, a kubesched extension): the same
+  reservations, but a node is flushed as soon as its latest object's fingerprint matches the pods the
+  scheduler has there (no period, no need to have been filtered out), and a node without
+  reservations always shows its latest object. This is "subtract the pods placed since the object
+  was last written": exact about *which* pods, still pessimistic about *where* they went.
+- **DiscardReserved** (``discardReservedNodes: true``): a node with a pod between Reserve and PostBind
+  is not considered at all.
+
+Resync runs lazily, at the first scheduling cycle of each period (periods are aligned to
+multiples of ``cacheResyncPeriodSeconds``); the outcome is that of a periodic resync for every
+decision the scheduler takes.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from kubesched.topology.nrt import METHOD_EXCLUSIVE, TopologyView, pods_fingerprint
+
+RESYNC_AUTODETECT = "Autodetect"
+RESYNC_ALL = "All"
+RESYNC_EXCLUSIVE = "OnlyExclusiveResources"
+
+#: node name -> (pod key, has exclusive resources) for every pod the scheduler has on the node
+NodePods = Callable[[str], list[tuple[str, bool]]]
+
+
+class TopologyCache(Protocol):
+    def refresh(self, now: float, latest: Mapping[str, TopologyView], node_pods: NodePods) -> None: ...
+
+    def view(self, node: str) -> tuple[TopologyView | None, bool]:
+        """(the zones to use — None if the node publishes none —, whether they may be used)."""
+
+    def reserve(self, node: str, pod_key: str, request: Mapping[str, int]) -> None: ...
+
+    def unreserve(self, node: str, pod_key: str) -> None: ...
+
+    def post_bind(self, node: str, pod_key: str) -> None: ...
+
+    def node_maybe_overreserved(self, node: str) -> None: ...
+
+
+@dataclass(slots=True)
+class Passthrough:
+    latest: dict[str, TopologyView] = field(default_factory=dict)
+
+    def refresh(self, now: float, latest: Mapping[str, TopologyView], node_pods: NodePods) -> None:
+        self.latest = dict(latest)
+
+    def view(self, node: str) -> tuple[TopologyView | None, bool]:
+        return self.latest.get(node), True
+
+    def reserve(self, node: str, pod_key: str, request: Mapping[str, int]) -> None:
+        pass
+
+    def unreserve(self, node: str, pod_key: str) -> None:
+        pass
+
+    def post_bind(self, node: str, pod_key: str) -> None:
+        pass
+
+    def node_maybe_overreserved(self, node: str) -> None:
+        pass
+
+
+@dataclass(slots=True)
+class DiscardReserved(Passthrough):
+    reserved: dict[str, set[str]] = field(default_factory=dict)
+
+    def view(self, node: str) -> tuple[TopologyView | None, bool]:
+        if self.reserved.get(node):
+            return None, False
+        return self.latest.get(node), True
+
+    def reserve(self, node: str, pod_key: str, request: Mapping[str, int]) -> None:
+        self.reserved.setdefault(node, set()).add(pod_key)
+
+    def unreserve(self, node: str, pod_key: str) -> None:
+        self.reserved.get(node, set()).discard(pod_key)
+
+    def post_bind(self, node: str, pod_key: str) -> None:
+        self.reserved.get(node, set()).discard(pod_key)
+
+
+def subtract_everywhere(view: TopologyView, request: Mapping[str, int]) -> None:
+    """Take ``request`` from every zone that has the resource (never below zero), in place."""
+    for zone in view.zones:
+        for resource, amount in request.items():
+            if resource in zone.available:
+                zone.available[resource] = max(0, zone.available[resource] - amount)
+
+
+@dataclass(slots=True)
+class OverReserve:
+    period: float
+    resync_method: str = RESYNC_AUTODETECT
+    on_update: bool = False
+    cached: dict[str, TopologyView] = field(default_factory=dict)
+    assumed: dict[str, dict[str, dict[str, int]]] = field(default_factory=dict)
+    maybe_overreserved: set[str] = field(default_factory=set)
+    flushes: int = 0
+    _latest: dict[str, TopologyView] = field(default_factory=dict)
+    _next_resync: float = 0.0
+
+    def refresh(self, now: float, latest: Mapping[str, TopologyView], node_pods: NodePods) -> None:
+        self._latest = dict(latest)
+        for name, view in latest.items():
+            self.cached.setdefault(name, view)
+        for name in [n for n in self.cached if n not in latest]:
+            del self.cached[name]
+            self.assumed.pop(name, None)
+            self.maybe_overreserved.discard(name)
+        if self.on_update:
+            for name in sorted(latest):
+                if not self.assumed.get(name):
+                    self.cached[name] = latest[name]
+                elif self._matches(latest[name], node_pods):
+                    self._flush(name, latest[name])
+        elif now >= self._next_resync:
+            self.resync(node_pods)
+            self._next_resync = (math.floor(now / self.period) + 1) * self.period
+
+    def _method(self, view: TopologyView) -> str:
+        if self.resync_method != RESYNC_AUTODETECT:
+            return self.resync_method
+        return RESYNC_EXCLUSIVE if view.fingerprint_method == METHOD_EXCLUSIVE else RESYNC_ALL
+
+    def _matches(self, latest: TopologyView, node_pods: NodePods) -> bool:
+        """Does ``latest`` reflect exactly the pods the scheduler has on its node?"""
+        if not latest.fingerprint:
+            return False
+        only_exclusive = self._method(latest) == RESYNC_EXCLUSIVE
+        keys = [key for key, exclusive in node_pods(latest.node) if exclusive or not only_exclusive]
+        return pods_fingerprint(keys) == latest.fingerprint
+
+    def _flush(self, node: str, latest: TopologyView) -> None:
+        self.cached[node] = latest
+        self.assumed.pop(node, None)
+        self.maybe_overreserved.discard(node)
+        self.flushes += 1
+
+    def resync(self, node_pods: NodePods) -> None:
+        """Flush every node filtered out since its last flush whose latest object has caught up."""
+        for node in sorted(self.maybe_overreserved):
+            latest = self._latest.get(node)
+            if latest is not None and self._matches(latest, node_pods):
+                self._flush(node, latest)
+
+    def view(self, node: str) -> tuple[TopologyView | None, bool]:
+        base = self.cached.get(node)
+        assumed = self.assumed.get(node)
+        if base is None or not assumed:
+            return base, True
+        view = base.copy()
+        for request in assumed.values():
+            subtract_everywhere(view, request)
+        return view, True
+
+    def reserve(self, node: str, pod_key: str, request: Mapping[str, int]) -> None:
+        if node in self.cached:
+            self.assumed.setdefault(node, {})[pod_key] = dict(request)
+
+    def unreserve(self, node: str, pod_key: str) -> None:
+        self.assumed.get(node, {}).pop(pod_key, None)
+
+    def post_bind(self, node: str, pod_key: str) -> None:
+        pass
+
+    def node_maybe_overreserved(self, node: str) -> None:
+        self.maybe_overreserved.add(node)

@@ -1,0 +1,293 @@
+"""NodeResourceTopologyMatch on hand-written NodeResourceTopology objects: Filter per policy and
+scope, every score strategy against hand-computed values, the reservation-aware views, args."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from kubesched.scheduler.config import DEFAULT_MULTIPOINT, plugin_registry
+from kubesched.scheduler.framework.interface import Code, CycleState
+from kubesched.scheduler.framework.types import NodeInfo, PodInfo
+from kubesched.scheduler.plugins.noderesourcetopology import NodeResourceTopologyMatch, post_eviction
+from kubesched.topology.nrt import parse_nrt, pods_fingerprint
+from kubesched.topology.scoring import (
+    balanced_allocation,
+    least_allocated,
+    most_allocated,
+    normalize_numa_score,
+)
+
+from .conftest import GPU, PLUGIN, FakeHandle, container, node, nrt, nrt_zone, pod
+
+Obj = dict[str, Any]
+
+
+def info(obj: Obj) -> PodInfo:
+    obj["metadata"].setdefault("uid", obj["metadata"]["name"])
+    return PodInfo.from_pod(obj)
+
+
+def node_info(name: str = "n1", cpu: str = "16", gpus: int = 0, pods: list[Obj] | None = None) -> NodeInfo:
+    ni = NodeInfo.from_node(node(name, cpu, gpus=gpus))
+    for p in pods or []:
+        p["spec"]["nodeName"] = name
+        ni.add_pod(info(p))
+    return ni
+
+
+def plugin(objects: list[Obj], args: Obj | None = None, nodes: list[NodeInfo] | None = None
+           ) -> tuple[NodeResourceTopologyMatch, FakeHandle]:
+    handle = FakeHandle(objects, nodes)
+    return NodeResourceTopologyMatch(args or {}, handle), handle
+
+
+def run_filter(pl: NodeResourceTopologyMatch, p: Obj, ni: NodeInfo) -> str | None:
+    state = CycleState()
+    pi = info(p)
+    pl.pre_filter(state, pi)
+    status = pl.filter(state, pi, ni)
+    if status is None:
+        return None
+    assert status.code == Code.UNSCHEDULABLE
+    return status.message()
+
+
+def run_score(pl: NodeResourceTopologyMatch, p: Obj, ni: NodeInfo) -> int:
+    state = CycleState()
+    pi = info(p)
+    pl.pre_filter(state, pi)
+    return pl.score(state, pi, ni)
+
+
+TWO_BY_THREE = [nrt_zone(0, {"cpu": "3", "memory": "8Gi"}), nrt_zone(1, {"cpu": "3", "memory": "8Gi"})]
+
+
+# -- registry -------------------------------------------------------------------------------------------
+def test_registered_but_not_in_the_default_profile() -> None:
+    assert PLUGIN in plugin_registry()
+    assert PLUGIN not in {name for name, _ in DEFAULT_MULTIPOINT}
+
+
+@pytest.mark.parametrize("args, error", [
+    ({"scoringStrategy": {"type": "Mostly"}}, "scoringStrategy.type"),
+    ({"cacheResyncPeriodSeconds": -1}, "cacheResyncPeriodSeconds"),
+    ({"cache": {"resyncMethod": "Sometimes"}}, "cache.resyncMethod"),
+    ({"preemptionMode": "Maybe"}, "preemptionMode"),
+    ({"cacheResyncMode": "Never"}, "cacheResyncMode"),
+    ({"scoringStrategy": {"resources": [{"name": "cpu", "weight": 101}]}}, "weight"),
+    ({"bogus": 1}, "unknown field"),
+])
+def test_invalid_args_are_refused(args: Obj, error: str) -> None:
+    with pytest.raises(ValueError, match=error):
+        NodeResourceTopologyMatch(args, FakeHandle())
+
+
+# -- Filter -----------------------------------------------------------------------------------------------
+def test_request_fitting_the_node_but_no_zone_is_filtered_out() -> None:
+    pl, _ = plugin([nrt("n1", TWO_BY_THREE)])
+    assert run_filter(pl, pod("p", "5"), node_info()) == "cannot align container"
+    assert run_filter(pl, pod("q", "3"), node_info()) is None
+
+
+def test_non_guaranteed_cpu_and_memory_are_not_aligned_but_devices_are() -> None:
+    zones = [nrt_zone(0, {"cpu": "3", "memory": "8Gi", GPU: "1"}), nrt_zone(1, {"cpu": "3", "memory": "8Gi", GPU: "1"})]
+    pl, _ = plugin([nrt("n1", zones)])
+    ni = node_info(gpus=4)
+    assert run_filter(pl, pod("burstable", "5", guaranteed=False), ni) is None
+    assert run_filter(pl, pod("besteffort", None, None), ni) is None
+    assert run_filter(pl, pod("gpus", "1", gpu=2, guaranteed=False), ni) == "cannot align container"
+    assert run_filter(pl, pod("gpu", "1", gpu=1, guaranteed=False), ni) is None
+
+
+def test_only_single_numa_node_is_filtered_and_nodes_without_object_pass() -> None:
+    for policy in ("none", "best-effort", "restricted"):
+        pl, _ = plugin([nrt("n1", TWO_BY_THREE, policy=policy)])
+        assert run_filter(pl, pod("p", "5"), node_info()) is None
+    pl, _ = plugin([])
+    assert run_filter(pl, pod("p", "5"), node_info()) is None
+
+
+def test_container_scope_charges_each_container_pod_scope_checks_the_sum() -> None:
+    zones = [nrt_zone(0, {"cpu": "4", "memory": "8Gi"}), nrt_zone(1, {"cpu": "4", "memory": "8Gi"})]
+    two = pod("two", containers=[container("3", name="a"), container("3", name="b")])
+    pl, _ = plugin([nrt("n1", zones, scope="container")])
+    assert run_filter(pl, two, node_info()) is None
+    three = pod("three", containers=[container("3", name=c) for c in "abc"])
+    assert run_filter(pl, three, node_info()) == "cannot align container"
+    pl, _ = plugin([nrt("n1", zones, scope="pod")])
+    assert run_filter(pl, two, node_info()) == "cannot align pod"
+    init = pod("init", containers=[container("1")], init=[container("5", name="setup")])
+    pl, _ = plugin([nrt("n1", zones)])
+    assert run_filter(pl, init, node_info()) == "cannot align init container"
+
+
+def test_resource_missing_at_node_level_fails_extended_resource_without_zones_passes() -> None:
+    pl, _ = plugin([nrt("n1", TWO_BY_THREE)])
+    assert run_filter(pl, pod("gpu", "1", gpu=1), node_info(gpus=0)) == "cannot align container"
+    assert run_filter(pl, pod("gpu", "1", gpu=1), node_info(gpus=2)) is None
+
+
+# -- Score: hand-computed ---------------------------------------------------------------------------------
+ZONES_A = [nrt_zone(0, {"cpu": "4", "memory": "8Gi"}), nrt_zone(1, {"cpu": "8", "memory": "16Gi"})]
+
+
+@pytest.mark.parametrize("strategy, expected", [
+    # zone 0: cpu (4-2)/4 -> 50, memory (8-4)/8 -> 50 => 50; zone 1: 75, 75 => 75; node = min non-zero
+    ("LeastAllocated", 50),
+    # zone 0: 2/4 -> 50, 4/8 -> 50 => 50; zone 1: 25, 25 => 25
+    ("MostAllocated", 25),
+    # both zones: equal fractions, variance 0
+    ("BalancedAllocation", 100),
+    # one zone is enough: 100 - 1 * (100 // 8) + (100 // 8) // 2 = 94
+    ("LeastNUMANodes", 94),
+])
+def test_pod_scope_scores(strategy: str, expected: int) -> None:
+    pl, _ = plugin([nrt("n1", ZONES_A, scope="pod")], {"scoringStrategy": {"type": strategy}})
+    assert run_score(pl, pod("p", "2", "4Gi"), node_info()) == expected
+
+
+def test_weights_and_cpu_rounding() -> None:
+    zones = [nrt_zone(0, {"cpu": "4", "memory": "16Gi"})]
+    args = {"scoringStrategy": {"type": "LeastAllocated", "resources": [{"name": "cpu", "weight": 3},
+                                                                         {"name": "memory", "weight": 1}]}}
+    pl, _ = plugin([nrt("n1", zones, scope="pod")], args)
+    # cpu (4-2)/4 -> 50 (1500m counts as 2 cores), memory (16-4)/16 -> 75: (3*50 + 75) // 4 = 56
+    assert run_score(pl, pod("p", "1500m", "4Gi"), node_info()) == 56
+
+
+def test_balanced_allocation_uses_the_sample_variance() -> None:
+    zones = [nrt_zone(0, {"cpu": "4", "memory": "16Gi"}), nrt_zone(1, {"cpu": "2", "memory": "4Gi"})]
+    pl, _ = plugin([nrt("n1", zones, scope="pod")], {"scoringStrategy": {"type": "BalancedAllocation"}})
+    # zone 0: fractions .5 and .25, sample variance 2 * .125^2 / 1 = .03125 -> 96; zone 1: 1 and 1 -> 100
+    assert run_score(pl, pod("p", "2", "4Gi"), node_info()) == 96
+
+
+def test_container_scope_averages_containers() -> None:
+    pl, _ = plugin([nrt("n1", ZONES_A)], {"scoringStrategy": {"type": "LeastAllocated"}})
+    p = pod("p", containers=[container("2", "4Gi", name="a"), container("4", "4Gi", name="b")])
+    # a: min(50, 75) = 50; b: zone 0 cpu 0 + memory 50 -> 25, zone 1 cpu 50 + memory 75 -> 62 => 25
+    assert run_score(pl, p, node_info()) == (50 + 25) // 2
+
+
+def test_least_numa_nodes_counts_zones_and_distance() -> None:
+    costs0, costs1 = {0: 10, 1: 21}, {0: 21, 1: 10}
+    zones = [nrt_zone(0, {"cpu": "8", "memory": "8Gi"}, costs=costs0), nrt_zone(1, {"cpu": "8", "memory": "8Gi"}, costs=costs1)]
+    pl, _ = plugin([nrt("n1", zones, scope="pod", policy="best-effort")], {"scoringStrategy": {"type": "LeastNUMANodes"}})
+    assert run_score(pl, pod("one", "6", "4Gi"), node_info()) == 100 - 12 + 6
+    assert run_score(pl, pod("two", "10", "4Gi"), node_info()) == 100 - 24 + 6
+    assert normalize_numa_score(2, False, 4) == 50
+
+
+def test_score_edge_cases() -> None:
+    pl, _ = plugin([nrt("n1", ZONES_A, policy="restricted")])
+    assert run_score(pl, pod("p", "2", "4Gi"), node_info()) == 0  # not single-numa-node
+    assert run_score(pl, pod("b", "2", "4Gi", guaranteed=False), node_info()) == 100
+    pl, _ = plugin([])
+    assert run_score(pl, pod("p", "2", "4Gi"), node_info()) == 0
+
+
+def test_strategy_functions_directly() -> None:
+    weights = {"cpu": 1, "memory": 1}
+    request = {"cpu": 2000, "memory": 4}
+    assert least_allocated(request, {"cpu": 1000, "memory": 8}, weights) == (0 + 50) // 2  # cpu does not fit
+    assert most_allocated(request, {"memory": 8}, weights) == (0 + 50) // 2  # zone lacks cpu
+    assert balanced_allocation(request, {"cpu": 1000, "memory": 8}, weights) == 0  # fraction > 1
+
+
+# -- the reservation-aware views ----------------------------------------------------------------------------
+EIGHT_EIGHT = [nrt_zone(0, {"cpu": "8", "memory": "16Gi"}), nrt_zone(1, {"cpu": "8", "memory": "16Gi"})]
+AFTER_A = [nrt_zone(0, {"cpu": "2", "memory": "15Gi"}, {"cpu": "8", "memory": "16Gi"}),
+           nrt_zone(1, {"cpu": "8", "memory": "16Gi"})]
+
+
+def place(pl: NodeResourceTopologyMatch, handle: FakeHandle, p: Obj, ni: NodeInfo) -> None:
+    state = CycleState()
+    pi = info(p)
+    pl.pre_filter(state, pi)
+    assert pl.filter(state, pi, ni) is None
+    assert pl.reserve(state, pi, ni.name) is None
+    p["spec"]["nodeName"] = ni.name
+    ni.add_pod(info(p))
+
+
+def test_passthrough_double_counts_pods_placed_since_the_last_update() -> None:
+    ni = node_info()
+    pl, handle = plugin([nrt("n1", EIGHT_EIGHT)], nodes=[ni])
+    place(pl, handle, pod("a", "6"), ni)
+    # the object still says 8 + 8 free: a second 6-CPU pod passes; so does a third, which the kubelet
+    # will reject (only 2 + 2 are left once the second one is placed)
+    assert run_filter(pl, pod("b", "6"), ni) is None
+    place(pl, handle, pod("b", "6"), ni)
+    assert run_filter(pl, pod("c", "6"), ni) is None
+
+
+@pytest.mark.parametrize("args", [{"cacheResyncPeriodSeconds": 5}, {"cacheResyncMode": "OnUpdate"}])
+def test_overreserve_subtracts_reserved_pods_from_every_zone_until_the_object_catches_up(args: Obj) -> None:
+    ni = node_info()
+    pl, handle = plugin([nrt("n1", EIGHT_EIGHT, fingerprint=pods_fingerprint([]))], args, nodes=[ni])
+    place(pl, handle, pod("a", "6"), ni)
+    assert run_filter(pl, pod("b", "6"), ni) == "cannot align container"  # 2 + 2 (pessimistic)
+    # the exporter publishes a's allocation
+    handle.objects = [nrt("n1", AFTER_A, fingerprint=pods_fingerprint(["default/a"]), rv="2")]
+    if "cacheResyncPeriodSeconds" in args:
+        assert run_filter(pl, pod("b", "6"), ni) == "cannot align container"  # no resync before t=5
+        handle.time = 5.0
+    assert run_filter(pl, pod("b", "6"), ni) is None
+
+
+def test_overreserve_does_not_flush_while_the_object_misses_a_pod() -> None:
+    ni = node_info()
+    pl, handle = plugin([nrt("n1", EIGHT_EIGHT, fingerprint=pods_fingerprint([]))], {"cacheResyncMode": "OnUpdate"},
+                        nodes=[ni])
+    place(pl, handle, pod("a", "6"), ni)
+    place_b = pod("b", "2")
+    place(pl, handle, place_b, ni)
+    handle.objects = [nrt("n1", AFTER_A, fingerprint=pods_fingerprint(["default/a"]), rv="2")]
+    # b is not in the object yet: a and b both still count against every zone (8-6-2 = 0)
+    assert run_filter(pl, pod("c", "1"), ni) == "cannot align container"
+
+
+def test_discard_reserved_skips_nodes_between_reserve_and_post_bind() -> None:
+    ni = node_info()
+    pl, handle = plugin([nrt("n1", EIGHT_EIGHT)], {"discardReservedNodes": True}, nodes=[ni])
+    state = CycleState()
+    a = info(pod("a", "2"))
+    pl.pre_filter(state, a)
+    pl.reserve(state, a, "n1")
+    assert run_filter(pl, pod("b", "1"), ni) == "invalid node topology data"
+    pl.post_bind(state, a, "n1")
+    assert run_filter(pl, pod("b", "1"), ni) is None
+
+
+# -- preemption dry run ---------------------------------------------------------------------------------------
+def test_post_eviction_gives_victims_exclusive_resources_back_to_their_zone() -> None:
+    zones = [nrt_zone(0, {"cpu": "1", "memory": "10Gi"}, {"cpu": "8", "memory": "16Gi"}, containers=["default/v/main"]),
+             nrt_zone(1, {"cpu": "4", "memory": "16Gi"}, {"cpu": "8", "memory": "16Gi"}, containers=[])]
+    view = parse_nrt(nrt("n1", zones))
+    victim = info(pod("v", "3", "2Gi"))
+    after = post_eviction(view, [victim])
+    assert after.zones[0].available == {"cpu": 4000, "memory": 12 * 1024**3}
+    assert after.zones[1].available == view.zones[1].available
+    # inconsistent data (more than allocatable) leaves the view alone
+    assert post_eviction(view, [info(pod("v", "8", "2Gi"))]) is view
+
+
+def test_filter_sees_victims_removed_only_when_preemption_is_enabled() -> None:
+    zones = [nrt_zone(0, {"cpu": "1", "memory": "10Gi"}, {"cpu": "8", "memory": "16Gi"}, containers=["default/v/main"]),
+             nrt_zone(1, {"cpu": "4", "memory": "16Gi"}, {"cpu": "8", "memory": "16Gi"}, containers=[])]
+    victim = pod("v", "6", "2Gi")
+    ni = node_info(pods=[victim])
+    for mode, expected in (("Enabled", None), ("Disabled", "cannot align container")):
+        pl, _ = plugin([nrt("n1", zones)], {"preemptionMode": mode}, nodes=[ni])
+        state = CycleState()
+        preemptor = info(pod("p", "5"))
+        pl.pre_filter(state, preemptor)
+        dry = ni.clone()
+        dry.remove_pod(ni.pods[0])
+        pl.remove_pod(state, preemptor, ni.pods[0], dry)
+        status = pl.filter(state, preemptor, dry)
+        assert (status.message() if status else None) == expected
+        pl.add_pod(state, preemptor, ni.pods[0], dry)  # reprieved: back to the plain view
+        assert pl.filter(state, preemptor, dry) is not None
