@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol
 
@@ -88,9 +89,10 @@ class NodeAgent:
         for admit in self.admit_handlers:
             rejection = admit(pod, node)
             if rejection is not None:
-                uid = pod["metadata"]["uid"]
+                reason, message = rejection
                 self.cluster.loop.call_later(
-                    KUBELET_REJECTION_DELAY, lambda: self._reject(pod, uid, node_name, *rejection)
+                    KUBELET_REJECTION_DELAY,
+                    functools.partial(self._reject, pod, pod["metadata"]["uid"], node_name, reason, message),
                 )
                 return
         now = self.cluster.now()
