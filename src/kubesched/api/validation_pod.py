@@ -30,6 +30,7 @@ from kubesched.api._checks import (
 )
 from kubesched.api.errors import InvalidQuantity
 from kubesched.api.quantity import parse_quantity
+from kubesched.api.usage import USAGE_ANNOTATION, check_usage_annotation
 
 RUN_FOR_ANNOTATION = "kubesched.io/run-for"
 EXIT_AFTER_ANNOTATION = "kubesched.io/exit-after"
@@ -51,6 +52,8 @@ def check_pod_metadata_fields(meta: dict[str, Any], path: str, errs: Errors) -> 
     for name in DURATION_ANNOTATIONS:
         if annotations is not None and isinstance(annotations.get(name), str):
             check_duration(annotations[name], key_path(key_path(path, "annotations"), name), errs)
+    if annotations is not None and USAGE_ANNOTATION in annotations:
+        check_usage_annotation(annotations[USAGE_ANNOTATION], key_path(key_path(path, "annotations"), USAGE_ANNOTATION), errs)
 
 
 def check_node_selector_term(term: Any, path: str, errs: Errors) -> None:

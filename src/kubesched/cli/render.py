@@ -32,6 +32,17 @@ def render_result(console: Console, result: dict[str, Any]) -> None:
         f"scheduled {summary['scheduled']}, pending {summary['pending']}, "
         f"preemptions {summary['preemptions']}, victims {summary['victims']}"
     )
+    cluster = result.get("cluster") or {}
+    extras = []
+    if "autoscaler" in cluster:
+        extras.append(f"node-hours {cluster['autoscaler'].get('nodeHours', 0):g}")
+    if "eviction" in cluster:
+        extras.append(f"kubelet evictions {len(cluster['eviction'].get('evictions', []))}")
+    if "topology" in cluster:
+        rejected = cluster["topology"].get("rejected") or {}
+        extras.append(f"kubelet topology rejections {sum(rejected.values())}")
+    if extras:
+        console.print("  " + ", ".join(extras))
     pods = Table(title="Pods", title_justify="left")
     for col in ("pod", "priority", "phase", "node", "nominated node"):
         pods.add_column(col)

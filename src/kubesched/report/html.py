@@ -5,6 +5,7 @@ from __future__ import annotations
 from html import escape
 from typing import Any
 
+from kubesched.report.cluster_plots import cluster_charts
 from kubesched.report.svg import bar_chart, step_chart
 from kubesched.sim.series import pod_counts_over_time
 
@@ -84,6 +85,7 @@ def simulation_report(result: dict[str, Any]) -> str:
         bar_chart("Requested / allocatable per node at the end", [n["node"] for n in nodes], {
             "cpu %": [pct(n, "cpu") for n in nodes], "memory %": [pct(n, "memory") for n in nodes]},
             y_label="%"),
+        *(svg for _, svg in cluster_charts(result)),
         "<h2>Pods</h2>" + _table(["pod", "priority", "phase", "node", "nominated node"], [
             [k, p["priority"], p["phase"], p["node"] or "-", p["nominatedNodeName"] or "-"]
             for k, p in result["pods"].items()]),

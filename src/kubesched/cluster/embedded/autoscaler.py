@@ -1,0 +1,463 @@
+"""A simulated cluster autoscaler (``spec.cluster.autoscaler``; issue 7, settings in
+:mod:`~kubesched.cluster.embedded.autoscaler_config`).
+
+Every ``scanInterval`` (10 s, at ``k × interval``) it runs one loop, like the real autoscaler's
+``RunOnce``:
+
+**Scale-up.** Candidates are pending pods the scheduler marked ``PodScheduled=False`` reason
+``Unschedulable`` (older than ``newPodScaleUpDelay``), except
+
+- pods whose priority is below ``expendablePodsPriorityCutoff`` (default −10): expendable, they
+  wait for free space and never cause a scale-up;
+- pods with ``status.nominatedNodeName`` naming an existing node: they already preempted and will
+  run there soon (Pod Preemption design, "Interactions with Cluster Autoscaler"); they are put on
+  that node in the autoscaler's snapshot, so the space they will take is not offered to others.
+
+Candidates that fit an existing or upcoming node (by requests, :mod:`autoscaler_sim`) are left to
+the scheduler. For the rest each node group with room estimates, by binpacking onto template nodes,
+how many new nodes it needs; the expander picks one group and it grows: each new Node is registered
+``scaleUpDelay`` later (NotReady, tainted ``node.kubernetes.io/not-ready:NoSchedule``) and becomes
+Ready ``nodeStartupTime`` after that. Pods get ``TriggeredScaleUp`` events, pods no group can help
+``NotTriggerScaleUp``. No scale-down in a loop that scaled up.
+
+**Scale-down.** A Ready group node is *unneeded* when its utilization (max of cpu and memory
+requested / allocatable) is below ``scaleDownUtilizationThreshold`` and every pod on it that matters
+can go elsewhere: DaemonSet, mirror and expendable pods don't matter; a pod without a controller
+(unless annotated ``cluster-autoscaler.kubernetes.io/safe-to-evict: "true"``), a pod annotated
+``safe-to-evict: "false"``, a kube-system pod without a PodDisruptionBudget, a PDB without budget,
+or a pod that fits on no other node blocks. A node unneeded for ``scaleDownUnneededTime`` — and not
+within ``scaleDownDelayAfterAdd`` of a scale-up, and not taking its group below ``minSize`` — is
+removed: empty nodes in bulk, others one at a time. Removal taints the node
+``ToBeDeletedByClusterAutoscaler:NoSchedule``, deletes its pods (grace capped at
+``maxGracefulTerminationSec``; events ``ScaleDown``), and deletes the Node once they are gone.
+
+Node lifecycle events are recorded with pod ``Node/<name>``: ``NodeAdded``, ``NodeReady``,
+``NodeRemoved``. ``report()`` → ``cluster.autoscaler``: ``nodeCount`` (``[[t, n], ...]``, every Node
+object of the cluster), ``nodeHours``, per-group ``groups``, ``scaleUps`` and ``scaleDowns``.
+
+The loop's timers are background timers; a pod turning unschedulable, a node that will become
+removable, provisioning and draining hold foreground timers, so a run without ``until`` goes on
+exactly as long as the autoscaler still has something to do.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from typing import TYPE_CHECKING, Any
+
+from kubesched.api.selectors import LabelSelector, pod_matches_node_selector_and_affinity
+from kubesched.api.tolerations import find_untolerated_taint
+from kubesched.cluster.embedded.autoscaler_config import (
+    NODE_GROUP_LABEL,
+    AutoscalerConfig,
+    NodeGroup,
+    parse_config,
+    validate_config,
+)
+from kubesched.cluster.embedded.autoscaler_sim import (
+    NOT_READY_TAINT,
+    SCALE_DOWN_DISABLED,
+    TO_BE_DELETED_TAINT,
+    Estimate,
+    RequestCache,
+    SimNode,
+    check_removal,
+    estimate,
+    first_fit,
+    is_daemonset_pod,
+    is_mirror_pod,
+    priority_of,
+)
+from kubesched.cluster.embedded.autoscaler_track import NodeTracker, PodTracker
+from kubesched.cluster.protocol import ApiError, Obj, key_of
+from kubesched.timefmt import parse_rfc3339, rfc3339
+
+if TYPE_CHECKING:
+    from kubesched.cluster.embedded.cluster import EmbeddedCluster
+
+__all__ = ["ClusterAutoscaler", "start_autoscaler", "validate_config"]
+
+#: tolerations every DaemonSet pod gets (used to decide which DaemonSets run on a template node)
+_DAEMONSET_TOLERATIONS: tuple[dict[str, str], ...] = (
+    {"key": NOT_READY_TAINT, "operator": "Exists", "effect": "NoExecute"},
+    {"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute"},
+    *({"key": f"node.kubernetes.io/{k}", "operator": "Exists", "effect": "NoSchedule"}
+      for k in ("disk-pressure", "memory-pressure", "pid-pressure", "unschedulable")),
+)
+
+
+class ClusterAutoscaler:
+    def __init__(self, cluster: EmbeddedCluster, config: AutoscalerConfig) -> None:
+        self.cluster = cluster
+        self.config = config
+        self.requests = RequestCache()
+        self.pods = PodTracker(self._pod_turned_unschedulable, self._pod_gone)
+        self.nodes = NodeTracker(cluster.now, [g.name for g in config.groups])
+        cluster.store.watch(self.pods)
+        cluster.store.watch(self.nodes)
+        self.upcoming: dict[str, NodeGroup] = {}  # decided, not yet registered
+        self.starting: set[str] = set()  # registered, not yet Ready
+        self.draining: dict[str, float] = {}
+        self.unneeded_since: dict[str, float] = {}
+        self.last_scale_up = -math.inf
+        self.last_scan = -math.inf
+        self.scale_ups: list[dict[str, Any]] = []
+        self.scale_downs: list[dict[str, Any]] = []
+        self._names: dict[str, int] = {}
+        self._notified: set[tuple[str, str]] = set()
+        self._wakes: set[float] = set()
+        for group in config.groups:
+            for _ in range(group.initial_size):
+                self._register(self._next_name(group), group, initial=True)
+        cluster.loop.call_at(0.0, self._scan, background=True)
+
+    # -- timers ------------------------------------------------------------------------------------
+    def _next_tick(self, after: float) -> float:
+        interval = self.config.scan_interval
+        tick = math.ceil(after / interval - 1e-9) * interval
+        return tick + interval if tick <= self.last_scan else tick
+
+    def _wake(self, when: float) -> None:
+        """Hold the run open until the scan at ``when`` (a foreground no-op timer)."""
+        if when not in self._wakes:
+            self._wakes.add(when)
+            self.cluster.loop.call_at(when, lambda: self._wakes.discard(when))
+
+    def _pod_turned_unschedulable(self) -> None:
+        self._wake(self._next_tick(self.cluster.now()))
+
+    def _pod_gone(self, node: str) -> None:
+        if node in self.draining:
+            self.cluster.loop.call_at(self.cluster.now(), lambda: self._check_drained(node))
+
+    # -- the loop ------------------------------------------------------------------------------------
+    def _scan(self) -> None:
+        now = self.cluster.now()
+        self.last_scan = now
+        scaled = self._scale_up(now)
+        if not scaled and self.config.scale_down_enabled:
+            self._scale_down(now)
+        self.cluster.loop.call_at(now + self.config.scan_interval, self._scan, background=True)
+
+    def _snapshot(self) -> dict[str, SimNode]:
+        """Existing nodes (not being removed) with their assigned pods' requests, plus upcoming ones."""
+        snapshot: dict[str, SimNode] = {}
+        for node in sorted(self.cluster.store.iter("Node"), key=lambda n: n["metadata"]["name"]):
+            name = node["metadata"]["name"]
+            if name in self.draining or _has_taint(node, TO_BE_DELETED_TAINT):
+                continue
+            group = ((node["metadata"].get("labels") or {}).get(NODE_GROUP_LABEL))
+            snapshot[name] = SimNode.of(node, group, upcoming=name in self.starting)
+        for pod in self.cluster.store.iter("Pod"):
+            node_name = (pod.get("spec") or {}).get("nodeName")
+            if node_name in snapshot and (pod.get("status") or {}).get("phase") not in ("Succeeded", "Failed"):
+                snapshot[node_name].add(self.requests(pod))
+        for name, group in sorted(self.upcoming.items()):
+            snapshot[name] = self._template(group, name)
+        return snapshot
+
+    def _template(self, group: NodeGroup, name: str) -> SimNode:
+        node = group.node_object(name)
+        sim = SimNode.of(node, group.name, upcoming=True)
+        for ds in sorted(self.cluster.store.iter("DaemonSet"), key=key_of):
+            template = {"metadata": {}, **((ds.get("spec") or {}).get("template") or {})}
+            spec = template.get("spec") or {}
+            tolerations = [*(spec.get("tolerations") or []), *_DAEMONSET_TOLERATIONS]
+            if pod_matches_node_selector_and_affinity(template, node) and \
+                    find_untolerated_taint((node.get("spec") or {}).get("taints"), tolerations) is None:
+                from kubesched.api.resources import pod_requests
+
+                sim.add(pod_requests(template))
+        return sim
+
+    # -- scale-up ------------------------------------------------------------------------------------
+    def _candidates(self, now: float) -> tuple[list[Obj], list[Obj]]:
+        """(candidates for scale-up, nominated pods waiting for their victims)."""
+        candidates: list[Obj] = []
+        nominated: list[Obj] = []
+        for pod in self.pods.unschedulable(self.cluster.store):
+            created = pod["metadata"].get("creationTimestamp")
+            if created and now - parse_rfc3339(created) < self.config.new_pod_scale_up_delay:
+                self._wake(self._next_tick(parse_rfc3339(created) + self.config.new_pod_scale_up_delay))
+                continue
+            if priority_of(pod) < self.config.expendable_cutoff:
+                continue
+            nominated_node = (pod.get("status") or {}).get("nominatedNodeName")
+            if nominated_node and self.cluster.store.get("Node", None, nominated_node) is not None:
+                nominated.append(pod)
+                continue
+            candidates.append(pod)
+        return candidates, nominated
+
+    def _scale_up(self, now: float) -> bool:
+        candidates, nominated = self._candidates(now)
+        if not candidates:
+            return False
+        snapshot = self._snapshot()
+        for pod in nominated:
+            target = snapshot.get(pod["status"]["nominatedNodeName"])
+            if target is not None:
+                target.add(self.requests(pod))
+        nodes = list(snapshot.values())
+        order = sorted(candidates, key=lambda p: (-priority_of(p), p["metadata"].get("creationTimestamp") or "",
+                                                  key_of(p)))
+        remaining = [p for p in order if first_fit(nodes, p, self.requests(p)) is None]
+        if not remaining:
+            return False
+        options: list[Estimate] = []
+        reasons: dict[str, list[str]] = {key_of(p): [] for p in remaining}
+        total = sum(1 for _ in self.cluster.store.iter("Node")) + len(self.upcoming)
+        for group in self.config.groups:
+            size = self._group_size(group.name)
+            headroom = group.max_size - size
+            if self.config.max_nodes_total:
+                headroom = min(headroom, self.config.max_nodes_total - total)
+            template = self._template(group, f"template-{group.name}")
+            for pod in remaining:
+                if headroom <= 0:
+                    reasons[key_of(pod)].append("max node group size reached")
+                elif not template.copy().fits(pod, self.requests(pod)):
+                    reasons[key_of(pod)].append("node(s) didn't fit a new node of the group")
+            if headroom > 0:
+                option = estimate(group.name, template, remaining, self.requests, headroom, group.priority)
+                if option.nodes > 0:
+                    options.append(option)
+        for pod in remaining:  # no group can take it at all (helped later is not an event)
+            if len(reasons[key_of(pod)]) == len(self.config.groups):
+                self._not_triggered(pod, reasons[key_of(pod)])
+        if not options:
+            return False
+        best = self._expand(options)
+        group = next(g for g in self.config.groups if g.name == best.group)
+        before = self._group_size(group.name)
+        for _ in range(best.nodes):
+            name = self._next_name(group)
+            self.upcoming[name] = group
+            self.cluster.loop.call_later(group.scale_up_delay, functools.partial(self._register, name, group))
+        self.last_scale_up = now
+        self.unneeded_since.clear()
+        pods = sorted(key_of(p) for p in best.pods)
+        self.scale_ups.append({"time": round(now, 6), "group": group.name, "from": before,
+                               "to": before + best.nodes, "pods": pods})
+        message = f"pod triggered scale-up: [{{{group.name} {before}->{before + best.nodes} (max: {group.max_size})}}]"
+        for key in pods:
+            self.cluster.log.record("TriggeredScaleUp", key, message=message)
+        return True
+
+    def _not_triggered(self, pod: Obj, reasons: list[str]) -> None:
+        counts: dict[str, int] = {}
+        for reason in reasons:
+            counts[reason] = counts.get(reason, 0) + 1
+        detail = ", ".join(f"{n} {r}" for r, n in sorted(counts.items())) or "no node group"
+        message = f"pod didn't trigger scale-up: {detail}"
+        if (key_of(pod), message) not in self._notified:
+            self._notified.add((key_of(pod), message))
+            self.cluster.log.record("NotTriggerScaleUp", key_of(pod), message=message)
+
+    def _expand(self, options: list[Estimate]) -> Estimate:
+        options = sorted(options, key=lambda o: o.group)
+        expander = self.config.expander
+        if expander == "most-pods":
+            return max(options, key=lambda o: (len(o.pods), -options.index(o)))
+        if expander == "least-waste":
+            return min(options, key=lambda o: (o.waste, -len(o.pods), options.index(o)))
+        if expander == "priority":
+            return max(options, key=lambda o: (o.priority, -options.index(o)))
+        if len(options) == 1:
+            return options[0]
+        return options[int(self.cluster.rng.integers(0, len(options)))]
+
+    def _group_size(self, group: str) -> int:
+        live = sum(1 for n in self.nodes.members(group) if n not in self.draining)
+        return live + sum(1 for g in self.upcoming.values() if g.name == group)
+
+    def _next_name(self, group: NodeGroup) -> str:
+        while True:
+            self._names[group.name] = self._names.get(group.name, 0) + 1
+            name = f"{group.name}-{self._names[group.name]}"
+            if name not in self.upcoming and self.cluster.store.get("Node", None, name) is None:
+                return name
+
+    # -- node lifecycle --------------------------------------------------------------------------------
+    def _register(self, name: str, group: NodeGroup, initial: bool = False) -> None:
+        self.upcoming.pop(name, None)
+        node = group.node_object(name)
+        now = rfc3339(self.cluster.now())
+        ready = initial or group.node_startup_time <= 0
+        status = node.setdefault("status", {})
+        status["conditions"] = [{"type": "Ready", "status": "True" if ready else "False",
+                                 "reason": "KubeletReady" if ready else "KubeletNotReady",
+                                 "lastTransitionTime": now}]
+        if not ready:
+            spec = node.setdefault("spec", {})
+            spec["taints"] = [*(spec.get("taints") or []), {"key": NOT_READY_TAINT, "effect": "NoSchedule"}]
+        if self.cluster.create(node) is None:
+            return
+        if not initial:
+            self.cluster.log.record("NodeAdded", f"Node/{name}", node=name, message=f"node group {group.name}")
+        if not ready:
+            self.starting.add(name)
+            self.cluster.loop.call_later(group.node_startup_time, lambda: self._ready(name))
+        elif not initial:
+            self.cluster.log.record("NodeReady", f"Node/{name}", node=name)
+
+    def _ready(self, name: str) -> None:
+        self.starting.discard(name)
+        node = self.cluster.store.get("Node", None, name)
+        if node is None:
+            return
+        spec = dict(node.get("spec") or {})
+        spec["taints"] = [t for t in spec.get("taints") or [] if t.get("key") != NOT_READY_TAINT]
+        if not spec["taints"]:
+            del spec["taints"]
+        status = dict(node.get("status") or {})
+        status["conditions"] = [c for c in status.get("conditions") or [] if c.get("type") != "Ready"] + [
+            {"type": "Ready", "status": "True", "reason": "KubeletReady",
+             "lastTransitionTime": rfc3339(self.cluster.now())}]
+        self.cluster.store.update({**node, "spec": spec, "status": status})
+        self.cluster.log.record("NodeReady", f"Node/{name}", node=name)
+
+    # -- scale-down --------------------------------------------------------------------------------------
+    def _scale_down(self, now: float) -> None:
+        snapshot = self._snapshot()
+        for name in list(snapshot):
+            if snapshot[name].upcoming:
+                del snapshot[name]  # neither a candidate nor a destination
+        pending, nominated = self._candidates(now)
+        for pod in nominated:
+            target = snapshot.get(pod["status"]["nominatedNodeName"])
+            if target is not None:
+                target.add(self.requests(pod))
+        for pod in pending:  # pending pods that fit somewhere keep that space
+            first_fit(list(snapshot.values()), pod, self.requests(pod))
+        pods_by_node: dict[str, list[Obj]] = {}
+        for pod in self.cluster.store.iter("Pod"):
+            node_name = (pod.get("spec") or {}).get("nodeName")
+            if node_name in snapshot and (pod.get("status") or {}).get("phase") not in ("Succeeded", "Failed") \
+                    and not pod["metadata"].get("deletionTimestamp"):
+                pods_by_node.setdefault(node_name, []).append(pod)
+        pdbs = [(LabelSelector.from_dict((p.get("spec") or {}).get("selector")), p)
+                for p in self.cluster.store.iter("PodDisruptionBudget")]
+        budget = {key_of(p): int((p.get("status") or {}).get("disruptionsAllowed") or 0) for _, p in pdbs}
+        sizes = {g.name: self._group_size(g.name) for g in self.config.groups}
+        candidates = sorted(
+            (n for n in snapshot.values() if self._removable_kind(n)),
+            key=lambda n: (self._utilization(n, pods_by_node.get(n.name, [])), n.name))
+        unneeded: dict[str, list[Obj]] = {}
+        for node in candidates:
+            group = self.config.group(node.group)
+            if group is None or sizes[group.name] <= group.min_size:
+                continue
+            if self._utilization(node, pods_by_node.get(node.name, [])) >= \
+                    self.config.scale_down_utilization_threshold:
+                continue
+            destinations = [d for d in snapshot.values() if d.name != node.name and d.name not in unneeded]
+            verdict = check_removal(node, pods_by_node.get(node.name, []), destinations, self.requests,
+                                    cutoff=self.config.expendable_cutoff, pdbs=pdbs, pdb_budget=budget,
+                                    skip_system_pods=self.config.skip_nodes_with_system_pods)
+            if verdict.blocker is None:
+                unneeded[node.name] = verdict.movable
+                sizes[group.name] -= 1
+        self.unneeded_since = {n: self.unneeded_since.get(n, now) for n in unneeded}
+        ready_at = {n: since + self.config.scale_down_unneeded_time for n, since in self.unneeded_since.items()}
+        cooldown_end = self.last_scale_up + self.config.scale_down_delay_after_add
+        eligible = [n for n in unneeded if ready_at[n] <= now + 1e-9]
+        if now + 1e-9 < cooldown_end or not eligible:
+            due = [max(t, cooldown_end) for t in ready_at.values()]
+            if due:
+                self._wake(self._next_tick(min(due)))
+            return
+        empty = [n for n in eligible if not unneeded[n]][: self.config.max_empty_bulk_delete]
+        if empty:
+            for name in empty:
+                self._remove_node(name, [])
+        elif not self.draining:
+            self._remove_node(eligible[0], unneeded[eligible[0]])
+        left = [t for n, t in ready_at.items() if n not in self.draining]
+        if left:  # the next loop (or the one after the drain) goes on
+            self._wake(self._next_tick(max(min(left), now)))
+
+    def _removable_kind(self, node: SimNode) -> bool:
+        annotations = (node.node.get("metadata") or {}).get("annotations") or {}
+        return (node.group is not None and not node.upcoming and node.name not in self.draining
+                and annotations.get(SCALE_DOWN_DISABLED) != "true")
+
+    def _utilization(self, node: SimNode, pods: list[Obj]) -> float:
+        probe = SimNode(node.name, node.node, node.group, node.allocatable)
+        for pod in pods:
+            if not (self.config.ignore_daemonsets_utilization and is_daemonset_pod(pod)) and not is_mirror_pod(pod):
+                probe.add(self.requests(pod))
+        return probe.utilization()
+
+    def _remove_node(self, name: str, movable: list[Obj]) -> None:
+        node = self.cluster.store.get("Node", None, name)
+        if node is None:
+            return
+        now = self.cluster.now()
+        self.draining[name] = now
+        self.unneeded_since.pop(name, None)
+        spec = dict(node.get("spec") or {})
+        spec["taints"] = [*(spec.get("taints") or []),
+                          {"key": TO_BE_DELETED_TAINT, "value": str(int(now)), "effect": "NoSchedule"}]
+        self.cluster.store.update({**node, "spec": spec})
+        self.cluster.log.record("ScaleDown", f"Node/{name}", node=name,
+                                message="marked the node as toBeDeleted/unschedulable")
+        self.scale_downs.append({"time": round(now, 6), "node": name,
+                                 "group": (node["metadata"].get("labels") or {}).get(NODE_GROUP_LABEL),
+                                 "pods": sorted(key_of(p) for p in movable)})
+        longest = 0
+        for pod in sorted(self._pods_on(name), key=key_of):
+            if is_daemonset_pod(pod) or is_mirror_pod(pod) or pod["metadata"].get("deletionTimestamp"):
+                continue
+            grace = (pod.get("spec") or {}).get("terminationGracePeriodSeconds")
+            grace = min(30 if grace is None else int(grace), self.config.max_graceful_termination)
+            longest = max(longest, grace)
+            self.cluster.log.record("ScaleDown", key_of(pod), node=name, message="deleting pod for node scale down")
+            try:
+                self.cluster.delete("Pod", pod["metadata"].get("namespace"), pod["metadata"]["name"], grace)
+            except ApiError:
+                pass
+        self.cluster.loop.call_later(longest, lambda: self._check_drained(name))
+
+    def _pods_on(self, name: str) -> list[Obj]:
+        return [p for p in self.cluster.store.iter("Pod") if (p.get("spec") or {}).get("nodeName") == name
+                and (p.get("status") or {}).get("phase") not in ("Succeeded", "Failed")]
+
+    def _check_drained(self, name: str) -> None:
+        if name not in self.draining or self.cluster.store.get("Node", None, name) is None:
+            return
+        left = self._pods_on(name)
+        if any(not is_daemonset_pod(p) and not is_mirror_pod(p) for p in left):
+            return
+        for pod in left:
+            try:
+                self.cluster.delete("Pod", pod["metadata"].get("namespace"), pod["metadata"]["name"], 0)
+            except ApiError:
+                pass
+        del self.draining[name]
+        self.cluster.delete("Node", None, name)
+        self.cluster.log.record("NodeRemoved", f"Node/{name}", node=name)
+
+    # -- result ---------------------------------------------------------------------------------------
+    def report(self) -> dict[str, Any]:
+        now = self.cluster.now()
+        return {
+            "nodeCount": self.nodes.series(None),
+            "nodeHours": round(self.nodes.node_hours(None, now), 4),
+            "groups": {g.name: {"minSize": g.min_size, "maxSize": g.max_size,
+                                "nodeCount": self.nodes.series(g.name),
+                                "nodeHours": round(self.nodes.node_hours(g.name, now), 4)}
+                       for g in self.config.groups},
+            "scaleUps": list(self.scale_ups),
+            "scaleDowns": list(self.scale_downs),
+        }
+
+
+def _has_taint(node: Obj, key: str) -> bool:
+    return any(t.get("key") == key for t in (node.get("spec") or {}).get("taints") or [])
+
+
+def start_autoscaler(cluster: EmbeddedCluster, section: dict[str, Any]) -> ClusterAutoscaler:
+    """Factory for ``spec.cluster.autoscaler`` (see :mod:`kubesched.cluster.embedded.subsystems`)."""
+    return ClusterAutoscaler(cluster, parse_config(section))

@@ -1,0 +1,144 @@
+"""Builders and a runner for the cluster-autoscaler tests."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from kubesched.api.loader import load_scenario
+from kubesched.sim.result import build_result
+from kubesched.sim.runner import Simulation
+
+Obj = dict[str, Any]
+PAUSE = "registry.k8s.io/pause:3.9"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+GROUP_LABEL = "kubesched.io/node-group"
+
+
+def pclass(name: str, value: int, policy: str | None = None) -> Obj:
+    obj: Obj = {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": name},
+                "value": value}
+    if policy:
+        obj["preemptionPolicy"] = policy
+    return obj
+
+
+def group(name: str = "pool", *, max_size: int = 3, min_size: int = 0, initial: int = 1, cpu: str = "4",
+          memory: str = "16Gi", delay: str = "30s", startup: str = "30s", **extra: Any) -> Obj:
+    return {"name": name, "minSize": min_size, "maxSize": max_size, "initialSize": initial,
+            "scaleUpDelay": delay, "nodeStartupTime": startup,
+            "template": {"status": {"allocatable": {"cpu": cpu, "memory": memory, "pods": "110"}}}, **extra}
+
+
+def autoscaler(*groups: Obj, **settings: Any) -> Obj:
+    return {"autoscaler": {"nodeGroups": list(groups) or [group()], **settings}}
+
+
+def pod(name: str, cpu: str = "1", *, cls: str | None = None, on: str | None = None, grace: int | None = None,
+        labels: dict[str, str] | None = None, annotations: dict[str, str] | None = None,
+        owner: Obj | None = None, **spec_extra: Any) -> Obj:
+    spec: Obj = {"containers": [{"name": "app", "image": PAUSE, "resources": {"requests": {"cpu": cpu}}}],
+                 **spec_extra}
+    if cls:
+        spec["priorityClassName"] = cls
+    if on:
+        spec["nodeName"] = on
+    if grace is not None:
+        spec["terminationGracePeriodSeconds"] = grace
+    meta: Obj = {"name": name}
+    if labels:
+        meta["labels"] = labels
+    if annotations:
+        meta["annotations"] = annotations
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec}
+
+
+def deployment(name: str, replicas: int, cpu: str = "1", *, cls: str | None = None, grace: int = 30,
+               node_selector: dict[str, str] | None = None) -> Obj:
+    spec: Obj = {"terminationGracePeriodSeconds": grace,
+                 "containers": [{"name": "app", "image": PAUSE, "resources": {"requests": {"cpu": cpu}}}]}
+    if cls:
+        spec["priorityClassName"] = cls
+    if node_selector:
+        spec["nodeSelector"] = node_selector
+    return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": name},
+            "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": name}},
+                     "template": {"metadata": {"labels": {"app": name}}, "spec": spec}}}
+
+
+def node(name: str, cpu: str = "4", group_name: str | None = None) -> Obj:
+    labels = {"kubernetes.io/hostname": name}
+    if group_name:
+        labels[GROUP_LABEL] = group_name
+    return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": labels},
+            "status": {"allocatable": {"cpu": cpu, "memory": "16Gi", "pods": "110"}}}
+
+
+def create(at: str, obj: Obj) -> Obj:
+    return {"at": at, "create": obj}
+
+
+def scale(at: str, name: str, replicas: int) -> Obj:
+    return {"at": at, "patch": {"kind": "Deployment", "name": name, "merge": {"spec": {"replicas": replicas}}}}
+
+
+def scenario(cluster: Obj, steps: list[Obj] | None = None, *, until: str | None = None, seed: int = 1) -> Obj:
+    spec: Obj = {"seed": seed, "steps": steps or [], "cluster": cluster}
+    if until:
+        spec["until"] = until
+    return {"apiVersion": "kubesched.io/v1alpha1", "kind": "Scenario", "metadata": {"name": "t"}, "spec": spec}
+
+
+@dataclass
+class Run:
+    result: dict[str, Any]
+    sim: Simulation
+
+    @property
+    def events(self) -> list[Obj]:
+        return self.result["events"]
+
+    def ev(self, reason: str, name: str | None = None) -> list[Obj]:
+        return [e for e in self.events if e["reason"] == reason
+                and (name is None or e["pod"] in (f"default/{name}", name))]
+
+    def times(self, reason: str, name: str | None = None) -> list[float]:
+        return [e["time"] for e in self.ev(reason, name)]
+
+    @property
+    def ca(self) -> Obj:
+        return dict(self.result["cluster"]["autoscaler"])
+
+    def phase(self, name: str) -> str:
+        return str(self.result["pods"][f"default/{name}"]["phase"])
+
+    def node_of(self, name: str) -> str | None:
+        return self.result["pods"][f"default/{name}"]["node"]
+
+
+_counter = itertools.count()
+
+
+def run_path(path: Path | str, *, until: float | None = None) -> Run:
+    sim = Simulation(load_scenario(str(path)), until=until)
+    sim.run()
+    return Run(build_result(sim), sim)
+
+
+@pytest.fixture
+def simulate(tmp_path: Path) -> Callable[..., Run]:
+    def run(*docs: Obj | list[Obj], until: float | None = None) -> Run:
+        flat: list[Obj] = []
+        for d in docs:
+            flat.extend(d if isinstance(d, list) else [d])
+        path = tmp_path / f"scenario-{next(_counter)}.yaml"
+        path.write_text(yaml.safe_dump_all(flat, sort_keys=False))
+        return run_path(path, until=until)
+
+    return run
