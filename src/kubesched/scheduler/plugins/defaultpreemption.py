@@ -79,6 +79,26 @@ class PreemptionRecord:
         }
 
 
+class _NodeView:
+    """The parts of a NodeInfo NodeResourcesFit reads, with pods added or removed by arithmetic."""
+
+    __slots__ = ("allocatable", "requested", "allowed_pods", "pods")
+
+    def __init__(self, node: NodeInfo) -> None:
+        self.allocatable = node.allocatable
+        self.requested = dict(node.requested)
+        self.allowed_pods = node.allowed_pods
+        self.pods: list[None] = [None] * len(node.pods)
+
+    def account(self, pod: PodInfo, sign: int) -> None:
+        for resource, amount in pod.requests.items():
+            self.requested[resource] = self.requested.get(resource, 0) + sign * amount
+        if sign > 0:
+            self.pods.append(None)
+        else:
+            self.pods.pop()
+
+
 def _int_arg(args: dict[str, Any], name: str, default: int, low: int, high: int) -> int:
     value = args.get(name, default)
     if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
@@ -235,8 +255,13 @@ class DefaultPreemption:
         offset = int(handle.rng.integers(n))
         non_violating: list[Candidate] = []
         violating_candidates: list[Candidate] = []
+        quick = self._resource_only_check(state)
         for i in range(n):
             info = potential[(offset + i) % n]
+            rejected = quick(pod, info) if quick is not None else None
+            if rejected is not None:
+                node_statuses[info.name] = rejected
+                continue
             victims, violating, status = self.select_victims_on_node(state.clone(), pod, info.clone(), pdbs)
             if status is None and victims:
                 candidate = Candidate(info.name, victims, len(violating), violating)
@@ -253,6 +278,41 @@ class DefaultPreemption:
         candidates = non_violating + violating_candidates
         record.candidates = candidates
         return candidates, node_statuses
+
+    def _resource_only_check(self, state: CycleState) -> Any:
+        """A shortcut for the dry run's first check, exact when NodeResourcesFit is the only filter
+        that depends on the node's pods this cycle (the others passed already: the node is a
+        potential one): the pod's fit with every potential victim gone and the higher-or-equal
+        nominated pods added (pass 1), computed from sums instead of cloned NodeInfos. Returns
+        ``check(pod, node) -> Status | None`` (None: run the full dry run), or None if it does not
+        apply."""
+        fwk = self.handle.framework
+        dependent = [pl for pl in fwk._pod_dependent_filters if pl.name not in state.skip_filter_plugins]
+        if len(dependent) != 1 or dependent[0].name != "NodeResourcesFit":
+            return None
+        fit = dependent[0]
+
+        def check(pod: PodInfo, node: NodeInfo) -> Status | None:
+            victims = [p for p in node.pods if self.can_be_victim(p, pod)]
+            if not victims:
+                return None
+            view = _NodeView(node)
+            for v in victims:
+                view.account(v, -1)
+            for p in fwk.nominated_pods_to_add(pod, node.name):
+                view.account(p, 1)
+            for pl in fwk.filter_plugins:  # pass 1 in plugin order, up to Fit
+                if pl.name in state.skip_filter_plugins:
+                    continue
+                if pl is fit:
+                    reasons = fit.insufficient(state, pod, view)
+                    return Status(Code.UNSCHEDULABLE, tuple(reasons), fit.name) if reasons else None
+                status = pl.filter(state, pod, node)  # depends on the node only
+                if status is not None and not status.is_success():
+                    return status.with_plugin(pl.name)
+            return None
+
+        return check
 
     def select_victims_on_node(
         self, state: CycleState, pod: PodInfo, node: NodeInfo, pdbs: list[dict[str, Any]]
