@@ -6,6 +6,7 @@ fast the scheduler drains its queue, in pods per second of wall-clock time.
 
 from __future__ import annotations
 
+import resource
 import time
 import tracemalloc
 from collections.abc import Iterable
@@ -33,9 +34,15 @@ class Measurement:
     def pods_per_second(self) -> float:
         return self.pods / self.seconds if self.seconds else float("inf")
 
+    @staticmethod
+    def max_rss_mib() -> float:
+        """Peak resident memory of this process so far (Linux reports KiB)."""
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
     def line(self) -> str:
         return (f"{self.name:<40} {self.pods:>7} pods  {self.seconds:8.2f} s  "
-                f"{self.pods_per_second:9.1f} pods/s" + (f"  peak {self.peak_mib:.1f} MiB" if self.peak_mib else ""))
+                f"{self.pods_per_second:9.1f} pods/s  max RSS {self.max_rss_mib():.0f} MiB"
+                + (f"  traced peak {self.peak_mib:.1f} MiB" if self.peak_mib else ""))
 
 
 class Bench:
