@@ -2,18 +2,15 @@
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
-from kubesched.api.loader import load_scenario
-from kubesched.sim.result import build_result
 from kubesched.sim.runner import Simulation
+from kubesched.sim.testing import simulate_path, write_scenario
 
 Obj = dict[str, Any]
 PAUSE = "registry.k8s.io/pause:3.9"
@@ -122,23 +119,13 @@ class Run:
         return self.result["pods"][f"default/{name}"]["node"]
 
 
-_counter = itertools.count()
-
-
 def run_path(path: Path | str, *, until: float | None = None) -> Run:
-    sim = Simulation(load_scenario(str(path)), until=until)
-    sim.run()
-    return Run(build_result(sim), sim)
+    return Run(*simulate_path(path, until=until))
 
 
 @pytest.fixture
 def simulate(tmp_path: Path) -> Callable[..., Run]:
     def run(*docs: Obj | list[Obj], until: float | None = None) -> Run:
-        flat: list[Obj] = []
-        for d in docs:
-            flat.extend(d if isinstance(d, list) else [d])
-        path = tmp_path / f"scenario-{next(_counter)}.yaml"
-        path.write_text(yaml.safe_dump_all(flat, sort_keys=False))
-        return run_path(path, until=until)
+        return run_path(write_scenario(tmp_path, docs), until=until)
 
     return run
