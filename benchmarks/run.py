@@ -11,6 +11,8 @@ sys.path.insert(0, str(Path(__file__).parent))
 import preemption_basic  # noqa: E402
 import scheduling_basic  # noqa: E402
 
+KUBE_HINT = "real-cluster backend against the fake API server: python benchmarks/kube_fakeapi.py"
+
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
@@ -23,6 +25,7 @@ def main() -> None:
     print(scheduling_basic.run(5000, 1000, 10000).line(), flush=True)
     print(preemption_basic.run(500).line(), flush=True)
     print(preemption_basic.run(5000).line(), flush=True)
+    print(KUBE_HINT)
 
 
 if __name__ == "__main__":

@@ -31,3 +31,8 @@ def main() -> None:
         cli(standalone_mode=True)
     except KeyboardInterrupt:
         sys.exit(130)
+
+
+from kubesched.cli.run import run  # noqa: E402  (kubesched run: issue 4)
+
+cli.add_command(run)

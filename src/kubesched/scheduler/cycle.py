@@ -81,8 +81,12 @@ def _schedule_queued(sched: Scheduler, qpi: QueuedPodInfo) -> None:
         _after_fit_error(sched, fwk, state, qpi, fit)
         return
     except _NoNodes:
-        sched.metrics.schedule_attempts["unschedulable"] += 1
+        sched.metrics.schedule_attempts["unschedulable", fwk.name] += 1
         _handle_failure(sched, qpi, Status.unresolvable(NO_NODES), NO_NODES, "")
+        return
+    except RuntimeError as err:  # a plugin returned an Error status: requeue with backoff
+        sched.metrics.schedule_attempts["error", fwk.name] += 1
+        _handle_failure(sched, qpi, Status.error(str(err)), str(err), "")
         return
     _assume_and_bind(sched, fwk, state, qpi, node_name, scores)
 
@@ -181,7 +185,7 @@ def _after_fit_error(sched: Scheduler, fwk: Framework, state: CycleState, qpi: Q
         fit.post_filter_msg = status.message() if not status.is_success() else ""
         if result is not None and result.nominated_node_name is not None:
             nominating = result.nominated_node_name
-    sched.metrics.schedule_attempts["unschedulable"] += 1
+    sched.metrics.schedule_attempts["unschedulable", fwk.name] += 1
     qpi.unschedulable_plugins = set(fit.plugins)
     message = fit.message()
     if sched.record_attempts:
@@ -252,7 +256,7 @@ def _assume_and_bind(
         sched.cache.forget(assumed)
         if move:
             sched.queue.move_all(q.ASSIGNED_POD_DELETE)
-        sched.metrics.schedule_attempts["error" if status.code == Code.ERROR else "unschedulable"] += 1
+        sched.metrics.schedule_attempts["error" if status.code == Code.ERROR else "unschedulable", fwk.name] += 1
         _handle_failure(sched, qpi, status, message, "")
 
     status = fwk.run_reserve(state, pod, node_name)
@@ -272,7 +276,7 @@ def _assume_and_bind(
     if status is not None and not status.is_success():
         fail(status, status.message(), True)
         return
-    sched.metrics.schedule_attempts["scheduled"] += 1
+    sched.metrics.schedule_attempts["scheduled", fwk.name] += 1
     sched.metrics.pod_scheduling_attempts.append(qpi.attempts)
     if sched.record_attempts:
         from kubesched.scheduler.scheduler import AttemptRecord

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 @dataclass
 class Metrics:
-    schedule_attempts: Counter[str] = field(default_factory=Counter)  # result -> count
+    schedule_attempts: Counter[tuple[str, str]] = field(default_factory=Counter)  # (result, profile) -> count
     preemption_attempts: int = 0
     preemption_victims: list[int] = field(default_factory=list)
     pod_scheduling_attempts: list[int] = field(default_factory=list)
@@ -18,7 +18,9 @@ class Metrics:
 
     def as_dict(self) -> dict[str, object]:
         return {
-            "scheduler_schedule_attempts_total": dict(sorted(self.schedule_attempts.items())),
+            "scheduler_schedule_attempts_total": {
+                f"{result}/{profile}": n for (result, profile), n in sorted(self.schedule_attempts.items())
+            },
             "scheduler_preemption_attempts_total": self.preemption_attempts,
             "scheduler_preemption_victims": list(self.preemption_victims),
         }

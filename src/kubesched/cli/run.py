@@ -1,0 +1,201 @@
+"""``kubesched run``: schedule a real Kubernetes cluster (issue 4).
+
+Flags override the KubeSchedulerConfiguration's ``clientConnection`` and ``leaderElection``, which
+override upstream's defaults (QPS 50, burst 100; leader election on, Lease kube-system/kube-scheduler,
+15 s / 10 s / 2 s). The kube backend (and the ``kubernetes`` client) is imported only when the
+command runs, so the rest of the CLI does not pay for it.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import signal
+import socket
+import sys
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+import click
+import yaml
+
+from kubesched.api.durations import parse_duration
+
+DEFAULT_PORT = 10251
+
+
+@dataclass
+class RunSettings:
+    config: dict[str, Any] | None
+    kubeconfig: str | None
+    qps: float
+    burst: int
+    leader_elect: bool
+    lease_name: str
+    lease_namespace: str
+    lease_duration: float
+    renew_deadline: float
+    retry_period: float
+
+
+def _load_config(path: str | None) -> dict[str, Any] | None:
+    if path is None:
+        return None
+    try:
+        with open(path, encoding="utf-8") as fh:
+            loaded = yaml.load(fh, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    except (OSError, yaml.YAMLError) as exc:
+        raise click.BadParameter(str(exc), param_hint="--config") from exc
+    if not isinstance(loaded, dict):
+        raise click.BadParameter("expected a KubeSchedulerConfiguration document", param_hint="--config")
+    from kubesched.scheduler.config import ConfigError, parse_configuration
+
+    try:
+        parse_configuration(loaded)
+    except ConfigError as exc:
+        raise click.BadParameter(str(exc), param_hint="--config") from exc
+    return loaded
+
+
+def _duration(value: Any, default: float, where: str) -> float:
+    if value is None:
+        return default
+    try:
+        return parse_duration(value)
+    except ValueError as exc:
+        raise click.BadParameter(f"{where}: {exc}", param_hint="--config") from exc
+
+
+def resolve_settings(config: dict[str, Any] | None, kubeconfig: str | None, qps: float | None, burst: int | None,
+                     leader_elect: bool | None, lease_name: str | None, lease_namespace: str | None) -> RunSettings:
+    client = (config or {}).get("clientConnection") or {}
+    election = (config or {}).get("leaderElection") or {}
+    return RunSettings(
+        config=config,
+        kubeconfig=kubeconfig or client.get("kubeconfig") or None,
+        qps=float(qps if qps is not None else client.get("qps", 50)),
+        burst=int(burst if burst is not None else client.get("burst", 100)),
+        leader_elect=bool(leader_elect if leader_elect is not None else election.get("leaderElect", True)),
+        lease_name=lease_name or election.get("resourceName") or "kube-scheduler",
+        lease_namespace=lease_namespace or election.get("resourceNamespace") or "kube-system",
+        lease_duration=_duration(election.get("leaseDuration"), 15.0, "leaderElection.leaseDuration"),
+        renew_deadline=_duration(election.get("renewDeadline"), 10.0, "leaderElection.renewDeadline"),
+        retry_period=_duration(election.get("retryPeriod"), 2.0, "leaderElection.retryPeriod"),
+    )
+
+
+@click.command()
+@click.option("--kubeconfig", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="kubeconfig file; default: clientConnection.kubeconfig, else in-cluster, else ~/.kube/config.")
+@click.option("--context", default=None, help="kubeconfig context to use.")
+@click.option("--config", "config_path", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1) YAML; its profiles' "
+                   "schedulerNames are the pods kubesched schedules.")
+@click.option("--kube-api-qps", type=float, default=None, help="Client QPS to the API server [default: 50].")
+@click.option("--kube-api-burst", type=int, default=None, help="Client burst to the API server [default: 100].")
+@click.option("--leader-elect/--no-leader-elect", default=None,
+              help="Elect a leader on a Lease before scheduling [default: on].")
+@click.option("--lease-name", "--leader-elect-resource-name", "lease_name", default=None,
+              help="Lease name [default: kube-scheduler]; a secondary scheduler should use its own.")
+@click.option("--lease-namespace", "--leader-elect-resource-namespace", "lease_namespace", default=None,
+              help="Lease namespace [default: kube-system].")
+@click.option("--bind-address", default="0.0.0.0", show_default=True, help="Address of /metrics, /healthz, /readyz.")
+@click.option("--port", type=int, default=DEFAULT_PORT, show_default=True, help="Port of /metrics etc.; 0 disables.")
+@click.option("--identity", default=None, help="Leader-election identity [default: hostname_uuid].")
+@click.option("--seed", type=int, default=None, help="Seed of the tie-breaking random generator.")
+@click.option("--log-format", type=click.Choice(["json", "text"]), default="json", show_default=True)
+@click.option("--log-level", type=click.Choice(["debug", "info", "warning", "error"]), default="info",
+              show_default=True)
+def run(kubeconfig: str | None, context: str | None, config_path: str | None, kube_api_qps: float | None,
+        kube_api_burst: int | None, leader_elect: bool | None, lease_name: str | None, lease_namespace: str | None,
+        bind_address: str, port: int, identity: str | None, seed: int | None, log_format: str,
+        log_level: str) -> None:
+    """Schedule the pods of a real cluster whose schedulerName names one of the profiles.
+
+    Run it beside the default scheduler with a profile `schedulerName: kubesched` and a Lease of its
+    own (see docs/real-cluster.md). SIGTERM stops it cleanly: the cycle in flight finishes, the Lease
+    is released, exit code 0. Losing the Lease exits with code 1 (as kube-scheduler does).
+    """
+    if importlib.util.find_spec("kubernetes") is None:  # pragma: no cover - depends on the installed extras
+        raise click.ClickException("kubesched run needs the kube extra: pip install 'kubesched[kube]'")
+    from kubesched.cluster.kube.logs import configure_logging
+    from kubesched.cluster.kube.runner import STOPPED
+
+    configure_logging(log_level, log_format)
+    settings = resolve_settings(_load_config(config_path), kubeconfig, kube_api_qps, kube_api_burst,
+                                leader_elect, lease_name, lease_namespace)
+    hostname = socket.gethostname()
+    runner, server = _build(settings, context, identity or f"{hostname}_{uuid.uuid4()}", hostname, seed,
+                            bind_address, port)
+
+    def stop(signum: int, _frame: Any) -> None:
+        runner.request_stop()
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    try:
+        reason = runner.run()
+    finally:
+        if server is not None:
+            server.stop()
+    sys.exit(0 if reason == STOPPED else 1)
+
+
+def _build(settings: RunSettings, context: str | None, identity: str, hostname: str, seed: int | None,
+           bind_address: str, port: int) -> tuple[Any, Any]:
+    import logging
+
+    import numpy as np
+
+    from kubesched.cluster.kube import (
+        ClientOptions,
+        KubeCluster,
+        LeaderElectionConfig,
+        LeaderElector,
+        SchedulerRunner,
+        Transport,
+        load_api_client,
+        wall_clock,
+    )
+    from kubesched.cluster.kube.serving import HealthServer
+    from kubesched.scheduler.scheduler import Scheduler
+
+    log = logging.getLogger("kubesched.run")
+    try:
+        api_client = load_api_client(settings.kubeconfig, context)
+    except Exception as exc:  # kubernetes.config.ConfigException and file errors
+        raise click.ClickException(f"cannot configure the API client: {exc} (use --kubeconfig, or run in a "
+                                   "pod with a service account)") from exc
+    profiles = [str(p.get("schedulerName", "default-scheduler")) for p in
+                ((settings.config or {}).get("profiles") or [{"schedulerName": "default-scheduler"}])]
+    options = ClientOptions(qps=settings.qps, burst=settings.burst)
+    cluster = KubeCluster(api_client, profiles=profiles, identity=hostname, client_options=options)
+    scheduler = Scheduler(cluster, settings.config, np.random.default_rng(seed), wall_clock)
+    elector = None
+    if settings.leader_elect:
+        if settings.lease_name == "kube-scheduler" and "default-scheduler" not in profiles:
+            log.warning("the Lease kube-system/kube-scheduler belongs to the default scheduler; "
+                        "a secondary scheduler should use its own (--lease-name)")
+        timeout = max(1.0, settings.retry_period)
+        transport = Transport(api_client, ClientOptions(qps=settings.qps, burst=settings.burst, max_attempts=1,
+                                                        connect_timeout=timeout, request_timeout=timeout),
+                              user_agent=f"kubesched/{hostname} leader-election")
+        try:
+            config = LeaderElectionConfig(identity=identity, lease_name=settings.lease_name,
+                                          lease_namespace=settings.lease_namespace,
+                                          lease_duration=settings.lease_duration,
+                                          renew_deadline=settings.renew_deadline, retry_period=settings.retry_period)
+            elector = LeaderElector(transport, config, wall_clock)
+        except ValueError as exc:
+            raise click.BadParameter(str(exc), param_hint="--config") from exc
+    runner = SchedulerRunner(cluster, scheduler, elector)
+    server = None
+    if port:
+        server = HealthServer(bind_address, port, metrics=lambda: runner.exporter.text, healthy=runner.healthy,
+                              ready=runner.ready)
+        server.start()
+    log.info("starting", extra={"profiles": profiles, "qps": settings.qps, "burst": settings.burst,
+                                "leaderElect": settings.leader_elect, "identity": identity,
+                                "lease": f"{settings.lease_namespace}/{settings.lease_name}",
+                                "metrics": f"{bind_address}:{port}" if port else None})
+    return runner, server

@@ -1,0 +1,68 @@
+"""The REST resources the kube backend talks to: kind -> group, version, plural, scope."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from urllib.parse import quote
+
+
+@dataclass(frozen=True, slots=True)
+class Resource:
+    kind: str
+    group: str
+    version: str
+    plural: str
+    namespaced: bool
+
+    @property
+    def api_version(self) -> str:
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+    @property
+    def prefix(self) -> str:
+        return f"/apis/{self.group}/{self.version}" if self.group else f"/api/{self.version}"
+
+    def collection_path(self, namespace: str | None = None) -> str:
+        """All objects (``namespace=None``), or one namespace's."""
+        if namespace is not None and self.namespaced:
+            return f"{self.prefix}/namespaces/{quote(namespace, safe='')}/{self.plural}"
+        return f"{self.prefix}/{self.plural}"
+
+    def object_path(self, namespace: str | None, name: str, subresource: str | None = None) -> str:
+        ns = (namespace or "default") if self.namespaced else None
+        path = f"{self.collection_path(ns)}/{quote(name, safe='')}"
+        return f"{path}/{subresource}" if subresource else path
+
+
+POD = Resource("Pod", "", "v1", "pods", True)
+NODE = Resource("Node", "", "v1", "nodes", False)
+NAMESPACE = Resource("Namespace", "", "v1", "namespaces", False)
+SERVICE = Resource("Service", "", "v1", "services", True)
+REPLICATION_CONTROLLER = Resource("ReplicationController", "", "v1", "replicationcontrollers", True)
+PRIORITY_CLASS = Resource("PriorityClass", "scheduling.k8s.io", "v1", "priorityclasses", False)
+POD_DISRUPTION_BUDGET = Resource("PodDisruptionBudget", "policy", "v1", "poddisruptionbudgets", True)
+REPLICA_SET = Resource("ReplicaSet", "apps", "v1", "replicasets", True)
+STATEFUL_SET = Resource("StatefulSet", "apps", "v1", "statefulsets", True)
+NODE_RESOURCE_TOPOLOGY = Resource(
+    "NodeResourceTopology", "topology.node.k8s.io", "v1alpha2", "noderesourcetopologies", False
+)
+LEASE = Resource("Lease", "coordination.k8s.io", "v1", "leases", True)
+EVENT = Resource("Event", "events.k8s.io", "v1", "events", True)
+
+#: what the scheduler watches (upstream's informer set, plus NodeResourceTopology when the CRD exists)
+INFORMED: tuple[Resource, ...] = (
+    NODE,
+    POD,
+    NAMESPACE,
+    PRIORITY_CLASS,
+    POD_DISRUPTION_BUDGET,
+    SERVICE,
+    REPLICATION_CONTROLLER,
+    REPLICA_SET,
+    STATEFUL_SET,
+)
+OPTIONAL_INFORMED: tuple[Resource, ...] = (NODE_RESOURCE_TOPOLOGY,)
+
+
+def cache_key(resource: Resource, namespace: str | None, name: str) -> str:
+    return f"{namespace or 'default'}/{name}" if resource.namespaced else name

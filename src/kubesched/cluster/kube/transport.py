@@ -1,0 +1,266 @@
+"""HTTP to the API server through the official ``kubernetes`` client, used only for transport and auth.
+
+The generated API methods are not used: every call goes through ``ApiClient.param_serialize`` (auth
+headers, exec/token refresh hooks, TLS from the kubeconfig) and ``ApiClient.call_api``, which hands
+back the raw urllib3 response without reading it — what ``_preload_content=False`` does on a
+generated method. We read the bytes and decode the JSON into plain dicts ourselves (writes whose
+answer nobody needs — binding, status patches, deletes, events — are not decoded at all), so
+
+- the binding-response bug (a ``Status`` body decoded as ``V1Binding``, python-stack.md §1.3) cannot
+  happen, and
+- no pydantic model is ever built (about 24x cheaper than the client's decoding, §1.4).
+
+This module (with :func:`load_api_client`) is the only place that imports ``kubernetes``.
+
+Flow control and retries are ours: a client-side token bucket (QPS/burst, as client-go's) on every
+request, and retries with jittered exponential backoff for 429 (honouring ``Retry-After``), 5xx and
+connection errors. Other statuses raise :class:`~kubesched.cluster.protocol.ApiError` at once.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from kubesched.cluster.kube.ratelimit import Backoff, TokenBucket
+from kubesched.cluster.protocol import ApiError
+
+log = logging.getLogger("kubesched.kube.transport")
+
+JSON = "application/json"
+MERGE_PATCH = "application/merge-patch+json"
+STRATEGIC_MERGE_PATCH = "application/strategic-merge-patch+json"
+RETRYABLE_STATUSES = frozenset({429, 500, 502, 503, 504})
+
+
+@dataclass(frozen=True, slots=True)
+class ClientOptions:
+    """Client flow control. ``qps``/``burst`` default to kube-scheduler's clientConnection (50/100)."""
+
+    qps: float = 50.0
+    burst: int = 100
+    max_attempts: int = 5
+    retry_initial: float = 0.2
+    retry_cap: float = 5.0
+    retry_after_cap: float = 30.0
+    connect_timeout: float = 10.0
+    request_timeout: float = 30.0
+
+
+class ConnectionFailure(Exception):
+    """The request never produced an HTTP status (refused, reset, timed out, TLS)."""
+
+
+def load_api_client(kubeconfig: str | None, context: str | None = None, pool_size: int = 32) -> Any:
+    """An ``ApiClient`` from a kubeconfig file, else the in-cluster service account, else the
+    default kubeconfig (``$KUBECONFIG`` / ``~/.kube/config``). urllib3's own retries are switched
+    off: :class:`Transport` decides what to retry."""
+    from kubernetes import client, config
+
+    cfg = client.Configuration()
+    if kubeconfig:
+        config.load_kube_config(config_file=kubeconfig, context=context, client_configuration=cfg,
+                                persist_config=False)
+    else:
+        try:
+            config.load_incluster_config(client_configuration=cfg)
+        except config.ConfigException:
+            config.load_kube_config(context=context, client_configuration=cfg, persist_config=False)
+    cfg.retries = False
+    cfg.connection_pool_maxsize = pool_size
+    return client.ApiClient(cfg)
+
+
+def _connection_errors() -> tuple[type[BaseException], ...]:
+    import urllib3
+    from kubernetes.client.exceptions import ApiException
+
+    return (urllib3.exceptions.HTTPError, OSError, ApiException)
+
+
+def api_error(status: int, data: bytes) -> ApiError:
+    """The ApiError for a non-2xx answer, from its ``Status`` body when it has one."""
+    try:
+        body = json.loads(data) if data else {}
+    except ValueError:
+        body = {}
+    if not isinstance(body, dict):
+        body = {}
+    message = str(body.get("message") or data[:200].decode("utf-8", "replace") or f"HTTP {status}")
+    return ApiError(int(body.get("code") or status), str(body.get("reason") or _reason(status)), message)
+
+
+def _reason(status: int) -> str:
+    return {400: "BadRequest", 401: "Unauthorized", 403: "Forbidden", 404: "NotFound", 409: "Conflict",
+            410: "Expired", 422: "Invalid", 429: "TooManyRequests", 500: "InternalError",
+            503: "ServiceUnavailable", 504: "Timeout"}.get(status, "Unknown")
+
+
+def retry_after_seconds(headers: Mapping[str, str]) -> float | None:
+    value = headers.get("Retry-After") or headers.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        return None
+
+
+class WatchStream:
+    """One open watch: iterates the decoded events (``{"type", "object"}`` dicts) of a chunked
+    NDJSON body. :meth:`close` may be called from another thread to end the iteration."""
+
+    def __init__(self, raw: Any) -> None:
+        self._raw = raw
+        self._closed = False
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        buffer = b""
+        for chunk in self._raw.stream(65536, decode_content=True):
+            if self._closed:
+                return
+            buffer += chunk
+            while True:
+                newline = buffer.find(b"\n")
+                if newline < 0:
+                    break
+                line, buffer = buffer[:newline], buffer[newline + 1:]
+                if line.strip():
+                    yield json.loads(line)
+        if buffer.strip() and not self._closed:
+            yield json.loads(buffer)
+
+    def close(self) -> None:
+        self._closed = True
+        try:
+            self._raw.shutdown()
+        except Exception:  # noqa: BLE001 - best effort from another thread
+            pass
+        try:
+            self._raw.release_conn()
+        except Exception:  # noqa: BLE001
+            pass
+
+
+class Transport:
+    """Requests to one API server with one rate limiter. Several transports may share an ApiClient
+    (its connection pool) while keeping separate limiters, like kube-scheduler's separate clients
+    for scheduling, events and leader election."""
+
+    def __init__(self, api_client: Any, options: ClientOptions, *, user_agent: str = "kubesched",
+                 limiter: TokenBucket | None = None, sleep: Callable[[float], None] = time.sleep) -> None:
+        self.api_client = api_client
+        self.options = options
+        self.user_agent = user_agent
+        self.limiter = limiter or TokenBucket(options.qps, options.burst)
+        self._sleep = sleep
+        self._errors = _connection_errors()
+        self.requests = 0
+        self.retries = 0
+        self._count_lock = threading.Lock()
+
+    # -- one HTTP exchange -------------------------------------------------------------------
+    def _open(self, method: str, path: str, query: Mapping[str, Any] | None, body: Any,
+              content_type: str | None, read_timeout: float) -> Any:
+        headers: dict[str, str] = {"Accept": JSON}
+        if body is not None:
+            headers["Content-Type"] = content_type or JSON
+        m, url, hdrs, payload, post = self.api_client.param_serialize(
+            method, path, query_params=list((query or {}).items()) or None, header_params=headers,
+            body=body, auth_settings=["BearerToken"],
+        )
+        hdrs["User-Agent"] = self.user_agent
+        self.limiter.acquire()
+        with self._count_lock:
+            self.requests += 1
+        try:
+            response = self.api_client.call_api(
+                m, url, hdrs, payload, post, _request_timeout=(self.options.connect_timeout, read_timeout)
+            )
+        except self._errors as exc:
+            raise ConnectionFailure(f"{method} {path}: {exc}") from exc
+        return response.response
+
+    def _exchange(self, method: str, path: str, query: Mapping[str, Any] | None, body: Any,
+                  content_type: str | None) -> tuple[int, Mapping[str, str], bytes]:
+        raw = self._open(method, path, query, body, content_type, self.options.request_timeout)
+        try:
+            data: bytes = raw.data
+        except self._errors as exc:
+            raw.close()
+            raise ConnectionFailure(f"{method} {path}: {exc}") from exc
+        finally:
+            raw.release_conn()
+        return int(raw.status), raw.headers, data
+
+    # -- requests with retries ---------------------------------------------------------------
+    def call(self, method: str, path: str, *, query: Mapping[str, Any] | None = None, body: Any = None,
+             content_type: str | None = None, retry: bool = True,
+             guard: Callable[[], None] | None = None, decode: bool = True) -> Any:
+        """Send a request and return its decoded JSON body (None when empty, or when ``decode`` is
+        False: writes whose answer nobody needs skip the decoding).
+
+        Retries 429 (after ``Retry-After``), 5xx and connection failures up to ``max_attempts``
+        tries, then raises the last error as ApiError (connection failures as 503). ``guard`` runs
+        before each try and may raise ApiError to stop (e.g. leadership lost)."""
+        attempts = self.options.max_attempts if retry else 1
+        backoff = Backoff(self.options.retry_initial, self.options.retry_cap, jitter=0.5)
+        last: ApiError | None = None
+        for attempt in range(1, attempts + 1):
+            if guard is not None:
+                guard()
+            wait: float | None = None
+            try:
+                status, headers, data = self._exchange(method, path, query, body, content_type)
+            except ConnectionFailure as exc:
+                last = ApiError(503, "ServiceUnavailable", f"connection to the API server failed: {exc}")
+            else:
+                if 200 <= status < 300:
+                    if not decode or not data:
+                        return None
+                    try:
+                        return json.loads(data)
+                    except ValueError as exc:
+                        raise ApiError(500, "InternalError", f"{method} {path}: invalid JSON answer: {exc}") from exc
+                last = api_error(status, data)
+                if status not in RETRYABLE_STATUSES:
+                    raise last
+                wait = retry_after_seconds(headers)
+                if wait is None and status == 429:
+                    wait = 1.0
+            if attempt == attempts:
+                break
+            delay = min(wait, self.options.retry_after_cap) if wait is not None else backoff.next()
+            with self._count_lock:
+                self.retries += 1
+            log.warning("retrying request", extra={"method": method, "path": path, "code": last.code,
+                                                   "reason": last.reason, "attempt": attempt,
+                                                   "delay": round(delay, 3)})
+            self._sleep(delay)
+        assert last is not None
+        raise last
+
+    def watch(self, path: str, query: Mapping[str, Any], read_timeout: float) -> WatchStream:
+        """Open a watch (one try). Raises ApiError for an HTTP error status (410 included) and
+        ConnectionFailure when the server cannot be reached."""
+        raw = self._open("GET", path, query, None, None, read_timeout)
+        status = int(raw.status)
+        if not 200 <= status < 300:
+            try:
+                data = raw.data
+            except self._errors:
+                data = b""
+            finally:
+                raw.release_conn()
+            raise api_error(status, data)
+        return WatchStream(raw)
+
+    @property
+    def connection_errors(self) -> tuple[type[BaseException], ...]:
+        """Exceptions a watch stream may raise when its connection breaks."""
+        return (*self._errors, ConnectionFailure, ValueError)

@@ -1,0 +1,160 @@
+"""Fixtures for the kube backend: a fake API server, and kubesched replicas running against it in
+threads with short timings (retries, backoffs and leases in fractions of a second)."""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+pytest.importorskip("kubernetes")  # the kube extra
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from fakeapi import FakeApiServer  # noqa: E402
+
+from kubesched.cluster.kube import (  # noqa: E402
+    ClientOptions,
+    InformerOptions,
+    KubeCluster,
+    LeaderElectionConfig,
+    LeaderElector,
+    RunnerOptions,
+    SchedulerRunner,
+    Transport,
+    load_api_client,
+    wall_clock,
+)
+from kubesched.scheduler.scheduler import Scheduler  # noqa: E402
+
+SCHEDULER = "kubesched"
+CONFIG = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
+          "profiles": [{"schedulerName": SCHEDULER}]}
+FAST_CLIENT = ClientOptions(qps=0, burst=1, max_attempts=3, retry_initial=0.05, retry_cap=0.2,
+                            request_timeout=5.0)
+FAST_INFORMER = InformerOptions(page_size=7, watch_timeout_min=30, backoff_initial=0.05, backoff_cap=0.3)
+FAST_RUNNER = RunnerOptions(idle_wait=0.05, metrics_period=0.1, sync_timeout=10.0)
+FAST_LEASE = {"lease_duration": 1.6, "renew_deadline": 1.0, "retry_period": 0.2}
+
+
+def wait_for(predicate: Callable[[], Any], timeout: float = 10.0, interval: float = 0.02, what: str = "") -> Any:
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what or predicate}")
+        time.sleep(interval)
+
+
+def node(name: str, cpu: str = "4", memory: str = "32Gi", pods: int = 110) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Node",
+            "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
+            "status": {"allocatable": {"cpu": cpu, "memory": memory, "pods": str(pods)},
+                       "capacity": {"cpu": cpu, "memory": memory, "pods": str(pods)}}}
+
+
+def pod(name: str, cpu: str = "100m", *, scheduler: str = SCHEDULER, priority_class: str | None = None,
+        node_name: str | None = None, grace: int | None = None, namespace: str = "default") -> dict[str, Any]:
+    spec: dict[str, Any] = {"schedulerName": scheduler, "containers": [
+        {"name": "app", "image": "registry.k8s.io/pause:3.9", "resources": {"requests": {"cpu": cpu}}}]}
+    if priority_class:
+        spec["priorityClassName"] = priority_class
+    if node_name:
+        spec["nodeName"] = node_name
+    if grace is not None:
+        spec["terminationGracePeriodSeconds"] = grace
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": namespace}, "spec": spec}
+
+
+def priority_class(name: str, value: int) -> dict[str, Any]:
+    return {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": name}, "value": value}
+
+
+def node_of(fake: FakeApiServer, name: str, namespace: str = "default") -> str | None:
+    obj = fake.get("Pod", namespace, name)
+    return None if obj is None else (obj.get("spec") or {}).get("nodeName")
+
+
+class Replica:
+    """One kubesched replica (KubeCluster + Scheduler + runner, optionally a LeaderElector) on a thread."""
+
+    def __init__(self, fake: FakeApiServer, kubeconfig: str, identity: str = "a", *,
+                 leader_election: bool = False, config: dict[str, Any] | None = None,
+                 client: ClientOptions = FAST_CLIENT, informer: InformerOptions = FAST_INFORMER,
+                 runner: RunnerOptions = FAST_RUNNER, lease: dict[str, float] | None = None) -> None:
+        self.identity = identity
+        api_client = load_api_client(kubeconfig)
+        self.cluster = KubeCluster(api_client, profiles=[SCHEDULER], identity=identity, client_options=client,
+                                   informer_options=informer)
+        self.scheduler = Scheduler(self.cluster, config or CONFIG, np.random.default_rng(0), wall_clock)
+        self.elector: LeaderElector | None = None
+        if leader_election:
+            le_transport = Transport(api_client, ClientOptions(qps=0, max_attempts=1, request_timeout=0.5),
+                                     user_agent=f"kubesched/{identity} leader-election")
+            self.elector = LeaderElector(le_transport, LeaderElectionConfig(identity=identity, **(lease or FAST_LEASE)),
+                                         wall_clock)
+        self.runner = SchedulerRunner(self.cluster, self.scheduler, self.elector, runner)
+        self.result: str | None = None
+        self.thread = threading.Thread(target=self._run, name=f"replica-{identity}", daemon=True)
+
+    def _run(self) -> None:
+        self.result = self.runner.run()
+
+    def start(self, wait_ready: bool = True) -> Replica:
+        self.thread.start()
+        if wait_ready:
+            wait_for(self.runner.ready, what=f"replica {self.identity} ready")
+        return self
+
+    def stop(self, timeout: float = 10.0) -> str | None:
+        self.runner.request_stop()
+        self.thread.join(timeout)
+        assert not self.thread.is_alive(), f"replica {self.identity} did not stop"
+        return self.result
+
+    def metric(self, name: str) -> str:
+        return "\n".join(line for line in self.runner.exporter.text.splitlines() if line.startswith(name))
+
+    def pending(self) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for line in self.runner.exporter.text.splitlines():
+            if line.startswith("scheduler_pending_pods{"):
+                queue = line.split('"')[1]
+                counts[queue] = int(line.rsplit(" ", 1)[1])
+        return counts
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeApiServer]:
+    server = FakeApiServer().start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def kubeconfig(fake: FakeApiServer, tmp_path: Path) -> str:
+    return fake.kubeconfig(tmp_path)
+
+
+@pytest.fixture
+def replicas(fake: FakeApiServer, kubeconfig: str) -> Iterator[Callable[..., Replica]]:
+    started: list[Replica] = []
+
+    def make(identity: str = "a", start: bool = True, **kwargs: Any) -> Replica:
+        replica = Replica(fake, kubeconfig, identity, **kwargs)
+        started.append(replica)
+        if start:
+            replica.start()
+        return replica
+
+    yield make
+    for replica in started:
+        if replica.thread.is_alive():
+            replica.stop()

@@ -1,0 +1,93 @@
+"""``kubesched run`` as a process: it schedules, serves /metrics, /healthz and /readyz, logs JSON,
+and on SIGTERM finishes, releases its Lease and exits 0."""
+
+from __future__ import annotations
+
+import json
+import signal
+import socket
+import subprocess
+import sys
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+import yaml
+from conftest import node, node_of, pod, wait_for
+from fakeapi import FakeApiServer
+
+pytestmark = pytest.mark.timeout(60)
+
+CONFIG = {
+    "apiVersion": "kubescheduler.config.k8s.io/v1",
+    "kind": "KubeSchedulerConfiguration",
+    "leaderElection": {"leaderElect": True, "resourceName": "kubesched", "resourceNamespace": "kube-system",
+                       "leaseDuration": "3s", "renewDeadline": "2s", "retryPeriod": "500ms"},
+    "clientConnection": {"qps": 200, "burst": 400},
+    "profiles": [{"schedulerName": "kubesched"}],
+}
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def http_get(port: int, path: str) -> tuple[int, str]:
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=2) as response:
+            return response.status, response.read().decode()
+    except urllib.error.HTTPError as err:
+        return err.code, err.read().decode()
+    except OSError:
+        return 0, ""
+
+
+def test_run_schedules_serves_probes_and_stops_cleanly_on_sigterm(fake: FakeApiServer, tmp_path: Path) -> None:
+    config = tmp_path / "config.yaml"
+    config.write_text(yaml.safe_dump(CONFIG))
+    port = free_port()
+    fake.create(node("n1"))
+    fake.create(pod("p0"))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "kubesched", "run", "--kubeconfig", fake.kubeconfig(tmp_path), "--config",
+         str(config), "--bind-address", "127.0.0.1", "--port", str(port), "--identity", "cli-replica"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    try:
+        wait_for(lambda: http_get(port, "/readyz")[0] == 200, timeout=30, what="/readyz")
+        assert http_get(port, "/healthz") == (200, "ok\n")
+        fake.create(pod("p1"))
+        wait_for(lambda: node_of(fake, "p0") == "n1" and node_of(fake, "p1") == "n1", what="pods bound")
+        wait_for(lambda: 'result="scheduled"} 2' in http_get(port, "/metrics")[1], what="metrics")
+        metrics = http_get(port, "/metrics")[1]
+        assert 'scheduler_schedule_attempts_total{profile="kubesched",result="scheduled"} 2' in metrics
+        assert 'scheduler_pending_pods{queue="active"} 0' in metrics
+        assert 'leader_election_master_status{name="kubesched"} 1' in metrics
+        lease = fake.get("Lease", "kube-system", "kubesched")
+        assert lease is not None and lease["spec"]["holderIdentity"] == "cli-replica"
+        assert lease["spec"]["leaseDurationSeconds"] == 3
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=20) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    lease = fake.get("Lease", "kube-system", "kubesched")
+    assert lease is not None and lease["spec"]["holderIdentity"] == ""
+    assert proc.stderr is not None
+    lines = [json.loads(line) for line in proc.stderr.read().splitlines() if line.startswith("{")]
+    messages = [entry["msg"] for entry in lines]
+    assert "successfully acquired lease" in messages and "released leader lease" in messages
+    assert any(entry["msg"] == "scheduler stopped" and entry["reason"] == "stopped" for entry in lines)
+
+
+def test_run_refuses_an_invalid_configuration(tmp_path: Path) -> None:
+    config = tmp_path / "config.yaml"
+    config.write_text(yaml.safe_dump({**CONFIG, "profiles": [{"schedulerName": "a"}, {"schedulerName": "a"}]}))
+    result = subprocess.run([sys.executable, "-m", "kubesched", "run", "--config", str(config)],
+                            capture_output=True, text=True, timeout=30)
+    assert result.returncode == 2
+    assert "duplicate profile 'a'" in result.stderr

@@ -1,0 +1,110 @@
+"""Leader election on a coordination.k8s.io/v1 Lease: only the leader schedules, hand-over when the
+leader stops renewing, release on clean shutdown, and never two replicas scheduling at once."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+from conftest import Replica, node, node_of, pod, wait_for
+from fakeapi import FakeApiServer, Fault, Request
+
+from kubesched.cluster.kube.runner import LOST_LEASE, STOPPED
+
+pytestmark = pytest.mark.timeout(60)
+
+
+def lease(fake: FakeApiServer) -> dict[str, object]:
+    obj = fake.get("Lease", "kube-system", "kube-scheduler")
+    assert obj is not None
+    spec: dict[str, object] = obj["spec"]
+    return spec
+
+
+def binds_by(fake: FakeApiServer, identity: str) -> list[Request]:
+    return [r for r in fake.requests_matching("POST", "/binding$") if r.agent == f"kubesched/{identity}"]
+
+
+def lease_writes_won(fake: FakeApiServer, identity: str) -> list[Request]:
+    return [r for r in fake.requests if "/leases" in r.path and r.method in ("POST", "PUT")
+            and r.status in (200, 201) and r.agent == f"kubesched/{identity} leader-election"]
+
+
+def test_only_the_leader_schedules_and_hands_over_when_it_stops_renewing(
+        fake: FakeApiServer, replicas: Callable[..., Replica]) -> None:
+    fake.create(node("n1", cpu="64"))
+    a = replicas("a", leader_election=True)
+    wait_for(lambda: a.elector is not None and a.elector.is_leader(), what="a leads")
+    b = replicas("b", leader_election=True)
+    assert b.elector is not None and not b.elector.is_leader()
+    for i in range(5):
+        fake.create(pod(f"first-{i}"))
+    wait_for(lambda: all(node_of(fake, f"first-{i}") for i in range(5)), what="first pods bound")
+    assert len(binds_by(fake, "a")) == 5 and binds_by(fake, "b") == []
+    assert lease(fake)["holderIdentity"] == "a" and lease(fake)["leaseDurationSeconds"] == 2
+
+    # a can no longer renew (its lease writes fail); it must stop, and b take over after expiry
+    fake.inject(Fault(method="PUT", path="/leases/", agent="kubesched/a leader-election", status=500, times=-1))
+    wait_for(lambda: a.result == LOST_LEASE, what="a gives up")
+    wait_for(lambda: b.elector is not None and b.elector.is_leader(), what="b leads")
+    assert lease(fake)["holderIdentity"] == "b" and lease(fake)["leaseTransitions"] == 1
+    for i in range(5):
+        fake.create(pod(f"second-{i}"))
+    wait_for(lambda: all(node_of(fake, f"second-{i}") for i in range(5)), what="second pods bound")
+    assert len(binds_by(fake, "a")) == 5 and len(binds_by(fake, "b")) == 5
+    b_acquired = lease_writes_won(fake, "b")[0].time
+    assert max(r.time for r in binds_by(fake, "a")) < b_acquired
+    assert all(r.time > b_acquired for r in binds_by(fake, "b"))
+
+
+def test_two_replicas_never_both_schedule_and_release_hands_over(
+        fake: FakeApiServer, replicas: Callable[..., Replica]) -> None:
+    fake.create(node("n1", cpu="64"))
+    a = replicas("a", leader_election=True, start=False)
+    b = replicas("b", leader_election=True, start=False)
+    a.start(wait_ready=False)
+    b.start(wait_ready=False)
+    wait_for(lambda: a.runner.ready() and b.runner.ready(), what="both ready")
+    for i in range(30):
+        fake.create(pod(f"p{i}"))
+    wait_for(lambda: all(node_of(fake, f"p{i}") for i in range(30)), what="all bound")
+    leader, standby = (a, b) if binds_by(fake, "a") else (b, a)
+    assert len(binds_by(fake, leader.identity)) == 30 and binds_by(fake, standby.identity) == []
+    assert lease(fake)["holderIdentity"] == leader.identity
+
+    assert leader.stop() == STOPPED  # clean shutdown releases the lease ...
+    released = lease_writes_won(fake, leader.identity)[-1]
+    assert released.body["spec"]["holderIdentity"] == ""
+    # ... so the standby takes over at its next try, well before the 1.6 s lease would expire
+    wait_for(lambda: standby.elector is not None and standby.elector.is_leader(), timeout=1.2, what="hand-over")
+    for i in range(10):
+        fake.create(pod(f"q{i}"))
+    wait_for(lambda: all(node_of(fake, f"q{i}") for i in range(10)), what="bound by the new leader")
+    assert len(binds_by(fake, standby.identity)) == 10
+    assert max(r.time for r in binds_by(fake, leader.identity)) < min(
+        r.time for r in binds_by(fake, standby.identity))
+
+
+def test_clean_shutdown_releases_the_lease(fake: FakeApiServer, replicas: Callable[..., Replica]) -> None:
+    a = replicas("a", leader_election=True)
+    wait_for(lambda: a.elector is not None and a.elector.is_leader(), what="a leads")
+    assert a.stop() == STOPPED
+    assert lease(fake)["holderIdentity"] == ""
+
+
+
+def test_stop_finishes_the_binding_in_flight_then_releases(
+        fake: FakeApiServer, replicas: Callable[..., Replica]) -> None:
+    fake.create(node("n1"))
+    a = replicas("a", leader_election=True)
+    wait_for(lambda: a.elector is not None and a.elector.is_leader(), what="a leads")
+    slow = fake.inject(Fault(method="POST", path="/pods/p/binding$", status=None, delay=0.8))
+    fake.create(pod("p"))
+    fake.create(pod("q"))
+    wait_for(lambda: slow.hits == 1, what="binding in flight")
+    assert a.stop() == STOPPED  # like SIGTERM
+    assert node_of(fake, "p") == "n1"  # the cycle in flight finished ...
+    assert node_of(fake, "q") is None  # ... and no new one started
+    bind = fake.requests_matching("POST", "/pods/p/binding$")[0]
+    release = lease_writes_won(fake, "a")[-1]
+    assert release.body["spec"]["holderIdentity"] == "" and release.time > bind.time

@@ -1,0 +1,157 @@
+"""End to end against the fake API server: binding, preemption, nominations, events, informers."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from conftest import SCHEDULER, Replica, node, node_of, pod, priority_class, wait_for
+from fakeapi import FakeApiServer
+
+pytestmark = pytest.mark.timeout(60)
+
+
+def events_for(fake: FakeApiServer, name: str, reason: str) -> list[dict[str, Any]]:
+    return [e for e in fake.list("Event") if e["regarding"]["name"] == name and e["reason"] == reason]
+
+
+def test_pods_are_bound_and_events_recorded(fake: FakeApiServer, replicas: Callable[..., Replica]) -> None:
+    for name in ("n1", "n2"):
+        fake.create(node(name))
+    for i in range(12):  # more than a list page: the informers paginate
+        fake.create(pod(f"early-{i}"))
+    fake.create(pod("not-ours", scheduler="default-scheduler"))
+    replica = replicas("a")
+    for i in range(5):  # seen through the watch
+        fake.create(pod(f"late-{i}"))
+    names = [f"early-{i}" for i in range(12)] + [f"late-{i}" for i in range(5)]
+    wait_for(lambda: all(node_of(fake, n) for n in names), what="all pods bound")
+    assert node_of(fake, "not-ours") is None
+    for name in names:
+        current = fake.get("Pod", "default", name)
+        assert current is not None
+        assert {"type": "PodScheduled", "status": "True"}.items() <= current["status"]["conditions"][0].items()
+        assert len(fake.requests_matching("POST", f"/pods/{name}/binding$")) == 1
+    assert fake.requests_matching("POST", "/pods/not-ours/binding$") == []
+
+    wait_for(lambda: all(events_for(fake, n, "Scheduled") for n in names), what="Scheduled events")
+    event = events_for(fake, "early-0", "Scheduled")[0]
+    assert event["apiVersion"] == "events.k8s.io/v1"
+    assert event["type"] == "Normal" and event["action"] == "Binding"
+    assert event["note"] == f"Successfully assigned default/early-0 to {node_of(fake, 'early-0')}"
+    assert event["reportingController"] == SCHEDULER
+    assert event["reportingInstance"] == f"{SCHEDULER}-a"
+    assert event["regarding"]["kind"] == "Pod" and event["regarding"]["uid"]
+    assert event["eventTime"].endswith("Z") and len(event["eventTime"].split(".")[1]) == 7
+
+    wait_for(lambda: 'result="scheduled"} 17' in replica.metric("scheduler_schedule_attempts_total"))
+    assert 'scheduler_schedule_attempts_total{profile="kubesched",result="scheduled"} 17' in replica.runner.exporter.text
+    assert 'scheduler_pod_scheduling_attempts_bucket{le="1"} 17' in replica.runner.exporter.text
+
+
+def test_preemption_marks_deletes_gracefully_and_nominates(
+        fake: FakeApiServer, replicas: Callable[..., Replica]) -> None:
+    fake.create(priority_class("low", 100))
+    fake.create(priority_class("high", 1000))
+    fake.create(node("n1", cpu="4"))
+    fake.create(pod("victim", cpu="3", priority_class="low", node_name="n1", grace=30))
+    replica = replicas("a")
+    fake.create(pod("preemptor", cpu="2", priority_class="high"))
+
+    def victim_terminating() -> bool:
+        v = fake.get("Pod", "default", "victim")
+        return v is not None and bool(v["metadata"].get("deletionTimestamp"))
+
+    wait_for(victim_terminating, what="victim terminating")
+    victim = fake.get("Pod", "default", "victim")
+    assert victim is not None
+    target = [c for c in victim["status"]["conditions"] if c["type"] == "DisruptionTarget"]
+    assert target and target[0]["status"] == "True" and target[0]["reason"] == "PreemptionByScheduler"
+    assert victim["metadata"]["deletionGracePeriodSeconds"] == 30
+    deletes = fake.requests_matching("DELETE", "/pods/victim$")
+    assert len(deletes) == 1
+    assert deletes[0].body["preconditions"] == {"uid": victim["metadata"]["uid"]}
+    assert "gracePeriodSeconds" not in deletes[0].body
+
+    def nominated() -> bool:
+        p = fake.get("Pod", "default", "preemptor")
+        return p is not None and p["status"].get("nominatedNodeName") == "n1"
+
+    wait_for(nominated, what="nominatedNodeName patched")
+    preemptor = fake.get("Pod", "default", "preemptor")
+    assert preemptor is not None and node_of(fake, "preemptor") is None
+    scheduled = [c for c in preemptor["status"]["conditions"] if c["type"] == "PodScheduled"][0]
+    assert (scheduled["status"], scheduled["reason"]) == ("False", "Unschedulable")
+    assert scheduled["message"].startswith("0/1 nodes are available: 1 Insufficient cpu.")
+
+    wait_for(lambda: events_for(fake, "victim", "Preempted"), what="Preempted event")
+    preempted = events_for(fake, "victim", "Preempted")[0]
+    assert preempted["note"] == "Preempted by a pod on node n1"
+    assert preempted["action"] == "Preempting" and preempted["type"] == "Normal"
+    assert preempted["related"]["name"] == "preemptor"
+    assert preempted["reportingController"] == SCHEDULER
+    wait_for(lambda: events_for(fake, "preemptor", "FailedScheduling"), what="FailedScheduling event")
+
+    fake.finish_deletion("default", "victim")  # the kubelet is done
+    wait_for(lambda: node_of(fake, "preemptor") == "n1", what="preemptor bound after the victim left")
+    assert 'scheduler_preemption_victims_bucket{le="1"} 1' in wait_for(
+        lambda: 'preemption_victims_count 1' in replica.runner.exporter.text and replica.runner.exporter.text)
+
+
+def test_clearing_a_nomination_sends_null(fake: FakeApiServer, kubeconfig: str) -> None:
+    from kubesched.cluster.kube import ClientOptions, KubeCluster, load_api_client
+
+    fake.create(node("n1"))
+    created = fake.create(pod("p"))
+    fake.patch("Pod", "default", "p", {"status": {"nominatedNodeName": "n1"}})
+    cluster = KubeCluster(load_api_client(kubeconfig), profiles=[SCHEDULER], client_options=ClientOptions(qps=0))
+    cluster.patch_pod_status(created, {"nominatedNodeName": None})
+    current = fake.get("Pod", "default", "p")
+    assert current is not None and "nominatedNodeName" not in current["status"]
+    assert fake.requests_matching("PATCH", "/pods/p/status$")[-1].body == {"status": {"nominatedNodeName": None}}
+
+
+def test_informers_cache_every_kind_and_nrt_when_served(tmp_path: Any) -> None:
+    from conftest import Replica
+
+    fake = FakeApiServer(nrt=True).start()
+    try:
+        fake.create({"apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
+                     "metadata": {"name": "pdb", "namespace": "default"}, "spec": {"minAvailable": 1}})
+        fake.create({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "svc", "namespace": "default"},
+                     "spec": {"selector": {"app": "x"}}})
+        fake.create({"apiVersion": "topology.node.k8s.io/v1alpha2", "kind": "NodeResourceTopology",
+                     "metadata": {"name": "n1"}, "zones": []})
+        replica = Replica(fake, fake.kubeconfig(tmp_path)).start()
+        try:
+            cluster = replica.cluster
+            assert [o["metadata"]["name"] for o in cluster.list("PodDisruptionBudget")] == ["pdb"]
+            assert cluster.get("Service", "default", "svc") is not None
+            assert cluster.get("Namespace", "", "kube-system") is not None
+            nrt = cluster.get("NodeResourceTopology", "", "n1")
+            assert nrt is not None and nrt["kind"] == "NodeResourceTopology"
+            assert "managedFields" not in nrt["metadata"]
+        finally:
+            replica.stop()
+    finally:
+        fake.stop()
+
+
+def test_event_repeats_become_a_series(fake: FakeApiServer, kubeconfig: str) -> None:
+    from kubesched.cluster.kube import ClientOptions, KubeCluster, load_api_client
+
+    created = fake.create(pod("p"))
+    cluster = KubeCluster(load_api_client(kubeconfig), profiles=[SCHEDULER], client_options=ClientOptions(qps=0))
+    cluster.events.start()
+    try:
+        for _ in range(3):
+            cluster.record_event(created, type="Warning", reason="FailedScheduling", action="Scheduling",
+                                 note="0/1 nodes are available: 1 Insufficient cpu.")
+        assert cluster.events.flush(5.0)
+    finally:
+        cluster.events.stop()
+    events = fake.list("Event")
+    assert len(events) == 1
+    assert events[0]["series"]["count"] == 2  # patched on the first repeat, then every 30 s at most
+    assert len(fake.requests_matching("PATCH", "/events/")) == 1
