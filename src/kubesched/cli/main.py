@@ -8,6 +8,7 @@ import click
 
 from kubesched import __version__
 from kubesched.cli.explain import explain
+from kubesched.cli.run import run
 from kubesched.cli.simulate import simulate
 from kubesched.cli.whatif import whatif_cmd
 
@@ -24,6 +25,7 @@ def cli() -> None:
 cli.add_command(simulate)
 cli.add_command(explain)
 cli.add_command(whatif_cmd, name="whatif")
+cli.add_command(run)
 
 
 def main() -> None:
@@ -32,7 +34,3 @@ def main() -> None:
     except KeyboardInterrupt:
         sys.exit(130)
 
-
-from kubesched.cli.run import run  # noqa: E402  (kubesched run: issue 4)
-
-cli.add_command(run)
