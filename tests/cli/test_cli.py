@@ -68,7 +68,7 @@ def test_explain_lists_every_failing_filter_and_preemption_outlook(tmp_path: Pat
         "status: {allocatable: {cpu: 1, memory: 1Gi, pods: 10}}\n---\n"
         "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n"
         "spec: {containers: [{name: c, image: x, resources: {requests: {cpu: 2}}}]}\n")
-    result = CliRunner().invoke(cli, ["explain", str(scenario), "p", "-o", "json"])
+    result = CliRunner().invoke(cli, ["explain", "p", str(scenario), "-o", "json"])
     assert result.exit_code == 0, result.output
     diagnosis = json.loads(result.output)
     failures = [f["plugin"] for f in diagnosis["nodes"][0]["failures"]]

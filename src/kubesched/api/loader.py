@@ -247,3 +247,11 @@ def load_scenario(path: str | Path) -> Scenario:
         steps = [_step(raw, f"{doc.source}, spec.steps[{i}]") for i, raw in enumerate(spec.get("steps") or [])]
         scenario.steps = sorted(steps, key=lambda s: s.at)
     return scenario
+
+
+def scenario_from_objects(objects: list[dict[str, Any]], name: str, source: str) -> Scenario:
+    """A scenario of the given objects (e.g. read from a live cluster), validated like a file whose
+    documents they are (``source`` names it in errors)."""
+    docs = [_Doc(obj, source, i + 1) for i, obj in enumerate(objects)]
+    _validate(docs)
+    return Scenario(name=name, objects=[default_object(d.obj) for d in docs], sources=[d.source for d in docs])

@@ -11,8 +11,7 @@ from rich.markup import escape
 
 from kubesched.analysis.diagnose import PodDiagnosis, diagnose
 from kubesched.api.errors import KubeschedError
-from kubesched.api.loader import load_scenario
-from kubesched.cli.options import duration_option
+from kubesched.cli.options import cluster_source_options, duration_option, load_source
 from kubesched.cli.tables import Table
 from kubesched.sim.runner import Simulation
 
@@ -59,19 +58,21 @@ def render_diagnosis(console: Console, d: PodDiagnosis, show_fitting: bool = Fal
 
 
 @click.command()
-@click.argument("scenario", type=click.Path(exists=True))
 @click.argument("pod")
+@click.argument("scenario", type=click.Path(exists=True), required=False)
+@cluster_source_options
 @duration_option("--at", help="Diagnose the cluster as it is at this simulated time (default: the end).")
 @click.option("--seed", type=int, default=None, help="Override the scenario's seed.")
 @click.option("--output", "-o", type=click.Choice(["table", "json"]), default="table", show_default=True)
-def explain(scenario: str, pod: str, at: float | None, seed: int | None, output: str) -> None:
+def explain(pod: str, scenario: str | None, at: float | None, seed: int | None, output: str,
+            kubeconfig: str | None, context: str | None) -> None:
     """Explain why POD (namespace/name or name) is pending in SCENARIO (a scenario or a snapshot of
-    manifests, e.g. `kubectl get nodes,pods,pdb,priorityclasses -A -o yaml`): every filter that rejects
-    it on every node, what would have to change, and whether preemption would help and whom it would
-    cost."""
+    manifests, e.g. `kubectl get nodes,pods,pdb,priorityclasses -A -o yaml`) or in a live cluster read
+    through --kubeconfig: every filter that rejects it on every node, what would have to change, and
+    whether preemption would help and whom it would cost."""
     namespace, name = _split(pod)
     try:
-        sim = Simulation(load_scenario(scenario), seed=seed, until=at, record_attempts=True)
+        sim = Simulation(load_source(scenario, kubeconfig, context), seed=seed, until=at, record_attempts=True)
         sim.run()
         diagnosis = diagnose(sim.scheduler, namespace, name)
     except KeyError as err:

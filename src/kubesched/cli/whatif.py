@@ -14,8 +14,7 @@ from rich.markup import escape
 
 from kubesched.analysis.whatif import Changes, load_change_objects, scenario_documents, whatif
 from kubesched.api.errors import KubeschedError
-from kubesched.api.loader import load_scenario
-from kubesched.cli.options import duration_option
+from kubesched.cli.options import cluster_source_options, duration_option, load_source
 from kubesched.cli.tables import Table
 from kubesched.report.html import whatif_report
 
@@ -51,7 +50,8 @@ def render_whatif(console: Console, diff: dict[str, Any]) -> None:
 
 
 @click.command()
-@click.argument("snapshot", type=click.Path(exists=True))
+@click.argument("snapshot", type=click.Path(exists=True), required=False)
+@cluster_source_options
 @click.option("--enable-preemption", "preemption", flag_value=True, default=None,
               help="Baseline without preemption (as seed 003 rolls it out), changed with it.")
 @click.option("--disable-preemption", "preemption", flag_value=False, help="The reverse.")
@@ -71,9 +71,11 @@ def render_whatif(console: Console, diff: dict[str, Any]) -> None:
               help="Write the changed cluster as a scenario file, to start the next what-if from it.")
 def whatif_cmd(snapshot: str, preemption: bool | None, apply_files: tuple[str, ...], priority_classes: tuple[str, ...],
                cordon: tuple[str, ...], drain: tuple[str, ...], scheduler_config: str | None, seed: int | None,
-               until: float | None, output: str, report: str | None, save_changed: str | None) -> None:
+               until: float | None, output: str, report: str | None, save_changed: str | None,
+               kubeconfig: str | None, context: str | None) -> None:
     """Simulate SNAPSHOT (manifests, a scenario, or `kubectl get nodes,pods,pdb,priorityclasses,resourcequotas
-    -A -o yaml` output) as it is and with the changes, from the same seed, and report the difference."""
+    -A -o yaml` output) — or a live cluster read through --kubeconfig — as it is and with the changes,
+    from the same seed, and report the difference."""
     try:
         changes = Changes(preemption=preemption, apply=load_change_objects(list(apply_files)),
                           cordon=list(cordon), drain=list(drain))
@@ -84,7 +86,7 @@ def whatif_cmd(snapshot: str, preemption: bool | None, apply_files: tuple[str, .
             changes.priority_classes.append((selector, pc))
         if scheduler_config:
             changes.scheduler_configuration = yaml.safe_load(Path(scheduler_config).read_text())
-        diff, changed = whatif(load_scenario(snapshot), changes, seed=seed, until=until)
+        diff, changed = whatif(load_source(snapshot, kubeconfig, context), changes, seed=seed, until=until)
     except KubeschedError as err:
         click.echo(f"error: {err}", err=True)
         sys.exit(2)
