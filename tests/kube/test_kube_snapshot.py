@@ -5,11 +5,10 @@ from __future__ import annotations
 import json
 
 from click.testing import CliRunner
-
-from kubesched.cli.main import cli
-
 from conftest import node, pod, priority_class
 from fakeapi import FakeApiServer
+
+from kubesched.cli.main import cli
 
 
 def _cluster(fake: FakeApiServer) -> None:
