@@ -144,8 +144,7 @@ class EmbeddedCluster:
             [{"type": "PodScheduled", "status": "True", "lastTransitionTime": rfc3339(self.now())}],
         )
         new["status"] = status
-        bound = self.store.update(new)
-        self.node_agent.pod_bound(bound)
+        self.store.update(new)  # the node agent starts the pod when it sees the binding
 
     def patch_pod_status(self, pod: Obj, status_patch: Obj) -> None:
         meta = pod["metadata"]

@@ -77,9 +77,6 @@ class NodeAgent:
     def on_delete(self, kind: str, obj: Obj) -> None:
         pass
 
-    def pod_bound(self, pod: Obj) -> None:
-        """Hook for the binding path (the watch already starts the pod)."""
-
     def _start(self, pod: Obj) -> None:
         status = pod.get("status") or {}
         if status.get("phase") in ("Running", *TERMINAL_PHASES):

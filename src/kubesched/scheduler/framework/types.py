@@ -136,17 +136,9 @@ class PodInfo:
         )
 
 
-def more_important_pod(a: PodInfo, b: PodInfo, now: float) -> bool:
-    """Upstream util.MoreImportantPod: higher priority, then earlier start time (nil = now)."""
-    if a.priority != b.priority:
-        return a.priority > b.priority
-    sa = a.start_time if a.start_time is not None else now
-    sb = b.start_time if b.start_time is not None else now
-    return sa < sb
-
-
 def importance_key(p: PodInfo, now: float) -> tuple[int, float]:
-    """Sort key: most important first."""
+    """Sort key, most important first (upstream util.MoreImportantPod): higher priority, then earlier
+    start time (a pod that has not started counts as starting now)."""
     return (-p.priority, p.start_time if p.start_time is not None else now)
 
 
