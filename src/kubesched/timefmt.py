@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from datetime import UTC, datetime, timedelta
 from functools import lru_cache
 
@@ -9,9 +10,9 @@ EPOCH = datetime(2026, 1, 1, tzinfo=UTC)
 
 
 def rfc3339(seconds: float) -> str:
-    moment = EPOCH + timedelta(seconds=seconds)
-    if moment.microsecond:
-        return moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    """A metav1.Time as the API serialises it: whole seconds (the fraction is dropped, as Go's
+    RFC 3339 formatting of metav1.Time does)."""
+    moment = EPOCH + timedelta(seconds=math.floor(seconds))
     return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 

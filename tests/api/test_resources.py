@@ -92,7 +92,9 @@ def test_pod_requests_handle_restartable_init_containers(p: dict, cpu: int) -> N
         (pod([c()], [c("i", {"cpu": "2"})]), (2000, 200 * MI)),
         (pod([c()], [c("i")]), (100, 200 * MI)),
         (pod([c()], overhead={"cpu": "50m", "memory": "1Mi"}), (150, 201 * MI)),
-        (pod([c()], [sidecar("s", {"cpu": "1"})]), (1100, 400 * MI)),
+        # framework.calculateResource: sidecars only enter through the init-phase max (upstream
+        # NodeInfo.NonZeroRequested): max(100m, 1) cpu, max(200Mi, 200Mi [missing]) memory
+        (pod([c()], [sidecar("s", {"cpu": "1"})]), (1000, 200 * MI)),
     ],
 )
 def test_pod_nonzero_requests_default_missing_cpu_and_memory(p: dict, expected: tuple[int, int]) -> None:

@@ -2,16 +2,66 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import math
+import re
+from collections.abc import Iterator, Mapping
+from fractions import Fraction
 from typing import Any
 
-from kubesched.api.quantity import resource_amount
+from kubesched.api.quantity import is_cpu_resource, parse_quantity, resource_amount
 
 #: scoring-only defaults for a container that requests no cpu / no memory
 DEFAULT_MILLI_CPU_REQUEST = 100
 DEFAULT_MEMORY_REQUEST = 200 * 1024 * 1024  # 209715200
 
 _Amounts = dict[str, int]
+_Exact = dict[str, Fraction]
+
+
+_QUALIFIED_NAME_RE = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")
+_DNS1123_SUBDOMAIN_RE = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+NATIVE_RESOURCE_PREFIX = "kubernetes.io/"
+HUGEPAGES_PREFIX = "hugepages-"
+ATTACHABLE_VOLUMES_PREFIX = "attachable-volumes-"
+DEFAULT_RESOURCE_REQUESTS_PREFIX = "requests."
+
+
+def _is_qualified_name(value: str) -> bool:
+    """apimachinery ``validation.IsQualifiedName``: ``[prefix/]name``."""
+    prefix, sep, name = value.rpartition("/")
+    if sep:
+        if not prefix or len(prefix) > 253 or not _DNS1123_SUBDOMAIN_RE.fullmatch(prefix):
+            return False
+    return 0 < len(name) <= 63 and _QUALIFIED_NAME_RE.fullmatch(name) is not None
+
+
+def is_prefixed_native_resource(name: str) -> bool:
+    """Upstream ``v1helper.IsPrefixedNativeResource``: the name *contains* ``kubernetes.io/``."""
+    return NATIVE_RESOURCE_PREFIX in name
+
+
+def is_native_resource(name: str) -> bool:
+    """Upstream ``v1helper.IsNativeResource``: no ``/`` in the name, or a prefixed native one."""
+    return "/" not in name or is_prefixed_native_resource(name)
+
+
+def is_extended_resource_name(name: str) -> bool:
+    """Upstream ``v1helper.IsExtendedResourceName``: not native, not ``requests.``-prefixed, and
+    ``requests.<name>`` is a qualified name (e.g. ``example.com/gpu``)."""
+    if is_native_resource(name) or name.startswith(DEFAULT_RESOURCE_REQUESTS_PREFIX):
+        return False
+    return _is_qualified_name(DEFAULT_RESOURCE_REQUESTS_PREFIX + name)
+
+
+def is_scalar_resource_name(name: str) -> bool:
+    """Upstream ``schedutil.IsScalarResourceName``: the names NodeInfo/Fit keep in ``ScalarResources``
+    (extended, hugepages-*, prefixed native, attachable-volumes-*)."""
+    return (
+        is_extended_resource_name(name)
+        or name.startswith(HUGEPAGES_PREFIX)
+        or is_prefixed_native_resource(name)
+        or name.startswith(ATTACHABLE_VOLUMES_PREFIX)
+    )
 
 
 def _containers(pod: Mapping[str, Any], field: str) -> list[Mapping[str, Any]]:
@@ -37,60 +87,105 @@ def container_requests(container: Mapping[str, Any]) -> dict[str, int]:
     return _amounts((container.get("resources") or {}).get("requests"))
 
 
-def _add(into: _Amounts, other: Mapping[str, int]) -> None:
+def _exact(resources: Mapping[str, Any] | None) -> _Exact:
+    return {name: parse_quantity(q) for name, q in (resources or {}).items()}
+
+
+def _container_exact(container: Mapping[str, Any]) -> _Exact:
+    return _exact((container.get("resources") or {}).get("requests"))
+
+
+def _add(into: _Exact, other: Mapping[str, Fraction]) -> None:
     for name, value in other.items():
-        into[name] = into.get(name, 0) + value
+        into[name] = into[name] + value if name in into else value
 
 
-def _max(into: _Amounts, other: Mapping[str, int]) -> None:
+def _max(into: _Exact, other: Mapping[str, Fraction]) -> None:
     for name, value in other.items():
         if name not in into or value > into[name]:
             into[name] = value
 
 
-def _effective(pod: Mapping[str, Any], per_container: Callable[[Mapping[str, Any]], _Amounts]) -> _Amounts:
-    """max(Σ regular + Σ restartable init, max_i(init_i + Σ restartable init before i)) + overhead."""
-    total: _Amounts = {}
+def _to_amount(name: str, value: Fraction) -> int:
+    """``Quantity.MilliValue()`` for cpu, ``Quantity.Value()`` otherwise (both round away from 0)."""
+    scaled = value * 1000 if is_cpu_resource(name) else value
+    return math.ceil(scaled) if scaled >= 0 else -math.ceil(-scaled)
+
+
+def _phases(pod: Mapping[str, Any]) -> Iterator[tuple[bool, _Exact]]:
+    """Upstream ``PodRequests`` walk: ``(False, requests)`` for each regular container, then for each
+    init container ``(True, what runs during its start)``: the sum of the restartable (sidecar) init
+    containers declared so far (itself included when it is one), plus itself when it is a plain init
+    container.  A sidecar is also yielded as ``(False, own requests)``: it keeps running."""
     for c in _containers(pod, "containers"):
-        _add(total, per_container(c))
-    sidecars: _Amounts = {}
-    init_peak: _Amounts = {}
+        yield False, _container_exact(c)
+    sidecars: _Exact = {}
     for c in _containers(pod, "initContainers"):
-        req = per_container(c)
+        req = _container_exact(c)
         if is_restartable_init_container(c):
-            _add(total, req)
+            yield False, req
             _add(sidecars, req)
-            _max(init_peak, sidecars)
+            yield True, dict(sidecars)
         else:
-            candidate = dict(req)
-            _add(candidate, sidecars)
-            _max(init_peak, candidate)
-    _max(total, init_peak)
-    _add(total, _amounts((pod.get("spec") or {}).get("overhead")))
-    return total
+            phase = dict(req)
+            _add(phase, sidecars)
+            yield True, phase
 
 
 def pod_requests(pod: Mapping[str, Any]) -> dict[str, int]:
     """Effective pod requests per resource name (cpu in milli-cpu, everything else in integer units),
-    including init containers, sidecars and ``spec.overhead``.  Only resources that appear somewhere
-    in the pod are keys (use ``.get(name, 0)``).  Limits are ignored: requests are defaulted from
-    limits at load time (:func:`default_pod_requests_from_limits`)."""
-    return _effective(pod, container_requests)
+    including init containers, sidecars and ``spec.overhead``:
+    max(Σ regular + Σ restartable init, max_i(init_i + Σ restartable init before i)) + overhead.
+
+    Upstream ``resource.PodRequests``: quantities are summed exactly and rounded up once per pod
+    (``MilliValue`` / ``Value``).  Only resources that appear somewhere in the pod are keys (use
+    ``.get(name, 0)``).  Limits are ignored: requests are defaulted from limits at load time
+    (:func:`default_pod_requests_from_limits`)."""
+    total: _Exact = {}
+    init_peak: _Exact = {}
+    for is_init, req in _phases(pod):
+        if is_init:
+            _max(init_peak, req)
+        else:
+            _add(total, req)
+    _max(total, init_peak)
+    _add(total, _exact((pod.get("spec") or {}).get("overhead")))
+    return {name: _to_amount(name, value) for name, value in total.items()}
 
 
-def _nonzero_container(container: Mapping[str, Any]) -> _Amounts:
-    requests = (container.get("resources") or {}).get("requests") or {}
-    cpu = resource_amount("cpu", requests["cpu"]) if "cpu" in requests else DEFAULT_MILLI_CPU_REQUEST
-    mem = resource_amount("memory", requests["memory"]) if "memory" in requests else DEFAULT_MEMORY_REQUEST
-    return {"cpu": cpu, "memory": mem}
+def _nonzero(requests: Mapping[str, Fraction]) -> tuple[int, int]:
+    """Upstream ``schedutil.GetNonzeroRequests``: 100m / 200Mi for a *missing* cpu / memory entry
+    (an explicit 0 stays 0)."""
+    cpu = _to_amount("cpu", requests["cpu"]) if "cpu" in requests else DEFAULT_MILLI_CPU_REQUEST
+    mem = _to_amount("memory", requests["memory"]) if "memory" in requests else DEFAULT_MEMORY_REQUEST
+    return cpu, mem
 
 
 def pod_nonzero_requests(pod: Mapping[str, Any]) -> tuple[int, int]:
-    """(milli-cpu, memory bytes) for scoring: a container without a cpu request counts 100m, without
-    a memory request 200Mi (an explicit 0 stays 0); combined like :func:`pod_requests` (the init
-    container max included), then the overhead is added."""
-    total = _effective(pod, _nonzero_container)
-    return total.get("cpu", 0), total.get("memory", 0)
+    """(milli-cpu, memory bytes) used for scoring, as upstream ``framework.calculateResource`` (the
+    pod's share of ``NodeInfo.NonZeroRequested``): the regular containers' non-zero requests summed,
+    then the max with every init container phase's non-zero request (a phase = the init container
+    plus the sidecars started before it; for a sidecar, the sidecars so far), then the overhead's
+    cpu / memory added when present.
+
+    Sidecar requests therefore reach the regular sum only through the init-phase max, as upstream.
+    (For pods without restartable init containers this equals the incoming-pod form of
+    ``resource_allocation.go calculatePodResourceRequest``; pods with them are rejected by
+    NodeResourcesFit's PreFilter in 1.28 and never scored.)"""
+    cpu = mem = 0
+    for c in _containers(pod, "containers"):
+        c_cpu, c_mem = _nonzero(_container_exact(c))
+        cpu, mem = cpu + c_cpu, mem + c_mem
+    for is_init, req in _phases(pod):
+        if is_init:
+            i_cpu, i_mem = _nonzero(req)
+            cpu, mem = max(cpu, i_cpu), max(mem, i_mem)
+    overhead = _exact((pod.get("spec") or {}).get("overhead"))
+    if "cpu" in overhead:
+        cpu += _to_amount("cpu", overhead["cpu"])
+    if "memory" in overhead:
+        mem += _to_amount("memory", overhead["memory"])
+    return cpu, mem
 
 
 def pod_host_ports(pod: Mapping[str, Any]) -> list[tuple[str, str, int]]:

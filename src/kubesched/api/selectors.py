@@ -119,67 +119,148 @@ def _node_name(node: Mapping[str, Any]) -> str:
     return (node.get("metadata") or {}).get("name") or ""
 
 
-def _parse_int(text: Any) -> int | None:
+_LABEL_VALUE_RE = re.compile(r"(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?")
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+
+
+def _parse_int64(text: Any) -> int | None:
+    """Go ``strconv.ParseInt(text, 10, 64)``: optional sign, decimal digits, int64 range."""
     if isinstance(text, str) and _INT_RE.fullmatch(text):
-        return int(text)
+        value = int(text)
+        if _INT64_MIN <= value <= _INT64_MAX:
+            return value
     return None
 
 
-def _expression_matches(expr: Mapping[str, Any], labels: Mapping[str, str]) -> bool:
-    """One node selector requirement against node labels; a malformed one matches nothing."""
+def is_valid_label_value(value: Any) -> bool:
+    """apimachinery ``validation.IsValidLabelValue``: at most 63 characters, empty or alphanumeric at
+    both ends with ``-_.`` allowed inside."""
+    return isinstance(value, str) and len(value) <= 63 and _LABEL_VALUE_RE.fullmatch(value) is not None
+
+
+def node_selector_requirement_error(expr: Any) -> str | None:
+    """Why ``labels.NewRequirement`` (via ``nodeSelectorRequirementsAsSelector``) rejects a node
+    selector ``matchExpressions`` entry, or None when it parses.
+
+    Beyond what API validation checks, the scheduler also requires every value to be a valid label
+    value and Gt/Lt values to be int64 integers: e.g. ``Lt ["-1"]`` or ``NotIn ["a b"]`` do not parse."""
+    if not isinstance(expr, Mapping):
+        return "node selector requirement must be a mapping"
     key = expr.get("key")
     op = expr.get("operator")
     values = expr.get("values") or []
-    if not isinstance(key, str) or not isinstance(values, list):
-        return False
-    if op == "In":
-        return bool(values) and key in labels and labels[key] in values
-    if op == "NotIn":
-        return bool(values) and (key not in labels or labels[key] not in values)
-    if op == "Exists":
-        return not values and key in labels
-    if op == "DoesNotExist":
-        return not values and key not in labels
-    if op in ("Gt", "Lt"):
+    if not isinstance(key, str) or not key:
+        return "key: must be a non-empty string"
+    if not isinstance(values, list):
+        return "values: must be a list"
+    if op in ("In", "NotIn"):
+        if not values:
+            return "values: Invalid value: []: for 'in', 'notin' operators, values set can't be empty"
+    elif op in ("Exists", "DoesNotExist"):
+        if values:
+            return "values: Invalid value: values set must be empty for exists and does not exist"
+    elif op in ("Gt", "Lt"):
         if len(values) != 1:
-            return False
-        bound = _parse_int(values[0])
-        actual = _parse_int(labels.get(key))
-        if bound is None or actual is None:
-            return False
-        return actual > bound if op == "Gt" else actual < bound
-    return False
+            return "values: Invalid value: for 'Gt', 'Lt' operators, exactly one value is required"
+        for v in values:
+            if _parse_int64(v) is None:
+                return f"values[0]: Invalid value: {v!r}: for 'Gt', 'Lt' operators, the value must be an integer"
+    else:
+        return f"operator: Unsupported value: {op!r}"
+    for i, v in enumerate(values):
+        if not is_valid_label_value(v):
+            return f"values[{i}]: Invalid value: {v!r}: a valid label must be an empty string or consist of " \
+                   "alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character"
+    return None
+
+
+def node_selector_term_error(term: Any) -> str | None:
+    """Why a ``NodeSelectorTerm`` fails to parse upstream (``newNodeSelectorTerm``), or None.  A term
+    that does not parse never matches (required terms) / makes NodeAffinity PreScore fail
+    (preferred terms).  matchFields In/NotIn need exactly one value."""
+    if not isinstance(term, Mapping):
+        return "node selector term must be a mapping"
+    for i, expr in enumerate(term.get("matchExpressions") or []):
+        err = node_selector_requirement_error(expr)
+        if err is not None:
+            return f"matchExpressions[{i}].{err}"
+    for i, f in enumerate(term.get("matchFields") or []):
+        if not isinstance(f, Mapping):
+            return f"matchFields[{i}]: must be a mapping"
+        if f.get("operator") not in ("In", "NotIn"):
+            return f"matchFields[{i}].operator: Unsupported value: {f.get('operator')!r}"
+        values = f.get("values") or []
+        if not isinstance(values, list) or len(values) != 1 or not isinstance(values[0], str):
+            return f"matchFields[{i}].values: Invalid value: {values!r}: must have one element"
+    return None
+
+
+_TERM_ERRORS: dict[int, tuple[Any, str | None]] = {}
+_TERM_ERRORS_MAX = 4096
+
+
+def _cached_term_error(term: Mapping[str, Any]) -> str | None:
+    """:func:`node_selector_term_error`, memoised by object identity (the entry keeps the term alive,
+    so its id cannot be reused while cached)."""
+    hit = _TERM_ERRORS.get(id(term))
+    if hit is not None and hit[0] is term:
+        return hit[1]
+    err = node_selector_term_error(term)
+    if len(_TERM_ERRORS) >= _TERM_ERRORS_MAX:
+        _TERM_ERRORS.clear()
+    _TERM_ERRORS[id(term)] = (term, err)
+    return err
+
+
+def _expression_matches(expr: Mapping[str, Any], labels: Mapping[str, str]) -> bool:
+    """One (parseable) node selector requirement against node labels (``labels.Requirement.Matches``)."""
+    key = expr["key"]
+    op = expr.get("operator")
+    values = expr.get("values") or []
+    if op == "In":
+        return key in labels and labels[key] in values
+    if op == "NotIn":
+        return key not in labels or labels[key] not in values
+    if op == "Exists":
+        return key in labels
+    if op == "DoesNotExist":
+        return key not in labels
+    # Gt / Lt: the node's value must parse as an int64
+    bound = _parse_int64(values[0])
+    actual = _parse_int64(labels.get(key))
+    if bound is None or actual is None:
+        return False
+    return actual > bound if op == "Gt" else actual < bound
 
 
 def _field_matches(expr: Mapping[str, Any], node_name: str) -> bool:
-    if expr.get("key") != NODE_NAME_FIELD:
-        return False
-    values = expr.get("values") or []
-    if not isinstance(values, list) or not values:
-        return False
-    if expr.get("operator") == "In":
-        return node_name in values
-    if expr.get("operator") == "NotIn":
-        return node_name not in values
-    return False
+    """``fields.OneTermEqualSelector`` / ``OneTermNotEqualSelector`` against the node's field set,
+    which holds only ``metadata.name`` (any other key reads as "")."""
+    actual = node_name if expr.get("key") == NODE_NAME_FIELD else ""
+    value = expr["values"][0]
+    return actual == value if expr.get("operator") == "In" else actual != value
 
 
 def node_selector_term_matches(term: Mapping[str, Any] | None, node: Mapping[str, Any]) -> bool:
     """A ``NodeSelectorTerm``: all matchExpressions (on node labels) and all matchFields (only
-    ``metadata.name`` In/NotIn) must match.  A term with neither matches nothing."""
+    ``metadata.name`` In/NotIn) must match.  A term with neither matches nothing, and so does a term
+    that fails to parse (:func:`node_selector_term_error`)."""
     if not term:
         return False
     exprs = term.get("matchExpressions") or []
     fields = term.get("matchFields") or []
     if not exprs and not fields:
         return False
+    if _cached_term_error(term) is not None:
+        return False
     if exprs:
         labels = _node_labels(node)
-        if not all(isinstance(e, Mapping) and _expression_matches(e, labels) for e in exprs):
+        if not all(_expression_matches(e, labels) for e in exprs):
             return False
     if fields:
         name = _node_name(node)
-        if not all(isinstance(f, Mapping) and _field_matches(f, name) for f in fields):
+        # upstream skips the field check for a node without a name (empty field set)
+        if name and not all(_field_matches(f, name) for f in fields):
             return False
     return True
 
@@ -218,9 +299,26 @@ def pod_matches_node_selector_and_affinity(pod: Mapping[str, Any], node: Mapping
     return node_selector_matches(required_node_affinity(pod), node)
 
 
+def preferred_terms_error(preferred: Any) -> str | None:
+    """Upstream ``nodeaffinity.NewPreferredSchedulingTerms``: the first parse error among the
+    preferred scheduling terms that count (weight != 0 and a non-empty preference), or None."""
+    for i, pref in enumerate(preferred or []):
+        if not isinstance(pref, Mapping):
+            return f"[{i}]: must be a mapping"
+        term = pref.get("preference") or {}
+        if not pref.get("weight") or not (term.get("matchExpressions") or term.get("matchFields")):
+            continue
+        err = _cached_term_error(term)
+        if err is not None:
+            return f"[{i}].{err}"
+    return None
+
+
 def preferred_node_affinity_score(pod: Mapping[str, Any], node: Mapping[str, Any]) -> int:
     """Sum of the weights of the pod's matching ``preferredDuringSchedulingIgnoredDuringExecution``
-    terms (the NodeAffinity raw score).  An empty preference matches nothing."""
+    terms (the NodeAffinity raw score).  An empty preference or a zero weight counts nothing (a term
+    that fails to parse counts nothing either; upstream's PreScore fails first, see
+    :func:`preferred_terms_error`)."""
     total = 0
     for pref in _node_affinity(pod).get("preferredDuringSchedulingIgnoredDuringExecution") or []:
         if not isinstance(pref, Mapping):

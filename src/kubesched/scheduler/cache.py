@@ -39,6 +39,7 @@ class Cache:
         self._with_affinity: list[NodeInfo] = []
         self._with_anti_affinity: list[NodeInfo] = []
         self._image_nodes: dict[str, int] = {}
+        self._image_sizes: dict[str, int] = {}  # the size the first node reporting an image gave
 
     # -- SnapshotView ----------------------------------------------------------------------
     @property
@@ -62,6 +63,10 @@ class Cache:
 
     def image_num_nodes(self, image: str) -> int:
         return self._image_nodes.get(image, 0)
+
+    def image_size(self, image: str) -> int:
+        """Upstream keeps one size per image: the first reporting node's, until no node has it."""
+        return self._image_sizes.get(image, 0)
 
     def num_nodes(self) -> int:
         return len(self._node_infos)
@@ -140,8 +145,14 @@ class Cache:
             del self._zones[zone]
 
     def _count_images(self, info: NodeInfo, sign: int) -> None:
-        for image in info.images:
-            self._image_nodes[image] = self._image_nodes.get(image, 0) + sign
+        for image, size in info.images.items():
+            count = self._image_nodes.get(image, 0) + sign
+            if count > 0:
+                self._image_nodes[image] = count
+                self._image_sizes.setdefault(image, size)
+            else:
+                self._image_nodes.pop(image, None)
+                self._image_sizes.pop(image, None)
 
     # -- pods ------------------------------------------------------------------------------
     def _place(self, pod: PodInfo, node_name: str) -> None:

@@ -228,9 +228,17 @@ def build_profile(raw: dict[str, Any], index: int, handle_for: Callable[[str], H
             instances[plugin_name] = cls(args_by_plugin.get(plugin_name, {}), handle)
         except (ValueError, TypeError, KeyError) as err:
             raise ConfigError(f"{where}.pluginConfig[{plugin_name}].args: {err}") from err
-    for plugin_name in args_by_plugin:
-        if plugin_name not in instances:
-            raise ConfigError(f"{where}.pluginConfig: args given for plugin {plugin_name!r}, which is not enabled")
+    # Upstream decodes and validates the args of every in-tree plugin named in pluginConfig, but
+    # NewFramework only instantiates the plugins some extension point needs: args for a disabled
+    # plugin (or an unknown, out-of-tree name) are accepted and unused.
+    for plugin_name, plugin_args in args_by_plugin.items():
+        cls = registry.get(plugin_name)
+        if plugin_name in instances or cls is None:
+            continue
+        try:
+            cls(plugin_args, handle)
+        except (ValueError, TypeError, KeyError) as err:
+            raise ConfigError(f"{where}.pluginConfig[{plugin_name}].args: {err}") from err
 
     points: dict[str, list[str]] = {}
     for point, methods in EXTENSION_POINTS:
@@ -242,7 +250,10 @@ def build_profile(raw: dict[str, Any], index: int, handle_for: Callable[[str], H
         if "*" in disabled:
             points[point] = chosen
             continue
-        override = [n for n, _ in multipoint if n in chosen]
+        # expandMultiPointPlugins: "part 1" = multiPoint plugins re-configured at this point, in the
+        # order of this point's list; "part 2" = the other multiPoint plugins; "part 3" = the rest
+        multipoint_names = {n for n, _ in multipoint}
+        override = [n for n in chosen if n in multipoint_names and n not in disabled]
         from_multipoint = [
             n for n, _ in multipoint
             if n not in chosen and n not in disabled and any(hasattr(instances[n], m) for m in methods)

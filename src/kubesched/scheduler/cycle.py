@@ -123,6 +123,8 @@ def _schedule_pod(
 
 
 def _find_nodes_that_fit(sched: Scheduler, fwk: Framework, state: CycleState, pod: PodInfo) -> np.ndarray:
+    """Upstream ``findNodesThatFitPod``: PreFilter, the nominated node alone, then the (PreFilter-
+    restricted) node list from ``nextStartNodeIndex`` until enough feasible nodes are found."""
     cache = sched.cache
     nodes = cache.node_infos
     pre_result, status = fwk.run_pre_filter(state, pod)
@@ -134,6 +136,7 @@ def _find_nodes_that_fit(sched: Scheduler, fwk: Framework, state: CycleState, po
 
     diagnosis: dict[str, Status] = {}
     plugins: set[str] = set()
+    nominated_index: int | None = None  # set when the nominated node failed with a status
     nominated = pod.nominated_node_name
     if nominated:
         info = cache.get(nominated)
@@ -141,14 +144,21 @@ def _find_nodes_that_fit(sched: Scheduler, fwk: Framework, state: CycleState, po
             st = fwk.run_filter_with_nominated(state, pod, info)
             if st is None:
                 return np.asarray([info.index], dtype=np.int64)
-            diagnosis[info.name] = st
-            plugins.add(st.plugin)
+            if st.code != Code.ERROR:  # upstream only logs an error on the nominated node
+                diagnosis[info.name] = st
+                plugins.add(st.plugin)
+                nominated_index = info.index
 
-    mask, first_fail, known = fwk.filter_all(state, pod, cache)
     if pre_result is not None and pre_result.node_names is not None:
+        # v1.28.7 fails the whole attempt when a PreFilter names a node the snapshot lacks
+        # (fixed in v1.28.10, #124764)
+        missing = sorted(n for n in pre_result.node_names if cache.get(n) is None)
+        if missing:
+            raise RuntimeError(f'nodeinfo not found for node name "{missing[0]}"')
         order = np.asarray([i.index for i in nodes if i.name in pre_result.node_names], dtype=np.int64)
     else:
         order = np.arange(len(nodes), dtype=np.int64)
+    mask, first_fail, known = fwk.filter_all(state, pod, cache)
     total = len(order)
     to_find = num_feasible_nodes_to_find(
         fwk.percentage_of_nodes_to_score if fwk.percentage_of_nodes_to_score is not None
@@ -165,11 +175,26 @@ def _find_nodes_that_fit(sched: Scheduler, fwk: Framework, state: CycleState, po
         positions = positions[:to_find]
     else:
         processed = total
+    scanned = order[:processed].tolist()
+    # a filter Error aborts the attempt (upstream: the error channel cancels the search; the
+    # failing node gets no status)
+    error = next(
+        ((k, st) for k, j in enumerate(scanned) if (st := known.get(j)) is not None and st.code == Code.ERROR),
+        None,
+    )
+    if error is not None:
+        scanned = scanned[: error[0]]
+        processed = error[0]
     if total:
-        sched.next_start_node_index = (sched.next_start_node_index + processed) % total
+        # processedNodes = #feasible + #statuses, updated even after an error; the nominated
+        # node's status counts too unless the scan evaluated (and so overwrote) it
+        extra = 1 if nominated_index is not None and nominated_index not in scanned else 0
+        sched.next_start_node_index = (sched.next_start_node_index + processed + extra) % total
+    if error is not None:
+        raise RuntimeError(error[1].message())
     if len(positions):
         return order[positions]
-    for j in order[:processed].tolist():
+    for j in scanned:
         info = nodes[j]
         st = fwk.status_for(state, pod, info, int(first_fail[j]), known)
         diagnosis[info.name] = st
@@ -210,11 +235,13 @@ def _handle_failure(sched: Scheduler, qpi: QueuedPodInfo, status: Status, messag
         sched.queue.nominator.add(qpi.pod)
     else:
         sched.queue.nominator.add(qpi.pod, nominating)
+    # upstream records the event (and tries the status patch) even for a pod that is gone
+    sched.cluster.record_event(
+        current if current is not None else pod.obj, type="Warning", reason="FailedScheduling",
+        action="Scheduling", note=truncate_note(message),
+    )
     if current is None:
         return
-    sched.cluster.record_event(
-        current, type="Warning", reason="FailedScheduling", action="Scheduling", note=truncate_note(message)
-    )
     _patch_pod_scheduled(sched, current, reason, message, nominating)
 
 
@@ -251,30 +278,40 @@ def _assume_and_bind(
     sched.cache.assume(assumed, node_name)
     sched.queue.nominator.delete(pod)
 
-    def fail(status: Status, message: str, move: bool) -> None:
+    def fail(status: Status, binding: bool) -> None:
+        """Upstream's Reserve/Permit failure path in ``schedulingCycle`` and
+        ``handleBindingCycleError``: Unreserve, forget the assumed pod, clear the nomination. A
+        Reserve/Permit rejection is reported as a ``FitError`` over the one node (its plugin
+        recorded for requeueing); PreBind/Bind failures and errors with their own message.
+        Forgetting a pod in the binding cycle counts as an AssignedPodDelete: before the failure
+        handler for an error (so the pod goes to backoffQ), after it, sparing the pod itself, for
+        a rejection."""
         fwk.run_unreserve(state, pod, node_name)
         sched.cache.forget(assumed)
-        if move:
+        if status.is_rejected() and not binding:
+            fit = FitError(1, {node_name: status}, {status.plugin} - {""})
+            qpi.unschedulable_plugins = set(fit.plugins)
+            message = fit.message()
+        else:
+            message = status.message()
+        if binding and not status.is_rejected():
             sched.queue.move_all(q.ASSIGNED_POD_DELETE)
         sched.metrics.schedule_attempts["error" if status.code == Code.ERROR else "unschedulable", fwk.name] += 1
         _handle_failure(sched, qpi, status, message, "")
+        if binding and status.is_rejected():
+            sched.queue.move_all(q.ASSIGNED_POD_DELETE, lambda other: other.uid != pod.uid)
 
     status = fwk.run_reserve(state, pod, node_name)
     if status is not None:
-        fit = FitError(1, {node_name: status}, {status.plugin})
-        fail(status, fit.message() if status.is_rejected() else status.message(), False)
+        fail(status, False)
         return
     status = fwk.run_permit(state, pod, node_name)
     if status is not None and status.code != Code.WAIT:
-        fit = FitError(1, {node_name: status}, {status.plugin})
-        fail(status, fit.message() if status.is_rejected() else status.message(), False)
+        fail(status, False)
         return
-    try:
-        status = fwk.run_bind(state, pod, node_name)
-    except ApiError as err:
-        status = Status.error(f"binding rejected: {err.message}")
+    status = fwk.run_bind(state, pod, node_name)
     if status is not None and not status.is_success():
-        fail(status, status.message(), True)
+        fail(status, True)
         return
     sched.metrics.schedule_attempts["scheduled", fwk.name] += 1
     sched.metrics.pod_scheduling_attempts.append(qpi.attempts)

@@ -90,9 +90,8 @@ class ProfileHandle:
         try:
             cluster.patch_pod_status(victim.obj, {"conditions": [condition]})
             cluster.delete_pod(victim.obj)
-        except ApiError as err:
-            if err.code != 404:
-                return f"preempting pod {victim.key}: {err.message}"
+        except ApiError as err:  # in 1.28 any failure, NotFound included, fails the preemption
+            return err.message
         cluster.record_event(
             victim.obj,
             type="Normal",

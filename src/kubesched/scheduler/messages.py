@@ -35,7 +35,13 @@ def fit_error_message(
 
 
 def truncate_note(message: str) -> str:
-    """Event notes are limited to 1024 characters (``" ..."`` marks the cut)."""
-    if len(message) <= NOTE_LENGTH_LIMIT:
+    """Event notes are limited to 1024 *bytes* (upstream ``truncateMessage`` measures and cuts the
+    UTF-8 string with Go's ``len``/slicing); ``" ..."`` marks the cut. A multi-byte character cut
+    in two leaves invalid bytes, which Go's JSON encoding sends as one U+FFFD each."""
+    raw = message.encode()
+    if len(raw) <= NOTE_LENGTH_LIMIT:
         return message
-    return message[: NOTE_LENGTH_LIMIT - 4] + " ..."
+    head = raw[: NOTE_LENGTH_LIMIT - 4]
+    text = head.decode(errors="ignore")
+    dangling = len(head) - len(text.encode())
+    return text + "\ufffd" * dangling + " ..."

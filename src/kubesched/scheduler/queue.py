@@ -275,10 +275,14 @@ class SchedulingQueue:
         self.unschedulable.pop(uid, None)
 
     def add_unschedulable_if_not_present(self, qpi: QueuedPodInfo, pod_scheduling_cycle: int) -> bool:
+        """Upstream ``addUnschedulableWithoutQueueingHint`` (v1.28, hints off): backoffQ if a move
+        request arrived during the pod's cycle, else the unschedulable pool. A pod without
+        unschedulable plugins (it failed with an error) is *not* sent to backoffQ for that alone:
+        that rule came with v1.29's PendingPlugins; in v1.28 such a pod waits for any event."""
         if self.contains(qpi.uid):
             return False
         qpi.timestamp = self._now()
-        if self.move_request_cycle >= pod_scheduling_cycle or not qpi.unschedulable_plugins:
+        if self.move_request_cycle >= pod_scheduling_cycle:
             self._push_backoff(qpi)
         else:
             self.unschedulable[qpi.uid] = qpi
@@ -286,10 +290,12 @@ class SchedulingQueue:
         return True
 
     def activate(self, pods: Iterable[PodInfo]) -> None:
+        """Upstream ``Activate``: move pods from the unschedulable pool or backoffQ to activeQ (if
+        PreEnqueue lets them) and re-register their nomination."""
         for pod in pods:
             qpi = self.unschedulable.pop(pod.uid, None) or self._backoff_set.pop(pod.uid, None)
-            if qpi is not None:
-                self._add_to_active(qpi)
+            if qpi is not None and self._add_to_active(qpi):
+                self.nominator.add(qpi.pod)
 
     # -- periodic flushes ------------------------------------------------------------------
     def flush_backoff_completed(self) -> None:

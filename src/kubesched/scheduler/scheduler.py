@@ -3,13 +3,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from kubesched.api.selectors import LabelSelector, pod_matches_node_selector_and_affinity
+from kubesched.api.selectors import pod_matches_node_selector_and_affinity
 from kubesched.api.tolerations import find_untolerated_taint
 from kubesched.cluster.protocol import Cluster, Obj
 from kubesched.scheduler import queue as q
@@ -27,9 +27,10 @@ from kubesched.scheduler.framework.interface import (
     Status,
 )
 from kubesched.scheduler.framework.runtime import Framework
-from kubesched.scheduler.framework.types import NodeInfo, PodInfo
+from kubesched.scheduler.framework.types import PODS, NodeInfo, PodInfo
 from kubesched.scheduler.handle import ProfileHandle
 from kubesched.scheduler.metrics import Metrics
+from kubesched.scheduler.plugins._helpers_affinity import parse_pod_terms
 from kubesched.scheduler.plugins.nodeports import port_conflicts
 
 TERMINAL = ("Succeeded", "Failed")
@@ -42,6 +43,25 @@ def _terminal(pod: Obj) -> bool:
 
 def _assigned(pod: Obj) -> bool:
     return bool((pod.get("spec") or {}).get("nodeName"))
+
+
+def _namespace_labels(cluster: Cluster) -> Callable[[str], Mapping[str, str]]:
+    """``namespace -> labels`` from the cluster (upstream ``GetNamespaceLabelsSnapshot``: the
+    namespace lister; an unknown namespace has no labels), memoised for one event."""
+    memo: dict[str, Mapping[str, str]] = {}
+
+    def lookup(namespace: str) -> Mapping[str, str]:
+        labels = memo.get(namespace)
+        if labels is None:
+            ns = cluster.get("Namespace", "", namespace)
+            found: dict[str, str] = {}
+            if ns is not None:  # as ProfileHandle.namespace_labels (the API server sets this label)
+                found = dict((ns.get("metadata") or {}).get("labels") or {})
+                found.setdefault("kubernetes.io/metadata.name", namespace)
+            labels = memo[namespace] = found
+        return labels
+
+    return lookup
 
 
 def _scheduling_relevant(pod: Obj) -> tuple[Any, ...]:
@@ -255,25 +275,21 @@ class Scheduler:
                 self.queue.delete(pod)
 
     def _assigned_pod_added(self, pod: PodInfo, event: ClusterEvent) -> None:
+        ns_labels = _namespace_labels(self.cluster)
         matching = [
-            qpi for qpi in self.queue.unschedulable_pods() if _required_affinity_matches(qpi.pod, pod)
+            qpi for qpi in self.queue.unschedulable_pods() if _required_affinity_matches(qpi.pod, pod, ns_labels)
         ]
         self.queue.move_pods(matching, event)
 
     def _pre_check_for_node(self, info: NodeInfo) -> Callable[[PodInfo], bool]:
+        """Upstream ``preCheckForNode``: ``AdmissionCheck`` (``noderesources.Fits`` with nothing
+        ignored, required node selector/affinity, nodeName, host ports) plus the node's NoSchedule
+        taints. Independent of the profiles' plugin configuration."""
         node = info.node or {}
-        fit = next(
-            (f.profile.plugins.get("NodeResourcesFit") for f in self.frameworks.values()
-             if "NodeResourcesFit" in f.profile.plugins),
-            None,
-        )
 
         def check(pod: PodInfo) -> bool:
-            if fit is not None:
-                from kubesched.scheduler.framework.interface import CycleState
-
-                if fit.insufficient(CycleState(), pod, info):
-                    return False
+            if not _fits_request(pod, info):
+                return False
             if not pod_matches_node_selector_and_affinity(pod.obj, node):
                 return False
             wanted = pod.spec.get("nodeName")
@@ -304,19 +320,24 @@ class Scheduler:
         return count
 
 
-def _required_affinity_matches(pending: PodInfo, assigned: PodInfo) -> bool:
-    """Does ``assigned`` match one of ``pending``'s required pod-affinity terms?"""
-    affinity = (pending.spec.get("affinity") or {}).get("podAffinity") or {}
-    for term in affinity.get("requiredDuringSchedulingIgnoredDuringExecution") or ():
-        namespaces = set(term.get("namespaces") or ())
-        if not namespaces and term.get("namespaceSelector") is None:
-            namespaces = {pending.namespace}
-        if term.get("namespaceSelector") is None and assigned.namespace not in namespaces:
+def _fits_request(pod: PodInfo, info: NodeInfo) -> bool:
+    """Upstream ``noderesources.Fits`` (``fitsRequest`` with no ignored resources): the pod count,
+    then every resource the pod requests a non-zero amount of."""
+    if len(info.pods) + 1 > info.allowed_pods:
+        return False
+    allocatable, requested = info.allocatable, info.requested
+    for resource, amount in pod.requests.items():
+        if resource == PODS or amount <= 0:
             continue
-        try:
-            selector = LabelSelector.from_dict(term.get("labelSelector"))
-        except ValueError:
-            continue
-        if selector.matches(assigned.labels):
-            return True
-    return False
+        if amount > allocatable.get(resource, 0) - requested.get(resource, 0):
+            return False
+    return True
+
+
+def _required_affinity_matches(
+    pending: PodInfo, assigned: PodInfo, ns_labels: Callable[[str], Mapping[str, str]]
+) -> bool:
+    """Upstream ``getUnschedulablePodsWithMatchingAffinityTerm``: does ``assigned`` match one of
+    ``pending``'s required pod-affinity terms (``AffinityTerm.Matches``: the namespace is listed or
+    matches the namespaceSelector, and the labels match the term's selector)?"""
+    return any(term.matches(assigned, ns_labels) for term in parse_pod_terms(pending).required_affinity)

@@ -129,8 +129,8 @@ class EmbeddedCluster:
         if current is None or current["metadata"].get("uid") != meta.get("uid"):
             raise ApiError(404, "NotFound", f'pods "{meta["name"]}" not found')
         if (current.get("spec") or {}).get("nodeName"):
-            raise ApiError(409, "Conflict", f'pod {meta["name"]} is already assigned to node '
-                           f'"{current["spec"]["nodeName"]}"')
+            raise ApiError(409, "Conflict", f'Operation cannot be fulfilled on pods/binding "{meta["name"]}": '
+                           f'pod {meta["name"]} is already assigned to node "{current["spec"]["nodeName"]}"')
         if (current.get("spec") or {}).get("schedulingGates"):
             raise ApiError(403, "Forbidden", "pod has scheduling gates")
         if self.store.get("Node", None, node_name) is None:

@@ -9,7 +9,9 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from kubesched.cluster.protocol import ApiError
 from kubesched.scheduler.framework.interface import (
+    ALL,
     ClusterEvent,
     Code,
     CycleState,
@@ -70,11 +72,12 @@ class Framework:
         return self.profile.percentage_of_nodes_to_score
 
     def events_by_plugin(self) -> dict[str, list[ClusterEvent]]:
+        """Each plugin's registered events. A plugin without ``events_to_register`` is interested in
+        every event (upstream ``fillEnqueueExtensions`` gives it ``UnrollWildCardResource()``)."""
         out: dict[str, list[ClusterEvent]] = {}
         for name, plugin in self.profile.plugins.items():
             register = getattr(plugin, "events_to_register", None)
-            if register is not None:
-                out[name] = list(register())
+            out[name] = list(register()) if register is not None else [ClusterEvent("*", ALL)]
         return out
 
     # -- queue ------------------------------------------------------------------------------
@@ -109,11 +112,12 @@ class Framework:
                 contributors.append(pl.name)
                 result = res if result is None else result.merge(res)
                 if result.node_names is not None and not result.node_names:
+                    # upstream: a plain Unschedulable status with no failed plugin recorded
                     if len(contributors) > 1:
                         msg = f"node(s) didn't satisfy plugin(s) [{' '.join(contributors)}] simultaneously"
                     else:
                         msg = f"node(s) didn't satisfy plugin {contributors[0]}"
-                    return None, Status.unresolvable(msg, plugin=pl.name)
+                    return None, Status.unschedulable(msg)
         return result, None
 
     def run_add_pod(self, state: CycleState, pod: PodInfo, to_add: PodInfo, node: NodeInfo) -> None:
@@ -136,7 +140,7 @@ class Framework:
                 continue
             status = pl.filter(state, pod, node)
             if status is not None and not status.is_success():
-                return status.with_plugin(pl.name)
+                return _filter_failed(status, pl.name)
         return None
 
     def nominated_pods_to_add(self, pod: PodInfo, node_name: str) -> list[PodInfo]:
@@ -188,7 +192,7 @@ class Framework:
                     status = pl.filter(state, pod, nodes[j])
                     if status is not None and not status.is_success():
                         mask[j] = False
-                        statuses[int(j)] = status.with_plugin(pl.name)
+                        statuses[int(j)] = _filter_failed(status, pl.name)
             newly = alive & ~mask
             first_fail[newly] = i
             alive &= mask
@@ -219,7 +223,7 @@ class Framework:
             pl = self.filter_plugins[first_fail]
             status = pl.filter(state, pod, node)
             if status is not None:
-                return status.with_plugin(pl.name)
+                return _filter_failed(status, pl.name)
         status = self.run_filter_with_nominated(state, pod, node)
         return status if status is not None else Status(Code.SUCCESS)
 
@@ -288,7 +292,7 @@ class Framework:
         for pl in self.reserve_plugins:
             status = pl.reserve(state, pod, node_name)
             if status is not None and not status.is_success():
-                return status.with_plugin(pl.name)
+                return _failed(status, "Reserve", pl.name)
         return None
 
     def run_unreserve(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
@@ -300,22 +304,47 @@ class Framework:
     def run_permit(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
         for pl in self.permit_plugins:
             status = pl.permit(state, pod, node_name)
-            if status is not None and not status.is_success():
-                return status.with_plugin(pl.name)
+            if status is not None and not status.is_success() and status.code != Code.WAIT:
+                return _failed(status, "Permit", pl.name)
+            # (waiting Permit plugins are not supported: a Wait counts as an approval)
         return None
 
     def run_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+        """PreBind then Bind (the first Bind plugin not returning Skip). A plugin raising an API
+        error fails with that error's message, as upstream's DefaultBinder returns it."""
         for pl in self.pre_bind_plugins:
             status = pl.pre_bind(state, pod, node_name)
             if status is not None and not status.is_success():
-                return status.with_plugin(pl.name)
+                return _failed(status, "PreBind", pl.name)
         for pl in self.bind_plugins:
-            status = pl.bind(state, pod, node_name)
+            try:
+                status = pl.bind(state, pod, node_name)
+            except ApiError as err:
+                status = Status.error(err.message)
             if status is not None and status.code == Code.SKIP:
                 continue
+            if status is not None and not status.is_success():
+                return _failed(status, "Bind", pl.name)
             return status
         return None
 
     def run_post_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
         for pl in self.post_bind_plugins:
             pl.post_bind(state, pod, node_name)
+
+
+def _failed(status: Status, point: str, plugin: str) -> Status:
+    """A Reserve/Permit/PreBind/Bind failure as upstream's runtime reports it: a rejection keeps
+    its reasons and records the plugin; any other code becomes an Error whose message is prefixed
+    ``running <point> plugin "<name>": ``."""
+    if status.is_rejected():
+        return status.with_plugin(plugin)
+    return Status.error(f'running {point} plugin "{plugin}": {status.message()}', plugin)
+
+
+def _filter_failed(status: Status, plugin: str) -> Status:
+    """Upstream ``RunFilterPlugins``: a Filter may only reject; any other code becomes an Error
+    ``running "<name>" filter plugin: <message>``. The failing plugin is recorded either way."""
+    if status.is_rejected():
+        return status.with_plugin(plugin)
+    return Status.error(f'running "{plugin}" filter plugin: {status.message()}', plugin)

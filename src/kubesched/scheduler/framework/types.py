@@ -142,6 +142,19 @@ def importance_key(p: PodInfo, now: float) -> tuple[int, float]:
     return (-p.priority, p.start_time if p.start_time is not None else now)
 
 
+def _index_of(pods: list[PodInfo], uid: str) -> int | None:
+    for i, existing in enumerate(pods):
+        if existing.uid == uid:
+            return i
+    return None
+
+
+def _swap_remove(pods: list[PodInfo], index: int | None) -> None:
+    if index is not None:
+        pods[index] = pods[-1]
+        pods.pop()
+
+
 @dataclass(slots=True, eq=False)
 class NodeInfo:
     name: str
@@ -179,7 +192,7 @@ class NodeInfo:
         images: dict[str, int] = {}
         for image in status.get("images") or ():
             for image_name in image.get("names") or ():
-                images[image_name] = int(image.get("sizeBytes") or 0)
+                images.setdefault(image_name, int(image.get("sizeBytes") or 0))  # first entry wins
         self.images = images
         self.generation += 1
 
@@ -194,25 +207,25 @@ class NodeInfo:
             self.pods_with_affinity.append(pod)
         if pod.has_required_anti_affinity:
             self.pods_with_required_anti_affinity.append(pod)
-        self.used_ports.extend(pod.host_ports)
+        self.used_ports.extend(p for p in pod.host_ports if p not in self.used_ports)  # a set, upstream
         self.generation += 1
 
     def remove_pod(self, pod: PodInfo) -> bool:
-        for i, existing in enumerate(self.pods):
-            if existing.uid == pod.uid:
-                del self.pods[i]
-                break
-        else:
+        """Remove by UID the way upstream's NodeInfo.RemovePod does: the last pod takes the removed
+        one's place (pod order on a node decides ties between equally important victims)."""
+        index = _index_of(self.pods, pod.uid)
+        if index is None:
             return False
+        existing = self.pods[index]
+        _swap_remove(self.pods, index)
         self._account(existing, -1)
         if existing.has_affinity:
-            self.pods_with_affinity = [p for p in self.pods_with_affinity if p.uid != pod.uid]
+            _swap_remove(self.pods_with_affinity, _index_of(self.pods_with_affinity, pod.uid))
         if existing.has_required_anti_affinity:
-            self.pods_with_required_anti_affinity = [
-                p for p in self.pods_with_required_anti_affinity if p.uid != pod.uid
-            ]
-        for port in existing.host_ports:
-            self.used_ports.remove(port)
+            _swap_remove(self.pods_with_required_anti_affinity,
+                         _index_of(self.pods_with_required_anti_affinity, pod.uid))
+        if existing.host_ports:
+            self.used_ports = [p for p in self.used_ports if p not in existing.host_ports]
         self.generation += 1
         return True
 

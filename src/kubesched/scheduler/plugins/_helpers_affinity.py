@@ -70,6 +70,15 @@ class PodTerms:
 _NO_TERMS = PodTerms()
 
 
+def aggregate_message(errors: tuple[str, ...] | list[str]) -> str:
+    """``utilerrors.NewAggregate(errs).Error()``: one message as is, several (deduplicated) joined
+    with ", " inside brackets."""
+    unique = list(dict.fromkeys(errors))
+    if len(unique) == 1:
+        return unique[0]
+    return "[" + ", ".join(unique) + "]"
+
+
 def _new_term(namespace: str, raw: Mapping[str, Any]) -> AffinityTerm:
     if not isinstance(raw, Mapping):
         raise ValueError("pod affinity term must be a mapping")

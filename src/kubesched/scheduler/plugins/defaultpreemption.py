@@ -7,6 +7,7 @@ criterion that picked the node) that ``explain`` and the simulation result can s
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,7 +19,7 @@ from kubesched.scheduler.framework.interface import (
     PostFilterResult,
     Status,
 )
-from kubesched.scheduler.framework.types import NodeInfo, PodInfo, importance_key
+from kubesched.scheduler.framework.types import NodeInfo, PodInfo
 from kubesched.scheduler.messages import fit_error_message
 
 NO_VICTIMS = "No preemption victims found for incoming pod"
@@ -99,6 +100,19 @@ class _NodeView:
             self.pods.pop()
 
 
+def _start_time(pod: PodInfo, now: float) -> float:
+    """Upstream ``util.GetPodStartTime`` as the scheduler sees it: ``status.startTime`` is a
+    ``metav1.Time``, which the API carries with whole-second precision (JSON and protobuf), so a
+    start at 12.7 s reads as 12 s; a pod that has not started counts as starting now."""
+    return float(math.floor(pod.start_time)) if pod.start_time is not None else now
+
+
+def _importance_key(pod: PodInfo, now: float) -> tuple[int, float]:
+    """Sort key, most important first (upstream ``util.MoreImportantPod``): higher priority, then
+    the earlier (whole-second) start time."""
+    return (-pod.priority, _start_time(pod, now))
+
+
 def _int_arg(args: dict[str, Any], name: str, default: int, low: int, high: int) -> int:
     value = args.get(name, default)
     if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
@@ -106,11 +120,19 @@ def _int_arg(args: dict[str, Any], name: str, default: int, low: int, high: int)
     return value
 
 
+def _pdb_selector(pdb: dict[str, Any]) -> LabelSelector | None:
+    """The PDB's selector; None (matches nothing) when it is invalid, as upstream skips it."""
+    try:
+        return LabelSelector.from_dict((pdb.get("spec") or {}).get("selector"))
+    except ValueError:
+        return None
+
+
 def pdb_violations(victims: list[PodInfo], pdbs: list[dict[str, Any]]) -> tuple[list[PodInfo], list[PodInfo]]:
     """Upstream filterPodsWithPDBViolation: split (importance-ordered) pods into violating and
     non-violating, consuming each PDB's disruptionsAllowed in order."""
     allowed = [int((pdb.get("status") or {}).get("disruptionsAllowed") or 0) for pdb in pdbs]
-    selectors = [LabelSelector.from_dict((pdb.get("spec") or {}).get("selector")) for pdb in pdbs]
+    selectors = [_pdb_selector(pdb) for pdb in pdbs]
     violating: list[PodInfo] = []
     non_violating: list[PodInfo] = []
     for pod in victims:
@@ -121,7 +143,7 @@ def pdb_violations(victims: list[PodInfo], pdbs: list[dict[str, Any]]) -> tuple[
                 if (meta.get("namespace") or "default") != pod.namespace:
                     continue
                 selector = selectors[i]
-                if selector.is_empty or not selector.matches(pod.labels):
+                if selector is None or selector.is_empty or not selector.matches(pod.labels):
                     continue
                 if pod.name in ((pdb.get("status") or {}).get("disruptedPods") or {}):
                     continue
@@ -171,9 +193,9 @@ class DefaultPreemption:
     ) -> tuple[PostFilterResult | None, Status]:
         handle = self.handle
         current = handle.current_pod(pod)
-        if current is None:
+        if current is None:  # the pod lister's NotFound error
             record.outcome = "error"
-            return None, Status.error(f"pod {pod.key} not found")
+            return None, Status.error(f'pod "{pod.name}" not found')
         pod = current
         ok, msg = self._eligible(pod, statuses.get(pod.nominated_node_name))
         if not ok:
@@ -181,9 +203,16 @@ class DefaultPreemption:
             return None, Status.unschedulable(msg)
         candidates, node_statuses = self._find_candidates(state, pod, statuses, record)
         if not candidates:
-            record.outcome = "no candidates"
             for name, st in node_statuses.items():
                 record.rejected_nodes[name] = st.message()
+            errors = list(dict.fromkeys(st.message() for st in node_statuses.values() if st.code == Code.ERROR))
+            if errors:
+                # upstream Preempt: a dry-run error with no candidate fails the PostFilter with that
+                # error (utilerrors.NewAggregate text: distinct messages, bracketed if several);
+                # the nomination is left as it is
+                record.outcome = "error"
+                return None, Status.error(errors[0] if len(errors) == 1 else f"[{', '.join(errors)}]")
+            record.outcome = "no candidates"
             return PostFilterResult(""), Status.unschedulable(
                 fit_error_message(len(node_statuses), "", node_statuses.values(), "")
             )
@@ -329,7 +358,7 @@ class DefaultPreemption:
         if status is not None:
             return [], [], status
         now = self.handle.now()
-        potential.sort(key=lambda p: importance_key(p, now))
+        potential.sort(key=lambda p: _importance_key(p, now))
         violating, non_violating = pdb_violations(potential, pdbs)
         victims: list[PodInfo] = []
 
@@ -350,7 +379,7 @@ class DefaultPreemption:
         for p in non_violating:
             reprieve(p)
         # upstream #128307 (v1.32): victims re-sorted by importance so victims[0] is the most important
-        victims.sort(key=lambda p: importance_key(p, now))
+        victims.sort(key=lambda p: _importance_key(p, now))
         return victims, violating_keys, None
 
     def _select_candidate(self, candidates: list[Candidate], record: PreemptionRecord) -> Candidate:
@@ -361,7 +390,7 @@ class DefaultPreemption:
 
         def earliest_start(c: Candidate) -> float:
             top = max(v.priority for v in c.victims)
-            return min(v.start_time if v.start_time is not None else now for v in c.victims if v.priority == top)
+            return min(_start_time(v, now) for v in c.victims if v.priority == top)
 
         score_funcs = (
             lambda c: -c.pdb_violations,

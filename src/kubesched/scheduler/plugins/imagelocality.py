@@ -8,7 +8,7 @@ import numpy as np
 
 from kubesched.scheduler.framework.interface import CycleState, Handle
 from kubesched.scheduler.framework.types import NodeInfo, PodInfo
-from kubesched.scheduler.plugins.helpers import MAX_NODE_SCORE
+from kubesched.scheduler.plugins.helpers import MAX_NODE_SCORE, go_div
 
 MB = 1024 * 1024
 MIN_THRESHOLD = 23 * MB
@@ -28,9 +28,14 @@ def _pod_images(pod: PodInfo) -> list[str]:
 
 
 def calculate_priority(sum_scores: int, num_containers: int) -> int:
+    """Upstream ``calculatePriority``: clamp to [minThreshold, maxThreshold] — the lower bound first,
+    so a pod without containers (maxThreshold 0) scores 0 — then scale with Go integer division."""
     max_threshold = MAX_CONTAINER_THRESHOLD * num_containers
-    sum_scores = min(max(sum_scores, MIN_THRESHOLD), max_threshold)
-    return MAX_NODE_SCORE * (sum_scores - MIN_THRESHOLD) // (max_threshold - MIN_THRESHOLD)
+    if sum_scores < MIN_THRESHOLD:
+        sum_scores = MIN_THRESHOLD
+    elif sum_scores > max_threshold:
+        sum_scores = max_threshold
+    return go_div(MAX_NODE_SCORE * (sum_scores - MIN_THRESHOLD), max_threshold - MIN_THRESHOLD)
 
 
 class ImageLocality:
@@ -43,11 +48,19 @@ class ImageLocality:
         snapshot = self.handle.snapshot()
         total_nodes = len(snapshot.node_infos)
         images = _pod_images(pod)
+        # Upstream ImageStateSummary.Size is cluster-wide: the size reported by the node that first
+        # brought the image into the scheduler cache.  Use the snapshot's view of it when it offers
+        # one (``image_size``); otherwise this node's own reported size.
+        global_size = getattr(snapshot, "image_size", None)
         total = 0
         for image in images:
             size = node.images.get(image)
             if size is not None:
-                total += int(size * (snapshot.image_num_nodes(image) / total_nodes))
+                if global_size is not None:
+                    first_seen = global_size(image)
+                    size = size if first_seen is None else first_seen
+                spread = snapshot.image_num_nodes(image) / total_nodes
+                total += int(size * spread)
         return calculate_priority(total, len(images))
 
     def score_vector(self, state: CycleState, pod: PodInfo, snapshot: Any, idx: np.ndarray) -> np.ndarray:

@@ -32,6 +32,7 @@ from kubesched.scheduler.plugins._helpers_affinity import (
     PairCounts,
     PodTerms,
     WeightedTerm,
+    aggregate_message,
     namespace_labels_lookup,
     parse_pod_terms,
     pod_matches_all_terms,
@@ -126,7 +127,7 @@ class InterPodAffinity:
     def pre_filter(self, state: CycleState, pod: PodInfo) -> tuple[PreFilterResult | None, Status | None]:
         terms = parse_pod_terms(pod)
         if terms.errors:
-            return None, Status.unresolvable(f"parsing pod: {'; '.join(terms.errors)}", plugin=NAME)
+            return None, Status.unresolvable(f"parsing pod: {aggregate_message(terms.errors)}", plugin=NAME)
         snapshot = self.handle.snapshot()
         ns_labels = dict(self.handle.namespace_labels(pod.namespace) or {})
         s = PreFilterState(pod, terms, ns_labels, namespace_labels_lookup(self.handle))
@@ -205,7 +206,7 @@ class InterPodAffinity:
             return Status.skip()
         terms = parse_pod_terms(pod)
         if terms.errors:
-            return Status.error(f"failed to parse pod: {'; '.join(terms.errors)}", NAME)
+            return Status.error(f"failed to parse pod: {aggregate_message(terms.errors)}", NAME)
         snapshot = self.handle.snapshot()
         all_nodes = snapshot.node_infos if has_preferred else snapshot.have_pods_with_affinity
         ns_labels = dict(self.handle.namespace_labels(pod.namespace) or {})

@@ -7,9 +7,11 @@ from typing import Any
 
 from kubesched.api.selectors import (
     node_selector_matches,
+    node_selector_term_error,
     node_selector_term_matches,
     pod_matches_node_selector_and_affinity,
     preferred_node_affinity_score,
+    preferred_terms_error,
     required_node_names,
 )
 from kubesched.scheduler.framework.interface import (
@@ -39,6 +41,15 @@ class NodeAffinity:
             raise ValueError("NodeAffinityArgs.addedAffinity must be a NodeAffinity object")
         self.added_required = added.get("requiredDuringSchedulingIgnoredDuringExecution")
         self.added_preferred = added.get("preferredDuringSchedulingIgnoredDuringExecution") or []
+        # New(): NewNodeSelector / NewPreferredSchedulingTerms reject terms that do not parse
+        for i, term in enumerate((self.added_required or {}).get("nodeSelectorTerms") or []):
+            err = node_selector_term_error(term) if term else None
+            if err is not None:
+                raise ValueError(f"addedAffinity.requiredDuringSchedulingIgnoredDuringExecution."
+                                 f"nodeSelectorTerms[{i}].{err}")
+        err = preferred_terms_error(self.added_preferred)
+        if err is not None:
+            raise ValueError(f"addedAffinity.preferredDuringSchedulingIgnoredDuringExecution{err}")
 
     def events_to_register(self) -> list[ClusterEvent]:
         return [ClusterEvent("Node", ADD | UPDATE)]
@@ -69,6 +80,10 @@ class NodeAffinity:
         preferred = ((pod.spec.get("affinity") or {}).get("nodeAffinity") or {}).get(
             "preferredDuringSchedulingIgnoredDuringExecution"
         )
+        # getPodPreferredNodeAffinity: a preferred term that does not parse is an error for the pod
+        err = preferred_terms_error(preferred)
+        if err is not None:
+            return Status.error(err, self.name)
         if not preferred and not self.added_preferred:
             return Status.skip()
         return None

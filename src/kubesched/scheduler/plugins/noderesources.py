@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from kubesched.api.resources import is_extended_resource_name, is_scalar_resource_name
 from kubesched.scheduler.framework.interface import (
     ADD,
     DELETE,
@@ -23,7 +24,7 @@ from kubesched.scheduler.framework.interface import (
     PreFilterResult,
     Status,
 )
-from kubesched.scheduler.framework.types import CPU, EPHEMERAL_STORAGE, MEMORY, PODS, NodeInfo, PodInfo
+from kubesched.scheduler.framework.types import CPU, EPHEMERAL_STORAGE, MEMORY, NodeInfo, PodInfo
 from kubesched.scheduler.plugins.helpers import MAX_NODE_SCORE, go_div
 
 FIT = "NodeResourcesFit"
@@ -36,16 +37,20 @@ DEFAULT_RESOURCES = [{"name": CPU, "weight": 1}, {"name": MEMORY, "weight": 1}]
 
 
 def _resource_specs(raw: Any, what: str) -> list[tuple[str, int]]:
-    specs = DEFAULT_RESOURCES if raw is None else raw
-    if not isinstance(specs, list) or not specs:
-        raise ValueError(f"{what}.resources must be a non-empty list of {{name, weight}}")
+    """Upstream v1 defaulting (``SetDefaults_NodeResourcesFitArgs`` /
+    ``SetDefaults_NodeResourcesBalancedAllocationArgs``): no (or an empty) resource list means
+    cpu:1, memory:1; an unset or zero weight means 1.  Then ``validateResources``: weight in (0, 100]."""
+    specs = raw if raw else DEFAULT_RESOURCES
+    if not isinstance(specs, list):
+        raise ValueError(f"{what}.resources must be a list of {{name, weight}}")
     out = []
     for i, spec in enumerate(specs):
         if not isinstance(spec, dict) or not spec.get("name"):
             raise ValueError(f"{what}.resources[{i}].name is required")
-        weight = spec.get("weight", 1)
-        if not isinstance(weight, int) or not 1 <= weight <= 100:
-            raise ValueError(f"{what}.resources[{i}].weight: must be an integer in 1..100, got {weight!r}")
+        weight = spec.get("weight") or 1
+        if isinstance(weight, bool) or not isinstance(weight, int) or not 1 <= weight <= 100:
+            raise ValueError(f"{what}.resources[{i}].weight: resource weight of {spec['name']} not in valid range "
+                             f"(0, 100], got {weight!r}")
         out.append((str(spec["name"]), weight))
     return out
 
@@ -59,18 +64,25 @@ def scoring_request(pod: PodInfo, resource: str, use_requested: bool) -> int:
 
 
 def node_alloc_req(node: NodeInfo, resource: str, pod_request: int, use_requested: bool) -> tuple[int, int]:
-    """Upstream calculateResourceAllocatableRequest: (allocatable, requested incl. the pod)."""
-    if pod_request == 0 and resource not in NATIVE:
-        return 0, 0
+    """Upstream calculateResourceAllocatableRequest: (allocatable, requested incl. the pod).
+
+    (0, 0) — "skip this resource" — for a scalar resource the pod does not request, and for any
+    other name NodeInfo does not track (a non-scalar, non-native name, or a scalar the node lacks)."""
     if resource == CPU:
         used = node.requested.get(CPU, 0) if use_requested else node.nonzero_cpu
     elif resource == MEMORY:
         used = node.requested.get(MEMORY, 0) if use_requested else node.nonzero_mem
+    elif resource == EPHEMERAL_STORAGE:
+        used = node.requested.get(resource, 0)
     else:
-        if resource not in NATIVE and resource not in node.allocatable:
+        if not _tracked_scalar(resource) or pod_request == 0 or resource not in node.allocatable:
             return 0, 0
         used = node.requested.get(resource, 0)
     return node.allocatable.get(resource, 0), used + pod_request
+
+
+def _tracked_scalar(resource: str) -> bool:
+    return resource not in NATIVE and is_scalar_resource_name(resource)
 
 
 # -- score strategies (pure functions) --------------------------------------------------------
@@ -167,7 +179,9 @@ class NodeResourcesFit:
         return [ClusterEvent("Pod", DELETE), ClusterEvent("Node", ADD | UPDATE)]
 
     def _ignored(self, resource: str) -> bool:
-        if "/" not in resource or resource.startswith("kubernetes.io/"):
+        """fitsRequest: only *extended* resources can be ignored, by exact name (ignoredResources)
+        or by the part before the ``/`` (ignoredResourceGroups)."""
+        if not is_extended_resource_name(resource):
             return False
         return resource in self.ignored_resources or resource.split("/", 1)[0] in self.ignored_groups
 
@@ -176,8 +190,10 @@ class NodeResourcesFit:
             return None, Status.unresolvable(SIDECAR_REASON)
         requests = pod.requests
         checked = [(r, requests[r]) for r in NATIVE if requests.get(r, 0) > 0]
+        # Resource.SetMaxResource keeps only scalar names (extended, hugepages-*, *kubernetes.io/*,
+        # attachable-volumes-*); fitsRequest skips zero requests and ignored extended resources.
         checked += [
-            (r, v) for r, v in requests.items() if r not in NATIVE and r != PODS and v != 0 and not self._ignored(r)
+            (r, v) for r, v in requests.items() if _tracked_scalar(r) and v != 0 and not self._ignored(r)
         ]
         state.write(FIT, _FitState(requests, checked))
         return None, None
@@ -234,7 +250,7 @@ class NodeResourcesFit:
         weight_sum = np.zeros(len(idx), dtype=np.int64)
         for resource, weight in self.resources:
             pod_req = scoring_request(pod, resource, False)
-            if pod_req == 0 and resource not in NATIVE:
+            if resource not in NATIVE and (pod_req == 0 or not _tracked_scalar(resource)):
                 continue
             row = table.row.get(resource)
             if row is None:
@@ -291,7 +307,7 @@ class NodeResourcesBalancedAllocation:
         for resource in self.resources:
             pod_req = scoring_request(pod, resource, True)
             row = table.row.get(resource)
-            if row is None or (pod_req == 0 and resource not in NATIVE):
+            if row is None or (resource not in NATIVE and (pod_req == 0 or not _tracked_scalar(resource))):
                 continue
             alloc = table.alloc[row, idx]
             req = table.requested[row, idx] + pod_req
