@@ -175,26 +175,29 @@ def _find_nodes_that_fit(sched: Scheduler, fwk: Framework, state: CycleState, po
         positions = positions[:to_find]
     else:
         processed = total
-    scanned = order[:processed].tolist()
+    scanned = order[:processed]
     # a filter Error aborts the attempt (upstream: the error channel cancels the search; the
     # failing node gets no status)
-    error = next(
-        ((k, st) for k, j in enumerate(scanned) if (st := known.get(j)) is not None and st.code == Code.ERROR),
-        None,
-    )
+    error = None
+    if any(st.code == Code.ERROR for st in known.values()):
+        error = next(
+            ((k, st) for k, j in enumerate(scanned.tolist())
+             if (st := known.get(j)) is not None and st.code == Code.ERROR),
+            None,
+        )
     if error is not None:
         scanned = scanned[: error[0]]
         processed = error[0]
     if total:
         # processedNodes = #feasible + #statuses, updated even after an error; the nominated
         # node's status counts too unless the scan evaluated (and so overwrote) it
-        extra = 1 if nominated_index is not None and nominated_index not in scanned else 0
+        extra = 1 if nominated_index is not None and not bool(np.any(scanned == nominated_index)) else 0
         sched.next_start_node_index = (sched.next_start_node_index + processed + extra) % total
     if error is not None:
         raise RuntimeError(error[1].message())
     if len(positions):
         return order[positions]
-    for j in scanned:
+    for j in scanned.tolist():
         info = nodes[j]
         st = fwk.status_for(state, pod, info, int(first_fail[j]), known)
         diagnosis[info.name] = st
