@@ -104,8 +104,10 @@ class NodeAgent:
         new_status["conditions"] = conditions
         new = dict(pod)
         new["status"] = new_status
-        started = self.cluster.store.update(new)
+        # logged before the update: watchers reacting to it (e.g. an OrderedReady StatefulSet
+        # creating the next pod) then appear after it in the timeline
         self.cluster.log.record("Started", key_of(pod), node=pod["spec"]["nodeName"])
+        started = self.cluster.store.update(new)
         for listener in self.listeners:
             listener.pod_started(started, node_name)
         run_for = _annotation_seconds(pod, RUN_FOR)
