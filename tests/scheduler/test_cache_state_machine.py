@@ -16,9 +16,10 @@ from kubesched.sim.workloads import make_node, make_pod
 NODES = [f"n{i}" for i in range(4)]
 
 
-def pod_info(name: str, node: str, cpu: int, mem: int) -> PodInfo:
+def pod_info(name: str, node: str, cpu: int, mem: int, priority: int = 0) -> PodInfo:
     obj = make_pod(name, f"{cpu}m", f"{mem}Mi", node=node)
     obj["metadata"]["uid"] = f"uid-{name}"
+    obj["spec"]["priority"] = priority
     return PodInfo.from_pod(obj)
 
 
@@ -36,10 +37,11 @@ class CacheMachine(RuleBasedStateMachine):
         self.cache.add_node(make_node(name, cpu=str(cpu), labels=labels))
         self.cache.update_snapshot()
 
-    @rule(node=st.sampled_from(NODES), cpu=st.integers(0, 2000), mem=st.integers(0, 4096), assume=st.booleans())
-    def place_pod(self, node: str, cpu: int, mem: int, assume: bool) -> None:
+    @rule(node=st.sampled_from(NODES), cpu=st.integers(0, 2000), mem=st.integers(0, 4096), assume=st.booleans(),
+          priority=st.sampled_from([-5, 0, 100, 1000]))
+    def place_pod(self, node: str, cpu: int, mem: int, assume: bool, priority: int) -> None:
         self.counter += 1
-        pod = pod_info(f"p{self.counter}", node, cpu, mem)
+        pod = pod_info(f"p{self.counter}", node, cpu, mem, priority)
         if assume:
             self.cache.assume(pod, node)
             self.assumed.add(pod.uid)
@@ -84,6 +86,12 @@ class CacheMachine(RuleBasedStateMachine):
             assert np.array_equal(table.requested[table.row[resource]], fresh.requested[row])
         assert np.array_equal(table.pod_count, fresh.pod_count)
         assert np.array_equal(table.nonzero, fresh.nonzero)
+        for priority in (0, 100, 2000):
+            got_req, got_count = table.below_priority(priority)
+            want_req, want_count = fresh.below_priority(priority)
+            assert np.array_equal(got_count, want_count)
+            for resource, row in fresh.row.items():
+                assert np.array_equal(got_req[table.row[resource]], want_req[row])
 
     @invariant()
     def requested_is_sum_of_pods(self) -> None:

@@ -162,7 +162,7 @@ class Cache:
             self._orphans.setdefault(node_name, {})[pod.uid] = pod
             return
         info.add_pod(pod)
-        self._touch(info, pod)
+        self._touch(info, pod, 1)
 
     def _unplace(self, uid: str) -> PodInfo | None:
         entry = self._pods.pop(uid, None)
@@ -174,12 +174,13 @@ class Cache:
             self._orphans.get(node_name, {}).pop(uid, None)
         else:
             info.remove_pod(pod)
-            self._touch(info, pod)
+            self._touch(info, pod, -1)
         return pod
 
-    def _touch(self, info: NodeInfo, pod: PodInfo) -> None:
+    def _touch(self, info: NodeInfo, pod: PodInfo, sign: int) -> None:
         if not self._order_dirty:
             self.table.set_usage(info)
+            self.table.account_priority(info.index, pod.priority, pod.requests, sign)
         if pod.has_affinity or pod.has_required_anti_affinity:
             self._lists_dirty = True
 

@@ -28,6 +28,10 @@ class NodeTable:
         self.unschedulable = np.zeros(0, dtype=bool)
         self.has_hard_taints = np.zeros(0, dtype=bool)
         self.has_prefer_taints = np.zeros(0, dtype=bool)
+        # per pod priority: what the node's pods of that priority request, and how many there are
+        # (preemption sums the levels below a preemptor's priority in one vector operation)
+        self.priority_requested: dict[int, np.ndarray] = {}
+        self.priority_count: dict[int, np.ndarray] = {}
 
     def ensure_resource(self, name: str) -> int:
         row = self.row.get(name)
@@ -37,6 +41,8 @@ class NodeTable:
             self.row[name] = row
             self.alloc = np.vstack([self.alloc, np.zeros((1, self.n), dtype=np.int64)])
             self.requested = np.vstack([self.requested, np.zeros((1, self.n), dtype=np.int64)])
+            for priority, arr in self.priority_requested.items():
+                self.priority_requested[priority] = np.vstack([arr, np.zeros((1, self.n), dtype=np.int64)])
         return row
 
     def rebuild(self, nodes: list[NodeInfo]) -> None:
@@ -56,10 +62,14 @@ class NodeTable:
         self.unschedulable = np.zeros(n, dtype=bool)
         self.has_hard_taints = np.zeros(n, dtype=bool)
         self.has_prefer_taints = np.zeros(n, dtype=bool)
+        self.priority_requested = {}
+        self.priority_count = {}
         for i, info in enumerate(nodes):
             info.index = i
             self.set_node(info)
             self.set_usage(info)
+            for pod in info.pods:
+                self.account_priority(i, pod.priority, pod.requests, 1)
 
     def set_node(self, info: NodeInfo) -> None:
         i = info.index
@@ -88,3 +98,26 @@ class NodeTable:
         self.nonzero[0, i] = info.nonzero_cpu
         self.nonzero[1, i] = info.nonzero_mem
         self.pod_count[i] = len(info.pods)
+
+    def account_priority(self, index: int, priority: int, requests: dict[str, int], sign: int) -> None:
+        if priority not in self.priority_count:
+            self.priority_count[priority] = np.zeros(self.n, dtype=np.int64)
+            self.priority_requested[priority] = np.zeros((len(self.resources), self.n), dtype=np.int64)
+        self.priority_count[priority][index] += sign
+        column = self.priority_requested[priority]
+        for name, amount in requests.items():
+            row = self.row.get(name)
+            if row is None:
+                row = self.ensure_resource(name)
+                column = self.priority_requested[priority]
+            column[row, index] += sign * amount
+
+    def below_priority(self, priority: int) -> tuple[np.ndarray, np.ndarray]:
+        """(requested per resource, pod count) of each node's pods with a lower priority."""
+        requested = np.zeros((len(self.resources), self.n), dtype=np.int64)
+        count = np.zeros(self.n, dtype=np.int64)
+        for level, arr in self.priority_requested.items():
+            if level < priority:
+                requested += arr
+                count += self.priority_count[level]
+        return requested, count

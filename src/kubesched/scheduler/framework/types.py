@@ -136,12 +136,6 @@ class PodInfo:
         )
 
 
-def importance_key(p: PodInfo, now: float) -> tuple[int, float]:
-    """Sort key, most important first (upstream util.MoreImportantPod): higher priority, then earlier
-    start time (a pod that has not started counts as starting now)."""
-    return (-p.priority, p.start_time if p.start_time is not None else now)
-
-
 def _index_of(pods: list[PodInfo], uid: str) -> int | None:
     for i, existing in enumerate(pods):
         if existing.uid == uid:

@@ -11,6 +11,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from kubesched.api.selectors import LabelSelector
 from kubesched.scheduler.framework.interface import (
     Code,
@@ -285,13 +287,22 @@ class DefaultPreemption:
         non_violating: list[Candidate] = []
         violating_candidates: list[Candidate] = []
         quick = self._resource_only_check(state)
+        known_fail = self._known_resource_failures(state, pod, potential, statuses) if quick is not None else None
+        deferred: list[NodeInfo] = []  # nodes known to fail; their status is only needed without candidates
         for i in range(n):
-            info = potential[(offset + i) % n]
+            k = (offset + i) % n
+            info = potential[k]
+            if known_fail is not None and known_fail[k]:
+                deferred.append(info)
+                continue
             rejected = quick(pod, info) if quick is not None else None
             if rejected is not None:
                 node_statuses[info.name] = rejected
                 continue
-            victims, violating, status = self.select_victims_on_node(state.clone(), pod, info.clone(), pdbs)
+            if quick is not None:
+                victims, violating, status = self._select_victims_resource_only(state, pod, info, pdbs)
+            else:
+                victims, violating, status = self.select_victims_on_node(state.clone(), pod, info.clone(), pdbs)
             if status is None and victims:
                 candidate = Candidate(info.name, victims, len(violating), violating)
                 if not self.candidate_allowed(candidate):
@@ -305,6 +316,9 @@ class DefaultPreemption:
                 status = Status.error(f'expected at least one victim pod on node "{info.name}"')
             node_statuses[info.name] = status
         candidates = non_violating + violating_candidates
+        if not candidates and quick is not None:
+            for info in deferred:
+                node_statuses[info.name] = quick(pod, info)
         record.candidates = candidates
         return candidates, node_statuses
 
@@ -342,6 +356,96 @@ class DefaultPreemption:
             return None
 
         return check
+
+    def _known_resource_failures(
+        self, state: CycleState, pod: PodInfo, potential: list[NodeInfo], statuses: dict[str, Status]
+    ) -> np.ndarray | None:
+        """For big clusters: which potential nodes the resource-only check would reject, for all of
+        them at once from the node table's per-priority sums. A node is marked only when the answer
+        is certain — it has lower-priority pods, was rejected by NodeResourcesFit
+        itself (so the node-only filters, which all precede it, passed) and does not fit with every
+        lower-priority pod gone; every other node takes the per-node path. Returns None when this
+        does not apply (e.g. a variant restricts who may be a victim)."""
+        fwk = self.handle.framework
+        if type(self).can_be_victim is not DefaultPreemption.can_be_victim:
+            return None
+        order = [pl for pl in fwk.filter_plugins if pl.name not in state.skip_filter_plugins]
+        names = [pl.name for pl in order]
+        if "NodeResourcesFit" not in names or any(
+            getattr(pl, "depends_on_pods", True) is False and i > names.index("NodeResourcesFit")
+            for i, pl in enumerate(order)
+        ):
+            return None
+        fit = order[names.index("NodeResourcesFit")]
+        checked = fit.checked_resources(state, pod)
+        snapshot = self.handle.snapshot()
+        table = snapshot.table
+        for resource, _ in checked:
+            table.ensure_resource(resource)  # before taking any array: it may add a row
+        idx = np.fromiter((info.index for info in potential), dtype=np.int64, count=len(potential))
+        lower_requested, lower_count = table.below_priority(pod.priority)
+        lower_requested, lower_count = lower_requested[:, idx], lower_count[idx]
+        pods_after = table.pod_count[idx] - lower_count
+        used_after = {
+            resource: table.requested[table.row[resource], idx] - lower_requested[table.row[resource]]
+            for resource, _ in checked
+        }
+        # pass 1 counts the pods nominated to the node with priority >= the preemptor's
+        position = {info.name: k for k, info in enumerate(potential)}
+        for node_name in fwk.nominator.nodes():
+            k = position.get(node_name)
+            if k is None:
+                continue
+            for other in fwk.nominated_pods_to_add(pod, node_name):
+                pods_after[k] += 1
+                for resource in used_after:
+                    used_after[resource][k] += other.requests.get(resource, 0)
+        fails = pods_after + 1 > table.allowed_pods[idx]
+        for resource, amount in checked:
+            fails |= amount > table.alloc[table.row[resource], idx] - used_after[resource]
+        certain = lower_count > 0
+        for k, info in enumerate(potential):
+            status = statuses.get(info.name)
+            if status is None or status.plugin != fit.name:
+                certain[k] = False
+        result: np.ndarray = fails & certain
+        return result
+
+    def _select_victims_resource_only(
+        self, state: CycleState, pod: PodInfo, node: NodeInfo, pdbs: list[dict[str, Any]]
+    ) -> tuple[list[PodInfo], list[str], Status | None]:
+        """SelectVictimsOnNode by arithmetic, for when NodeResourcesFit is the only filter that
+        depends on the node's pods and the node-only filters passed (the resource-only check ran
+        them): the same victims, in the same order, without cloning the node. With only resources
+        at stake, passing with the nominated pods added (pass 1) implies passing without them."""
+        fwk = self.handle.framework
+        fit = next(pl for pl in fwk.filter_plugins if pl.name == "NodeResourcesFit")
+        potential = [p for p in node.pods if self.can_be_victim(p, pod)]
+        if not potential:
+            return [], [], Status.unresolvable(NO_VICTIMS)
+        view = _NodeView(node)
+        for victim in potential:
+            view.account(victim, -1)
+        for other in fwk.nominated_pods_to_add(pod, node.name):
+            view.account(other, 1)
+        reasons = fit.insufficient(state, pod, view)
+        if reasons:
+            return [], [], Status(Code.UNSCHEDULABLE, tuple(reasons), fit.name)
+        now = self.handle.now()
+        potential.sort(key=lambda p: _importance_key(p, now))
+        violating, non_violating = pdb_violations(potential, pdbs)
+        victims: list[PodInfo] = []
+        violating_keys: list[str] = []
+        for group, counts_as_violation in ((violating, True), (non_violating, False)):
+            for candidate in group:
+                view.account(candidate, 1)
+                if fit.insufficient(state, pod, view):
+                    view.account(candidate, -1)
+                    victims.append(candidate)
+                    if counts_as_violation:
+                        violating_keys.append(candidate.key)
+        victims.sort(key=lambda p: _importance_key(p, now))
+        return victims, violating_keys, None
 
     def select_victims_on_node(
         self, state: CycleState, pod: PodInfo, node: NodeInfo, pdbs: list[dict[str, Any]]

@@ -206,6 +206,10 @@ class NodeResourcesFit:
         assert s is not None
         return s
 
+    def checked_resources(self, state: CycleState, pod: PodInfo) -> list[tuple[str, int]]:
+        """The (resource, request) pairs Filter compares with free capacity, in upstream's order."""
+        return list(self._state(state, pod).checked)
+
     def insufficient(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> list[str]:
         s = self._state(state, pod)
         reasons = []
