@@ -58,6 +58,9 @@ def test_fit_and_balanced_vector_forms_equal_reference(nodes, pods, incoming, st
     mask = fit.filter_vector(state, pod, cache)
     assert list(mask) == [fit.filter(state, pod, n) is None for n in cache.node_infos]
     idx = np.arange(len(cache.node_infos))
+    failing = np.flatnonzero(~mask)
+    expected = [fit.filter(state, pod, cache.node_infos[j]) for j in failing]
+    assert [st.reasons for st in fit.failure_statuses(state, pod, cache, failing)] == [st.reasons for st in expected]
     assert list(fit.score_vector(state, pod, cache, idx)) == [fit.score(state, pod, n) for n in cache.node_infos]
     balanced = NodeResourcesBalancedAllocation({}, handle)  # type: ignore[arg-type]
     assert list(balanced.score_vector(state, pod, cache, idx)) == [balanced.score(state, pod, n) for n in cache.node_infos]

@@ -197,10 +197,9 @@ def _find_nodes_that_fit(sched: Scheduler, fwk: Framework, state: CycleState, po
         raise RuntimeError(error[1].message())
     if len(positions):
         return order[positions]
-    for j in scanned.tolist():
-        info = nodes[j]
-        st = fwk.status_for(state, pod, info, int(first_fail[j]), known)
-        diagnosis[info.name] = st
+    failed = scanned.tolist()
+    for j, st in zip(failed, fwk.statuses_for(state, pod, cache, failed, first_fail, known)):
+        diagnosis[nodes[j].name] = st
         plugins.add(st.plugin)
     plugins.discard("")
     raise FitError(len(nodes), diagnosis, plugins)

@@ -227,6 +227,32 @@ class Framework:
         status = self.run_filter_with_nominated(state, pod, node)
         return status if status is not None else Status(Code.SUCCESS)
 
+    def statuses_for(
+        self, state: CycleState, pod: PodInfo, snapshot: Any, indices: list[int], first_fail: np.ndarray,
+        statuses: dict[int, Status],
+    ) -> list[Status]:
+        """:meth:`status_for` for many failed nodes: plugins offering ``failure_statuses`` (the
+        vector form of their Filter's rejection) answer for all their nodes at once."""
+        nodes = snapshot.node_infos
+        out: list[Status | None] = [None] * len(indices)
+        by_plugin: dict[int, list[int]] = {}
+        for pos, j in enumerate(indices):
+            known = statuses.get(j)
+            if known is not None:
+                out[pos] = known
+                continue
+            f = int(first_fail[j])
+            if f >= 0 and hasattr(self.filter_plugins[f], "failure_statuses"):
+                by_plugin.setdefault(f, []).append(pos)
+            else:
+                out[pos] = self.status_for(state, pod, nodes[j], f, statuses)
+        for f, positions in by_plugin.items():
+            pl = self.filter_plugins[f]
+            idx = np.asarray([indices[p] for p in positions], dtype=np.int64)
+            for pos, status in zip(positions, pl.failure_statuses(state, pod, snapshot, idx)):
+                out[pos] = status.with_plugin(pl.name)
+        return [st if st is not None else Status(Code.SUCCESS) for st in out]
+
     # -- post filter ------------------------------------------------------------------------
     def run_post_filter(
         self, state: CycleState, pod: PodInfo, statuses: dict[str, Status]

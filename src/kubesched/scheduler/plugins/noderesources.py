@@ -225,6 +225,30 @@ class NodeResourcesFit:
         reasons = self.insufficient(state, pod, node)
         return Status.unschedulable(*reasons) if reasons else None
 
+    def failure_statuses(self, state: CycleState, pod: PodInfo, snapshot: Any, idx: np.ndarray) -> list[Status]:
+        """Filter's rejection for each node of ``idx`` (nodes known to fail), computed as a vector;
+        nodes failing for the same reasons share one Status."""
+        s = self._state(state, pod)
+        table = snapshot.table
+        checks: list[tuple[str, np.ndarray]] = [
+            ("Too many pods", table.pod_count[idx] + 1 > table.allowed_pods[idx])
+        ]
+        for resource, amount in s.checked:
+            row = table.ensure_resource(resource)
+            checks.append((f"Insufficient {resource}", amount > table.alloc[row, idx] - table.requested[row, idx]))
+        code = np.zeros(len(idx), dtype=np.int64)
+        for bit, (_, failing) in enumerate(checks):
+            code |= failing.astype(np.int64) << bit
+        shared: dict[int, Status] = {}
+        out = []
+        for value in code.tolist():
+            status = shared.get(value)
+            if status is None:
+                reasons = tuple(reason for bit, (reason, _) in enumerate(checks) if value >> bit & 1)
+                status = shared[value] = Status.unschedulable(*reasons)
+            out.append(status)
+        return out
+
     def filter_vector(self, state: CycleState, pod: PodInfo, snapshot: Any) -> np.ndarray | None:
         s = self._state(state, pod)
         table = snapshot.table
