@@ -77,6 +77,18 @@ class Cluster(Protocol):
     ) -> None: ...
 
 
+def deliver(handler: ClusterEventHandler, event: str, kind: str, old: Obj | None, new: Obj) -> None:
+    """Hand one watch event (``add``, ``update`` or ``delete``; ``new`` is the deleted object for a
+    delete) to a handler."""
+    if event == "add":
+        handler.on_add(kind, new)
+    elif event == "update":
+        assert old is not None
+        handler.on_update(kind, old, new)
+    else:
+        handler.on_delete(kind, new)
+
+
 def key_of(obj: Obj) -> str:
     meta = obj.get("metadata", {})
     ns = meta.get("namespace")

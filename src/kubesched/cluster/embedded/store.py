@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from kubesched.cluster.objcopy import deep_copy
-from kubesched.cluster.protocol import ApiError, ClusterEventHandler, Obj, is_namespaced
+from kubesched.cluster.protocol import ApiError, ClusterEventHandler, Obj, deliver, is_namespaced
 from kubesched.timefmt import rfc3339
 
 Clock = Callable[[], float]
@@ -72,13 +72,7 @@ class ObjectStore:
             while self._pending:
                 ev, k, before, after = self._pending.popleft()
                 for w in list(self._watchers):
-                    if ev == "ADDED":
-                        w.on_add(k, after)
-                    elif ev == "MODIFIED":
-                        assert before is not None
-                        w.on_update(k, before, after)
-                    else:
-                        w.on_delete(k, after)
+                    deliver(w, ev, k, before, after)
         finally:
             self._dispatching = False
 
@@ -103,7 +97,7 @@ class ObjectStore:
         new = dict(obj)
         new["metadata"] = meta
         bucket[key] = new
-        self._notify("ADDED", kind, None, new)
+        self._notify("add", kind, None, new)
         return new
 
     def update(self, new: Obj) -> Obj:
@@ -118,7 +112,7 @@ class ObjectStore:
         new = dict(new)
         new["metadata"] = meta
         bucket[key] = new
-        self._notify("MODIFIED", kind, old, new)
+        self._notify("update", kind, old, new)
         return new
 
     def patch(self, kind: str, namespace: str | None, name: str, merge: Obj) -> Obj:
@@ -134,5 +128,5 @@ class ObjectStore:
         if old is None:
             raise ApiError(404, "NotFound", f'{kind.lower()}s "{name}" not found')
         self._rv += 1
-        self._notify("DELETED", kind, None, old)
+        self._notify("delete", kind, None, old)
         return old

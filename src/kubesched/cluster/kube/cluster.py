@@ -41,7 +41,7 @@ from kubesched.cluster.kube.resources import (
     Resource,
 )
 from kubesched.cluster.kube.transport import STRATEGIC_MERGE_PATCH, ClientOptions, Transport
-from kubesched.cluster.protocol import ApiError, ClusterEventHandler, Obj
+from kubesched.cluster.protocol import ApiError, ClusterEventHandler, Obj, deliver
 from kubesched.timefmt import EPOCH
 
 log = logging.getLogger("kubesched.kube.cluster")
@@ -167,13 +167,7 @@ class KubeCluster:
     def _apply(handler: ClusterEventHandler, change: Change) -> None:
         event, kind, old, new = change
         try:
-            if event == "add":
-                handler.on_add(kind, new)
-            elif event == "update":
-                assert old is not None
-                handler.on_update(kind, old, new)
-            else:
-                handler.on_delete(kind, new)
+            deliver(handler, event, kind, old, new)
         except Exception:  # noqa: BLE001 - one bad object must not stop the scheduler
             log.exception("event handler failed", extra={"event": event, "kind": kind})
 
