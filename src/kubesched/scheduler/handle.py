@@ -62,6 +62,11 @@ class ProfileHandle:
             return None
         return PodInfo.from_pod(obj)
 
+    @property
+    def keep_all_candidates(self) -> bool:
+        """Keep every preemption candidate in the records (when explanations were asked for)."""
+        return bool(self._scheduler.record_attempts)
+
     def record_preemption(self, record: Any) -> None:
         self._scheduler.preemptions.append(record)
 

@@ -220,6 +220,8 @@ class DefaultPreemption:
             )
         best = self._select_candidate(candidates, record)
         record.chosen = best.node
+        if not self.handle.keep_all_candidates:
+            record.candidates = [best]  # the others only matter to explanations, and cost memory
         error = self._prepare_candidate(best, pod)
         if error is not None:
             record.outcome = "error"
