@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from kubesched.sim.runner import Simulation
-from kubesched.sim.testing import simulate_path, write_scenario
+from kubesched.sim.testing import SimRun, create_step, simulate_path, write_scenario
+from kubesched.sim.testing import scenario_document as scenario  # noqa: F401  (used by the tests)
 
 Obj = dict[str, Any]
 PAUSE = "registry.k8s.io/pause:3.9"
@@ -77,46 +76,24 @@ def node(name: str, cpu: str = "4", group_name: str | None = None) -> Obj:
             "status": {"allocatable": {"cpu": cpu, "memory": "16Gi", "pods": "110"}}}
 
 
-def create(at: str, obj: Obj) -> Obj:
-    return {"at": at, "create": obj}
+create = create_step
 
 
 def scale(at: str, name: str, replicas: int) -> Obj:
     return {"at": at, "patch": {"kind": "Deployment", "name": name, "merge": {"spec": {"replicas": replicas}}}}
 
 
-def scenario(cluster: Obj, steps: list[Obj] | None = None, *, until: str | None = None, seed: int = 1) -> Obj:
-    spec: Obj = {"seed": seed, "steps": steps or [], "cluster": cluster}
-    if until:
-        spec["until"] = until
-    return {"apiVersion": "kubesched.io/v1alpha1", "kind": "Scenario", "metadata": {"name": "t"}, "spec": spec}
 
 
-@dataclass
-class Run:
-    result: dict[str, Any]
-    sim: Simulation
+class Run(SimRun):
 
-    @property
-    def events(self) -> list[Obj]:
-        return self.result["events"]
 
-    def ev(self, reason: str, name: str | None = None) -> list[Obj]:
-        return [e for e in self.events if e["reason"] == reason
-                and (name is None or e["pod"] in (f"default/{name}", name))]
-
-    def times(self, reason: str, name: str | None = None) -> list[float]:
-        return [e["time"] for e in self.ev(reason, name)]
 
     @property
     def ca(self) -> Obj:
         return dict(self.result["cluster"]["autoscaler"])
 
-    def phase(self, name: str) -> str:
-        return str(self.result["pods"][f"default/{name}"]["phase"])
 
-    def node_of(self, name: str) -> str | None:
-        return self.result["pods"][f"default/{name}"]["node"]
 
 
 def run_path(path: Path | str, *, until: float | None = None) -> Run:

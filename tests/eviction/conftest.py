@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from kubesched.sim.runner import Simulation
-from kubesched.sim.testing import simulate_path, write_scenario
+from kubesched.sim.testing import SimRun, create_step, simulate_path, write_scenario
+from kubesched.sim.testing import scenario_document as scenario  # noqa: F401  (used by the tests)
 
 Obj = dict[str, Any]
 PAUSE = "registry.k8s.io/pause:3.9"
@@ -63,38 +62,17 @@ def deployment(name: str, replicas: int, template: Obj) -> Obj:
                      "template": {"metadata": tmeta, "spec": template["spec"]}}}
 
 
-def create(at: str, obj: Obj) -> Obj:
-    return {"at": at, "create": obj}
+create = create_step
 
 
-def scenario(cluster: Obj | None = None, steps: list[Obj] | None = None, *, until: str | None = None,
-             seed: int = 1) -> Obj:
-    spec: Obj = {"seed": seed, "steps": steps or []}
-    if cluster is not None:
-        spec["cluster"] = cluster
-    if until:
-        spec["until"] = until
-    return {"apiVersion": "kubesched.io/v1alpha1", "kind": "Scenario", "metadata": {"name": "t"}, "spec": spec}
 
 
-@dataclass
-class Run:
-    result: dict[str, Any]
-    sim: Simulation
+class Run(SimRun):
 
-    @property
-    def events(self) -> list[Obj]:
-        return self.result["events"]
-
-    def ev(self, reason: str, name: str | None = None) -> list[Obj]:
-        return [e for e in self.events if e["reason"] == reason and (name is None or e["pod"] == f"default/{name}"
-                                                                     or e["pod"] == name)]
 
     def evicted(self) -> list[tuple[float, str]]:
         return [(e["time"], e["pod"].split("/", 1)[1]) for e in self.ev("Evicted")]
 
-    def phase(self, name: str) -> str:
-        return str(self.result["pods"][f"default/{name}"]["phase"])
 
     def live(self, name: str) -> Obj | None:
         return self.sim.cluster.store.get("Pod", "default", name)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -36,3 +37,45 @@ def simulate_path(path: Path | str, *, until: float | None = None, seed: int | N
     sim = Simulation(load_scenario(str(path)), seed=seed, until=until, record_attempts=explain)
     sim.run()
     return build_result(sim, explain=explain), sim
+
+
+def scenario_document(cluster: dict[str, Any] | None = None, steps: list[dict[str, Any]] | None = None, *,
+                      until: str | None = None, seed: int = 1, name: str = "t") -> dict[str, Any]:
+    """A Scenario document (the optional spec fields only when given)."""
+    spec: dict[str, Any] = {"seed": seed, "steps": steps or []}
+    if cluster is not None:
+        spec["cluster"] = cluster
+    if until:
+        spec["until"] = until
+    return {"apiVersion": "kubesched.io/v1alpha1", "kind": "Scenario", "metadata": {"name": name}, "spec": spec}
+
+
+def create_step(at: str, obj: dict[str, Any]) -> dict[str, Any]:
+    return {"at": at, "create": obj}
+
+
+@dataclass
+class SimRun:
+    """A finished simulation with lookups tests need (pods named without namespace are ``default``)."""
+
+    result: dict[str, Any]
+    sim: Simulation
+
+    @property
+    def events(self) -> list[dict[str, Any]]:
+        events: list[dict[str, Any]] = self.result["events"]
+        return events
+
+    def ev(self, reason: str, name: str | None = None) -> list[dict[str, Any]]:
+        return [e for e in self.events if e["reason"] == reason
+                and (name is None or e["pod"] in (f"default/{name}", name))]
+
+    def times(self, reason: str, name: str | None = None) -> list[float]:
+        return [e["time"] for e in self.ev(reason, name)]
+
+    def phase(self, name: str) -> str:
+        return str(self.result["pods"][f"default/{name}"]["phase"])
+
+    def node_of(self, name: str) -> str | None:
+        node: str | None = self.result["pods"][f"default/{name}"]["node"]
+        return node
