@@ -9,6 +9,9 @@ from typing import Any, Protocol
 
 Obj = dict[str, Any]
 
+#: the pod condition set on pods about to be disrupted (preemption victims, kubelet evictions)
+DISRUPTION_TARGET = "DisruptionTarget"
+
 NAMESPACED_KINDS = frozenset(
     {
         "Pod",

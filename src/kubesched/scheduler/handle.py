@@ -6,8 +6,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from kubesched.cluster.protocol import ApiError, Obj
-from kubesched.scheduler.framework.types import DISRUPTION_TARGET, PREEMPTION_BY_SCHEDULER, PodInfo
+from kubesched.cluster.protocol import DISRUPTION_TARGET, ApiError, Obj
+from kubesched.scheduler.framework.types import PREEMPTION_BY_SCHEDULER, PodInfo
 from kubesched.timefmt import rfc3339
 
 if TYPE_CHECKING:

@@ -54,7 +54,6 @@ from kubesched.cluster.embedded.eviction_config import (
     validate_config,
 )
 from kubesched.cluster.embedded.eviction_rank import (
-    DISRUPTION_TARGET,
     EVICTED_REASON,
     TERMINATION_BY_KUBELET,
     Candidate,
@@ -66,7 +65,7 @@ from kubesched.cluster.embedded.eviction_rank import (
 )
 from kubesched.cluster.embedded.pingpong import PingPongAvoidance
 from kubesched.cluster.embedded.usage import NodeUsage, RunningPod
-from kubesched.cluster.protocol import ApiError, Obj
+from kubesched.cluster.protocol import DISRUPTION_TARGET, ApiError, Obj
 from kubesched.sim.clock import Timer
 from kubesched.timefmt import rfc3339
 

@@ -15,7 +15,6 @@ MIRROR_POD_ANNOTATION = "kubernetes.io/config.mirror"
 CONFIG_SOURCE_ANNOTATION = "kubernetes.io/config.source"
 
 EVICTED_REASON = "Evicted"
-DISRUPTION_TARGET = "DisruptionTarget"
 TERMINATION_BY_KUBELET = "TerminationByKubelet"
 
 

@@ -13,6 +13,7 @@ from kubesched.api.resources import (
     pod_nonzero_requests,
     pod_requests,
 )
+from kubesched.cluster.protocol import DISRUPTION_TARGET
 from kubesched.timefmt import parse_rfc3339
 
 Obj = dict[str, Any]
@@ -21,7 +22,6 @@ CPU = "cpu"
 MEMORY = "memory"
 EPHEMERAL_STORAGE = "ephemeral-storage"
 PODS = "pods"
-DISRUPTION_TARGET = "DisruptionTarget"
 PREEMPTION_BY_SCHEDULER = "PreemptionByScheduler"
 
 
