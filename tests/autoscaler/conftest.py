@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from kubesched.sim.testing import SimRun, create_step, simulate_path, write_scenario
+from kubesched.sim.testing import SimRun, create_step
 from kubesched.sim.testing import scenario_document as scenario  # noqa: F401  (used by the tests)
 
 Obj = dict[str, Any]
@@ -83,26 +83,18 @@ def scale(at: str, name: str, replicas: int) -> Obj:
     return {"at": at, "patch": {"kind": "Deployment", "name": name, "merge": {"spec": {"replicas": replicas}}}}
 
 
-
-
 class Run(SimRun):
-
-
-
     @property
     def ca(self) -> Obj:
         return dict(self.result["cluster"]["autoscaler"])
 
 
-
-
-def run_path(path: Path | str, *, until: float | None = None) -> Run:
-    return Run(*simulate_path(path, until=until))
+run_path = Run.from_path
 
 
 @pytest.fixture
 def simulate(tmp_path: Path) -> Callable[..., Run]:
     def run(*docs: Obj | list[Obj], until: float | None = None) -> Run:
-        return run_path(write_scenario(tmp_path, docs), until=until)
+        return Run.from_docs(tmp_path, docs, until=until)
 
     return run

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from kubesched.sim.testing import SimRun, create_step, simulate_path, write_scenario
+from kubesched.sim.testing import SimRun, create_step
 from kubesched.sim.testing import scenario_document as scenario  # noqa: F401  (used by the tests)
 
 Obj = dict[str, Any]
@@ -65,14 +65,9 @@ def deployment(name: str, replicas: int, template: Obj) -> Obj:
 create = create_step
 
 
-
-
 class Run(SimRun):
-
-
     def evicted(self) -> list[tuple[float, str]]:
         return [(e["time"], e["pod"].split("/", 1)[1]) for e in self.ev("Evicted")]
-
 
     def live(self, name: str) -> Obj | None:
         return self.sim.cluster.store.get("Pod", "default", name)
@@ -82,13 +77,12 @@ class Run(SimRun):
         return dict(self.result["cluster"]["eviction"])
 
 
-def run_path(path: Path | str, *, until: float | None = None) -> Run:
-    return Run(*simulate_path(path, until=until))
+run_path = Run.from_path
 
 
 @pytest.fixture
 def simulate(tmp_path: Path) -> Callable[..., Run]:
     def run(*docs: Obj | list[Obj], until: float | None = None) -> Run:
-        return run_path(write_scenario(tmp_path, docs), until=until)
+        return Run.from_docs(tmp_path, docs, until=until)
 
     return run

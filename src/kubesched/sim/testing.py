@@ -6,7 +6,7 @@ import itertools
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 import yaml
 
@@ -60,6 +60,15 @@ class SimRun:
 
     result: dict[str, Any]
     sim: Simulation
+
+    @classmethod
+    def from_path(cls, path: Path | str, *, until: float | None = None) -> Self:
+        return cls(*simulate_path(path, until=until))
+
+    @classmethod
+    def from_docs(cls, directory: Path, docs: Iterable[dict[str, Any] | list[dict[str, Any]]], *,
+                  until: float | None = None) -> Self:
+        return cls.from_path(write_scenario(directory, docs), until=until)
 
     @property
     def events(self) -> list[dict[str, Any]]:
