@@ -288,8 +288,8 @@ class DefaultPreemption:
         offset = int(handle.rng.integers(n))
         non_violating: list[Candidate] = []
         violating_candidates: list[Candidate] = []
-        quick = self._resource_only_check(state)
-        known_fail = self._known_resource_failures(state, pod, potential, statuses) if quick is not None else None
+        fit = self._resource_only_check(state)
+        known_fail = self._known_resource_failures(state, pod, potential, statuses) if fit is not None else None
         deferred: list[NodeInfo] = []  # nodes known to fail; their status is only needed without candidates
         for i in range(n):
             k = (offset + i) % n
@@ -297,12 +297,8 @@ class DefaultPreemption:
             if known_fail is not None and known_fail[k]:
                 deferred.append(info)
                 continue
-            rejected = quick(pod, info) if quick is not None else None
-            if rejected is not None:
-                node_statuses[info.name] = rejected
-                continue
-            if quick is not None:
-                victims, violating, status = self._select_victims_resource_only(state, pod, info, pdbs)
+            if fit is not None:
+                victims, violating, status = self._select_victims_resource_only(state, pod, info, pdbs, fit)
             else:
                 victims, violating, status = self.select_victims_on_node(state.clone(), pod, info.clone(), pdbs)
             if status is None and victims:
@@ -318,51 +314,27 @@ class DefaultPreemption:
                 status = Status.error(f'expected at least one victim pod on node "{info.name}"')
             node_statuses[info.name] = status
         candidates = non_violating + violating_candidates
-        if not candidates and quick is not None:
-            for info in deferred:
-                node_statuses[info.name] = quick(pod, info)
+        if not candidates and fit is not None:
+            for info in deferred:  # known to fail the first check, so a status comes back
+                rejected = self._select_victims_resource_only(state, pod, info, [], fit)[2]
+                assert rejected is not None
+                node_statuses[info.name] = rejected
         record.candidates = candidates
         return candidates, node_statuses
 
     def _resource_only_check(self, state: CycleState) -> Any:
-        """A shortcut for the dry run's first check, exact when NodeResourcesFit is the only filter
-        that depends on the node's pods this cycle (the others passed already: the node is a
-        potential one): the pod's fit with every potential victim gone and the higher-or-equal
-        nominated pods added (pass 1), computed from sums instead of cloned NodeInfos. Returns
-        ``check(pod, node) -> Status | None`` (None: run the full dry run), or None if it does not
-        apply."""
-        fwk = self.handle.framework
-        dependent = [pl for pl in fwk._pod_dependent_filters if pl.name not in state.skip_filter_plugins]
+        """NodeResourcesFit if it is the only filter depending on the node's pods this cycle (then
+        dry runs are exact arithmetic, see :meth:`_select_victims_resource_only`), else None."""
+        dependent = [pl for pl in self.handle.framework._pod_dependent_filters
+                     if pl.name not in state.skip_filter_plugins]
         if len(dependent) != 1 or dependent[0].name != "NodeResourcesFit":
             return None
-        fit = dependent[0]
-
-        def check(pod: PodInfo, node: NodeInfo) -> Status | None:
-            victims = [p for p in node.pods if self.can_be_victim(p, pod)]
-            if not victims:
-                return None
-            view = _NodeView(node)
-            for v in victims:
-                view.account(v, -1)
-            for p in fwk.nominated_pods_to_add(pod, node.name):
-                view.account(p, 1)
-            for pl in fwk.filter_plugins:  # pass 1 in plugin order, up to Fit
-                if pl.name in state.skip_filter_plugins:
-                    continue
-                if pl is fit:
-                    reasons = fit.insufficient(state, pod, view)
-                    return Status(Code.UNSCHEDULABLE, tuple(reasons), fit.name) if reasons else None
-                status = pl.filter(state, pod, node)  # depends on the node only
-                if status is not None and not status.is_success():
-                    return status.with_plugin(pl.name)
-            return None
-
-        return check
+        return dependent[0]
 
     def _known_resource_failures(
         self, state: CycleState, pod: PodInfo, potential: list[NodeInfo], statuses: dict[str, Status]
     ) -> np.ndarray | None:
-        """For big clusters: which potential nodes the resource-only check would reject, for all of
+        """For big clusters: which potential nodes the resource-only first check would reject, for all of
         them at once from the node table's per-priority sums. A node is marked only when the answer
         is certain — it has lower-priority pods, was rejected by NodeResourcesFit
         itself (so the node-only filters, which all precede it, passed) and does not fit with every
@@ -414,14 +386,14 @@ class DefaultPreemption:
         return result
 
     def _select_victims_resource_only(
-        self, state: CycleState, pod: PodInfo, node: NodeInfo, pdbs: list[dict[str, Any]]
+        self, state: CycleState, pod: PodInfo, node: NodeInfo, pdbs: list[dict[str, Any]], fit: Any
     ) -> tuple[list[PodInfo], list[str], Status | None]:
-        """SelectVictimsOnNode by arithmetic, for when NodeResourcesFit is the only filter that
-        depends on the node's pods and the node-only filters passed (the resource-only check ran
-        them): the same victims, in the same order, without cloning the node. With only resources
-        at stake, passing with the nominated pods added (pass 1) implies passing without them."""
+        """SelectVictimsOnNode by arithmetic, exact when ``fit`` (NodeResourcesFit) is the only
+        filter depending on the node's pods: the same first check (pass 1 in plugin order — the
+        node-only filters on the node, Fit with every potential victim gone and the higher-or-equal
+        nominated pods added) and the same victims in the same order, without cloning the node.
+        With only resources at stake, passing pass 1 implies passing pass 2."""
         fwk = self.handle.framework
-        fit = next(pl for pl in fwk.filter_plugins if pl.name == "NodeResourcesFit")
         potential = [p for p in node.pods if self.can_be_victim(p, pod)]
         if not potential:
             return [], [], Status.unresolvable(NO_VICTIMS)
@@ -430,9 +402,17 @@ class DefaultPreemption:
             view.account(victim, -1)
         for other in fwk.nominated_pods_to_add(pod, node.name):
             view.account(other, 1)
-        reasons = fit.insufficient(state, pod, view)
-        if reasons:
-            return [], [], Status(Code.UNSCHEDULABLE, tuple(reasons), fit.name)
+        for pl in fwk.filter_plugins:
+            if pl.name in state.skip_filter_plugins:
+                continue
+            if pl is fit:
+                reasons = fit.insufficient(state, pod, view)
+                if reasons:
+                    return [], [], Status(Code.UNSCHEDULABLE, tuple(reasons), fit.name)
+                break
+            status = pl.filter(state, pod, node)  # depends on the node only
+            if status is not None and not status.is_success():
+                return [], [], status.with_plugin(pl.name)
         now = self.handle.now()
         potential.sort(key=lambda p: _importance_key(p, now))
         violating, non_violating = pdb_violations(potential, pdbs)
