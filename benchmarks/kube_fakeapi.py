@@ -35,7 +35,7 @@ from kubesched.cluster.kube import (  # noqa: E402
     wall_clock,
 )
 from kubesched.scheduler.scheduler import Scheduler  # noqa: E402
-from kubesched.sim.workloads import make_node, make_pod  # noqa: E402
+from kubesched.testkit.builders import make_node, make_pod  # noqa: E402
 
 PROFILE = "kubesched"
 CONFIG = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",

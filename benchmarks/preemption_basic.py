@@ -8,7 +8,7 @@ import argparse
 
 from harness import Bench, Measurement
 
-from kubesched.sim.workloads import make_node, make_pod, make_priority_class
+from kubesched.testkit.builders import make_node, make_pod, make_priority_class
 
 
 def run(nodes: int = 500) -> Measurement:

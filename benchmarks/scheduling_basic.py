@@ -7,7 +7,7 @@ import argparse
 
 from harness import Bench, Measurement
 
-from kubesched.sim.workloads import make_node, make_pod
+from kubesched.testkit.builders import make_node, make_pod
 
 
 def run(nodes: int = 5000, initial: int = 1000, measured: int = 10000) -> Measurement:

@@ -6,10 +6,10 @@ from typing import Any
 
 import numpy as np
 
-from kubesched.cluster.embedded.admission import ensure_system_priority_classes
+from kubesched.cluster.embedded.apiserver.admission import ensure_system_priority_classes
 from kubesched.cluster.embedded.cluster import EmbeddedCluster
-from kubesched.sim.clock import EventLoop
-from kubesched.sim.eventlog import EventLog
+from kubesched.cluster.embedded.eventlog import EventLog
+from kubesched.des.clock import EventLoop
 
 
 def make_cluster(*, controllers: bool = True) -> EmbeddedCluster:

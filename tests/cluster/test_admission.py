@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from cluster_helpers import get_pod, make_cluster, pod, priority_class
 
-from kubesched.cluster.embedded.admission import Admission, default_priority_class
-from kubesched.cluster.protocol import ApiError
+from kubesched.cluster.embedded.apiserver.admission import Admission, default_priority_class
+from kubesched.k8s.objects import ApiError
 
 
 def last_rejection(cluster):

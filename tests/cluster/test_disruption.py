@@ -138,7 +138,7 @@ def test_scaled_value_rounds_up():
 
 
 def test_disrupted_pods_are_not_healthy_for_two_minutes(cluster):
-    from kubesched.timefmt import rfc3339
+    from kubesched.k8s.timefmt import rfc3339
 
     cluster.create(node("n1"))
     running_pods(cluster, 3)

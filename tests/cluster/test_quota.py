@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from cluster_helpers import bind, container, get_pod, make_cluster, node, pod, priority_class, quota, run
 
-from kubesched.cluster.embedded.admission import Admission
-from kubesched.cluster.protocol import ApiError
+from kubesched.cluster.embedded.apiserver.admission import Admission
+from kubesched.k8s.objects import ApiError
 
 
 def used(cluster, name="q", ns="default"):

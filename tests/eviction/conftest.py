@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from kubesched.sim.testing import SimRun, create_step
-from kubesched.sim.testing import scenario_document as scenario  # noqa: F401  (used by the tests)
+from kubesched.testkit.scenarios import SimRun, create_step
+from kubesched.testkit.scenarios import scenario_document as scenario  # noqa: F401  (used by the tests)
 
 Obj = dict[str, Any]
 PAUSE = "registry.k8s.io/pause:3.9"

@@ -3,7 +3,7 @@ kubelet eviction writes: phase, reason, message, DisruptionTarget condition, nod
 
 from __future__ import annotations
 
-from kubesched.timefmt import rfc3339
+from kubesched.k8s.timefmt import rfc3339
 
 from .conftest import EXAMPLES, run_path
 

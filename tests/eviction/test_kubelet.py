@@ -3,7 +3,7 @@ disk pressure, per-node thresholds, usage profiles and controllers replacing evi
 
 from __future__ import annotations
 
-from kubesched.timefmt import rfc3339
+from kubesched.k8s.timefmt import rfc3339
 
 from .conftest import create, deployment, node, pclass, pod, scenario
 

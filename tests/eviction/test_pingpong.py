@@ -6,10 +6,10 @@ import numpy as np
 import yaml
 
 from kubesched.cluster.embedded.cluster import EmbeddedCluster
-from kubesched.cluster.embedded.eviction_config import PingPongSettings
-from kubesched.cluster.embedded.pingpong import PingPongAvoidance, with_avoided_nodes
-from kubesched.sim.clock import EventLoop
-from kubesched.sim.eventlog import EventLog
+from kubesched.cluster.embedded.eventlog import EventLog
+from kubesched.cluster.embedded.kubelet.eviction_config import PingPongSettings
+from kubesched.cluster.embedded.kubelet.pingpong import PingPongAvoidance, with_avoided_nodes
+from kubesched.des.clock import EventLoop
 
 from .conftest import EXAMPLES, run_path
 

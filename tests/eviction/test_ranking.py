@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kubesched.cluster.embedded.eviction_rank import (
+from kubesched.cluster.embedded.kubelet.eviction_rank import (
     Candidate,
     container_usages,
     eviction_message,

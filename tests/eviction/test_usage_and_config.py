@@ -5,8 +5,13 @@ from __future__ import annotations
 import pytest
 
 from kubesched.api.errors import KubeschedError
-from kubesched.cluster.embedded.eviction_config import parse_config, validate_config
-from kubesched.cluster.embedded.usage import UsageSyntaxError, check_usage_annotation, parse_usage, value_at
+from kubesched.cluster.embedded.kubelet.eviction_config import parse_config, validate_config
+from kubesched.cluster.embedded.kubelet.usage import (
+    UsageSyntaxError,
+    check_usage_annotation,
+    parse_usage,
+    value_at,
+)
 
 from .conftest import node, scenario
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from kubesched.cluster.protocol import ApiError
+from kubesched.k8s.objects import ApiError
 from kubesched.scheduler import queue as q
 from kubesched.scheduler.framework.interface import (
     ADD,
@@ -23,7 +23,7 @@ from kubesched.scheduler.framework.runtime import Framework, Profile
 from kubesched.scheduler.framework.types import NodeInfo, PodInfo
 from kubesched.scheduler.messages import truncate_note
 from kubesched.scheduler.plugins.defaultpreemption import pdb_violations
-from kubesched.sim.testing import simulate_path, write_scenario
+from kubesched.testkit.scenarios import simulate_path, write_scenario
 
 Obj = dict[str, Any]
 

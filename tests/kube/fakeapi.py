@@ -28,12 +28,12 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 from fakefaults import Fault, Request
 from fakewatch import History, serve_watch, status_body
 
-from kubesched.cluster.embedded.admission import Admission
-from kubesched.cluster.embedded.store import ObjectStore, merge_patch
+from kubesched.cluster.embedded.apiserver.admission import Admission
+from kubesched.cluster.embedded.apiserver.store import ObjectStore, merge_patch
 from kubesched.cluster.kube.cluster import wall_clock
-from kubesched.cluster.objcopy import deep_copy
-from kubesched.cluster.protocol import ApiError, Obj
-from kubesched.timefmt import rfc3339
+from kubesched.k8s.objcopy import deep_copy
+from kubesched.k8s.objects import ApiError, Obj
+from kubesched.k8s.timefmt import rfc3339
 
 # (group, version, plural) -> (kind, namespaced)
 RESOURCES: dict[tuple[str, str, str], tuple[str, bool]] = {

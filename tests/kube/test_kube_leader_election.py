@@ -9,7 +9,7 @@ import pytest
 from conftest import Replica, node, node_of, pod, wait_for
 from fakeapi import FakeApiServer, Fault, Request
 
-from kubesched.cluster.kube.runner import LOST_LEASE, STOPPED
+from kubesched.serve.runner import LOST_LEASE, STOPPED
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -11,7 +11,7 @@ from fakeapi import FakeApiServer, Fault
 
 from kubesched.cluster.kube import ClientOptions, KubeCluster, Transport, load_api_client
 from kubesched.cluster.kube.ratelimit import Backoff, TokenBucket
-from kubesched.cluster.protocol import ApiError
+from kubesched.k8s.objects import ApiError
 
 pytestmark = pytest.mark.timeout(30)
 

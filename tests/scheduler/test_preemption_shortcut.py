@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from kubesched.scheduler.plugins.defaultpreemption import DefaultPreemption
 from kubesched.sim.runner import run_scenario
-from kubesched.sim.workloads import make_node, make_pod, make_priority_class
+from kubesched.testkit.builders import make_node, make_pod, make_priority_class
 
 PRIORITIES = [0, 100, 500, 1000]
 

@@ -11,7 +11,7 @@ from kubesched.scheduler.framework.interface import CycleState
 from kubesched.scheduler.framework.types import PodInfo
 from kubesched.scheduler.plugins.noderesources import NodeResourcesBalancedAllocation, NodeResourcesFit
 from kubesched.scheduler.plugins.tainttoleration import TaintToleration
-from kubesched.sim.workloads import make_node, make_pod
+from kubesched.testkit.builders import make_node, make_pod
 
 STRATEGIES = [
     {},

@@ -11,8 +11,8 @@ import pytest
 import yaml
 
 from kubesched.api.loader import load_scenario
+from kubesched.cluster.embedded.kubelet.topology import TopologySubsystem
 from kubesched.sim.runner import Simulation, run_scenario
-from kubesched.topology.kubelet import TopologySubsystem
 
 from .conftest import (
     container,

@@ -11,7 +11,7 @@ from typing import Any
 
 from kubesched.api.loader import Scenario, Step, default_object, load_manifests
 from kubesched.api.selectors import LabelSelector
-from kubesched.cluster.protocol import Obj
+from kubesched.k8s.objects import Obj
 from kubesched.sim.result import build_result
 from kubesched.sim.runner import Simulation
 

@@ -1,5 +1,5 @@
 """The ``kubesched.io/usage`` annotation: what a pod actually uses (grammar in
-:mod:`kubesched.cluster.embedded.usage`). Parsed here so manifests are validated before a run."""
+:mod:`kubesched.cluster.embedded.kubelet.usage`). Parsed here so manifests are validated before a run."""
 
 from __future__ import annotations
 

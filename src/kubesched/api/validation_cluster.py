@@ -41,9 +41,9 @@ CLUSTER_VALIDATORS: dict[str, ClusterValidator] = {"admission": _validate_admiss
 
 #: validators living with their subsystem, imported when their key is used: key -> (module, function)
 LAZY_VALIDATORS: dict[str, tuple[str, str]] = {
-    "eviction": ("kubesched.cluster.embedded.eviction", "validate_config"),
-    "autoscaler": ("kubesched.cluster.embedded.autoscaler", "validate_config"),
-    "topology": ("kubesched.topology.config", "validate_config"),
+    "eviction": ("kubesched.cluster.embedded.kubelet.eviction", "validate_config"),
+    "autoscaler": ("kubesched.cluster.embedded.autoscaler.autoscaler", "validate_config"),
+    "topology": ("kubesched.cluster.embedded.kubelet.topology_config", "validate_config"),
 }
 
 

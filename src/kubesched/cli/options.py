@@ -45,7 +45,7 @@ def load_source(snapshot: str | None, kubeconfig: str | None, context: str | Non
             from kubesched.cluster.kube.snapshot import read_snapshot
         except ImportError as err:
             raise click.UsageError("--kubeconfig needs the kube extra: pip install 'kubesched[kube]'") from err
-        from kubesched.cluster.protocol import ApiError
+        from kubesched.k8s.objects import ApiError
 
         try:
             objects = read_snapshot(kubeconfig, context)

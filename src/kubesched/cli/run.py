@@ -119,7 +119,7 @@ def run(kubeconfig: str | None, context: str | None, config_path: str | None, ku
     if importlib.util.find_spec("kubernetes") is None:  # pragma: no cover - depends on the installed extras
         raise click.ClickException("kubesched run needs the kube extra: pip install 'kubesched[kube]'")
     from kubesched.cluster.kube.logs import configure_logging
-    from kubesched.cluster.kube.runner import STOPPED
+    from kubesched.serve.runner import STOPPED
 
     configure_logging(log_level, log_format)
     settings = resolve_settings(_load_config(config_path), kubeconfig, kube_api_qps, kube_api_burst,
@@ -157,8 +157,8 @@ def _build(settings: RunSettings, context: str | None, identity: str, hostname: 
         load_api_client,
         wall_clock,
     )
-    from kubesched.cluster.kube.serving import HealthServer
     from kubesched.scheduler.scheduler import Scheduler
+    from kubesched.serve.serving import HealthServer
 
     log = logging.getLogger("kubesched.run")
     try:

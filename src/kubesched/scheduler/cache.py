@@ -8,7 +8,7 @@ directly.
 
 from __future__ import annotations
 
-from kubesched.cluster.protocol import Obj
+from kubesched.k8s.objects import Obj
 from kubesched.scheduler.framework.types import NodeInfo, PodInfo
 from kubesched.scheduler.nodetable import NodeTable
 

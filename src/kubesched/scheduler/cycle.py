@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from kubesched.cluster.protocol import ApiError
+from kubesched.k8s.objects import ApiError
 from kubesched.scheduler import queue as q
 from kubesched.scheduler.framework.interface import Code, CycleState, Status
 from kubesched.scheduler.framework.runtime import Framework
@@ -254,7 +254,7 @@ def _patch_pod_scheduled(sched: Scheduler, pod: dict[str, Any], reason: str, mes
     same = existing is not None and all(existing.get(k) == v for k, v in condition.items())
     patch: dict[str, Any] = {}
     if not same:
-        from kubesched.timefmt import rfc3339
+        from kubesched.k8s.timefmt import rfc3339
 
         keep = existing is not None and existing.get("status") == "False" and existing.get("lastTransitionTime")
         condition["lastTransitionTime"] = existing["lastTransitionTime"] if keep and existing else rfc3339(sched.clock())

@@ -6,9 +6,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from kubesched.cluster.protocol import DISRUPTION_TARGET, ApiError, Obj
+from kubesched.k8s.objects import DISRUPTION_TARGET, ApiError, Obj
+from kubesched.k8s.timefmt import rfc3339
 from kubesched.scheduler.framework.types import PREEMPTION_BY_SCHEDULER, PodInfo
-from kubesched.timefmt import rfc3339
 
 if TYPE_CHECKING:
     from kubesched.scheduler.cache import Cache

@@ -11,7 +11,7 @@ import numpy as np
 
 from kubesched.api.selectors import pod_matches_node_selector_and_affinity
 from kubesched.api.tolerations import find_untolerated_taint
-from kubesched.cluster.protocol import Cluster, Obj
+from kubesched.k8s.objects import Obj
 from kubesched.scheduler import queue as q
 from kubesched.scheduler.cache import Cache
 from kubesched.scheduler.config import build_profile, parse_configuration
@@ -32,6 +32,7 @@ from kubesched.scheduler.handle import ProfileHandle
 from kubesched.scheduler.metrics import Metrics
 from kubesched.scheduler.plugins._helpers_affinity import parse_pod_terms
 from kubesched.scheduler.plugins.nodeports import port_conflicts
+from kubesched.scheduler.ports import Cluster
 
 TERMINAL = ("Succeeded", "Failed")
 IGNORED_META = ("resourceVersion", "generation", "managedFields")

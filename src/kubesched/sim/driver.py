@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import math
 
+from kubesched.des.clock import EventLoop
 from kubesched.scheduler.scheduler import Scheduler
-from kubesched.sim.clock import EventLoop
 
 BACKOFF_FLUSH_PERIOD = 1.0
 UNSCHEDULABLE_FLUSH_PERIOD = 30.0

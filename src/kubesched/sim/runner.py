@@ -9,14 +9,14 @@ from typing import Any
 import numpy as np
 
 from kubesched.api.loader import Scenario, Step
-from kubesched.cluster.embedded.admission import ensure_system_priority_classes
+from kubesched.cluster.embedded.apiserver.admission import ensure_system_priority_classes
 from kubesched.cluster.embedded.cluster import EmbeddedCluster
-from kubesched.cluster.protocol import ApiError, Obj, key_of
+from kubesched.cluster.embedded.eventlog import EventLog
+from kubesched.des.clock import EventLoop
+from kubesched.k8s.objects import ApiError, Obj, key_of
 from kubesched.scheduler.config import ConfigError
 from kubesched.scheduler.scheduler import Scheduler
-from kubesched.sim.clock import EventLoop
 from kubesched.sim.driver import SchedulerDriver
-from kubesched.sim.eventlog import EventLog
 from kubesched.sim.result import build_result
 
 QUIET_HORIZON = 600.0  # without `until`: how long pods may keep backing off once nothing else happens

@@ -1,6 +1,6 @@
 """The embedded cluster: what an API server, its controllers and the kubelets would do, in-process.
 
-It implements the :class:`~kubesched.cluster.protocol.Cluster` protocol the scheduler talks to, on
+It implements the :class:`~kubesched.k8s.objects.Cluster` protocol the scheduler talks to, on
 top of an :class:`ObjectStore`, running admission on every create and driving simulated node agents
 and controllers from the simulation's event loop.
 """
@@ -11,14 +11,15 @@ from typing import Any
 
 import numpy as np
 
-from kubesched.cluster.embedded.admission import Admission
-from kubesched.cluster.embedded.nodeagent import NodeAgent
-from kubesched.cluster.embedded.store import ObjectStore
-from kubesched.cluster.objcopy import deep_copy
-from kubesched.cluster.protocol import ApiError, ClusterEventHandler, Obj, is_namespaced, key_of
-from kubesched.sim.clock import EventLoop
-from kubesched.sim.eventlog import EventLog
-from kubesched.timefmt import rfc3339
+from kubesched.cluster.embedded.apiserver.admission import Admission
+from kubesched.cluster.embedded.apiserver.store import ObjectStore
+from kubesched.cluster.embedded.eventlog import EventLog
+from kubesched.cluster.embedded.kubelet.nodeagent import NodeAgent
+from kubesched.des.clock import EventLoop
+from kubesched.k8s.objcopy import deep_copy
+from kubesched.k8s.objects import ApiError, Obj, is_namespaced, key_of
+from kubesched.k8s.timefmt import rfc3339
+from kubesched.scheduler.ports import ClusterEventHandler
 
 
 def _merge_conditions(old: list[Obj], new: list[Obj]) -> list[Obj]:

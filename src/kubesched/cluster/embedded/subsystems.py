@@ -15,9 +15,9 @@ if TYPE_CHECKING:
     from kubesched.cluster.embedded.cluster import EmbeddedCluster
 
 SUBSYSTEMS: dict[str, tuple[str, str]] = {
-    "eviction": ("kubesched.cluster.embedded.eviction", "start_eviction"),
-    "autoscaler": ("kubesched.cluster.embedded.autoscaler", "start_autoscaler"),
-    "topology": ("kubesched.topology.kubelet", "start_topology"),
+    "eviction": ("kubesched.cluster.embedded.kubelet.eviction", "start_eviction"),
+    "autoscaler": ("kubesched.cluster.embedded.autoscaler.autoscaler", "start_autoscaler"),
+    "topology": ("kubesched.cluster.embedded.kubelet.topology", "start_topology"),
 }
 
 

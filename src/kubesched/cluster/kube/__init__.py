@@ -7,7 +7,6 @@ auth (see :mod:`.transport`); objects are plain dicts, as everywhere in kubesche
 from kubesched.cluster.kube.cluster import KubeCluster, wall_clock
 from kubesched.cluster.kube.informer import InformerOptions
 from kubesched.cluster.kube.leaderelection import LeaderElectionConfig, LeaderElector
-from kubesched.cluster.kube.runner import RunnerOptions, SchedulerRunner
 from kubesched.cluster.kube.transport import ClientOptions, Transport, load_api_client
 
 __all__ = [
@@ -16,8 +15,6 @@ __all__ = [
     "KubeCluster",
     "LeaderElectionConfig",
     "LeaderElector",
-    "RunnerOptions",
-    "SchedulerRunner",
     "Transport",
     "load_api_client",
     "wall_clock",

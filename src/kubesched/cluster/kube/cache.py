@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from kubesched.cluster.kube.resources import Resource, cache_key
-from kubesched.cluster.protocol import Obj
+from kubesched.k8s.objects import Obj
 
 #: (event, kind, old, new) with event one of "add", "update", "delete"; for "delete", ``new`` is
 #: the last known state of the object and ``old`` is None

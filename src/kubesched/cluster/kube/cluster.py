@@ -1,4 +1,4 @@
-"""KubeCluster: the :class:`~kubesched.cluster.protocol.Cluster` protocol over a real API server.
+"""KubeCluster: the :class:`~kubesched.k8s.objects.Cluster` protocol over a real API server.
 
 Reads are served from the informers' caches (upstream's listers), never from the API per call.
 Changes seen by the informer threads are queued; the scheduling thread applies them to its handler
@@ -41,8 +41,9 @@ from kubesched.cluster.kube.resources import (
     Resource,
 )
 from kubesched.cluster.kube.transport import STRATEGIC_MERGE_PATCH, ClientOptions, Transport
-from kubesched.cluster.protocol import ApiError, ClusterEventHandler, Obj, deliver
-from kubesched.timefmt import EPOCH
+from kubesched.k8s.objects import ApiError, Obj
+from kubesched.k8s.timefmt import EPOCH
+from kubesched.scheduler.ports import ClusterEventHandler, deliver
 
 log = logging.getLogger("kubesched.kube.cluster")
 
@@ -51,7 +52,7 @@ OWN_WRITE_TIMEOUT = 1.0
 
 
 def wall_clock() -> float:
-    """Now, in kubesched's time unit: seconds since 2026-01-01T00:00:00Z (see kubesched.timefmt)."""
+    """Now, in kubesched's time unit: seconds since 2026-01-01T00:00:00Z (see kubesched.k8s.timefmt)."""
     return time.time() - EPOCH.timestamp()
 
 

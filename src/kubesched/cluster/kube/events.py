@@ -20,8 +20,8 @@ from typing import Any
 
 from kubesched.cluster.kube.resources import EVENT
 from kubesched.cluster.kube.transport import MERGE_PATCH, Transport
-from kubesched.cluster.protocol import ApiError, Obj
-from kubesched.timefmt import EPOCH
+from kubesched.k8s.objects import ApiError, Obj
+from kubesched.k8s.timefmt import EPOCH
 
 log = logging.getLogger("kubesched.kube.events")
 

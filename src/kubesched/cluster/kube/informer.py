@@ -22,7 +22,7 @@ from kubesched.cluster.kube.cache import InformerCache, prepare
 from kubesched.cluster.kube.ratelimit import Backoff
 from kubesched.cluster.kube.resources import Resource
 from kubesched.cluster.kube.transport import Transport, WatchStream
-from kubesched.cluster.protocol import ApiError, Obj
+from kubesched.k8s.objects import ApiError, Obj
 
 log = logging.getLogger("kubesched.kube.informer")
 

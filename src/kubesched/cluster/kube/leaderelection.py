@@ -25,7 +25,7 @@ from typing import Any
 from kubesched.cluster.kube.events import micro_time
 from kubesched.cluster.kube.resources import LEASE
 from kubesched.cluster.kube.transport import Transport
-from kubesched.cluster.protocol import ApiError, Obj
+from kubesched.k8s.objects import ApiError, Obj
 
 log = logging.getLogger("kubesched.kube.leaderelection")
 

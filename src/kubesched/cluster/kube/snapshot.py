@@ -9,7 +9,7 @@ from typing import Any
 
 from kubesched.cluster.kube.resources import NODE, POD, POD_DISRUPTION_BUDGET, PRIORITY_CLASS, Resource
 from kubesched.cluster.kube.transport import ClientOptions, Transport, load_api_client
-from kubesched.cluster.protocol import ApiError
+from kubesched.k8s.objects import ApiError
 
 RESOURCE_QUOTA = Resource("ResourceQuota", "", "v1", "resourcequotas", True)
 #: in creation order: classes before the pods that name them, quotas before pods they charge

@@ -14,7 +14,7 @@ This module (with :func:`load_api_client`) is the only place that imports ``kube
 
 Flow control and retries are ours: a client-side token bucket (QPS/burst, as client-go's) on every
 request, and retries with jittered exponential backoff for 429 (honouring ``Retry-After``), 5xx and
-connection errors. Other statuses raise :class:`~kubesched.cluster.protocol.ApiError` at once.
+connection errors. Other statuses raise :class:`~kubesched.k8s.objects.ApiError` at once.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kubesched.cluster.kube.ratelimit import Backoff, TokenBucket
-from kubesched.cluster.protocol import ApiError
+from kubesched.k8s.objects import ApiError
 
 log = logging.getLogger("kubesched.kube.transport")
 

@@ -9,7 +9,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from kubesched.cluster.protocol import ApiError
+from kubesched.k8s.objects import ApiError
 from kubesched.scheduler.framework.interface import (
     ALL,
     ClusterEvent,

@@ -13,8 +13,8 @@ from kubesched.api.resources import (
     pod_nonzero_requests,
     pod_requests,
 )
-from kubesched.cluster.protocol import DISRUPTION_TARGET
-from kubesched.timefmt import parse_rfc3339
+from kubesched.k8s.objects import DISRUPTION_TARGET
+from kubesched.k8s.timefmt import parse_rfc3339
 
 Obj = dict[str, Any]
 

@@ -15,10 +15,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from kubesched.k8s.timefmt import parse_rfc3339
 from kubesched.scheduler.framework.interface import Handle
 from kubesched.scheduler.framework.types import PodInfo
 from kubesched.scheduler.plugins.defaultpreemption import Candidate, DefaultPreemption
-from kubesched.timefmt import parse_rfc3339
 
 MIN_PREEMPTABLE = "preemption-toleration.scheduling.sigs.k8s.io/minimum-preemptable-priority"
 TOLERATION_SECONDS = "preemption-toleration.scheduling.sigs.k8s.io/toleration-seconds"

@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
+from kubesched.cluster.embedded.apiserver.quota import quota_hard, quota_used
 from kubesched.cluster.embedded.controllers.index import PodIndex
 from kubesched.cluster.embedded.controllers.util import (
     MAX_GENERATE_NAME_BASE,
@@ -28,8 +29,7 @@ from kubesched.cluster.embedded.controllers.util import (
     obj_key,
     split_key,
 )
-from kubesched.cluster.embedded.quota import quota_hard, quota_used
-from kubesched.cluster.protocol import ApiError, Obj
+from kubesched.k8s.objects import ApiError, Obj
 
 if TYPE_CHECKING:
     from kubesched.cluster.embedded.cluster import EmbeddedCluster

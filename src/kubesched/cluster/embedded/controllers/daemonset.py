@@ -36,8 +36,8 @@ from kubesched.cluster.embedded.controllers.util import (
     obj_key,
     pod_from_template,
 )
-from kubesched.cluster.objcopy import deep_copy
-from kubesched.cluster.protocol import Obj
+from kubesched.k8s.objcopy import deep_copy
+from kubesched.k8s.objects import Obj
 
 REVISION_LABEL = "controller-revision-hash"
 

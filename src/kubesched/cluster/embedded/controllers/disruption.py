@@ -36,8 +36,8 @@ from kubesched.cluster.embedded.controllers.util import (
     replicas_of,
     split_key,
 )
-from kubesched.cluster.protocol import Obj
-from kubesched.timefmt import parse_rfc3339, rfc3339
+from kubesched.k8s.objects import Obj
+from kubesched.k8s.timefmt import parse_rfc3339, rfc3339
 
 DELETION_TIMEOUT = 120.0
 _SCALED_KINDS = ("Deployment", "ReplicaSet", "StatefulSet", "ReplicationController")

@@ -12,7 +12,7 @@ from kubesched.cluster.embedded.controllers.util import (
     is_ready,
     is_terminal,
 )
-from kubesched.cluster.protocol import Obj
+from kubesched.k8s.objects import Obj
 
 if TYPE_CHECKING:
     from kubesched.cluster.embedded.cluster import EmbeddedCluster

@@ -28,9 +28,9 @@ from kubesched.cluster.embedded.controllers.util import (
     pod_from_template,
     split_key,
 )
-from kubesched.cluster.protocol import Obj
-from kubesched.sim.clock import Timer
-from kubesched.timefmt import rfc3339
+from kubesched.des.clock import Timer
+from kubesched.k8s.objects import Obj
+from kubesched.k8s.timefmt import rfc3339
 
 DEFAULT_BACKOFF_LIMIT = 6
 POD_FAILURE_BACKOFF = 10.0

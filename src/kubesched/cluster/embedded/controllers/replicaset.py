@@ -31,9 +31,9 @@ from kubesched.cluster.embedded.controllers.util import (
     replicas_of,
     split_key,
 )
-from kubesched.cluster.objcopy import deep_copy
-from kubesched.cluster.protocol import ApiError, Obj
-from kubesched.timefmt import parse_rfc3339
+from kubesched.k8s.objcopy import deep_copy
+from kubesched.k8s.objects import ApiError, Obj
+from kubesched.k8s.timefmt import parse_rfc3339
 
 POD_TEMPLATE_HASH = "pod-template-hash"
 _PHASE_RANK = {"Pending": 0, "Unknown": 1, "Running": 2}

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from kubesched.cluster.embedded import quota as quotas
-from kubesched.cluster.protocol import Obj
+from kubesched.cluster.embedded.apiserver import quota as quotas
+from kubesched.k8s.objects import Obj
 
 if TYPE_CHECKING:
     from kubesched.cluster.embedded.cluster import EmbeddedCluster

@@ -27,7 +27,7 @@ from kubesched.cluster.embedded.controllers.util import (
     replicas_of,
     split_key,
 )
-from kubesched.cluster.protocol import Obj
+from kubesched.k8s.objects import Obj
 
 POD_NAME_LABEL = "statefulset.kubernetes.io/pod-name"
 POD_INDEX_LABEL = "apps.kubernetes.io/pod-index"

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from kubesched.cluster.objcopy import deep_copy
-from kubesched.cluster.protocol import Obj
-from kubesched.timefmt import parse_rfc3339
+from kubesched.k8s.objcopy import deep_copy
+from kubesched.k8s.objects import Obj
+from kubesched.k8s.timefmt import parse_rfc3339
 
 #: the alphabet of generated name suffixes (no vowels, no look-alikes)
 NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"

@@ -17,8 +17,8 @@ from typing import Any
 from kubesched.api.resources import node_allocatable, pod_requests
 from kubesched.api.selectors import pod_matches_node_selector_and_affinity
 from kubesched.api.tolerations import find_untolerated_taint
-from kubesched.cluster.embedded.eviction_rank import MIRROR_POD_ANNOTATION
-from kubesched.cluster.protocol import Obj, key_of
+from kubesched.cluster.embedded.kubelet.eviction_rank import MIRROR_POD_ANNOTATION
+from kubesched.k8s.objects import Obj, key_of
 
 NOT_READY_TAINT = "node.kubernetes.io/not-ready"
 TO_BE_DELETED_TAINT = "ToBeDeletedByClusterAutoscaler"

@@ -14,8 +14,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol
 
 from kubesched.api.durations import parse_duration
-from kubesched.cluster.protocol import Obj, key_of
-from kubesched.timefmt import rfc3339
+from kubesched.k8s.objects import Obj, key_of
+from kubesched.k8s.timefmt import rfc3339
 
 if TYPE_CHECKING:
     from kubesched.cluster.embedded.cluster import EmbeddedCluster

@@ -12,7 +12,7 @@ For a **Pod** (in the API server's order):
    that sets a different ``spec.priority`` / ``spec.preemptionPolicy`` → 403.
 3. DefaultTolerationSeconds: ``node.kubernetes.io/not-ready`` and ``unreachable`` NoExecute
    tolerations for 300 s unless the pod already tolerates them.
-4. ResourceQuota (see :mod:`kubesched.cluster.embedded.quota`); admitted usage is charged to the
+4. ResourceQuota (see :mod:`kubesched.cluster.embedded.apiserver.quota`); admitted usage is charged to the
    quotas' ``status.used`` right away (released later by the quota controller).
 
 A **PriorityClass** is defaulted (``preemptionPolicy``), validated (422: ``system-`` names, value above
@@ -31,10 +31,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from kubesched.api.resources import default_pod_requests_from_limits
-from kubesched.cluster.embedded import quota as quotas
-from kubesched.cluster.embedded.store import ObjectStore
-from kubesched.cluster.objcopy import deep_copy
-from kubesched.cluster.protocol import ApiError, Obj, is_namespaced
+from kubesched.cluster.embedded.apiserver import quota as quotas
+from kubesched.cluster.embedded.apiserver.store import ObjectStore
+from kubesched.k8s.objcopy import deep_copy
+from kubesched.k8s.objects import ApiError, Obj, is_namespaced
 
 HIGHEST_USER_DEFINABLE_PRIORITY = 1_000_000_000
 SYSTEM_PRIORITY_CLASS_PREFIX = "system-"

@@ -1,5 +1,5 @@
 """A simulated cluster autoscaler (``spec.cluster.autoscaler``; issue 7, settings in
-:mod:`~kubesched.cluster.embedded.autoscaler_config`).
+:mod:`~kubesched.cluster.embedded.autoscaler.config`).
 
 Every ``scanInterval`` (10 s, at ``k × interval``) it runs one loop, like the real autoscaler's
 ``RunOnce``:
@@ -48,14 +48,14 @@ from typing import TYPE_CHECKING, Any
 
 from kubesched.api.selectors import LabelSelector, pod_matches_node_selector_and_affinity
 from kubesched.api.tolerations import find_untolerated_taint
-from kubesched.cluster.embedded.autoscaler_config import (
+from kubesched.cluster.embedded.autoscaler.config import (
     NODE_GROUP_LABEL,
     AutoscalerConfig,
     NodeGroup,
     parse_config,
     validate_config,
 )
-from kubesched.cluster.embedded.autoscaler_sim import (
+from kubesched.cluster.embedded.autoscaler.nodes import (
     NOT_READY_TAINT,
     SCALE_DOWN_DISABLED,
     TO_BE_DELETED_TAINT,
@@ -69,9 +69,9 @@ from kubesched.cluster.embedded.autoscaler_sim import (
     is_mirror_pod,
     priority_of,
 )
-from kubesched.cluster.embedded.autoscaler_track import NodeTracker, PodTracker
-from kubesched.cluster.protocol import ApiError, Obj, key_of
-from kubesched.timefmt import parse_rfc3339, rfc3339
+from kubesched.cluster.embedded.autoscaler.track import NodeTracker, PodTracker
+from kubesched.k8s.objects import ApiError, Obj, key_of
+from kubesched.k8s.timefmt import parse_rfc3339, rfc3339
 
 if TYPE_CHECKING:
     from kubesched.cluster.embedded.cluster import EmbeddedCluster

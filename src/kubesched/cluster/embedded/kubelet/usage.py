@@ -39,8 +39,8 @@ from kubesched.api.usage import (  # noqa: F401  (re-exported for the eviction s
     check_usage_annotation,
     parse_usage,
 )
-from kubesched.cluster.protocol import Obj
-from kubesched.timefmt import parse_rfc3339
+from kubesched.k8s.objects import Obj
+from kubesched.k8s.timefmt import parse_rfc3339
 
 if TYPE_CHECKING:
     from kubesched.cluster.embedded.cluster import EmbeddedCluster
@@ -93,7 +93,7 @@ ChangeCallback = Callable[[str], None]
 
 
 class NodeUsage:
-    """Usage of running pods per node (a :class:`~kubesched.cluster.embedded.nodeagent.NodeAgent`
+    """Usage of running pods per node (a :class:`~kubesched.cluster.embedded.kubelet.nodeagent.NodeAgent`
     listener). Pods already running when it is created are picked up at once."""
 
     def __init__(self, cluster: EmbeddedCluster, default_usage: str = "requests") -> None:

@@ -6,9 +6,10 @@ from collections import deque
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from kubesched.cluster.objcopy import deep_copy
-from kubesched.cluster.protocol import ApiError, ClusterEventHandler, Obj, deliver, is_namespaced
-from kubesched.timefmt import rfc3339
+from kubesched.k8s.objcopy import deep_copy
+from kubesched.k8s.objects import ApiError, Obj, is_namespaced
+from kubesched.k8s.timefmt import rfc3339
+from kubesched.scheduler.ports import ClusterEventHandler, deliver
 
 Clock = Callable[[], float]
 

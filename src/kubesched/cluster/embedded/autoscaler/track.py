@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from kubesched.cluster.embedded.autoscaler_config import NODE_GROUP_LABEL
-from kubesched.cluster.embedded.store import ObjectStore
-from kubesched.cluster.protocol import Obj, key_of
+from kubesched.cluster.embedded.apiserver.store import ObjectStore
+from kubesched.cluster.embedded.autoscaler.config import NODE_GROUP_LABEL
+from kubesched.k8s.objects import Obj, key_of
 
 TERMINAL = ("Succeeded", "Failed")
 

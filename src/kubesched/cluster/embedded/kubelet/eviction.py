@@ -4,7 +4,7 @@ Each simulated kubelet runs the eviction manager's synchronize loop every ``moni
 (10 s) — all nodes at the same instants, ``k × period``:
 
 1. observe ``memory.available`` = capacity − Σ usage of the running pods (``nodefs.available``
-   likewise with ``ephemeral-storage``); usage comes from :mod:`~kubesched.cluster.embedded.usage`.
+   likewise with ``ephemeral-storage``); usage comes from :mod:`~kubesched.cluster.embedded.kubelet.usage`.
    Capacity is the Node's ``status.capacity``; a Node that only gives ``allocatable`` is taken to
    reserve exactly the hard threshold (capacity = allocatable + threshold), so pods may use their
    whole allocatable before the node is under pressure;
@@ -32,7 +32,7 @@ kills it at once.
 
 ``report()`` → ``cluster.eviction``: ``evictions`` (time, pod, node, signal, priority, usage,
 request, message), ``nodeConditions`` (time, node, type, status, as written to the Node), and
-``pingPongAvoidance`` when that option is on (:mod:`~kubesched.cluster.embedded.pingpong`).
+``pingPongAvoidance`` when that option is on (:mod:`~kubesched.cluster.embedded.kubelet.pingpong`).
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ from typing import TYPE_CHECKING, Any
 from kubesched.api.quantity import format_quantity
 from kubesched.api.resources import node_allocatable
 from kubesched.api.tolerations import is_tolerated
-from kubesched.cluster.embedded.eviction_config import (
+from kubesched.cluster.embedded.kubelet.eviction_config import (
     SIGNALS,
     EvictionConfig,
     NodeSettings,
@@ -53,7 +53,7 @@ from kubesched.cluster.embedded.eviction_config import (
     parse_config,
     validate_config,
 )
-from kubesched.cluster.embedded.eviction_rank import (
+from kubesched.cluster.embedded.kubelet.eviction_rank import (
     EVICTED_REASON,
     TERMINATION_BY_KUBELET,
     Candidate,
@@ -63,11 +63,11 @@ from kubesched.cluster.embedded.eviction_rank import (
     is_critical,
     rank_for_eviction,
 )
-from kubesched.cluster.embedded.pingpong import PingPongAvoidance
-from kubesched.cluster.embedded.usage import NodeUsage, RunningPod
-from kubesched.cluster.protocol import DISRUPTION_TARGET, ApiError, Obj
-from kubesched.sim.clock import Timer
-from kubesched.timefmt import rfc3339
+from kubesched.cluster.embedded.kubelet.pingpong import PingPongAvoidance
+from kubesched.cluster.embedded.kubelet.usage import NodeUsage, RunningPod
+from kubesched.des.clock import Timer
+from kubesched.k8s.objects import DISRUPTION_TARGET, ApiError, Obj
+from kubesched.k8s.timefmt import rfc3339
 
 if TYPE_CHECKING:
     from kubesched.cluster.embedded.cluster import EmbeddedCluster
@@ -294,7 +294,7 @@ class EvictionManager:
         if state.conditions == frozenset({"MemoryPressure"}):
             qos = (pod.get("status") or {}).get("qosClass")
             if qos is None:
-                from kubesched.cluster.embedded.quota import pod_qos_class
+                from kubesched.cluster.embedded.apiserver.quota import pod_qos_class
 
                 qos = pod_qos_class(pod)
             if qos != "BestEffort":

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 
 from kubesched.cluster.kube.cluster import KubeCluster
 from kubesched.cluster.kube.leaderelection import LeaderElector
-from kubesched.cluster.kube.metrics import Exporter
 from kubesched.scheduler.scheduler import Scheduler
+from kubesched.serve.metrics import Exporter
 
 log = logging.getLogger("kubesched.kube.runner")
 

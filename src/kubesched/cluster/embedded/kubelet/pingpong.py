@@ -28,9 +28,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from kubesched.cluster.embedded.eviction_config import PingPongSettings
-from kubesched.cluster.objcopy import deep_copy
-from kubesched.cluster.protocol import Obj, key_of
+from kubesched.cluster.embedded.kubelet.eviction_config import PingPongSettings
+from kubesched.k8s.objcopy import deep_copy
+from kubesched.k8s.objects import Obj, key_of
 
 if TYPE_CHECKING:
     from kubesched.cluster.embedded.cluster import EmbeddedCluster

@@ -26,7 +26,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from kubesched.api.quantity import format_quantity
-from kubesched.cluster.protocol import ApiError
+from kubesched.cluster.embedded.kubelet.podresources import PodResourcesServer, WatchEvent
+from kubesched.k8s.objects import ApiError
 from kubesched.topology.model import NodeTopologySpec, zone_name
 from kubesched.topology.nrt import (
     API_VERSION,
@@ -41,7 +42,6 @@ from kubesched.topology.nrt import (
     legacy_policy,
     pods_fingerprint,
 )
-from kubesched.topology.podresources import PodResourcesServer, WatchEvent
 
 if TYPE_CHECKING:
     from kubesched.cluster.embedded.cluster import EmbeddedCluster

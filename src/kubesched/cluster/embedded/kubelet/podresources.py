@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from kubesched.topology.managers import ContainerAssignment, NodeAllocator, PodAssignment
+from kubesched.cluster.embedded.kubelet.managers import ContainerAssignment, NodeAllocator, PodAssignment
 
 ADDED = "ADDED"
 DELETED = "DELETED"

@@ -52,8 +52,8 @@ from kubesched.api._checks import (
     key_path,
 )
 from kubesched.api.durations import parse_duration
-from kubesched.cluster.objcopy import deep_copy
-from kubesched.cluster.protocol import Obj
+from kubesched.k8s.objcopy import deep_copy
+from kubesched.k8s.objects import Obj
 
 NODE_GROUP_LABEL = "kubesched.io/node-group"
 EXPANDERS = ("random", "most-pods", "least-waste", "priority")

@@ -50,8 +50,8 @@ from kubesched.api.durations import parse_duration
 from kubesched.api.errors import InvalidQuantity
 from kubesched.api.quantity import parse_quantity, resource_amount
 from kubesched.api.selectors import LabelSelector
-from kubesched.cluster.embedded.usage import DEFAULT_USAGE_MODES
-from kubesched.cluster.protocol import Obj
+from kubesched.cluster.embedded.kubelet.usage import DEFAULT_USAGE_MODES
+from kubesched.k8s.objects import Obj
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from kubesched.cluster.kube.metrics import CONTENT_TYPE
+from kubesched.serve.metrics import CONTENT_TYPE
 
 log = logging.getLogger("kubesched.kube.serving")
 

@@ -1,43 +1,11 @@
-"""What the scheduler needs from a cluster (DESIGN.md principle 1).
-
-Objects are plain Kubernetes JSON dicts, treated as immutable: an update replaces the object.
-"""
+"""The scheduler's port to a cluster: what it needs from one (the embedded cluster and the Kubernetes
+API are the two implementations)."""
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import Protocol
 
-Obj = dict[str, Any]
-
-#: the pod condition set on pods about to be disrupted (preemption victims, kubelet evictions)
-DISRUPTION_TARGET = "DisruptionTarget"
-
-NAMESPACED_KINDS = frozenset(
-    {
-        "Pod",
-        "ResourceQuota",
-        "PodDisruptionBudget",
-        "Deployment",
-        "ReplicaSet",
-        "StatefulSet",
-        "DaemonSet",
-        "Job",
-        "Service",
-        "ReplicationController",
-        "Event",
-        "Lease",
-    }
-)
-
-
-class ApiError(Exception):
-    """An API call failed the way a Kubernetes API server would answer it."""
-
-    def __init__(self, code: int, reason: str, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-        self.reason = reason
-        self.message = message
+from kubesched.k8s.objects import Obj
 
 
 class ClusterEventHandler(Protocol):
@@ -90,13 +58,3 @@ def deliver(handler: ClusterEventHandler, event: str, kind: str, old: Obj | None
         handler.on_update(kind, old, new)
     else:
         handler.on_delete(kind, new)
-
-
-def key_of(obj: Obj) -> str:
-    meta = obj.get("metadata", {})
-    ns = meta.get("namespace")
-    return f"{ns}/{meta['name']}" if ns else str(meta["name"])
-
-
-def is_namespaced(kind: str) -> bool:
-    return kind in NAMESPACED_KINDS

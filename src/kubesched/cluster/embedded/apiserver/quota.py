@@ -25,7 +25,7 @@ from typing import Any
 
 from kubesched.api.quantity import format_quantity, resource_amount
 from kubesched.api.resources import pod_requests
-from kubesched.timefmt import parse_rfc3339
+from kubesched.k8s.timefmt import parse_rfc3339
 
 Obj = dict[str, Any]
 Amounts = dict[str, int]

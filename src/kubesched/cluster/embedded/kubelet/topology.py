@@ -17,13 +17,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from kubesched.api.quantity import format_quantity
-from kubesched.cluster.protocol import Obj, key_of
-from kubesched.topology.config import parse_config, spec_from_nrt
-from kubesched.topology.exporter import Exporter
-from kubesched.topology.managers import NodeAllocator, PodAssignment, Rejection
+from kubesched.cluster.embedded.kubelet.exporter import Exporter
+from kubesched.cluster.embedded.kubelet.managers import NodeAllocator, PodAssignment, Rejection
+from kubesched.cluster.embedded.kubelet.podresources import ADDED, DELETED, PodResourcesServer
+from kubesched.cluster.embedded.kubelet.topology_config import parse_config, spec_from_nrt
+from kubesched.k8s.objects import Obj, key_of
 from kubesched.topology.model import NodeTopologySpec, format_cpuset
 from kubesched.topology.nrt import KIND
-from kubesched.topology.podresources import ADDED, DELETED, PodResourcesServer
 from kubesched.topology.qos import pod_request
 
 if TYPE_CHECKING:

@@ -48,7 +48,7 @@ from kubesched.api._checks import (
 )
 from kubesched.api.quantity import resource_amount
 from kubesched.api.selectors import LabelSelector
-from kubesched.topology.exporter import DEFAULT_POLL_INTERVAL, MODES, POLL, ExporterSettings
+from kubesched.cluster.embedded.kubelet.exporter import DEFAULT_POLL_INTERVAL, MODES, POLL, ExporterSettings
 from kubesched.topology.model import (
     CPU_MANAGER_POLICIES,
     MEMORY_MANAGER_POLICIES,
