@@ -24,13 +24,12 @@ from kubesched.cluster.kube import (  # noqa: E402
     KubeCluster,
     LeaderElectionConfig,
     LeaderElector,
-    RunnerOptions,
-    SchedulerRunner,
     Transport,
     load_api_client,
     wall_clock,
 )
 from kubesched.scheduler.scheduler import Scheduler  # noqa: E402
+from kubesched.serve.runner import RunnerOptions, SchedulerRunner  # noqa: E402
 
 SCHEDULER = "kubesched"
 CONFIG = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",

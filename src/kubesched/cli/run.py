@@ -152,12 +152,12 @@ def _build(settings: RunSettings, context: str | None, identity: str, hostname: 
         KubeCluster,
         LeaderElectionConfig,
         LeaderElector,
-        SchedulerRunner,
         Transport,
         load_api_client,
         wall_clock,
     )
     from kubesched.scheduler.scheduler import Scheduler
+    from kubesched.serve.runner import SchedulerRunner
     from kubesched.serve.serving import HealthServer
 
     log = logging.getLogger("kubesched.run")
