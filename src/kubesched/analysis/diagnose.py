@@ -135,8 +135,8 @@ def diagnose(scheduler: Scheduler, namespace: str, name: str) -> PodDiagnosis:
         result.upstream_message = fit_error_message(
             cache.num_nodes(), pre_status.message() if pre_status else "", first_failures.values(), ""
         )
-        for pl in fwk.post_filter_plugins:
-            dry_run = getattr(pl, "dry_run", None)
+        for post_filter in fwk.post_filter_plugins:
+            dry_run = getattr(post_filter, "dry_run", None)
             if dry_run is None:
                 continue
             saved = scheduler.rng.bit_generator.state
