@@ -107,6 +107,9 @@ class _Broken:
     def reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
         return Status(Code.ERROR, ("boom",))
 
+    def unreserve(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
+        pass
+
     def bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
         raise ApiError(409, "Conflict", 'pod p is already assigned to node "n1"')
 
