@@ -10,7 +10,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kubesched.sim.runner import run_scenario
+from kubesched.sim import simulate
 
 from .conftest import create, node, pclass, pod, scenario, write_yaml
 
@@ -79,7 +79,7 @@ def test_invariants_over_generated_clusters(cluster):
     nodes, pods = cluster
     with tempfile.TemporaryDirectory() as tmp:
         path = write_yaml(Path(tmp) / "gen.yaml", _docs(nodes, pods))
-        result = run_scenario(str(path))
+        result = simulate(str(path)).result
     by_name = {f"default/{p['name']}": p for p in pods}
     alloc = {n["name"]: n for n in nodes}
     events = result["events"]
@@ -130,15 +130,15 @@ def _tie_scenario(tmp_path: Path, seed: int) -> Path:
 def test_same_seed_gives_byte_identical_json(tmp_path):
     for path in (EXAMPLES / "example-4.yaml", EXAMPLES / "example-2.yaml", _tie_scenario(tmp_path, 11)):
         for explain in (False, True):
-            first = json.dumps(run_scenario(str(path), explain=explain))
-            second = json.dumps(run_scenario(str(path), explain=explain))
+            first = json.dumps(simulate(str(path), explain=explain).result)
+            second = json.dumps(simulate(str(path), explain=explain).result)
             assert first == second, path
 
 
 def test_seed_override_is_reproducible_and_matters(tmp_path):
     path = _tie_scenario(tmp_path, 11)
-    runs = {seed: json.dumps(run_scenario(str(path), seed=seed)) for seed in (1, 2)}
-    assert runs[1] == json.dumps(run_scenario(str(path), seed=1))
+    runs = {seed: json.dumps(simulate(str(path), seed=seed).result) for seed in (1, 2)}
+    assert runs[1] == json.dumps(simulate(str(path), seed=1).result)
     placements = {seed: [e.get("node") for e in json.loads(r)["events"] if e["reason"] == "Scheduled"]
                   for seed, r in runs.items()}
     assert placements[1] != placements[2]

@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kubesched.scheduler.plugins.defaultpreemption import DefaultPreemption
-from kubesched.sim.runner import run_scenario
+from kubesched.sim import simulate
 from kubesched.testkit.builders import make_node, make_pod, make_priority_class
 
 PRIORITIES = [0, 100, 500, 1000]
@@ -40,8 +40,8 @@ def test_shortcut_changes_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
                                   pending: list) -> None:
     path = tmp_path / "s.yaml"
     path.write_text(yaml.safe_dump_all(scenario(nodes, running, pending)))
-    with_shortcut = json.dumps(run_scenario(str(path), explain=True))
+    with_shortcut = json.dumps(simulate(str(path), explain=True).result)
     with monkeypatch.context() as m:
         m.setattr(DefaultPreemption, "_resource_only_check", lambda self, state: None)
-        without = json.dumps(run_scenario(str(path), explain=True))
+        without = json.dumps(simulate(str(path), explain=True).result)
     assert with_shortcut == without
