@@ -85,7 +85,7 @@ class Simulation:
         self.scenario = scenario
         self.seed = scenario.seed if seed is None else seed
         self.until = scenario.until if until is None else until
-        self.decisions = explain if decisions is None else decisions
+        self.include_decisions = explain if decisions is None else decisions
         cluster_seq, scheduler_seq = np.random.SeedSequence(self.seed).spawn(2)
         self.loop = EventLoop()
         self.log = EventLog(self.loop.now)
@@ -141,7 +141,7 @@ class Simulation:
                 break
             if not loop.advance(self.until):
                 break
-        return SimulationOutcome(build_result(self, decisions=self.decisions), self)
+        return SimulationOutcome(build_result(self, decisions=self.include_decisions), self)
 
     def _more_can_happen(self) -> bool:
         if self.loop.has_foreground():
