@@ -8,7 +8,7 @@ import yaml
 
 from kubesched.analysis.whatif import Changes, apply_changes, whatif
 from kubesched.api.loader import load_scenario
-from kubesched.sim.runner import run_scenario
+from kubesched.sim import simulate
 
 CLUSTER = """
 apiVersion: scheduling.k8s.io/v1
@@ -82,7 +82,7 @@ def test_enabling_preemption_kills_exactly_the_pods_the_changed_run_kills(tmp_pa
                                      "metadata": {"name": "changed"},
                                      "spec": {"schedulerConfiguration": changed.scheduler_configuration}}]
     changed_file.write_text(yaml.safe_dump_all(docs))
-    direct = run_scenario(str(changed_file))
+    direct = simulate(str(changed_file)).result
     direct_victims = sorted(e["pod"] for e in direct["events"] if e["reason"] == "Preempted")
     assert direct_victims == sorted(p["victim"] for p in diff["preempted"])
     assert direct["pods"]["default/api"]["node"] == diff["changed"]["pods"]["default/api"]["node"]

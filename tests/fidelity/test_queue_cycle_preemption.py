@@ -23,7 +23,8 @@ from kubesched.scheduler.framework.runtime import Framework, Profile
 from kubesched.scheduler.framework.types import NodeInfo, PodInfo
 from kubesched.scheduler.messages import truncate_note
 from kubesched.scheduler.plugins.defaultpreemption import pdb_violations
-from kubesched.testkit.scenarios import simulate_path, write_scenario
+from kubesched.sim import simulate
+from kubesched.testkit.scenarios import write_scenario
 
 Obj = dict[str, Any]
 
@@ -75,7 +76,8 @@ def create(at: int, obj: Obj) -> Obj:
 
 
 def run(tmp_path: Path, *docs: Obj | list[Obj]) -> tuple[dict[str, Any], Any]:
-    return simulate_path(write_scenario(tmp_path, docs))
+    outcome = simulate(write_scenario(tmp_path, docs))
+    return outcome.result, outcome.simulation
 
 
 def failed(result: dict[str, Any], name: str) -> list[tuple[float, str]]:

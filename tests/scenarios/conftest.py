@@ -1,8 +1,8 @@
 """Helpers for scenario conformance tests: build scenario YAML, run it, query the result.
 
 Objects are plain dicts written with ``yaml.safe_dump_all`` into pytest's ``tmp_path``; runs go
-through :func:`kubesched.sim.runner.run_scenario` (or, when a test needs the API objects' conditions
-or the scheduler's metrics/queue, through :class:`kubesched.sim.runner.Simulation` with a watcher
+through :func:`kubesched.sim.simulate` (or, when a test needs the API objects' conditions
+or the scheduler's metrics/queue, through :class:`kubesched.sim.Simulation` with a watcher
 that records every pod object version).
 
 Simulated time 0 is 2026-01-01T00:00:00Z; :func:`ago` gives RFC3339 stamps before it.
@@ -19,8 +19,8 @@ from typing import Any
 import pytest
 import yaml
 
-from kubesched.sim.result import build_result
-from kubesched.sim.runner import Simulation, run_scenario
+from kubesched.sim import Simulation
+from kubesched.sim import simulate as simulate_scenario
 
 Obj = dict[str, Any]
 
@@ -326,15 +326,14 @@ def simulate(tmp_path: Path) -> Callable[..., Run]:
             flat.append(scenario())
         path = write_yaml(tmp_path / f"scenario-{next(_counter)}.yaml", flat)
         if not deep:
-            return Run(run_scenario(str(path), seed=seed, until=until, explain=explain), path=path)
+            return Run(simulate_scenario(str(path), seed=seed, until=until, explain=explain).result, path=path)
         from kubesched.api.loader import load_scenario
 
-        sim = Simulation(load_scenario(str(path)), seed=seed, until=until, record_attempts=explain)
+        sim = Simulation(load_scenario(str(path)), seed=seed, until=until, explain=explain)
         recorder = PodRecorder(sim)
         sim.cluster.store.watch(recorder)
         if hook is not None:
             hook(sim)
-        sim.run()
-        return Run(build_result(sim, explain=explain), sim=sim, recorder=recorder, path=path)
+        return Run(sim.run().result, sim=sim, recorder=recorder, path=path)
 
     return run

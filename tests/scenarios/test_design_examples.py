@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from kubesched.sim.runner import run_scenario
+from kubesched.sim import simulate as simulate_scenario
 
 from .conftest import Run, create, node, pclass, pod, scenario
 
@@ -29,7 +29,7 @@ NOT_ELIGIBLE = "0/{n} nodes are available: {n} Insufficient cpu. preemption: not
 
 
 def load(n: int) -> Run:
-    return Run(run_scenario(str(EXAMPLES / f"example-{n}.yaml"), explain=True))
+    return Run(simulate_scenario(str(EXAMPLES / f"example-{n}.yaml"), explain=True).result)
 
 
 def steps(run: Run) -> list[tuple[float, set[tuple]]]:

@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from kubesched.scheduler.framework.types import NodeInfo
-from kubesched.sim.runner import run_scenario
+from kubesched.sim import simulate as simulate_scenario
 
 Obj = dict[str, Any]
 PAUSE = "registry.k8s.io/pause:3.9"
@@ -125,7 +125,7 @@ def simulate(tmp_path: Path) -> Callable[..., Obj]:
         counter[0] += 1
         path = tmp_path / f"scenario-{counter[0]}.yaml"
         path.write_text(yaml.safe_dump_all(docs, sort_keys=False))
-        return run_scenario(str(path), **kwargs)
+        return simulate_scenario(str(path), **kwargs).result
 
     return run
 

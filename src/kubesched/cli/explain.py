@@ -13,7 +13,7 @@ from kubesched.analysis.diagnose import PodDiagnosis, diagnose
 from kubesched.api.errors import KubeschedError
 from kubesched.cli.options import cluster_source_options, duration_option, load_source
 from kubesched.cli.tables import Table
-from kubesched.sim.runner import Simulation
+from kubesched.sim import simulate
 
 
 def _split(pod: str) -> tuple[str, str]:
@@ -72,9 +72,8 @@ def explain(pod: str, scenario: str | None, at: float | None, seed: int | None, 
     whether preemption would help and whom it would cost."""
     namespace, name = _split(pod)
     try:
-        sim = Simulation(load_source(scenario, kubeconfig, context), seed=seed, until=at, record_attempts=True)
-        sim.run()
-        diagnosis = diagnose(sim.scheduler, namespace, name)
+        outcome = simulate(load_source(scenario, kubeconfig, context), seed=seed, until=at, explain=True)
+        diagnosis = diagnose(outcome.scheduler, namespace, name)
     except KeyError as err:
         click.echo(f"error: {err.args[0]}", err=True)
         sys.exit(2)

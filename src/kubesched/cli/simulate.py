@@ -16,19 +16,17 @@ from kubesched.api.loader import load_scenario
 from kubesched.cli.options import duration_option
 from kubesched.cli.render import render_explain, render_result
 from kubesched.report.html import simulation_report
-from kubesched.sim.result import build_result
-from kubesched.sim.runner import Simulation
+from kubesched.sim import simulate as simulate_scenario
 
 
 def run_simulation(
     path: str, seed: int | None, until: float | None, explain: bool, show_progress: bool
 ) -> dict[str, Any]:
-    """Load, run and build the result; raises KubeschedError on bad input."""
+    """Load and simulate; return the SimulationResult (with the decision sections when ``explain``).
+    Raises KubeschedError on bad input."""
     scenario = load_scenario(path)
-    sim = Simulation(scenario, seed=seed, until=until, record_attempts=explain)
     if not show_progress:
-        sim.run()
-        return build_result(sim, explain=explain)
+        return simulate_scenario(scenario, seed=seed, until=until, explain=explain).result
     console = Console(stderr=True)
     with Progress(
         TextColumn("[bold]simulating[/] {task.description}"),
@@ -43,8 +41,7 @@ def run_simulation(
         def report(now: float, end: float | None) -> None:
             progress.update(task, completed=now, now=f"{now:g}s")
 
-        sim.run(progress=report)
-    return build_result(sim, explain=explain)
+        return simulate_scenario(scenario, seed=seed, until=until, explain=explain, progress=report).result
 
 
 @click.command()
@@ -80,9 +77,6 @@ def simulate(
     if report:
         Path(report).write_text(simulation_report(result))
     if output == "json":
-        if explain_pod is None and not decisions:
-            result.pop("preemptionDecisions", None)
-            result.pop("attempts", None)
         click.echo(json.dumps(result, indent=2))
         return
     console = Console(highlight=False)
