@@ -53,7 +53,7 @@ def render_whatif(console: Console, diff: dict[str, Any]) -> None:
 @click.argument("snapshot", type=click.Path(exists=True), required=False)
 @cluster_source_options
 @click.option("--enable-preemption", "preemption", flag_value=True, default=None,
-              help="Baseline without preemption (as seed 003 rolls it out), changed with it.")
+              help="Baseline without preemption (the first stage of a rollout), changed with it.")
 @click.option("--disable-preemption", "preemption", flag_value=False, help="The reverse.")
 @click.option("--apply", "apply_files", multiple=True, type=click.Path(exists=True),
               help="Manifests to add or replace (PriorityClasses, PDBs, pods, workloads...). Repeatable.")

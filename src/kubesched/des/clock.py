@@ -1,4 +1,4 @@
-"""The one source of "now" (DESIGN.md principle 2) and the discrete-event loop built on it.
+"""The one source of "now" (time is injected everywhere) and the discrete-event loop built on it.
 
 A simulation never sleeps: :class:`EventLoop` jumps from one scheduled callback to the next.
 Callbacks due at the same instant run in the order they were scheduled (FIFO), which keeps runs

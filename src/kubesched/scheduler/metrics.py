@@ -1,4 +1,4 @@
-"""Counters with upstream's metric names (upstream-algorithm.md §7.1); exported by kube mode."""
+"""Counters with upstream's metric names (upstream ``pkg/scheduler/metrics/metrics.go``); exported by kube mode."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The Scheduler: queue + cache + profiles, fed by cluster events (upstream ``scheduler.go`` and
-``eventhandlers.go``). It depends only on the Cluster protocol (DESIGN.md principle 1)."""
+``eventhandlers.go``). It depends only on the Cluster port (``ports.py``), never on a backend."""
 
 from __future__ import annotations
 

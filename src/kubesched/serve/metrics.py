@@ -1,5 +1,5 @@
 """Prometheus text exposition (format 0.0.4) of the scheduler's metrics, with upstream's names
-(upstream-algorithm.md §7.1), plus a few about the API client.
+(upstream ``pkg/scheduler/metrics/metrics.go``), plus a few about the API client.
 
 The scheduler's state is not thread-safe, so the scheduling thread calls :meth:`Exporter.update`
 between cycles; it renders a complete text that the HTTP thread serves as is.

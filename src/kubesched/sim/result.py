@@ -1,4 +1,4 @@
-"""The SimulationResult document (scenario-format.md, "Output")."""
+"""The SimulationResult document (docs/scenarios.md describes its fields)."""
 
 from __future__ import annotations
 
