@@ -70,7 +70,7 @@ from kubesched.cluster.embedded.autoscaler.nodes import (
     priority_of,
 )
 from kubesched.cluster.embedded.autoscaler.track import NodeTracker, PodTracker
-from kubesched.k8s.objects import ApiError, Obj, key_of
+from kubesched.k8s.objects import ApiError, Obj, is_terminal, key_of
 from kubesched.k8s.timefmt import parse_rfc3339, rfc3339
 
 if TYPE_CHECKING:
@@ -151,7 +151,7 @@ class ClusterAutoscaler:
             snapshot[name] = SimNode.of(node, group, upcoming=name in self.starting)
         for pod in self.cluster.store.iter("Pod"):
             node_name = (pod.get("spec") or {}).get("nodeName")
-            if node_name in snapshot and (pod.get("status") or {}).get("phase") not in ("Succeeded", "Failed"):
+            if node_name in snapshot and not is_terminal(pod):
                 snapshot[node_name].add(self.requests(pod))
         for name, group in sorted(self.upcoming.items()):
             snapshot[name] = self._template(group, name)
@@ -334,8 +334,7 @@ class ClusterAutoscaler:
         pods_by_node: dict[str, list[Obj]] = {}
         for pod in self.cluster.store.iter("Pod"):
             node_name = (pod.get("spec") or {}).get("nodeName")
-            if node_name in snapshot and (pod.get("status") or {}).get("phase") not in ("Succeeded", "Failed") \
-                    and not pod["metadata"].get("deletionTimestamp"):
+            if node_name in snapshot and not is_terminal(pod) and not pod["metadata"].get("deletionTimestamp"):
                 pods_by_node.setdefault(node_name, []).append(pod)
         pdbs = [(LabelSelector.from_dict((p.get("spec") or {}).get("selector")), p)
                 for p in self.cluster.store.iter("PodDisruptionBudget")]
@@ -422,7 +421,7 @@ class ClusterAutoscaler:
 
     def _pods_on(self, name: str) -> list[Obj]:
         return [p for p in self.cluster.store.iter("Pod") if (p.get("spec") or {}).get("nodeName") == name
-                and (p.get("status") or {}).get("phase") not in ("Succeeded", "Failed")]
+                and not is_terminal(p)]
 
     def _check_drained(self, name: str) -> None:
         if name not in self.draining or self.cluster.store.get("Node", None, name) is None:

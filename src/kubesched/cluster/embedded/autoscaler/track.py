@@ -7,20 +7,17 @@ from collections.abc import Callable
 
 from kubesched.cluster.embedded.apiserver.store import ObjectStore
 from kubesched.cluster.embedded.autoscaler.config import NODE_GROUP_LABEL
-from kubesched.k8s.objects import Obj, key_of
-
-TERMINAL = ("Succeeded", "Failed")
+from kubesched.k8s.objects import Obj, is_terminal, key_of
 
 
 def is_unschedulable(pod: Obj) -> bool:
     """Pending, unassigned, not being deleted, and marked ``PodScheduled=False/Unschedulable``."""
     if (pod.get("spec") or {}).get("nodeName") or pod["metadata"].get("deletionTimestamp"):
         return False
-    status = pod.get("status") or {}
-    if status.get("phase") in TERMINAL:
+    if is_terminal(pod):
         return False
     return any(c.get("type") == "PodScheduled" and c.get("status") == "False" and c.get("reason") == "Unschedulable"
-               for c in status.get("conditions") or [])
+               for c in (pod.get("status") or {}).get("conditions") or [])
 
 
 class PodTracker:
@@ -61,8 +58,7 @@ class PodTracker:
             return
         self._note(old, new)
         node = (new.get("spec") or {}).get("nodeName")
-        if node and (new.get("status") or {}).get("phase") in TERMINAL \
-                and (old.get("status") or {}).get("phase") not in TERMINAL:
+        if node and is_terminal(new) and not is_terminal(old):
             self._on_gone(node)
 
     def on_delete(self, kind: str, obj: Obj) -> None:

@@ -25,11 +25,16 @@ from kubesched.cluster.embedded.controllers.util import (
     controller_ref,
     is_deleting,
     is_ready,
+)
+from kubesched.k8s.objects import (
+    DEFAULT_NAMESPACE,
+    ApiError,
+    Obj,
     is_terminal,
-    obj_key,
+    key_of,
+    namespace_of,
     split_key,
 )
-from kubesched.k8s.objects import ApiError, Obj
 
 if TYPE_CHECKING:
     from kubesched.cluster.embedded.cluster import EmbeddedCluster
@@ -111,8 +116,8 @@ class Controller:
     def handle(self, kind: str, old: Obj | None, new: Obj) -> None:
         """An add (``old`` None) or update of any kind."""
         if kind == self.kind and (old is None or old.get("spec") != new.get("spec")):
-            self._blocked.discard(obj_key(new))
-            self.enqueue(obj_key(new))
+            self._blocked.discard(key_of(new))
+            self.enqueue(key_of(new))
         elif kind == "Pod":
             if old is not None and _pod_flags(old) == _pod_flags(new):
                 return  # nothing a workload controller looks at changed (e.g. a binding)
@@ -127,7 +132,7 @@ class Controller:
     def pod_changed(self, pod: Obj) -> None:
         ref = controller_ref(pod)
         if ref is not None and ref.get("kind") == self.kind:
-            self.enqueue(f"{pod['metadata'].get('namespace') or 'default'}/{ref['name']}")
+            self.enqueue(f"{namespace_of(pod)}/{ref['name']}")
 
     def delete_dependents(self, owner: Obj) -> None:
         """Garbage collection (background propagation): delete the pods ``owner`` controlled."""
@@ -163,7 +168,7 @@ class Controller:
 
     def delete_pod(self, pod: Obj, grace: int | None = None) -> None:
         meta = pod["metadata"]
-        ns = meta.get("namespace") or "default"
+        ns = meta.get("namespace") or DEFAULT_NAMESPACE
         try:
             self.cluster.delete("Pod", ns, meta["name"], grace)
         except ApiError:

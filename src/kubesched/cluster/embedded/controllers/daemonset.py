@@ -32,12 +32,10 @@ from kubesched.cluster.embedded.controllers.util import (
     is_active,
     is_deleting,
     is_ready,
-    is_terminal,
-    obj_key,
     pod_from_template,
 )
 from kubesched.k8s.objcopy import deep_copy
-from kubesched.k8s.objects import Obj
+from kubesched.k8s.objects import Obj, is_terminal, key_of, namespace_of
 
 REVISION_LABEL = "controller-revision-hash"
 
@@ -140,18 +138,18 @@ class DaemonSetController(Controller):
     def pod_changed(self, pod: Obj) -> None:
         ref = controller_ref(pod)
         if ref is not None and ref.get("kind") == self.kind:
-            ns = pod["metadata"].get("namespace") or "default"
+            ns = namespace_of(pod)
             self.enqueue(f"{ns}/{ref['name']}|{target_node(pod) or ''}")
 
     def _node_changed(self, node_name: str) -> None:
         keys = []
         for ds in self.store.iter("DaemonSet"):
             self._fits.get(ds["metadata"]["uid"], {}).pop(node_name, None)
-            keys.append(f"{obj_key(ds)}|{node_name}")
+            keys.append(f"{key_of(ds)}|{node_name}")
         self.enqueue_all(sorted(keys))
 
     def _new_pod(self, ds: Obj, node_name: str) -> Obj:
-        ns = ds["metadata"].get("namespace") or "default"
+        ns = namespace_of(ds)
         name, generate_name = self.random_name(ns, ds["metadata"]["name"])
         revision = template_hash((ds.get("spec") or {}).get("template") or {})
         pod = pod_from_template(ds, name, generate_name=generate_name, labels={REVISION_LABEL: revision})

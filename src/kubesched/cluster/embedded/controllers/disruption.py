@@ -28,15 +28,8 @@ from typing import Any
 
 from kubesched.api.selectors import LabelSelector
 from kubesched.cluster.embedded.controllers.base import Controller
-from kubesched.cluster.embedded.controllers.util import (
-    controller_ref,
-    is_deleting,
-    is_ready,
-    obj_key,
-    replicas_of,
-    split_key,
-)
-from kubesched.k8s.objects import Obj
+from kubesched.cluster.embedded.controllers.util import controller_ref, is_deleting, is_ready, replicas_of
+from kubesched.k8s.objects import Obj, key_of, namespace_of, split_key
 from kubesched.k8s.timefmt import parse_rfc3339, rfc3339
 
 DELETION_TIMEOUT = 120.0
@@ -122,11 +115,11 @@ class DisruptionController(Controller):
         return sorted(k for k in self._budgets if split_key(k)[0] == ns)
 
     def _rebuild(self, pdb: Obj) -> None:
-        key = obj_key(pdb)
+        key = key_of(pdb)
         ns = split_key(key)[0]
         budget = _Budget(self._selector(pdb))
         for p in self.store.iter("Pod"):
-            if (p["metadata"].get("namespace") or "default") == ns and budget.selector.matches(_labels(p)):
+            if namespace_of(p) == ns and budget.selector.matches(_labels(p)):
                 budget.put(p["metadata"]["name"], _member(p))
         self._budgets[key] = budget
 
@@ -139,18 +132,18 @@ class DisruptionController(Controller):
                 self._rebuild(new)
             # any change, status included (an eviction adding to disruptedPods); our own writes
             # lead to one more sync that finds nothing to change
-            self.enqueue(obj_key(new))
+            self.enqueue(key_of(new))
         elif kind == "Pod":
             if old is not None and not self._pod_changed_for_pdb(old, new):
                 return
             self._pod_event(new, gone=False)
         elif kind in _SCALED_KINDS and old is not None and replicas_of(old) != replicas_of(new):
-            self.enqueue_all(self._pdb_keys(new["metadata"].get("namespace") or "default"))
+            self.enqueue_all(self._pdb_keys(namespace_of(new)))
 
     def handle_delete(self, kind: str, obj: Obj) -> None:
         if kind == self.kind:
             self._pinned.pop(obj["metadata"]["uid"], None)
-            self._budgets.pop(obj_key(obj), None)
+            self._budgets.pop(key_of(obj), None)
         elif kind == "Pod":
             self._pod_event(obj, gone=True)
 
@@ -164,7 +157,7 @@ class DisruptionController(Controller):
         )
 
     def _pod_event(self, pod: Obj, gone: bool) -> None:
-        ns = pod["metadata"].get("namespace") or "default"
+        ns = namespace_of(pod)
         name = pod["metadata"]["name"]
         for key in self._pdb_keys(ns):
             budget = self._budgets[key]

@@ -24,15 +24,13 @@ from kubesched.cluster.embedded.controllers.util import (
     creation_time,
     is_active,
     is_ready,
-    obj_key,
     owner_reference,
     pod_from_template,
     ready_condition,
     replicas_of,
-    split_key,
 )
 from kubesched.k8s.objcopy import deep_copy
-from kubesched.k8s.objects import ApiError, Obj
+from kubesched.k8s.objects import DEFAULT_NAMESPACE, ApiError, Obj, key_of, namespace_of, split_key
 from kubesched.k8s.timefmt import parse_rfc3339
 
 POD_TEMPLATE_HASH = "pod-template-hash"
@@ -87,7 +85,7 @@ class ReplicaSetController(Controller):
         rs = self.get(key)
         if rs is None:
             return
-        ns = rs["metadata"].get("namespace") or "default"
+        ns = namespace_of(rs)
         uid = rs["metadata"]["uid"]
         diff = replicas_of(rs) - self.index.owned(uid).active
         if diff > 0 and not self.is_blocked(key):
@@ -120,12 +118,12 @@ class DeploymentController(Controller):
         if kind == "ReplicaSet":
             ref = controller_ref(new)
             if ref is not None and ref.get("kind") == "Deployment":
-                self.enqueue(f"{new['metadata'].get('namespace') or 'default'}/{ref['name']}")
+                self.enqueue(f"{namespace_of(new)}/{ref['name']}")
             return
         if kind == "Deployment" and old is not None and old.get("spec") == new.get("spec"):
             return
         if kind == "Deployment":
-            self.enqueue(obj_key(new))
+            self.enqueue(key_of(new))
 
     def handle_delete(self, kind: str, obj: Obj) -> None:
         if kind != "Deployment":
@@ -137,7 +135,7 @@ class DeploymentController(Controller):
                 pass  # already gone
 
     def _replica_sets(self, deployment: Obj) -> list[Obj]:
-        ns = deployment["metadata"].get("namespace") or "default"
+        ns = namespace_of(deployment)
         uid = deployment["metadata"]["uid"]
         return sorted(
             (
@@ -188,7 +186,7 @@ class DeploymentController(Controller):
             "kind": "ReplicaSet",
             "metadata": {
                 "name": f"{meta['name']}-{h}",
-                "namespace": meta.get("namespace") or "default",
+                "namespace": meta.get("namespace") or DEFAULT_NAMESPACE,
                 "labels": dict(tmeta["labels"]),
                 "ownerReferences": [owner_reference(deployment)],
             },

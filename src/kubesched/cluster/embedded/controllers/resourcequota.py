@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from kubesched.cluster.embedded.apiserver import quota as quotas
-from kubesched.k8s.objects import Obj
+from kubesched.k8s.objects import DEFAULT_NAMESPACE, Obj, namespace_of
 
 if TYPE_CHECKING:
     from kubesched.cluster.embedded.cluster import EmbeddedCluster
@@ -29,14 +29,14 @@ class ResourceQuotaController:
 
     def _quotas(self, ns: str) -> list[Obj]:
         return sorted(
-            (q for q in self.store.iter("ResourceQuota") if (q["metadata"].get("namespace") or "default") == ns),
+            (q for q in self.store.iter("ResourceQuota") if namespace_of(q) == ns),
             key=lambda q: q["metadata"]["name"],
         )
 
     def _apply(self, pod: Obj, delta: dict[str, int], release: bool) -> None:
         if not any(delta.values()):
             return
-        ns = pod["metadata"].get("namespace") or "default"
+        ns = namespace_of(pod)
         for quota in self._quotas(ns):
             if not quotas.quota_matches_pod(quota, pod):
                 continue
@@ -45,11 +45,11 @@ class ResourceQuotaController:
                 self.store.update(quotas.with_used(quota, used))
 
     def _recount(self, quota: Obj) -> None:
-        ns = quota["metadata"].get("namespace") or "default"
+        ns = namespace_of(quota)
         current = self.store.get("ResourceQuota", ns, quota["metadata"]["name"])
         if current is None:
             return
-        pods = [p for p in self.store.iter("Pod") if (p["metadata"].get("namespace") or "default") == ns]
+        pods = [p for p in self.store.iter("Pod") if namespace_of(p) == ns]
         status = {**(current.get("status") or {}), **quotas.compute_status(current, pods, self.cluster.now())}
         if status != current.get("status"):
             self.store.update({**current, "status": status})
@@ -58,7 +58,7 @@ class ResourceQuotaController:
     def on_add(self, kind: str, obj: Obj) -> None:
         if kind == "Pod":
             meta = obj["metadata"]
-            key = (meta.get("namespace") or "default", meta["name"])
+            key = (meta.get("namespace") or DEFAULT_NAMESPACE, meta["name"])
             charged = self.cluster.admission.charged
             if key in charged:
                 charged.discard(key)
@@ -74,7 +74,7 @@ class ResourceQuotaController:
             now = self.cluster.now()
             if quotas.counts_compute_usage(old, now) == quotas.counts_compute_usage(new, now):
                 return  # usage only changes when a pod stops counting (requests are immutable)
-            if not self._quotas(new["metadata"].get("namespace") or "default"):
+            if not self._quotas(namespace_of(new)):
                 return
             before, after = quotas.pod_usage(old, now), quotas.pod_usage(new, now)
             released = {k: v - after.get(k, 0) for k, v in before.items()}
@@ -85,7 +85,7 @@ class ResourceQuotaController:
     def on_delete(self, kind: str, obj: Obj) -> None:
         if kind == "Pod":
             meta = obj["metadata"]
-            ns = meta.get("namespace") or "default"
+            ns = meta.get("namespace") or DEFAULT_NAMESPACE
             self.cluster.admission.charged.discard((ns, meta["name"]))
             if self._quotas(ns):
                 self._apply(obj, quotas.pod_usage(obj, self.cluster.now()), release=True)

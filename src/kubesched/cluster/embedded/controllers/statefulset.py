@@ -22,12 +22,10 @@ from kubesched.cluster.embedded.controllers.replicaset import template_hash
 from kubesched.cluster.embedded.controllers.util import (
     controller_ref,
     is_deleting,
-    is_terminal,
     pod_from_template,
     replicas_of,
-    split_key,
 )
-from kubesched.k8s.objects import Obj
+from kubesched.k8s.objects import Obj, is_terminal, split_key
 
 POD_NAME_LABEL = "statefulset.kubernetes.io/pod-name"
 POD_INDEX_LABEL = "apps.kubernetes.io/pod-index"

@@ -66,7 +66,7 @@ from kubesched.cluster.embedded.kubelet.eviction_rank import (
 from kubesched.cluster.embedded.kubelet.pingpong import PingPongAvoidance
 from kubesched.cluster.embedded.kubelet.usage import NodeUsage, RunningPod
 from kubesched.des.clock import Timer
-from kubesched.k8s.objects import DISRUPTION_TARGET, ApiError, Obj
+from kubesched.k8s.objects import DISRUPTION_TARGET, ApiError, Obj, is_terminal
 from kubesched.k8s.timefmt import rfc3339
 
 if TYPE_CHECKING:
@@ -233,7 +233,7 @@ class EvictionManager:
             self._kill(pod, message)
 
     def _kill(self, pod: Obj, message: str) -> None:
-        if (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
+        if is_terminal(pod):
             return
         status = dict(pod.get("status") or {})
         condition = {"type": DISRUPTION_TARGET, "status": "True", "reason": TERMINATION_BY_KUBELET,

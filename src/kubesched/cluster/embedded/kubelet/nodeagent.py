@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol
 
 from kubesched.api.durations import parse_duration
-from kubesched.k8s.objects import Obj, key_of
+from kubesched.k8s.objects import Obj, is_terminal, key_of
 from kubesched.k8s.timefmt import rfc3339
 
 if TYPE_CHECKING:
@@ -23,7 +23,6 @@ if TYPE_CHECKING:
 RUN_FOR = "kubesched.io/run-for"
 EXIT_AFTER = "kubesched.io/exit-after"
 DEFAULT_GRACE_SECONDS = 30
-TERMINAL_PHASES = ("Succeeded", "Failed")
 #: a pod the kubelet refuses (e.g. TopologyAffinityError) fails this long after it was bound: the
 #: kubelet's pod worker takes a moment, and controllers' replacements then loop at a finite rate
 KUBELET_REJECTION_DELAY = 1.0
@@ -79,7 +78,7 @@ class NodeAgent:
 
     def _start(self, pod: Obj) -> None:
         status = pod.get("status") or {}
-        if status.get("phase") in ("Running", *TERMINAL_PHASES):
+        if status.get("phase") == "Running" or is_terminal(pod):
             return
         node_name = pod["spec"]["nodeName"]
         node = self.cluster.store.get("Node", None, node_name) or {"metadata": {"name": node_name}}
@@ -117,7 +116,7 @@ class NodeAgent:
 
     def _reject(self, pod: Obj, uid: str, node_name: str, reason: str, message: str) -> None:
         current = self._current(pod, uid)
-        if current is None or (current.get("status") or {}).get("phase") in TERMINAL_PHASES:
+        if current is None or is_terminal(current):
             return
         self.set_terminal(current, "Failed", reason, message)
         self.cluster.log.record("Failed", key_of(current), node=node_name, message=f"{reason}: {message}")
@@ -131,7 +130,7 @@ class NodeAgent:
 
     def _complete(self, pod: Obj, uid: str) -> None:
         current = self._current(pod, uid)
-        if current is None or (current.get("status") or {}).get("phase") in TERMINAL_PHASES:
+        if current is None or is_terminal(current):
             return
         self.set_terminal(current, "Succeeded")
         self.cluster.log.record("Completed", key_of(current), node=current["spec"].get("nodeName"))
@@ -159,14 +158,13 @@ class NodeAgent:
     def delete_pod(self, pod: Obj, grace: int | None) -> None:
         meta = pod["metadata"]
         spec = pod.get("spec") or {}
-        phase = (pod.get("status") or {}).get("phase")
         if meta.get("deletionTimestamp"):
             return  # already terminating
         if grace is None:
             grace = spec.get("terminationGracePeriodSeconds")
             if grace is None:
                 grace = DEFAULT_GRACE_SECONDS
-        if not spec.get("nodeName") or phase in TERMINAL_PHASES or grace <= 0:
+        if not spec.get("nodeName") or is_terminal(pod) or grace <= 0:
             self._remove(pod)
             return
         wait = float(grace)

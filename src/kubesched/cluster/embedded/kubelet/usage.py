@@ -39,7 +39,7 @@ from kubesched.api.usage import (  # noqa: F401  (re-exported for the eviction s
     check_usage_annotation,
     parse_usage,
 )
-from kubesched.k8s.objects import Obj
+from kubesched.k8s.objects import Obj, key_of
 from kubesched.k8s.timefmt import parse_rfc3339
 
 if TYPE_CHECKING:
@@ -76,8 +76,7 @@ class RunningPod:
 
     @property
     def key(self) -> str:
-        meta = self.pod["metadata"]
-        return f"{meta.get('namespace') or 'default'}/{meta['name']}"
+        return key_of(self.pod)
 
     def usage(self, resource: str, now: float) -> int:
         if self.profile is None:
