@@ -1,4 +1,4 @@
-"""What the API server does to an object between the request and etcd (upstream-algorithm.md §5).
+"""What the API server does to an object between the request and etcd (``plugin/pkg/admission``).
 
 For a **Pod** (in the API server's order):
 

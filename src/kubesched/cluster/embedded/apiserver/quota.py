@@ -1,4 +1,4 @@
-"""ResourceQuota arithmetic for pods (upstream-algorithm.md §5.3).
+"""ResourceQuota arithmetic for pods (``pkg/quota/v1/evaluator/core/pods.go``).
 
 The behaviour follows the API server's quota admission and the pod quota evaluator:
 

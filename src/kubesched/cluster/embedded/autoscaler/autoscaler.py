@@ -1,5 +1,5 @@
 """A simulated cluster autoscaler (``spec.cluster.autoscaler``; issue 7, settings in
-:mod:`~kubesched.cluster.embedded.autoscaler.config`).
+:mod:`~kubesched.api.cluster_settings.autoscaler`).
 
 Every ``scanInterval`` (10 s, at ``k × interval``) it runs one loop, like the real autoscaler's
 ``RunOnce``:
@@ -46,15 +46,14 @@ import functools
 import math
 from typing import TYPE_CHECKING, Any
 
-from kubesched.api.selectors import LabelSelector, pod_matches_node_selector_and_affinity
-from kubesched.api.tolerations import find_untolerated_taint
-from kubesched.cluster.embedded.autoscaler.config import (
+from kubesched.api.cluster_settings.autoscaler import (
     NODE_GROUP_LABEL,
     AutoscalerConfig,
     NodeGroup,
     parse_config,
-    validate_config,
 )
+from kubesched.api.selectors import LabelSelector, pod_matches_node_selector_and_affinity
+from kubesched.api.tolerations import find_untolerated_taint
 from kubesched.cluster.embedded.autoscaler.nodes import (
     NOT_READY_TAINT,
     SCALE_DOWN_DISABLED,
@@ -76,7 +75,7 @@ from kubesched.k8s.timefmt import parse_rfc3339, rfc3339
 if TYPE_CHECKING:
     from kubesched.cluster.embedded.cluster import EmbeddedCluster
 
-__all__ = ["ClusterAutoscaler", "start_autoscaler", "validate_config"]
+__all__ = ["ClusterAutoscaler", "start_autoscaler"]
 
 #: tolerations every DaemonSet pod gets (used to decide which DaemonSets run on a template node)
 _DAEMONSET_TOLERATIONS: tuple[dict[str, str], ...] = (

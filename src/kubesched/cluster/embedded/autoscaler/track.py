@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from kubesched.api.cluster_settings.autoscaler import NODE_GROUP_LABEL
 from kubesched.cluster.embedded.apiserver.store import ObjectStore
-from kubesched.cluster.embedded.autoscaler.config import NODE_GROUP_LABEL
 from kubesched.k8s.objects import Obj, is_terminal, key_of
 
 

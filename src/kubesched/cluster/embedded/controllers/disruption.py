@@ -1,4 +1,4 @@
-"""PodDisruptionBudget status controller (upstream-algorithm.md §6, ``pkg/controller/disruption``).
+"""PodDisruptionBudget status controller (``pkg/controller/disruption``).
 
 For each PDB, over the pods of its namespace its selector matches (``{}`` matches all, no selector
 none):

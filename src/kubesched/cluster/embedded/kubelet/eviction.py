@@ -42,17 +42,16 @@ import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from kubesched.api.quantity import format_quantity
-from kubesched.api.resources import node_allocatable
-from kubesched.api.tolerations import is_tolerated
-from kubesched.cluster.embedded.kubelet.eviction_config import (
+from kubesched.api.cluster_settings.eviction import (
     SIGNALS,
     EvictionConfig,
     NodeSettings,
     Threshold,
     parse_config,
-    validate_config,
 )
+from kubesched.api.quantity import format_quantity
+from kubesched.api.resources import node_allocatable
+from kubesched.api.tolerations import is_tolerated
 from kubesched.cluster.embedded.kubelet.eviction_rank import (
     EVICTED_REASON,
     TERMINATION_BY_KUBELET,
@@ -72,7 +71,7 @@ from kubesched.k8s.timefmt import rfc3339
 if TYPE_CHECKING:
     from kubesched.cluster.embedded.cluster import EmbeddedCluster
 
-__all__ = ["EvictionManager", "start_eviction", "validate_config"]
+__all__ = ["EvictionManager", "start_eviction"]
 
 _CONDITION_TEXT = {
     ("MemoryPressure", True): ("KubeletHasInsufficientMemory", "kubelet has insufficient memory available",

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from kubesched.cluster.embedded.kubelet.eviction_config import PingPongSettings
+from kubesched.api.cluster_settings.eviction import PingPongSettings
 from kubesched.k8s.objcopy import deep_copy
 from kubesched.k8s.objects import Obj, key_of
 

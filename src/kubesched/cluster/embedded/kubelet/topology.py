@@ -16,13 +16,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from kubesched.api.cluster_settings.topology import parse_config
+from kubesched.api.cpuset import format_cpuset
 from kubesched.api.quantity import format_quantity
 from kubesched.cluster.embedded.kubelet.exporter import Exporter
+from kubesched.cluster.embedded.kubelet.machine import spec_from_nrt, spec_from_settings
 from kubesched.cluster.embedded.kubelet.managers import NodeAllocator, PodAssignment, Rejection
 from kubesched.cluster.embedded.kubelet.podresources import ADDED, DELETED, PodResourcesServer
-from kubesched.cluster.embedded.kubelet.topology_config import parse_config, spec_from_nrt
 from kubesched.k8s.objects import Obj, key_of
-from kubesched.topology.model import NodeTopologySpec, format_cpuset
+from kubesched.topology.model import NodeTopologySpec
 from kubesched.topology.nrt import KIND
 from kubesched.topology.qos import pod_request
 
@@ -47,6 +49,8 @@ class TopologySubsystem:
     def __init__(self, cluster: EmbeddedCluster, section: dict[str, Any]) -> None:
         self.cluster = cluster
         self.config = parse_config(section)
+        #: the machine of each ``nodes`` entry, in entry order
+        self._machines = [(entry, spec_from_settings(entry)) for entry in self.config.nodes]
         self.exporter = Exporter(cluster, self.config.exporter)
         self.kubelets: dict[str, SimulatedKubelet] = {}
         self._created_bound: set[str] = set()  # pods that exist bound from the start (time 0)
@@ -61,7 +65,7 @@ class TopologySubsystem:
             if (obj.get("spec") or {}).get("nodeName") and self.cluster.now() == 0.0:
                 self._created_bound.add(obj["metadata"].get("uid", ""))
         elif kind == "Node" and name not in self.kubelets:
-            spec = self.config.spec_for(obj)
+            spec = self._machine_for(obj)
             if spec is None and self.config.adopt:
                 nrt = self.cluster.store.get(KIND, None, name)
                 spec = spec_from_nrt(nrt) if nrt is not None else None
@@ -81,6 +85,10 @@ class TopologySubsystem:
         if kind == "Node" and name in self.kubelets:
             del self.kubelets[name]
             self.exporter.unregister(name)
+
+    def _machine_for(self, node: Obj) -> NodeTopologySpec | None:
+        """The machine of the first ``nodes`` entry that matches ``node``."""
+        return next((spec for entry, spec in self._machines if entry.matches(node)), None)
 
     def _start_kubelet(self, name: str, spec: NodeTopologySpec) -> None:
         allocator = NodeAllocator(spec)

@@ -30,15 +30,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from kubesched.api.resources import pod_requests
-from kubesched.api.usage import (  # noqa: F401  (re-exported for the eviction subsystem)
-    DEFAULT_USAGE_MODES,
-    USAGE_ANNOTATION,
-    USAGE_RESOURCES,
-    Profile,
-    UsageSyntaxError,
-    check_usage_annotation,
-    parse_usage,
-)
+from kubesched.api.usage import USAGE_ANNOTATION, Profile, UsageSyntaxError, parse_usage
 from kubesched.k8s.objects import Obj, key_of
 from kubesched.k8s.timefmt import parse_rfc3339
 
