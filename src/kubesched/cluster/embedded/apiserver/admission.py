@@ -27,8 +27,8 @@ forbidden: ...``. A mutating-phase refusal of a pod with ``metadata.generateName
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Iterator, Mapping
+from typing import Any, Protocol
 
 from kubesched.api.resources import default_pod_requests_from_limits
 from kubesched.cluster.embedded.apiserver import quota as quotas
@@ -96,12 +96,25 @@ def invalid(kind_group: str, name: str, errors: list[str]) -> ApiError:
     return ApiError(422, "Invalid", f'{kind_group} "{name}" is invalid: {text}')
 
 
-def ensure_system_priority_classes(store: ObjectStore) -> None:
+class _Reader(Protocol):
+    def iter(self, kind: str) -> Iterator[Obj]: ...
+
+
+class _Creator(Protocol):
+    """Where the system classes are created: the API server facade (through admission) or a bare
+    object store."""
+
+    def get(self, kind: str, namespace: str | None, name: str) -> Obj | None: ...
+
+    def create(self, obj: Obj) -> Obj: ...
+
+
+def ensure_system_priority_classes(api: _Creator) -> None:
     """Create ``system-cluster-critical`` and ``system-node-critical`` if missing (the API server
     does this at start-up). Call once when the cluster starts."""
     for name, (value, description) in SYSTEM_PRIORITY_CLASSES.items():
-        if store.get("PriorityClass", None, name) is None:
-            store.create(
+        if api.get("PriorityClass", None, name) is None:
+            api.create(
                 {
                     "apiVersion": "scheduling.k8s.io/v1",
                     "kind": "PriorityClass",
@@ -114,7 +127,7 @@ def ensure_system_priority_classes(store: ObjectStore) -> None:
             )
 
 
-def default_priority_class(store: ObjectStore) -> Obj | None:
+def default_priority_class(store: _Reader) -> Obj | None:
     """The globalDefault PriorityClass; the one with the lowest value if several exist."""
     best: Obj | None = None
     for pc in store.iter("PriorityClass"):

@@ -1,4 +1,4 @@
-"""Store watchers for the cluster autoscaler: which pods are unschedulable, and how many nodes (per
+"""Watchers for the cluster autoscaler: which pods are unschedulable, and how many nodes (per
 node group) existed over time."""
 
 from __future__ import annotations
@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from kubesched.api.cluster_settings.autoscaler import NODE_GROUP_LABEL
-from kubesched.cluster.embedded.apiserver.store import ObjectStore
-from kubesched.k8s.objects import Obj, is_terminal, key_of
+from kubesched.cluster.embedded.apiserver.server import ApiServer
+from kubesched.k8s.objects import Obj, is_terminal, key_of, split_key
 
 
 def is_unschedulable(pod: Obj) -> bool:
@@ -29,11 +29,11 @@ class PodTracker:
         self._on_unschedulable = on_unschedulable
         self._on_gone = on_gone
 
-    def unschedulable(self, store: ObjectStore) -> list[Obj]:
+    def unschedulable(self, api: ApiServer) -> list[Obj]:
         out = []
         for key in sorted(self._keys):
-            ns, _, name = key.partition("/")
-            pod = store.get("Pod", ns, name)
+            ns, name = split_key(key)
+            pod = api.get("Pod", ns, name)
             if pod is not None and is_unschedulable(pod):
                 out.append(pod)
         return out

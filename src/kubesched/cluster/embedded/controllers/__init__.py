@@ -44,7 +44,7 @@ __all__ = [
 
 def start_controllers(cluster: EmbeddedCluster) -> list[Any]:
     index = PodIndex(cluster)
-    for pod in cluster.store.list("Pod"):
+    for pod in cluster.api.list("Pod"):
         index.note(pod)
     quota = ResourceQuotaController(cluster)
     workload: list[Controller] = [
@@ -56,6 +56,6 @@ def start_controllers(cluster: EmbeddedCluster) -> list[Any]:
         JobController(cluster, index),
     ]
     for controller in workload:
-        for obj in sorted(cluster.store.list(controller.kind), key=key_of):
+        for obj in sorted(cluster.api.list(controller.kind), key=key_of):
             controller.handle(controller.kind, None, obj)
     return [index, quota, *workload]

@@ -2,8 +2,8 @@
 
 Every controller is *level-triggered*: a watch event only puts a key (``namespace/name`` of the
 object to reconcile) on the controller's queue, and ``sync(key)`` reads the current state from the
-store. The queue is drained at once, but never re-entrantly: a write made while syncing may
-deliver events synchronously (outside a store dispatch), and those only enqueue keys that the
+API server. The queue is drained at once, but never re-entrantly: a write made while syncing may
+deliver events synchronously (outside a watch dispatch), and those only enqueue keys that the
 running drain picks up afterwards. This keeps runs deterministic and ordering intact.
 
 Pods a controller creates go through ``cluster.create`` (admission, quota). When a create is refused
@@ -61,12 +61,12 @@ class Controller:
 
     def __init__(self, cluster: EmbeddedCluster, index: PodIndex) -> None:
         self.cluster = cluster
-        self.store = cluster.store
+        self.api = cluster.api
         self.index = index
         self._queue: dict[str, None] = {}
         self._busy = False
         self._blocked: set[str] = set()
-        cluster.store.watch(self)
+        cluster.api.watch(self)
 
     # -- queue ---------------------------------------------------------------------------------
     def enqueue(self, key: str) -> None:
@@ -142,7 +142,7 @@ class Controller:
     # -- writes ----------------------------------------------------------------------------------
     def get(self, key: str) -> Obj | None:
         ns, name = split_key(key)
-        return self.store.get(self.kind, ns, name)
+        return self.api.get(self.kind, ns, name)
 
     def random_name(self, namespace: str, base: str) -> tuple[str, str]:
         """``(name, generateName)``: ``base-`` plus 5 random characters from the cluster's rng,
@@ -151,7 +151,7 @@ class Controller:
         while True:
             idx = self.cluster.rng.integers(0, len(NAME_ALPHABET), size=5)
             name = prefix + "".join(NAME_ALPHABET[int(i)] for i in idx)
-            if self.store.get("Pod", namespace, name) is None:
+            if self.api.get("Pod", namespace, name) is None:
                 return name, prefix
 
     def create_pod(self, key: str, pod: Obj) -> Obj | None:
@@ -181,4 +181,4 @@ class Controller:
         merged = {**status, **fields}
         if merged == status:
             return obj
-        return self.store.update({**obj, "status": merged})
+        return self.api.update({**obj, "status": merged})

@@ -143,7 +143,7 @@ class DaemonSetController(Controller):
 
     def _node_changed(self, node_name: str) -> None:
         keys = []
-        for ds in self.store.iter("DaemonSet"):
+        for ds in self.api.iter("DaemonSet"):
             self._fits.get(ds["metadata"]["uid"], {}).pop(node_name, None)
             keys.append(f"{key_of(ds)}|{node_name}")
         self.enqueue_all(sorted(keys))
@@ -164,7 +164,7 @@ class DaemonSetController(Controller):
             return
         uid = ds["metadata"]["uid"]
         if key == ds_key:
-            names = {n["metadata"]["name"] for n in self.store.iter("Node")}
+            names = {n["metadata"]["name"] for n in self.api.iter("Node")}
             names.update(self.index.owned(uid).by_node)
             for name in sorted(names):
                 self._sync_node(ds_key, ds, name)
@@ -187,7 +187,7 @@ class DaemonSetController(Controller):
 
     def _sync_node(self, key: str, ds: Obj, node_name: str) -> None:
         uid = ds["metadata"]["uid"]
-        node = self.store.get("Node", None, node_name) if node_name else None
+        node = self.api.get("Node", None, node_name) if node_name else None
         pods = self.index.pods(uid, node_name)
         stats = _ZERO
         if node is None:

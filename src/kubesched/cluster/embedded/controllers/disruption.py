@@ -118,7 +118,7 @@ class DisruptionController(Controller):
         key = key_of(pdb)
         ns = split_key(key)[0]
         budget = _Budget(self._selector(pdb))
-        for p in self.store.iter("Pod"):
+        for p in self.api.iter("Pod"):
             if namespace_of(p) == ns and budget.selector.matches(_labels(p)):
                 budget.put(p["metadata"]["name"], _member(p))
         self._budgets[key] = budget
@@ -171,18 +171,18 @@ class DisruptionController(Controller):
     def _scale(self, ref: _Ref, ns: str) -> int | None:
         kind, name, uid = ref
         if kind == "ReplicaSet":
-            rs = self.store.get("ReplicaSet", ns, name)
+            rs = self.api.get("ReplicaSet", ns, name)
             if rs is None or rs["metadata"].get("uid") != uid:
                 return None
             owner = controller_ref(rs)
             if owner is not None and owner.get("kind") == "Deployment":
-                deployment = self.store.get("Deployment", ns, owner["name"])
+                deployment = self.api.get("Deployment", ns, owner["name"])
                 if deployment is None or deployment["metadata"].get("uid") != owner.get("uid"):
                     return None
                 return replicas_of(deployment)
             return replicas_of(rs)
         if kind in ("StatefulSet", "ReplicationController"):
-            obj = self.store.get(kind, ns, name)
+            obj = self.api.get(kind, ns, name)
             if obj is None or obj["metadata"].get("uid") != uid:
                 return None
             return replicas_of(obj)
@@ -261,7 +261,7 @@ class DisruptionController(Controller):
         earliest: float | None = None
         for name in sorted(listed):
             ns = split_key(key)[0]
-            pod = self.store.get("Pod", ns, name)
+            pod = self.api.get("Pod", ns, name)
             if name not in budget.members or pod is None or is_deleting(pod):
                 continue
             expires = parse_rfc3339(listed[name]) + DELETION_TIMEOUT
@@ -288,4 +288,4 @@ class DisruptionController(Controller):
 
     def _write(self, pdb: Obj, status: dict[str, Any]) -> None:
         if status != (pdb.get("status") or {}):
-            self.store.update({**pdb, "status": status})
+            self.api.update({**pdb, "status": status})

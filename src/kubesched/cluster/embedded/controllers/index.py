@@ -79,10 +79,10 @@ class PodIndex:
     store has them now."""
 
     def __init__(self, cluster: EmbeddedCluster) -> None:
-        self.store = cluster.store
+        self.api = cluster.api
         self._owners: dict[str, OwnerPods] = {}
         self._entry: dict[PodKey, PodEntry] = {}
-        cluster.store.watch(self)
+        cluster.api.watch(self)
 
     def note(self, pod: Obj) -> None:
         ref = controller_ref(pod)
@@ -118,7 +118,7 @@ class PodIndex:
 
     def refresh(self, namespace: str, name: str, uid: str) -> None:
         """Re-read one pod after a write of our own (delete): note or forget it."""
-        current = self.store.get("Pod", namespace, name)
+        current = self.api.get("Pod", namespace, name)
         if current is None or current["metadata"].get("uid") != uid:
             self.forget(namespace, name, uid)
         else:
@@ -132,7 +132,7 @@ class PodIndex:
         keys = owned.keys if node is None else sorted(owned.by_node.get(node, ()))
         out = []
         for key in keys:
-            pod = self.store.get("Pod", key[0], key[1])
+            pod = self.api.get("Pod", key[0], key[1])
             if pod is not None and pod["metadata"].get("uid") == owned.keys[key].uid:
                 out.append(pod)
         return out

@@ -140,7 +140,7 @@ class DeploymentController(Controller):
         return sorted(
             (
                 rs
-                for rs in self.store.iter("ReplicaSet")
+                for rs in self.api.iter("ReplicaSet")
                 if rs["metadata"].get("namespace") == ns and (controller_ref(rs) or {}).get("uid") == uid
             ),
             key=lambda rs: rs["metadata"]["name"],
@@ -156,7 +156,7 @@ class DeploymentController(Controller):
         collisions = int((deployment.get("status") or {}).get("collisionCount") or 0)
         while True:
             h = template_hash(spec.get("template") or {}, collisions)
-            existing = self.store.get("ReplicaSet", ns, f"{name}-{h}")
+            existing = self.api.get("ReplicaSet", ns, f"{name}-{h}")
             if existing is None or (controller_ref(existing) or {}).get("uid") == deployment["metadata"]["uid"]:
                 break
             collisions += 1
@@ -165,12 +165,12 @@ class DeploymentController(Controller):
         if current is None:
             current = self.cluster.create(self._new_replica_set(deployment, h))
         elif replicas_of(current) != want:
-            current = self.store.update({**current, "spec": {**current["spec"], "replicas": want}})
+            current = self.api.update({**current, "spec": {**current["spec"], "replicas": want}})
         for rs in owned:
             if current is not None and rs["metadata"]["uid"] == current["metadata"]["uid"]:
                 continue
             if replicas_of(rs) != 0:
-                self.store.update({**rs, "spec": {**rs["spec"], "replicas": 0}})
+                self.api.update({**rs, "spec": {**rs["spec"], "replicas": 0}})
         self._update_status(key, current, collisions)
 
     def _new_replica_set(self, deployment: Obj, h: str) -> Obj:
@@ -205,7 +205,7 @@ class DeploymentController(Controller):
                 total[field] += int(status.get(field) or 0)
         updated = 0
         if current is not None:
-            fresh = self.store.get("ReplicaSet", current["metadata"].get("namespace"), current["metadata"]["name"])
+            fresh = self.api.get("ReplicaSet", current["metadata"].get("namespace"), current["metadata"]["name"])
             updated = int(((fresh or {}).get("status") or {}).get("replicas") or 0)
         fields: dict[str, Any] = {**total, "updatedReplicas": updated}
         fields["unavailableReplicas"] = max(0, replicas_of(deployment) - total["availableReplicas"])

@@ -199,14 +199,14 @@ class Exporter:
         """Write ``name``'s object if its content changed; return whether it did."""
         node = self.nodes[name]
         body = build_nrt(name, node.spec, node.server, placement=self.settings.placement)
-        store = self.cluster.store
-        current = store.get(KIND, None, name)
+        api = self.cluster.api
+        current = api.get(KIND, None, name)
         if current is None:
-            store.create({**body, "metadata": {"name": name}})
+            api.create({**body, "metadata": {"name": name}})
         else:
             if {k: v for k, v in current.items() if k != "metadata"} == body:
                 return False
-            store.update({**body, "metadata": current["metadata"]})
+            api.update({**body, "metadata": current["metadata"]})
         node.updates += 1
         self.updates += 1
         return True

@@ -1,19 +1,24 @@
-"""Simulated kubelets (scenario-format.md, "Simulated node agent").
+"""Simulated kubelets: the pod lifecycle on the nodes (annotations described in docs/scenarios.md).
 
 - A bound pod starts at once: phase Running, ``status.startTime`` = bind time.
 - ``kubesched.io/run-for: D``: the pod succeeds D after it started.
 - Deleting a running pod makes it Terminating for its grace period (``terminationGracePeriodSeconds``,
   default 30, or ``kubesched.io/exit-after`` if shorter); it keeps its node until it is gone.
   Unscheduled and terminal pods, and a grace period of 0, are removed at once.
+
+Before a bound pod starts, the registered :class:`~kubesched.cluster.embedded.kubelet.lifecycle.PodAdmitHandler`
+s may refuse it (it then fails ``KUBELET_REJECTION_DELAY`` later with their reason); the registered
+:class:`~kubesched.cluster.embedded.kubelet.lifecycle.PodLifecycleHandler` s hear when a pod starts
+and when a running pod stops. Every write goes through the cluster's API server.
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 from kubesched.api.durations import parse_duration
+from kubesched.cluster.embedded.kubelet.lifecycle import PodAdmitHandler, PodLifecycleHandler
 from kubesched.k8s.objects import Obj, is_terminal, key_of
 from kubesched.k8s.timefmt import rfc3339
 
@@ -33,25 +38,22 @@ def _annotation_seconds(pod: Obj, name: str) -> float | None:
     return None if value is None else parse_duration(value)
 
 
-class PodLifecycleListener(Protocol):
-    """Told when a pod starts on or leaves its node (deleted or terminal): resource managers,
-    usage tracking."""
-
-    def pod_started(self, pod: Obj, node: str) -> None: ...
-
-    def pod_stopped(self, pod: Obj, node: str) -> None: ...
-
-
-#: kubelet admission: (pod, node object) -> None to admit, or (reason, message) to reject the pod
-AdmitHandler = Callable[[Obj, Obj], "tuple[str, str] | None"]
-
-
 class NodeAgent:
     def __init__(self, cluster: EmbeddedCluster) -> None:
         self.cluster = cluster
-        self.admit_handlers: list[AdmitHandler] = []
-        self.listeners: list[PodLifecycleListener] = []
-        cluster.store.watch(self)
+        self.api = cluster.api
+        self._admit_handlers: list[PodAdmitHandler] = []
+        self._lifecycle_handlers: list[PodLifecycleHandler] = []
+        self.api.watch(self)
+
+    # -- hooks -------------------------------------------------------------------------------------
+    def add_pod_admit_handler(self, handler: PodAdmitHandler) -> None:
+        """Ask ``handler`` (after the ones registered before it) before a pod starts."""
+        self._admit_handlers.append(handler)
+
+    def add_lifecycle_handler(self, handler: PodLifecycleHandler) -> None:
+        """Tell ``handler`` (after the ones registered before it) when pods start and stop."""
+        self._lifecycle_handlers.append(handler)
 
     # -- watch handler: start pods that got a node -----------------------------------------
     def on_add(self, kind: str, obj: Obj) -> None:
@@ -81,14 +83,15 @@ class NodeAgent:
         if status.get("phase") == "Running" or is_terminal(pod):
             return
         node_name = pod["spec"]["nodeName"]
-        node = self.cluster.store.get("Node", None, node_name) or {"metadata": {"name": node_name}}
-        for admit in self.admit_handlers:
-            rejection = admit(pod, node)
-            if rejection is not None:
-                reason, message = rejection
+        node = self.api.get("Node", None, node_name) or {"metadata": {"name": node_name}}
+        for admitter in self._admit_handlers:
+            result = admitter.admit(pod, node)
+            if not result.admit:
                 self.cluster.loop.call_later(
                     KUBELET_REJECTION_DELAY,
-                    functools.partial(self._reject, pod, pod["metadata"]["uid"], node_name, reason, message),
+                    functools.partial(
+                        self._reject, pod, pod["metadata"]["uid"], node_name, result.reason, result.message
+                    ),
                 )
                 return
         now = self.cluster.now()
@@ -106,9 +109,9 @@ class NodeAgent:
         # logged before the update: watchers reacting to it (e.g. an OrderedReady StatefulSet
         # creating the next pod) then appear after it in the timeline
         self.cluster.log.record("Started", key_of(pod), node=pod["spec"]["nodeName"])
-        started = self.cluster.store.update(new)
-        for listener in self.listeners:
-            listener.pod_started(started, node_name)
+        started = self.api.update(new)
+        for handler in self._lifecycle_handlers:
+            handler.pod_started(started, node_name)
         run_for = _annotation_seconds(pod, RUN_FOR)
         if run_for is not None:
             uid = started["metadata"]["uid"]
@@ -123,7 +126,7 @@ class NodeAgent:
 
     def _current(self, pod: Obj, uid: str) -> Obj | None:
         meta = pod["metadata"]
-        current = self.cluster.store.get("Pod", meta.get("namespace"), meta["name"])
+        current = self.api.get("Pod", meta.get("namespace"), meta["name"])
         if current is None or current["metadata"].get("uid") != uid:
             return None
         return current
@@ -148,10 +151,10 @@ class NodeAgent:
         new = dict(pod)
         new["status"] = status
         was_running = (pod.get("status") or {}).get("phase") == "Running"
-        updated = self.cluster.store.update(new)
+        updated = self.api.update(new)
         if was_running:
-            for listener in self.listeners:
-                listener.pod_stopped(updated, pod["spec"].get("nodeName") or "")
+            for handler in self._lifecycle_handlers:
+                handler.pod_stopped(updated, pod["spec"].get("nodeName") or "")
         return updated
 
     # -- deletion ---------------------------------------------------------------------------
@@ -177,7 +180,7 @@ class NodeAgent:
         new_meta["deletionTimestamp"] = rfc3339(now + grace)
         new_meta["deletionGracePeriodSeconds"] = int(grace)
         new["metadata"] = new_meta
-        terminating = self.cluster.store.update(new)
+        terminating = self.api.update(new)
         self.cluster.log.record("Terminating", key_of(pod), node=spec.get("nodeName"))
         uid = meta["uid"]
         self.cluster.loop.call_later(wait, lambda: self._finish_termination(terminating, uid))
@@ -189,7 +192,7 @@ class NodeAgent:
 
     def _remove(self, pod: Obj) -> None:
         meta = pod["metadata"]
-        self.cluster.store.remove("Pod", meta.get("namespace"), meta["name"])
+        self.api.delete("Pod", meta.get("namespace"), meta["name"])
         if (pod.get("status") or {}).get("phase") == "Running":
-            for listener in self.listeners:
-                listener.pod_stopped(pod, pod["spec"].get("nodeName") or "")
+            for handler in self._lifecycle_handlers:
+                handler.pod_stopped(pod, pod["spec"].get("nodeName") or "")
