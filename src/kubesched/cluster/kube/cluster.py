@@ -274,8 +274,18 @@ class KubeCluster:
             self._apply_own_write(pod, before, answer)
 
     def record_event(
-        self, obj: Obj, *, type: str, reason: str, action: str, note: str, related: Obj | None = None
+        self,
+        obj: Obj,
+        *,
+        type: str,
+        reason: str,
+        action: str,
+        note: str,
+        related: Obj | None = None,
+        node: str | None = None,
     ) -> None:
+        """Post an Event about ``obj``. ``node`` (the node the event is about) is accepted like the
+        embedded cluster's; an Event carries it in its note."""
         if self._guard is not None:
             try:
                 self._guard()

@@ -1,4 +1,4 @@
-"""A simulated cluster autoscaler (``spec.cluster.autoscaler``; issue 7, settings in
+"""A simulated cluster autoscaler (``spec.cluster.autoscaler``; settings in
 :mod:`~kubesched.api.cluster_settings.autoscaler`).
 
 Every ``scanInterval`` (10 s, at ``k × interval``) it runs one loop, like the real autoscaler's
@@ -13,7 +13,7 @@ Every ``scanInterval`` (10 s, at ``k × interval``) it runs one loop, like the r
   run there soon (Pod Preemption design, "Interactions with Cluster Autoscaler"); they are put on
   that node in the autoscaler's snapshot, so the space they will take is not offered to others.
 
-Candidates that fit an existing or upcoming node (by requests, :mod:`autoscaler_sim`) are left to
+Candidates that fit an existing or upcoming node (by requests, :mod:`.nodes`) are left to
 the scheduler. For the rest each node group with room estimates, by binpacking onto template nodes,
 how many new nodes it needs; the expander picks one group and it grows: each new Node is registered
 ``scaleUpDelay`` later (NotReady, tainted ``node.kubernetes.io/not-ready:NoSchedule``) and becomes
