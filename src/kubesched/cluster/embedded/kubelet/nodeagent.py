@@ -6,10 +6,10 @@
   default 30, or ``kubesched.io/exit-after`` if shorter); it keeps its node until it is gone.
   Unscheduled and terminal pods, and a grace period of 0, are removed at once.
 
-Before a bound pod starts, the registered :class:`~kubesched.cluster.embedded.kubelet.lifecycle.PodAdmitHandler`
-s may refuse it (it then fails ``KUBELET_REJECTION_DELAY`` later with their reason); the registered
-:class:`~kubesched.cluster.embedded.kubelet.lifecycle.PodLifecycleHandler` s hear when a pod starts
-and when a running pod stops. Every write goes through the cluster's API server.
+Hooks (:mod:`kubesched.cluster.embedded.kubelet.lifecycle`): before a bound pod starts, each
+registered pod admit handler may refuse it (the pod then fails ``KUBELET_REJECTION_DELAY`` later with
+the handler's reason); the registered lifecycle handlers hear when a pod starts and when a running
+pod stops. Every write goes through the cluster's API server.
 """
 
 from __future__ import annotations
