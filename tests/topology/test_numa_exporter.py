@@ -12,7 +12,7 @@ import yaml
 
 from kubesched.api.errors import ManifestError
 from kubesched.api.loader import load_scenario
-from kubesched.cluster.embedded.kubelet.topology_config import spec_from_nrt
+from kubesched.cluster.embedded.kubelet.machine import spec_from_nrt
 from kubesched.sim import Simulation
 from kubesched.topology.nrt import parse_nrt, pods_fingerprint
 

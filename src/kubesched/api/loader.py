@@ -17,9 +17,9 @@ import yaml
 from kubesched.api.durations import parse_duration
 from kubesched.api.errors import ManifestError
 from kubesched.api.resources import default_pod_requests_from_limits
-from kubesched.api.validation import SCENARIO_KIND, WORKLOAD_KINDS, is_namespaced, object_ref, validate_object
+from kubesched.api.validation import SCENARIO_KIND, WORKLOAD_KINDS, object_ref, validate_object
+from kubesched.k8s.objects import DEFAULT_NAMESPACE, is_namespaced
 
-DEFAULT_NAMESPACE = "default"
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 
 _BaseLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)

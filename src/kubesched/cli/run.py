@@ -20,6 +20,7 @@ import click
 import yaml
 
 from kubesched.api.durations import parse_duration
+from kubesched.k8s.objects import DEFAULT_SCHEDULER_NAME
 
 DEFAULT_PORT = 10251
 
@@ -166,14 +167,14 @@ def _build(settings: RunSettings, context: str | None, identity: str, hostname: 
     except Exception as exc:  # kubernetes.config.ConfigException and file errors
         raise click.ClickException(f"cannot configure the API client: {exc} (use --kubeconfig, or run in a "
                                    "pod with a service account)") from exc
-    profiles = [str(p.get("schedulerName", "default-scheduler")) for p in
-                ((settings.config or {}).get("profiles") or [{"schedulerName": "default-scheduler"}])]
+    profiles = [str(p.get("schedulerName", DEFAULT_SCHEDULER_NAME)) for p in
+                ((settings.config or {}).get("profiles") or [{"schedulerName": DEFAULT_SCHEDULER_NAME}])]
     options = ClientOptions(qps=settings.qps, burst=settings.burst)
     cluster = KubeCluster(api_client, profiles=profiles, identity=hostname, client_options=options)
     scheduler = Scheduler(cluster, settings.config, np.random.default_rng(seed), wall_clock)
     elector = None
     if settings.leader_elect:
-        if settings.lease_name == "kube-scheduler" and "default-scheduler" not in profiles:
+        if settings.lease_name == "kube-scheduler" and DEFAULT_SCHEDULER_NAME not in profiles:
             log.warning("the Lease kube-system/kube-scheduler belongs to the default scheduler; "
                         "a secondary scheduler should use its own (--lease-name)")
         timeout = max(1.0, settings.retry_period)

@@ -20,7 +20,7 @@ from typing import Any
 
 from kubesched.cluster.kube.resources import EVENT
 from kubesched.cluster.kube.transport import MERGE_PATCH, Transport
-from kubesched.k8s.objects import ApiError, Obj
+from kubesched.k8s.objects import DEFAULT_NAMESPACE, ApiError, Obj
 from kubesched.k8s.timefmt import EPOCH
 
 log = logging.getLogger("kubesched.kube.events")
@@ -161,7 +161,7 @@ class EventRecorder:
                     # the Event expired: create a fresh one below
             else:
                 return
-        namespace = regarding.get("namespace") or "default"
+        namespace = regarding.get("namespace") or DEFAULT_NAMESPACE
         name = f"{regarding['name']}.{self._unique_nanos():x}"
         event: dict[str, Any] = {
             "apiVersion": "events.k8s.io/v1",
