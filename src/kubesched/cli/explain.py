@@ -20,7 +20,7 @@ def _split(pod: str) -> tuple[str, str]:
     return tuple(pod.split("/", 1)) if "/" in pod else ("default", pod)  # type: ignore[return-value]
 
 
-def render_diagnosis(console: Console, d: PodDiagnosis, show_fitting: bool = False) -> None:
+def render_diagnosis(console: Console, d: PodDiagnosis) -> None:
     where = f"on {d.node}" if d.node else "not bound"
     console.print(f"[bold]{d.pod}[/] (priority {d.priority}) is {d.phase}, {where}"
                   + (f", nominated to {d.nominated_node}" if d.nominated_node else ""))

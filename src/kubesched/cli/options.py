@@ -10,7 +10,7 @@ import click
 from kubesched.api.durations import parse_duration
 
 
-def _to_seconds(ctx: click.Context, param: click.Parameter, value: str | None) -> float | None:
+def _to_seconds(_ctx: click.Context, _param: click.Parameter, value: str | None) -> float | None:
     if value is None:
         return None
     try:

@@ -129,7 +129,7 @@ def run(kubeconfig: str | None, context: str | None, config_path: str | None, ku
     runner, server = _build(settings, context, identity or f"{hostname}_{uuid.uuid4()}", hostname, seed,
                             bind_address, port)
 
-    def stop(signum: int, _frame: Any) -> None:
+    def stop(_signum: int, _frame: Any) -> None:
         runner.request_stop()
 
     signal.signal(signal.SIGTERM, stop)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import heapq
 import itertools
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -17,13 +16,6 @@ from typing import Protocol
 
 class Clock(Protocol):
     def now(self) -> float: ...
-
-
-class RealClock:
-    """Wall-clock time (monotonic), for real-cluster mode."""
-
-    def now(self) -> float:
-        return time.monotonic()
 
 
 @dataclass(order=True, slots=True)

@@ -199,10 +199,6 @@ class TopologyConfig:
     nodes: tuple[NodeEntry, ...] = ()
     adopt: bool = True
 
-    def entry_for(self, node: Mapping[str, Any]) -> NodeEntry | None:
-        """The first entry that matches ``node``."""
-        return next((entry for entry in self.nodes if entry.matches(node)), None)
-
 
 def _bytes(value: Any) -> int:
     return resource_amount("memory", value) if value is not None else 0

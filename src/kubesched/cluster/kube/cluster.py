@@ -172,9 +172,6 @@ class KubeCluster:
         except Exception:  # noqa: BLE001 - one bad object must not stop the scheduler
             log.exception("event handler failed", extra={"event": event, "kind": kind})
 
-    def pending_changes(self) -> int:
-        return len(self._changes)
-
     def _own_write_applies(self, pod: Obj) -> bool:
         """Writes on assigned pods (preemption victims) have their result applied before the write
         returns, as in the embedded cluster: kube-scheduler handles those events concurrently with

@@ -155,8 +155,6 @@ class ClusterEvent:
         return (self.resource == "*" or self.resource == other.resource) and bool(self.action & other.action)
 
 
-WILDCARD_EVENT = ClusterEvent("*", ALL, "WildCardEvent")
-
 
 # -- what the framework hands to plugins ------------------------------------------------------
 class SnapshotView(Protocol):

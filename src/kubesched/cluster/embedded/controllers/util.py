@@ -55,10 +55,6 @@ def is_ready(pod: Obj) -> bool:
     return cond is not None and cond.get("status") == "True"
 
 
-def is_running_and_ready(pod: Obj) -> bool:
-    return (pod.get("status") or {}).get("phase") == "Running" and is_ready(pod)
-
-
 def creation_time(obj: Obj) -> float:
     ts = (obj.get("metadata") or {}).get("creationTimestamp")
     return parse_rfc3339(ts) if ts else 0.0

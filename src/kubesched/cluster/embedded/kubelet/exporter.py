@@ -139,9 +139,6 @@ class Exporter:
     _poll_armed: bool = False
     _initial_sync: bool = True  # still before the first reflection of the time-0 pods
 
-    def owns(self, name: str) -> bool:
-        return name in self.nodes
-
     def register(self, name: str, spec: NodeTopologySpec, server: PodResourcesServer) -> None:
         cancel = server.watch(lambda event: self._changed(name, event))
         self.nodes[name] = _Node(spec, server, cancel)
