@@ -28,6 +28,7 @@ class Changes:
     cordon: list[str] = field(default_factory=list)
     drain: list[str] = field(default_factory=list)
     scheduler_configuration: Obj | None = None
+    scheduler_configuration_source: str | None = None  # the file it came from, for error messages
 
     def describe(self) -> list[str]:
         out = []
@@ -86,6 +87,7 @@ def apply_changes(base: Scenario, changes: Changes) -> tuple[Scenario, Scenario]
     changed = copy.deepcopy(base)
     if changes.scheduler_configuration is not None:
         changed.scheduler_configuration = copy.deepcopy(changes.scheduler_configuration)
+        changed.scheduler_configuration_source = changes.scheduler_configuration_source
     if changes.preemption is not None:
         baseline.scheduler_configuration = with_preemption(baseline.scheduler_configuration, not changes.preemption)
         changed.scheduler_configuration = with_preemption(changed.scheduler_configuration, changes.preemption)

@@ -365,7 +365,7 @@ def _validate_scenario(obj: dict[str, Any], path: str, errs: Errors) -> None:
         return
     for extra in sorted(set(spec) - _SCENARIO_SPEC_FIELDS, key=str):
         errs.append((key_path(spath, str(extra)), "unknown field in a Scenario spec"))
-    expect_int(spec.get("seed"), key_path(spath, "seed"), errs)
+    expect_int(spec.get("seed"), key_path(spath, "seed"), errs, minimum=0)
     check_duration(spec.get("until"), key_path(spath, "until"), errs)
     cpath = key_path(spath, "schedulerConfiguration")
     config = expect_dict(spec.get("schedulerConfiguration"), cpath, errs)

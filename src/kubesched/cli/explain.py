@@ -11,7 +11,7 @@ from rich.markup import escape
 
 from kubesched.analysis.diagnose import PodDiagnosis, diagnose
 from kubesched.api.errors import KubeschedError
-from kubesched.cli.options import cluster_source_options, duration_option, load_source
+from kubesched.cli.options import cluster_source_options, duration_option, load_source, seed_option
 from kubesched.cli.tables import Table
 from kubesched.sim import simulate
 
@@ -62,7 +62,7 @@ def render_diagnosis(console: Console, d: PodDiagnosis) -> None:
 @click.argument("scenario", type=click.Path(exists=True), required=False)
 @cluster_source_options
 @duration_option("--at", help="Diagnose the cluster as it is at this simulated time (default: the end).")
-@click.option("--seed", type=int, default=None, help="Override the scenario's seed.")
+@seed_option()
 @click.option("--output", "-o", type=click.Choice(["table", "json"]), default="table", show_default=True)
 def explain(pod: str, scenario: str | None, at: float | None, seed: int | None, output: str,
             kubeconfig: str | None, context: str | None) -> None:

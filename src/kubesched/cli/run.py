@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from typing import Any
 
 import click
-import yaml
 
 from kubesched.api.durations import parse_duration
+from kubesched.cli.options import load_scheduler_config
 from kubesched.k8s.objects import DEFAULT_SCHEDULER_NAME
 
 DEFAULT_PORT = 10251
@@ -40,22 +40,7 @@ class RunSettings:
 
 
 def _load_config(path: str | None) -> dict[str, Any] | None:
-    if path is None:
-        return None
-    try:
-        with open(path, encoding="utf-8") as fh:
-            loaded = yaml.load(fh, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-    except (OSError, yaml.YAMLError) as exc:
-        raise click.BadParameter(str(exc), param_hint="--config") from exc
-    if not isinstance(loaded, dict):
-        raise click.BadParameter("expected a KubeSchedulerConfiguration document", param_hint="--config")
-    from kubesched.scheduler.config import ConfigError, parse_configuration
-
-    try:
-        parse_configuration(loaded)
-    except ConfigError as exc:
-        raise click.BadParameter(str(exc), param_hint="--config") from exc
-    return loaded
+    return None if path is None else load_scheduler_config(path, "--config")
 
 
 def _duration(value: Any, default: float, where: str) -> float:

@@ -13,8 +13,8 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 from kubesched.api.errors import KubeschedError
 from kubesched.api.loader import load_scenario
-from kubesched.cli.options import duration_option
-from kubesched.cli.render import render_explain, render_result
+from kubesched.cli.options import duration_option, output_file_option, seed_option
+from kubesched.cli.render import find_pod, render_explain, render_result
 from kubesched.report.html import simulation_report
 from kubesched.sim import simulate as simulate_scenario
 
@@ -48,15 +48,15 @@ def run_simulation(
 @click.argument("scenario", type=click.Path(exists=True, dir_okay=True, readable=True))
 @click.option("--output", "-o", type=click.Choice(["table", "json"]), default="table", show_default=True,
               help="table for people, json for programs (the SimulationResult contract).")
-@click.option("--seed", type=int, default=None, help="Override the scenario's seed.")
+@seed_option()
 @duration_option("--until", help="Simulated end time (e.g. 10m); default: the scenario's, else until nothing more can happen.")
 @click.option("--explain", "explain_pod", metavar="POD", default=None,
               help="Print why POD (namespace/name or name) was placed, pending or preempted.")
 @click.option("--decisions", is_flag=True,
               help="With --output json: include every scheduling attempt and preemption decision.")
 @click.option("--progress/--no-progress", default=None, help="Show a progress bar (default: when stderr is a terminal).")
-@click.option("--report", type=click.Path(dir_okay=False), default=None,
-              help="Also write a self-contained HTML report (plots of pods over time and node utilisation).")
+@output_file_option("--report",
+                    help="Also write a self-contained HTML report (plots of pods over time and node utilisation).")
 def simulate(
     scenario: str,
     output: str,
@@ -68,11 +68,16 @@ def simulate(
     report: str | None,
 ) -> None:
     """Simulate SCENARIO (a YAML file or a directory of them) and report what the scheduler did."""
+    if decisions and output != "json":
+        raise click.UsageError("--decisions adds to the JSON output: use it with --output json")
     show_progress = sys.stderr.isatty() if progress is None else progress
     try:
         result = run_simulation(scenario, seed, until, decisions or explain_pod is not None, show_progress)
     except KubeschedError as err:
         click.echo(f"error: {err}", err=True)
+        sys.exit(2)
+    if explain_pod is not None and find_pod(result, explain_pod) is None:
+        click.echo(f"error: --explain: no pod {explain_pod!r} in this simulation", err=True)
         sys.exit(2)
     if report:
         Path(report).write_text(simulation_report(result))

@@ -104,7 +104,8 @@ class Simulation:
                 record_attempts=explain,
             )
         except ConfigError as err:
-            raise ConfigError(f"scenario {scenario.name}: spec.schedulerConfiguration: {err}") from err
+            source = scenario.scheduler_configuration_source or f"scenario {scenario.name}: spec.schedulerConfiguration"
+            raise ConfigError(f"{source}: {err}") from err
         for obj in scenario.objects:
             self.cluster.create(obj)
         self.scheduler.start()
