@@ -8,6 +8,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
+import node_affinity  # noqa: E402
 import preemption_basic  # noqa: E402
 import scheduling_basic  # noqa: E402
 
@@ -20,9 +21,11 @@ def main() -> None:
     quick = parser.parse_args().quick
     if quick:
         print(scheduling_basic.run(500, 100, 1000).line())
+        print(node_affinity.run(500, 100, 1000).line())
         print(preemption_basic.run(100).line())
         return
     print(scheduling_basic.run(5000, 1000, 10000).line(), flush=True)
+    print(node_affinity.run(5000, 1000, 1000).line(), flush=True)
     print(preemption_basic.run(500).line(), flush=True)
     print(preemption_basic.run(5000).line(), flush=True)
     print(KUBE_HINT)

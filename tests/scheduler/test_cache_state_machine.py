@@ -16,10 +16,15 @@ from kubesched.testkit.builders import make_node, make_pod
 NODES = [f"n{i}" for i in range(4)]
 
 
-def pod_info(name: str, node: str, cpu: int, mem: int, priority: int = 0) -> PodInfo:
+LABEL_KEYS = ("topology.kubernetes.io/zone", "tier", "kubernetes.io/hostname")
+
+
+def pod_info(name: str, node: str, cpu: int, mem: int, priority: int = 0, host_port: int = 0) -> PodInfo:
     obj = make_pod(name, f"{cpu}m", f"{mem}Mi", node=node)
     obj["metadata"]["uid"] = f"uid-{name}"
     obj["spec"]["priority"] = priority
+    if host_port:
+        obj["spec"]["containers"][0]["ports"] = [{"containerPort": host_port, "hostPort": host_port}]
     return PodInfo.from_pod(obj)
 
 
@@ -31,17 +36,20 @@ class CacheMachine(RuleBasedStateMachine):
         self.assumed: set[str] = set()
         self.counter = 0
 
-    @rule(name=st.sampled_from(NODES), cpu=st.integers(1, 16), zone=st.sampled_from(["a", "b", ""]))
-    def add_or_update_node(self, name: str, cpu: int, zone: str) -> None:
+    @rule(name=st.sampled_from(NODES), cpu=st.integers(1, 16), zone=st.sampled_from(["a", "b", ""]),
+          tier=st.sampled_from(["1", "2", "x", ""]))
+    def add_or_update_node(self, name: str, cpu: int, zone: str, tier: str) -> None:
         labels = {"topology.kubernetes.io/zone": zone} if zone else {}
+        if tier:
+            labels["tier"] = tier
         self.cache.add_node(make_node(name, cpu=str(cpu), labels=labels))
         self.cache.update_snapshot()
 
     @rule(node=st.sampled_from(NODES), cpu=st.integers(0, 2000), mem=st.integers(0, 4096), assume=st.booleans(),
-          priority=st.sampled_from([-5, 0, 100, 1000]))
-    def place_pod(self, node: str, cpu: int, mem: int, assume: bool, priority: int) -> None:
+          priority=st.sampled_from([-5, 0, 100, 1000]), host_port=st.sampled_from([0, 0, 80]))
+    def place_pod(self, node: str, cpu: int, mem: int, assume: bool, priority: int, host_port: int) -> None:
         self.counter += 1
-        pod = pod_info(f"p{self.counter}", node, cpu, mem, priority)
+        pod = pod_info(f"p{self.counter}", node, cpu, mem, priority, host_port)
         if assume:
             self.cache.assume(pod, node)
             self.assumed.add(pod.uid)
@@ -86,12 +94,27 @@ class CacheMachine(RuleBasedStateMachine):
             assert np.array_equal(table.requested[table.row[resource]], fresh.requested[row])
         assert np.array_equal(table.pod_count, fresh.pod_count)
         assert np.array_equal(table.nonzero, fresh.nonzero)
+        assert np.array_equal(table.has_ports, fresh.has_ports)
         for priority in (0, 100, 2000):
             got_req, got_count = table.below_priority(priority)
             want_req, want_count = fresh.below_priority(priority)
             assert np.array_equal(got_count, want_count)
             for resource, row in fresh.row.items():
                 assert np.array_equal(got_req[table.row[resource]], want_req[row])
+
+    @invariant()
+    def label_columns_and_ports_match_the_nodes(self) -> None:
+        """Columns built in an earlier step were kept in step by node updates, not rebuilt."""
+        self.cache.update_snapshot()
+        table = self.cache.table
+        nodes = self.cache.node_infos
+        assert table.has_ports.tolist() == [bool(n.used_ports) for n in nodes]
+        for key in LABEL_KEYS:
+            column = table.label_column(key)
+            assert column is not None
+            decoded = [column.values[c] if c >= 0 else None for c in column.codes.tolist()]
+            assert decoded == [n.labels.get(key) for n in nodes]
+        assert [table.node_index(n.name) for n in nodes] == list(range(len(nodes)))
 
     @invariant()
     def requested_is_sum_of_pods(self) -> None:

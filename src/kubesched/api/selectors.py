@@ -121,7 +121,7 @@ _LABEL_VALUE_RE = re.compile(r"(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?")
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 
 
-def _parse_int64(text: Any) -> int | None:
+def parse_int64(text: Any) -> int | None:
     """Go ``strconv.ParseInt(text, 10, 64)``: optional sign, decimal digits, int64 range."""
     if isinstance(text, str) and _INT_RE.fullmatch(text):
         value = int(text)
@@ -161,7 +161,7 @@ def node_selector_requirement_error(expr: Any) -> str | None:
         if len(values) != 1:
             return "values: Invalid value: for 'Gt', 'Lt' operators, exactly one value is required"
         for v in values:
-            if _parse_int64(v) is None:
+            if parse_int64(v) is None:
                 return f"values[0]: Invalid value: {v!r}: for 'Gt', 'Lt' operators, the value must be an integer"
     else:
         return f"operator: Unsupported value: {op!r}"
@@ -224,8 +224,8 @@ def _expression_matches(expr: Mapping[str, Any], labels: Mapping[str, str]) -> b
     if op == "DoesNotExist":
         return key not in labels
     # Gt / Lt: the node's value must parse as an int64
-    bound = _parse_int64(values[0])
-    actual = _parse_int64(labels.get(key))
+    bound = parse_int64(values[0])
+    actual = parse_int64(labels.get(key))
     if bound is None or actual is None:
         return False
     return actual > bound if op == "Gt" else actual < bound

@@ -4,15 +4,69 @@ One column per node, in snapshot order; one row per resource. Filters and scores
 numbers (NodeResourcesFit, BalancedAllocation, NodeUnschedulable) evaluate every node in one vector
 operation over these arrays. The cache keeps them in step with the NodeInfos on every pod and node
 change, at O(#resources) per change.
+
+Node labels are columns too (:class:`LabelColumn`), one per label key that a filter or score asked
+for: built on first use after a rebuild, then kept in step on every node update.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import numpy as np
 
+from kubesched.api.selectors import parse_int64
 from kubesched.scheduler.framework.types import CPU, EPHEMERAL_STORAGE, MEMORY, PODS, NodeInfo
 
 BASE_RESOURCES = (CPU, MEMORY, EPHEMERAL_STORAGE)
+
+#: the code of a node that lacks the label key
+ABSENT = -1
+
+
+class LabelColumn:
+    """One label key over the node axis: ``codes[i]`` is the code of node i's value for the key
+    (:data:`ABSENT` when the node has no such label). ``code`` maps each value seen to its code and
+    ``values`` maps back; codes are never reused until the table is rebuilt."""
+
+    __slots__ = ("codes", "code", "values", "_ints", "_int_ok")
+
+    def __init__(self, n: int) -> None:
+        self.codes = np.full(n, ABSENT, dtype=np.int32)
+        self.code: dict[str, int] = {}
+        self.values: list[str] = []
+        self._ints = np.zeros(0, dtype=np.int64)
+        self._int_ok = np.zeros(0, dtype=bool)
+
+    def put(self, index: int, labels: Any, key: str) -> bool:
+        """Record node ``index``'s value of the key; False (nothing recorded) when the labels are
+        not a mapping or the value is not a string, which the column cannot represent."""
+        if not isinstance(labels, Mapping):
+            return False
+        if key not in labels:
+            self.codes[index] = ABSENT
+            return True
+        value = labels[key]
+        if not isinstance(value, str):
+            return False
+        code = self.code.get(value)
+        if code is None:
+            code = len(self.values)
+            self.code[value] = code
+            self.values.append(value)
+        self.codes[index] = code
+        return True
+
+    def as_int64(self) -> tuple[np.ndarray, np.ndarray]:
+        """Per code: the value parsed as a base-10 int64 (as the Gt and Lt operators read it) and
+        whether it parsed at all."""
+        done = len(self._ints)
+        if done < len(self.values):
+            parsed = [parse_int64(v) for v in self.values[done:]]
+            self._ints = np.concatenate([self._ints, np.array([p or 0 for p in parsed], dtype=np.int64)])
+            self._int_ok = np.concatenate([self._int_ok, np.array([p is not None for p in parsed], dtype=bool)])
+        return self._ints, self._int_ok
 
 
 class NodeTable:
@@ -28,6 +82,11 @@ class NodeTable:
         self.unschedulable = np.zeros(0, dtype=bool)
         self.has_hard_taints = np.zeros(0, dtype=bool)
         self.has_prefer_taints = np.zeros(0, dtype=bool)
+        self.has_ports = np.zeros(0, dtype=bool)  # the node's pods use host ports
+        self._infos: list[NodeInfo] = []
+        self._labels: dict[str, LabelColumn | None] = {}
+        self._name_index: dict[str, int] = {}
+        self.nameless: list[int] = []  # nodes whose object has no name (field selectors skip them)
         # per pod priority: what the node's pods of that priority request, and how many there are
         # (preemption sums the levels below a preemptor's priority in one vector operation)
         self.priority_requested: dict[int, np.ndarray] = {}
@@ -62,8 +121,13 @@ class NodeTable:
         self.unschedulable = np.zeros(n, dtype=bool)
         self.has_hard_taints = np.zeros(n, dtype=bool)
         self.has_prefer_taints = np.zeros(n, dtype=bool)
+        self.has_ports = np.zeros(n, dtype=bool)
         self.priority_requested = {}
         self.priority_count = {}
+        self._infos = list(nodes)
+        self._labels = {}
+        self._name_index = {info.name: i for i, info in enumerate(nodes)}
+        self.nameless = [i for i, info in enumerate(nodes) if not info.name]
         for i, info in enumerate(nodes):
             info.index = i
             self.set_node(info)
@@ -87,6 +151,9 @@ class NodeTable:
             t.get("effect") in ("NoSchedule", "NoExecute") for t in info.taints
         )
         self.has_prefer_taints[i] = any(t.get("effect") == "PreferNoSchedule" for t in info.taints)
+        stale = [key for key, column in self._labels.items() if column is None or not column.put(i, info.labels, key)]
+        for key in stale:
+            del self._labels[key]  # built again (or found unrepresentable again) when next asked for
 
     def set_usage(self, info: NodeInfo) -> None:
         i = info.index
@@ -98,6 +165,21 @@ class NodeTable:
         self.nonzero[0, i] = info.nonzero_cpu
         self.nonzero[1, i] = info.nonzero_mem
         self.pod_count[i] = len(info.pods)
+        self.has_ports[i] = bool(info.used_ports)
+
+    def label_column(self, key: str) -> LabelColumn | None:
+        """The column of label ``key``, built now if no one asked for it since the last rebuild;
+        None when some node's labels cannot be represented (a value that is not a string)."""
+        if key in self._labels:
+            return self._labels[key]
+        column = LabelColumn(self.n)
+        representable = all(column.put(i, info.labels, key) for i, info in enumerate(self._infos))
+        self._labels[key] = column if representable else None
+        return self._labels[key]
+
+    def node_index(self, name: str) -> int | None:
+        """The column of the node called ``name``, None if there is none."""
+        return self._name_index.get(name)
 
     def account_priority(self, index: int, priority: int, requests: dict[str, int], sign: int) -> None:
         if priority not in self.priority_count:

@@ -176,6 +176,20 @@ class SnapshotView(Protocol):
         """On how many nodes ``image`` is present."""
 
 
+class LabelColumnView(Protocol):
+    """One node label key over the node axis: ``codes[i]`` is the code of node i's value, negative
+    where node i lacks the key; ``code`` maps each value to its code."""
+
+    @property
+    def codes(self) -> np.ndarray: ...
+
+    @property
+    def code(self) -> Mapping[str, int]: ...
+
+    def as_int64(self) -> tuple[np.ndarray, np.ndarray]:
+        """Indexed by code: the value as a base-10 int64 and whether it parses as one."""
+
+
 class NodeTableView(Protocol):
     """The node axis as arrays: one column per node in snapshot order (``NodeInfo.index``), one row
     per resource (``row[name]``). Read by the vector capabilities only."""
@@ -210,6 +224,21 @@ class NodeTableView(Protocol):
 
     @property
     def has_prefer_taints(self) -> np.ndarray: ...
+
+    @property
+    def has_ports(self) -> np.ndarray:
+        """Whether the node's pods use any host port."""
+
+    @property
+    def nameless(self) -> list[int]:
+        """The nodes whose object has no name."""
+
+    def label_column(self, key: str) -> LabelColumnView | None:
+        """The column of node label ``key``; None when some node's value cannot be represented
+        (then ask per node)."""
+
+    def node_index(self, name: str) -> int | None:
+        """The column of the node called ``name``."""
 
     def ensure_resource(self, name: str) -> int:
         """The row of ``name``, added (zero everywhere) if missing; take arrays only after it."""

@@ -1,9 +1,16 @@
 """NodeAffinity: nodeSelector and required node affinity (Filter), preferred terms (Score),
-plus the profile's ``addedAffinity`` arg."""
+plus the profile's ``addedAffinity`` arg.
+
+Filter and Score also come as vector forms over the node table's label columns; the per-node
+methods stay the reference (and serve explanations and dry runs).
+"""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import numpy as np
 
 from kubesched.api.selectors import (
     node_selector_matches,
@@ -12,34 +19,97 @@ from kubesched.api.selectors import (
     pod_matches_node_selector_and_affinity,
     preferred_node_affinity_score,
     preferred_terms_error,
+    required_node_affinity,
     required_node_names,
 )
 from kubesched.scheduler.framework.interface import (
     ADD,
     UPDATE,
     ClusterEvent,
+    Code,
     CycleState,
     EnqueueExtensions,
+    FailureStatusesVector,
     FilterPlugin,
+    FilterVector,
     Handle,
+    NodeTableSnapshot,
+    NormalizeVector,
     PodIndependentFilter,
     PreFilterPlugin,
     PreFilterResult,
     PreScorePlugin,
     ScoreExtensions,
     ScorePlugin,
+    ScoreVector,
     Status,
 )
 from kubesched.scheduler.framework.types import NodeInfo, PodInfo
-from kubesched.scheduler.plugins.helpers import default_normalize
+from kubesched.scheduler.plugins._node_selector_vector import (
+    Selector,
+    Term,
+    compile_node_selector,
+    compile_pod_node_selector,
+    compile_preferred,
+    weighted_sum,
+)
+from kubesched.scheduler.plugins.helpers import default_normalize, default_normalize_vector
 
 REASON_POD = "node(s) didn't match Pod's node affinity/selector"
 REASON_ENFORCED = "node(s) didn't match scheduler-enforced node affinity"
 REASON_CONFLICT = "pod affinity terms conflict"
 
+#: PodInfo.cache keys of the pod's compiled selectors (the plugin's own addedAffinity is kept apart)
+REQUIRED_CACHE_KEY = "NodeAffinity/required"
+PREFERRED_CACHE_KEY = "NodeAffinity/preferred"
+
+_T = TypeVar("_T")
+
+
+class _Unsupported:
+    """Marks a compiled form that could not be built (the per-node methods answer instead)."""
+
+
+UNSUPPORTED = _Unsupported()
+
+
+def _compiled(build: Callable[[], _T]) -> _T | _Unsupported:
+    """``build()``, or :data:`UNSUPPORTED` when it raises: :class:`Unsupported` for inputs the
+    compiled form does not represent, anything else for malformed input on which the per-node
+    reference may raise too (it then does so itself, node by node, as before)."""
+    try:
+        return build()
+    except Exception:  # noqa: BLE001 - see above; Unsupported included
+        return UNSUPPORTED
+
+
+def _pod_required(pod: PodInfo) -> tuple[Term | None, Selector | None] | _Unsupported:
+    """The pod's nodeSelector and required node affinity, compiled once per PodInfo."""
+    hit = pod.cache.get(REQUIRED_CACHE_KEY)
+    if hit is None:
+        hit = pod.cache[REQUIRED_CACHE_KEY] = _compiled(
+            lambda: (compile_pod_node_selector(pod.spec), compile_node_selector(required_node_affinity(pod.obj)))
+        )
+    return hit  # type: ignore[no-any-return]
+
+
+def _pod_preferred(pod: PodInfo) -> tuple[tuple[int, Term], ...] | _Unsupported:
+    """The pod's preferred node affinity terms, compiled once per PodInfo."""
+    hit = pod.cache.get(PREFERRED_CACHE_KEY)
+    if hit is None:
+        hit = pod.cache[PREFERRED_CACHE_KEY] = _compiled(
+            lambda: compile_preferred(
+                ((pod.spec.get("affinity") or {}).get("nodeAffinity") or {}).get(
+                    "preferredDuringSchedulingIgnoredDuringExecution"
+                )
+            )
+        )
+    return hit  # type: ignore[no-any-return]
+
 
 class NodeAffinity(
-    PreFilterPlugin, FilterPlugin, PodIndependentFilter, PreScorePlugin, ScorePlugin, ScoreExtensions, EnqueueExtensions,
+    PreFilterPlugin, FilterPlugin, PodIndependentFilter, FilterVector, FailureStatusesVector, PreScorePlugin,
+    ScorePlugin, ScoreVector, ScoreExtensions, NormalizeVector, EnqueueExtensions,
 ):
     name = "NodeAffinity"
     depends_on_pods = False  # verdict depends only on the node and the pod
@@ -59,6 +129,8 @@ class NodeAffinity(
         err = preferred_terms_error(self.added_preferred)
         if err is not None:
             raise ValueError(f"addedAffinity.preferredDuringSchedulingIgnoredDuringExecution{err}")
+        self._added_required = _compiled(lambda: compile_node_selector(self.added_required))
+        self._added_preferred = _compiled(lambda: compile_preferred(self.added_preferred))
 
     def events_to_register(self) -> list[ClusterEvent]:
         return [ClusterEvent("Node", ADD | UPDATE)]
@@ -85,6 +157,44 @@ class NodeAffinity(
             return Status.unresolvable(REASON_POD)
         return None
 
+    def _enforced_mask(self, snapshot: NodeTableSnapshot) -> np.ndarray | None | _Unsupported:
+        """Which nodes match ``addedAffinity``'s required selector (None: there is none)."""
+        added = self._added_required
+        if isinstance(added, _Unsupported) or added is None:
+            return added
+        mask = added.mask(snapshot.table)
+        return UNSUPPORTED if mask is None else mask
+
+    def filter_vector(self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot) -> np.ndarray | None:
+        own = _pod_required(pod)
+        enforced = self._enforced_mask(snapshot)
+        if isinstance(own, _Unsupported) or isinstance(enforced, _Unsupported):
+            return None
+        table = snapshot.table
+        mask = np.ones(table.n, dtype=bool) if enforced is None else enforced.copy()
+        for part in own:
+            if part is not None:
+                part_mask = part.mask(table)
+                if part_mask is None:
+                    return None
+                mask &= part_mask
+        return mask
+
+    def failure_statuses(
+        self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot, idx: np.ndarray
+    ) -> list[Status]:
+        """Filter's rejection for nodes ``idx`` (known to fail): the enforced selector's reason
+        where ``addedAffinity`` rejects the node, else the pod's."""
+        enforced = self._enforced_mask(snapshot)
+        if isinstance(enforced, _Unsupported):
+            nodes = snapshot.node_infos
+            return [self.filter(state, pod, nodes[int(i)]) or Status(Code.SUCCESS) for i in idx]
+        by_pod = Status.unresolvable(REASON_POD)
+        if enforced is None:
+            return [by_pod] * len(idx)
+        by_scheduler = Status.unresolvable(REASON_ENFORCED)
+        return [by_pod if ok else by_scheduler for ok in enforced[idx].tolist()]
+
     def pre_score(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo]) -> Status | None:
         preferred = ((pod.spec.get("affinity") or {}).get("nodeAffinity") or {}).get(
             "preferredDuringSchedulingIgnoredDuringExecution"
@@ -105,7 +215,23 @@ class NodeAffinity(
                 total += int(term.get("weight") or 0)
         return total
 
+    def score_vector(
+        self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot, idx: np.ndarray
+    ) -> np.ndarray:
+        own = _pod_preferred(pod)
+        added = self._added_preferred
+        if not isinstance(own, _Unsupported) and not isinstance(added, _Unsupported):
+            total = weighted_sum(own + added, snapshot.table)
+            if total is not None:
+                scores: np.ndarray = total[idx]
+                return scores
+        nodes = snapshot.node_infos
+        return np.array([self.score(state, pod, nodes[int(i)]) for i in idx], dtype=np.int64)
+
     def normalize_score(
         self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo], scores: list[int]
     ) -> None:
         default_normalize(scores)
+
+    def normalize_vector(self, state: CycleState, pod: PodInfo, scores: np.ndarray) -> np.ndarray:
+        return default_normalize_vector(scores)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from kubesched.scheduler.framework.interface import (
     ADD,
     DELETE,
@@ -11,8 +13,11 @@ from kubesched.scheduler.framework.interface import (
     ClusterEvent,
     CycleState,
     EnqueueExtensions,
+    FailureStatusesVector,
     FilterPlugin,
+    FilterVector,
     Handle,
+    NodeTableSnapshot,
     PreFilterPlugin,
     PreFilterResult,
     Status,
@@ -35,7 +40,7 @@ def port_conflicts(used: list[tuple[str, str, int]], wanted: tuple[str, str, int
     return False
 
 
-class NodePorts(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
+class NodePorts(PreFilterPlugin, FilterPlugin, FilterVector, FailureStatusesVector, EnqueueExtensions):
     name = "NodePorts"
 
     def __init__(self, args: dict[str, Any], handle: Handle) -> None:
@@ -57,3 +62,19 @@ class NodePorts(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
             if port_conflicts(node.used_ports, wanted):
                 return Status.unschedulable(REASON)
         return None
+
+    def filter_vector(self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot) -> np.ndarray | None:
+        """Only nodes whose pods use host ports can conflict; those are checked one by one."""
+        table = snapshot.table
+        mask = np.ones(table.n, dtype=bool)
+        if pod.host_ports:
+            nodes = snapshot.node_infos
+            for i in np.flatnonzero(table.has_ports).tolist():
+                if self.filter(state, pod, nodes[i]) is not None:
+                    mask[i] = False
+        return mask
+
+    def failure_statuses(
+        self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot, idx: np.ndarray
+    ) -> list[Status]:
+        return [Status.unschedulable(REASON)] * len(idx)
