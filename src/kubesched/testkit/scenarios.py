@@ -13,6 +13,7 @@ import yaml
 from kubesched.api.loader import load_scenario
 from kubesched.sim.result import build_result
 from kubesched.sim.runner import Simulation
+from kubesched.testkit.builders import duration
 
 _counter = itertools.count()
 
@@ -40,18 +41,41 @@ def simulate_path(path: Path | str, *, until: float | None = None, seed: int | N
 
 
 def scenario_document(cluster: dict[str, Any] | None = None, steps: list[dict[str, Any]] | None = None, *,
-                      until: str | None = None, seed: int = 1, name: str = "t") -> dict[str, Any]:
-    """A Scenario document (the optional spec fields only when given)."""
+                      until: str | float | None = None, seed: int = 1, name: str = "t",
+                      config: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A Scenario document (the optional spec fields only when given); ``config`` is its
+    schedulerConfiguration, ``until`` a duration or seconds."""
     spec: dict[str, Any] = {"seed": seed, "steps": steps or []}
     if cluster is not None:
         spec["cluster"] = cluster
-    if until:
-        spec["until"] = until
+    if until is not None and until != "":
+        spec["until"] = duration(until)
+    if config is not None:
+        spec["schedulerConfiguration"] = config
     return {"apiVersion": "kubesched.io/v1alpha1", "kind": "Scenario", "metadata": {"name": name}, "spec": spec}
 
 
-def create_step(at: str, obj: dict[str, Any]) -> dict[str, Any]:
-    return {"at": at, "create": obj}
+def create_step(at: str | float, obj: dict[str, Any]) -> dict[str, Any]:
+    return {"at": duration(at), "create": obj}
+
+
+def delete_step(at: str | float, kind: str, name: str, *, namespace: str | None = None,
+                grace: int | None = None) -> dict[str, Any]:
+    target: dict[str, Any] = {"kind": kind, "name": name}
+    if namespace:
+        target["namespace"] = namespace
+    if grace is not None:
+        target["gracePeriodSeconds"] = grace
+    return {"at": duration(at), "delete": target}
+
+
+def patch_step(at: str | float, kind: str, name: str, merge: dict[str, Any], *,
+               namespace: str | None = None) -> dict[str, Any]:
+    """A merge patch of one object."""
+    target: dict[str, Any] = {"kind": kind, "name": name, "merge": merge}
+    if namespace:
+        target["namespace"] = namespace
+    return {"at": duration(at), "patch": target}
 
 
 @dataclass
