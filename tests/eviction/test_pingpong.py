@@ -10,8 +10,9 @@ from kubesched.cluster.embedded.eventlog import EventLog
 from kubesched.cluster.embedded.kubelet.eviction_config import PingPongSettings
 from kubesched.cluster.embedded.kubelet.pingpong import PingPongAvoidance, with_avoided_nodes
 from kubesched.des.clock import EventLoop
+from kubesched.testkit.runs import run_path
 
-from .conftest import EXAMPLES, run_path
+from .conftest import EXAMPLES
 
 
 def web_placements(run) -> list[tuple[float, str, str]]:

@@ -12,8 +12,9 @@ from kubesched.cluster.embedded.kubelet.usage import (
     parse_usage,
     value_at,
 )
+from kubesched.testkit.scenarios import scenario_document as scenario
 
-from .conftest import node, scenario
+from .conftest import node
 
 GI = 1024**3
 MI = 1024**2
