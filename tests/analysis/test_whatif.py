@@ -9,6 +9,7 @@ import yaml
 from kubesched.analysis.whatif import Changes, apply_changes, whatif
 from kubesched.api.loader import load_scenario
 from kubesched.sim.runner import run_scenario
+from kubesched.testkit.builders import make_pdb
 
 CLUSTER = """
 apiVersion: scheduling.k8s.io/v1
@@ -55,8 +56,7 @@ spec:
   containers: [{name: c, image: nginx, resources: {requests: {cpu: "2"}}}]
 """
 
-PDB = {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": "batch"},
-       "spec": {"maxUnavailable": 0, "selector": {"matchLabels": {"app": "batch"}}}}
+PDB = make_pdb("batch", {"matchLabels": {"app": "batch"}}, max_unavailable=0)
 
 
 def _write(tmp_path: Path, text: str) -> Path:

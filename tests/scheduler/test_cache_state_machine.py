@@ -17,10 +17,7 @@ NODES = [f"n{i}" for i in range(4)]
 
 
 def pod_info(name: str, node: str, cpu: int, mem: int, priority: int = 0) -> PodInfo:
-    obj = make_pod(name, f"{cpu}m", f"{mem}Mi", node=node)
-    obj["metadata"]["uid"] = f"uid-{name}"
-    obj["spec"]["priority"] = priority
-    return PodInfo.from_pod(obj)
+    return PodInfo.from_pod(make_pod(name, f"{cpu}m", f"{mem}Mi", uid=f"uid-{name}", node=node, priority=priority))
 
 
 class CacheMachine(RuleBasedStateMachine):
