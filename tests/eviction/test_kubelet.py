@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from kubesched.k8s.timefmt import rfc3339
 from kubesched.testkit.builders import make_deployment, make_priority_class
-from kubesched.testkit.scenarios import create_step
+from kubesched.testkit.scenarios import create_step, delete_step
 from kubesched.testkit.scenarios import scenario_document as scenario
 
 from .conftest import node, pod
@@ -108,8 +108,7 @@ def test_controllers_replace_evicted_pods(simulate):
 def test_a_terminating_pod_still_counts_and_can_be_evicted(simulate):
     run = simulate(node("n1"), pod("leaving", usage="memory=1500Mi", node="n1", grace=60),
                    pod("staying", memory="1Gi", usage="memory=800Mi", node="n1"),
-                   scenario({"eviction": {}}, [{"at": "5s", "delete": {"kind": "Pod", "name": "leaving",
-                                                                        "namespace": "default"}}]))
+                   scenario({"eviction": {}}, [delete_step("5s", "Pod", "leaving", namespace="default")]))
     assert run.evicted() == [(10.0, "leaving")]  # killed at once instead of at 65 s
     assert run.phase("staying") == "Running"
     assert [e["time"] for e in run.ev("Deleted", "leaving")] == [10.0]

@@ -9,7 +9,7 @@ import pytest
 from conftest import SCHEDULER, Replica, node_of, pod, wait_for
 from fakeapi import FakeApiServer
 
-from kubesched.testkit.builders import make_node, make_priority_class
+from kubesched.testkit.builders import make_node, make_pdb, make_priority_class
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -119,8 +119,7 @@ def test_informers_cache_every_kind_and_nrt_when_served(tmp_path: Any) -> None:
 
     fake = FakeApiServer(nrt=True).start()
     try:
-        fake.create({"apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
-                     "metadata": {"name": "pdb", "namespace": "default"}, "spec": {"minAvailable": 1}})
+        fake.create(make_pdb("pdb", None, namespace="default", min_available=1))
         fake.create({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "svc", "namespace": "default"},
                      "spec": {"selector": {"app": "x"}}})
         fake.create({"apiVersion": "topology.node.k8s.io/v1alpha2", "kind": "NodeResourceTopology",

@@ -15,7 +15,7 @@ from kubesched.cluster.embedded.kubelet.topology_config import spec_from_nrt
 from kubesched.sim.runner import Simulation
 from kubesched.testkit.builders import make_nrt, make_nrt_zone
 from kubesched.testkit.runs import phase, run_docs
-from kubesched.testkit.scenarios import create_step, write_scenario
+from kubesched.testkit.scenarios import create_step, delete_step, write_scenario
 from kubesched.topology.nrt import parse_nrt, pods_fingerprint
 
 from .conftest import GPU, node, pod, rejections, scenario, topology, zones
@@ -109,7 +109,7 @@ def test_entries_match_nodes_by_selector_and_name(tmp_path: Path) -> None:
 
 def test_deleting_a_node_deletes_its_object(tmp_path: Path) -> None:
     docs = scenario([node("n1")], topo=topology(), until="2s")
-    docs[0]["spec"]["steps"] = [{"at": "1s", "delete": {"kind": "Node", "name": "n1"}}]
+    docs[0]["spec"]["steps"] = [delete_step("1s", "Node", "n1")]
     sim = simulation(tmp_path, docs)
     assert sim.cluster.store.get("NodeResourceTopology", None, "n1") is None
 

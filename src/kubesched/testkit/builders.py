@@ -194,7 +194,8 @@ def make_pdb(name: str, selector: Obj | None, *, namespace: str | None = None, m
         pdb_spec["minAvailable"] = min_available
     if max_unavailable is not None:
         pdb_spec["maxUnavailable"] = max_unavailable
-    pdb_spec["selector"] = selector
+    if selector is not None:
+        pdb_spec["selector"] = selector
     pdb_spec.update(spec)
     obj: Obj = {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": _meta(name, namespace),
                 "spec": pdb_spec}
