@@ -1,16 +1,12 @@
-"""The cluster-autoscaler tests' defaults (node groups, 1-cpu pods, 16Gi nodes) and a ``simulate``
-fixture running documents written to ``tmp_path``."""
+"""The cluster-autoscaler tests' defaults: node groups, 1-cpu pods, 16Gi nodes (the ``simulate``
+fixture is the one of tests/conftest.py)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from kubesched.testkit.builders import make_deployment, make_node, make_pod
-from kubesched.testkit.runs import ScenarioRun, run_docs
 
 Obj = dict[str, Any]
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -43,11 +39,3 @@ def deployment(name: str, replicas: int, cpu: str = "1", *, grace: int = 30) -> 
 def node(name: str, cpu: str = "4", group_name: str | None = None) -> Obj:
     """A node of 16Gi, a member of ``group_name`` when given."""
     return make_node(name, cpu, "16Gi", labels={GROUP_LABEL: group_name} if group_name else None, capacity=None)
-
-
-@pytest.fixture
-def simulate(tmp_path: Path) -> Callable[..., ScenarioRun]:
-    def run(*docs: Obj | list[Obj], until: float | None = None) -> ScenarioRun:
-        return run_docs(tmp_path, docs, until=until)
-
-    return run

@@ -1,16 +1,12 @@
-"""The kubelet-eviction tests' defaults (2Gi nodes, pods without requests or namespace) and a
-``simulate`` fixture running documents written to ``tmp_path``."""
+"""The kubelet-eviction tests' defaults: 2Gi nodes, pods without requests or namespace (the
+``simulate`` fixture is the one of tests/conftest.py)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from kubesched.testkit.builders import make_node, make_pod
-from kubesched.testkit.runs import ScenarioRun, run_docs
 
 Obj = dict[str, Any]
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -25,11 +21,3 @@ def node(name: str, memory: str = "2Gi", cpu: str = "4", *, capacity: dict[str, 
 def pod(name: str, cpu: str | None = None, memory: str | None = None, **fields: Any) -> Obj:
     """A pod requesting nothing unless told, its namespace left to the loader."""
     return make_pod(name, cpu, memory, namespace=None, **fields)
-
-
-@pytest.fixture
-def simulate(tmp_path: Path) -> Callable[..., ScenarioRun]:
-    def run(*docs: Obj | list[Obj], until: float | None = None) -> ScenarioRun:
-        return run_docs(tmp_path, docs, until=until)
-
-    return run

@@ -2,18 +2,11 @@
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
 from typing import Any
 
-try:
-    import kubesched  # noqa: F401
-except ModuleNotFoundError:  # pragma: no cover - depends on the environment
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "src"))
+import pytest
 
-import pytest  # noqa: E402
-
-from kubesched.scheduler.framework.interface import (  # noqa: E402
+from kubesched.scheduler.framework.interface import (
     ADD,
     ALL,
     UPDATE_NODE_LABEL,
@@ -21,15 +14,15 @@ from kubesched.scheduler.framework.interface import (  # noqa: E402
     Code,
     CycleState,
 )
-from kubesched.scheduler.framework.types import NodeInfo, PodInfo  # noqa: E402
-from kubesched.scheduler.plugins.interpodaffinity import (  # noqa: E402
+from kubesched.scheduler.framework.types import NodeInfo, PodInfo
+from kubesched.scheduler.plugins.interpodaffinity import (
     ERR_REASON_AFFINITY_RULES_NOT_MATCH,
     ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH,
     ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH,
     InterPodAffinity,
 )
-from kubesched.testkit.builders import make_node, make_pod  # noqa: E402
-from kubesched.testkit.framework import FakeHandle, node_info, pod_info  # noqa: E402
+from kubesched.testkit.builders import make_node, make_pod
+from kubesched.testkit.framework import FakeHandle, node_info, pod_info
 
 ZONE = "topology.kubernetes.io/zone"
 HOST = "kubernetes.io/hostname"

@@ -3,18 +3,11 @@
 from __future__ import annotations
 
 import math
-import sys
-from pathlib import Path
 from typing import Any
 
-try:
-    import kubesched  # noqa: F401
-except ModuleNotFoundError:  # pragma: no cover - depends on the environment
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "src"))
+import pytest
 
-import pytest  # noqa: E402
-
-from kubesched.scheduler.framework.interface import (  # noqa: E402
+from kubesched.scheduler.framework.interface import (
     ADD,
     ALL,
     DELETE,
@@ -23,15 +16,15 @@ from kubesched.scheduler.framework.interface import (  # noqa: E402
     Code,
     CycleState,
 )
-from kubesched.scheduler.framework.types import NodeInfo, PodInfo  # noqa: E402
-from kubesched.scheduler.plugins.podtopologyspread import (  # noqa: E402
+from kubesched.scheduler.framework.types import NodeInfo, PodInfo
+from kubesched.scheduler.plugins.podtopologyspread import (
     ERR_REASON_CONSTRAINTS_NOT_MATCH,
     ERR_REASON_NODE_LABEL_NOT_MATCH,
     PodTopologySpread,
     _round_half_away,
 )
-from kubesched.testkit.builders import make_node, make_pod  # noqa: E402
-from kubesched.testkit.framework import FakeHandle, node_info, pod_info  # noqa: E402
+from kubesched.testkit.builders import make_node, make_pod
+from kubesched.testkit.framework import FakeHandle, node_info, pod_info
 
 ZONE = "topology.kubernetes.io/zone"
 HOST = "kubernetes.io/hostname"
