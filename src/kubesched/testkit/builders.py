@@ -33,7 +33,8 @@ def duration(value: float | str) -> str:
 # -- nodes ---------------------------------------------------------------------------------------------
 def make_node(name: str, cpu: str | None = "4", memory: str | None = "32Gi", pods: int | str | None = 110,
               labels: Mapping[str, str] | None = None, *, hostname: bool = True,
-              allocatable: Mapping[str, Any] | None = None, capacity: Mapping[str, Any] | str | None = SAME_AS_ALLOCATABLE,
+              allocatable: Mapping[str, Any] | None = None,
+              capacity: Mapping[str, Any] | str | None = SAME_AS_ALLOCATABLE,
               taints: list[Obj] | None = None, unschedulable: bool = False, images: list[Obj] | None = None,
               spec: Obj | None = None) -> Obj:
     """A Node.
@@ -142,7 +143,9 @@ def make_pod(name: str, cpu: str | None = "100m", memory: str | None = "500Mi", 
     pod_spec: Obj = {}
     if scheduler_name:
         pod_spec["schedulerName"] = scheduler_name
-    pod_spec["containers"] = containers if containers is not None else [make_container("app", cpu, memory, image=image)]
+    if containers is None:
+        containers = [make_container("app", cpu, memory, image=image)]
+    pod_spec["containers"] = containers
     if init_containers:
         pod_spec["initContainers"] = init_containers
     if priority_class:
@@ -185,10 +188,11 @@ def _meta(name: str, namespace: str | None) -> Obj:
     return {"name": name, **({"namespace": namespace} if namespace else {})}
 
 
-def make_pdb(name: str, selector: Obj | None, *, namespace: str | None = None, min_available: int | str | None = None,
-             max_unavailable: int | str | None = None, disruptions_allowed: int | None = None,
-             status: Obj | None = None, **spec: Any) -> Obj:
-    """A PodDisruptionBudget; ``disruptions_allowed`` pins ``status.disruptionsAllowed``."""
+def make_pdb(name: str, selector: Obj | None, *, namespace: str | None = None,
+             min_available: int | str | None = None, max_unavailable: int | str | None = None,
+             disruptions_allowed: int | None = None, status: Obj | None = None, **spec: Any) -> Obj:
+    """A PodDisruptionBudget (a ``None`` selector is left out); ``disruptions_allowed`` pins
+    ``status.disruptionsAllowed``."""
     pdb_spec: Obj = {}
     if min_available is not None:
         pdb_spec["minAvailable"] = min_available
@@ -237,7 +241,8 @@ def make_workload(kind: str, name: str, pod: Obj, *, replicas: int | None = None
         workload_spec["selector"] = {"matchLabels": dict(labels)}
     workload_spec["template"] = make_pod_template(pod, labels)
     workload_spec.update(spec)
-    return {"apiVersion": _API_VERSIONS[kind], "kind": kind, "metadata": _meta(name, namespace), "spec": workload_spec}
+    return {"apiVersion": _API_VERSIONS[kind], "kind": kind, "metadata": _meta(name, namespace),
+            "spec": workload_spec}
 
 
 def make_deployment(name: str, replicas: int, pod: Obj, *, namespace: str | None = None, **spec: Any) -> Obj:
@@ -249,7 +254,8 @@ def make_replicaset(name: str, replicas: int, pod: Obj, *, namespace: str | None
 
 
 def make_statefulset(name: str, replicas: int, pod: Obj, *, namespace: str | None = None, **spec: Any) -> Obj:
-    return make_workload("StatefulSet", name, pod, replicas=replicas, namespace=namespace, serviceName=name, **spec)
+    return make_workload("StatefulSet", name, pod, replicas=replicas, namespace=namespace, serviceName=name,
+                         **spec)
 
 
 def make_daemonset(name: str, pod: Obj, *, namespace: str | None = None, **spec: Any) -> Obj:

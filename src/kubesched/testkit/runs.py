@@ -53,7 +53,8 @@ class PodRecorder:
 
     def _add(self, obj: Obj) -> None:
         meta = obj["metadata"]
-        self.versions.setdefault(f"{meta.get('namespace') or 'default'}/{meta['name']}", []).append((self._now(), obj))
+        key = f"{meta.get('namespace') or 'default'}/{meta['name']}"
+        self.versions.setdefault(key, []).append((self._now(), obj))
 
     def on_add(self, kind: str, obj: Obj) -> None:
         if kind == "Pod":
