@@ -1,7 +1,11 @@
 """A tiny harness for scheduler_perf-shaped workloads on the embedded cluster.
 
 Objects are created through the embedded API (admission included); the measured phase times how
-fast the scheduler drains its queue, in pods per second of wall-clock time.
+fast the scheduler loop drains its queue, in pods per second of wall-clock time.
+
+Like upstream's scheduler_perf, a bench runs the scheduler against a bare API (no controllers, no
+result bookkeeping), so it wires the cluster itself rather than running a ``kubesched.sim``
+Simulation; it drives the same ``SchedulerLoop`` as the simulator, one instant at a time.
 """
 
 from __future__ import annotations
@@ -19,8 +23,8 @@ from kubesched.cluster.embedded.apiserver.admission import ensure_system_priorit
 from kubesched.cluster.embedded.cluster import EmbeddedCluster
 from kubesched.cluster.embedded.eventlog import EventLog
 from kubesched.des.clock import EventLoop
+from kubesched.scheduler.loop import SchedulerLoop
 from kubesched.scheduler.scheduler import Scheduler
-from kubesched.sim.driver import SchedulerDriver
 
 
 @dataclass
@@ -53,7 +57,7 @@ class Bench:
         ensure_system_priority_classes(self.cluster.store)
         self.scheduler = Scheduler(self.cluster, None, np.random.default_rng(seed + 1), self.loop.now)
         self.scheduler.start()
-        self.driver = SchedulerDriver(self.loop, self.scheduler)
+        self.scheduler_loop = SchedulerLoop(self.scheduler, self.loop)
 
     def create(self, objs: Iterable[dict[str, Any]]) -> None:
         for obj in objs:
@@ -61,7 +65,7 @@ class Bench:
 
     def drain(self) -> int:
         """Run the event loop and scheduler until nothing is due now; return cycles run."""
-        return self.driver.run_instant()
+        return self.scheduler_loop.run_instant()
 
     def advance(self, seconds: float) -> None:
         target = self.loop.now() + seconds

@@ -19,7 +19,7 @@ from typing import Any
 
 import yaml
 
-from kubesched.sim.runner import run_scenario
+from kubesched.sim import simulate
 
 HERE = Path(__file__).resolve().parent
 Obj = dict[str, Any]
@@ -52,7 +52,7 @@ def run_docs(docs: list[Obj]) -> Obj:
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "scenario.yaml"
         path.write_text(yaml.safe_dump_all(docs, sort_keys=False))
-        return measure(run_scenario(str(path)))
+        return measure(simulate(str(path)).result)
 
 
 def variant(docs: list[Obj], *, plugin: bool = True, args: Obj | None = None, exporter: Obj | None = None) -> list[Obj]:
@@ -72,7 +72,7 @@ def failure_loop() -> None:
     print("| profile | TopologyAffinityError | trainer pods created | last replica started |")
     print("|---|---:|---:|---:|")
     for name in ("default-scheduler", "numa-aware-scheduler"):
-        m = measure(run_scenario(str(HERE / f"{name}.yaml")))
+        m = measure(simulate(str(HERE / f"{name}.yaml")).result)
         print(f"| {name} | {m['rejections']} | {m['created'] - 12} | {m['last_start']:g} s |")
     print()
 

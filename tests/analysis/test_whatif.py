@@ -6,7 +6,7 @@ from pathlib import Path
 
 from kubesched.analysis.whatif import Changes, apply_changes, whatif
 from kubesched.api.loader import load_scenario
-from kubesched.sim.runner import run_scenario
+from kubesched.sim import simulate
 from kubesched.testkit.builders import make_pdb
 from kubesched.testkit.scenarios import write_scenario
 
@@ -80,7 +80,7 @@ def test_enabling_preemption_kills_exactly_the_pods_the_changed_run_kills(tmp_pa
                                      "metadata": {"name": "changed"},
                                      "spec": {"schedulerConfiguration": changed.scheduler_configuration}}]
     changed_file = write_scenario(tmp_path, docs)
-    direct = run_scenario(str(changed_file))
+    direct = simulate(str(changed_file)).result
     direct_victims = sorted(e["pod"] for e in direct["events"] if e["reason"] == "Preempted")
     assert direct_victims == sorted(p["victim"] for p in diff["preempted"])
     assert direct["pods"]["default/api"]["node"] == diff["changed"]["pods"]["default/api"]["node"]

@@ -6,7 +6,8 @@ from typing import Any
 
 import pytest
 
-from kubesched.api.validation import KINDS, is_namespaced, object_ref, validate_object
+from kubesched.api.validation import KINDS, object_ref, validate_object
+from kubesched.k8s.objects import is_namespaced
 
 DELETE = object()
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kubesched.cluster.embedded.autoscaler.config import parse_config, validate_config
+from kubesched.api.cluster_settings.autoscaler import parse_config, validate_config
 
 
 def errors(cfg: dict) -> list[tuple[str, str]]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from cluster_helpers import get_pod, make_cluster, pod
 
-from kubesched.cluster.embedded.apiserver.admission import Admission, default_priority_class
+from kubesched.cluster.embedded.apiserver.admission import default_priority_class
 from kubesched.k8s.objects import ApiError
 from kubesched.testkit.builders import make_priority_class
 
@@ -40,10 +40,12 @@ def test_global_default_class_is_applied(cluster):
 
 
 def test_lowest_global_default_wins_if_several_exist(cluster):
-    # a race can leave two defaults; admission would refuse the second, so store them directly
-    cluster.store.create(make_priority_class("a", 50, globalDefault=True))
-    cluster.store.create(make_priority_class("b", 10, globalDefault=True, preemptionPolicy="Never"))
-    assert default_priority_class(cluster.store)["metadata"]["name"] == "b"
+    # a race can leave two defaults; admission refuses a second one at create, so the second is made
+    # a default by a patch (the embedded API server admits creates only)
+    cluster.create(make_priority_class("a", 50, globalDefault=True))
+    cluster.create(make_priority_class("b", 10, preemptionPolicy="Never"))
+    cluster.patch("PriorityClass", None, "b", {"globalDefault": True})
+    assert default_priority_class(cluster.api)["metadata"]["name"] == "b"
     cluster.create(pod("p"))
     spec = get_pod(cluster, "p")["spec"]
     assert (spec["priorityClassName"], spec["priority"], spec["preemptionPolicy"]) == ("b", 10, "Never")
@@ -105,7 +107,7 @@ def test_system_prefix_is_reserved(cluster):
 
 def test_system_class_with_wrong_value_is_invalid():
     cluster = make_cluster(controllers=False)
-    cluster.store.remove("PriorityClass", None, "system-node-critical")
+    cluster.delete("PriorityClass", None, "system-node-critical")
     assert cluster.create(make_priority_class("system-node-critical", 5)) is None
     assert last_rejection(cluster)["message"].endswith(
         "error: value of system-node-critical PriorityClass must be 2000001000"
@@ -148,7 +150,7 @@ def test_generate_name_is_used_in_priority_refusals():
     obj = pod("web-abcde", priorityClassName="missing")
     obj["metadata"]["generateName"] = "web-"
     with pytest.raises(ApiError) as err:
-        cluster.admission.admit_create(obj, 0.0)
+        cluster.api.admission.admit_create(obj, 0.0)
     assert err.value.message == 'pods "web-" is forbidden: no PriorityClass with name missing was found'
 
 
@@ -210,5 +212,5 @@ def test_duplicate_pod_already_exists(cluster):
 def test_admission_leaves_input_untouched():
     cluster = make_cluster(controllers=False)
     obj = pod("p")
-    out = Admission(cluster.store).admit_create(obj, 0.0)
+    out = cluster.api.admission.admit_create(obj, 0.0)
     assert "priority" not in obj["spec"] and out["spec"]["priority"] == 0

@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 from cluster_helpers import bind, container, get_pod, make_cluster, node, pod, quota, run
 
-from kubesched.cluster.embedded.apiserver.admission import Admission
 from kubesched.k8s.objects import ApiError
 from kubesched.testkit.builders import make_priority_class
 
@@ -201,7 +200,7 @@ LIMIT_CRITICAL = [
 
 def with_limited(limited):
     cluster = make_cluster()
-    cluster.admission = Admission(cluster.store, limited)
+    cluster.configure({"admission": {"limitedResources": limited}})
     return cluster
 
 
@@ -233,7 +232,7 @@ def test_limited_resource_consumption_needs_a_quota():
     gpu = pod("g")
     gpu["spec"]["containers"][0]["resources"] = {"requests": {"example.com/gpu": "1"}}
     with pytest.raises(ApiError) as err:
-        cluster.admission.admit_create(gpu, 0.0)
+        cluster.api.admission.admit_create(gpu, 0.0)
     assert (err.value.code, err.value.message) == (
         403, 'pods "g" is forbidden: insufficient quota to consume: requests.example.com/gpu'
     )

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import yaml
 
+from kubesched.api.cluster_settings.eviction import PingPongSettings
 from kubesched.cluster.embedded.cluster import EmbeddedCluster
 from kubesched.cluster.embedded.eventlog import EventLog
-from kubesched.cluster.embedded.kubelet.eviction_config import PingPongSettings
 from kubesched.cluster.embedded.kubelet.pingpong import PingPongAvoidance, with_avoided_nodes
 from kubesched.des.clock import EventLoop
 from kubesched.testkit.builders import make_container, make_pod

@@ -4,14 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from kubesched.api.cluster_settings.eviction import parse_config, validate_config
 from kubesched.api.errors import KubeschedError
-from kubesched.cluster.embedded.kubelet.eviction_config import parse_config, validate_config
-from kubesched.cluster.embedded.kubelet.usage import (
-    UsageSyntaxError,
-    check_usage_annotation,
-    parse_usage,
-    value_at,
-)
+from kubesched.api.usage import UsageSyntaxError, check_usage_annotation, parse_usage
+from kubesched.cluster.embedded.kubelet.usage import value_at
 from kubesched.testkit.scenarios import scenario_document as scenario
 
 from .conftest import node

@@ -9,7 +9,7 @@ import yaml
 
 from kubesched.analysis.whatif import Changes, load_change_objects, scenario_documents, whatif
 from kubesched.api.loader import load_scenario
-from kubesched.sim.runner import run_scenario
+from kubesched.sim import simulate
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
@@ -20,7 +20,7 @@ ROLLOUT = EXAMPLES / "rollout"
 
 @pytest.mark.parametrize("path", SCENARIOS, ids=lambda p: str(p.relative_to(EXAMPLES)))
 def test_example_runs(path: Path) -> None:
-    result = run_scenario(str(path))
+    result = simulate(str(path)).result
     assert result["kind"] == "SimulationResult"
     assert result["pods"] or path.parent.name == "rollout"
 
@@ -50,7 +50,7 @@ def test_rollout_walkthrough(tmp_path: Path) -> None:
     assert diff["preempted"] == []
     assert diff["changed"]["pods"]["batch/etl-nightly"]["phase"] == "Pending"
 
-    guard = run_scenario(str(ROLLOUT / "quota-guard.yaml"))
+    guard = simulate(str(ROLLOUT / "quota-guard.yaml")).result
     assert [(r["name"], r["code"], r["message"]) for r in guard["rejected"]] == [
         ("default/sneaky", 500, "insufficient quota to match these scopes: [{PriorityClass In [online]}]")]
     assert guard["pods"]["online/checkout-4"]["phase"] == "Running"

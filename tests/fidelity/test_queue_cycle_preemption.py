@@ -25,8 +25,8 @@ from kubesched.scheduler.messages import truncate_note
 from kubesched.scheduler.plugins.defaultpreemption import pdb_violations
 from kubesched.testkit.builders import make_namespace, make_node, make_pdb, make_pod, make_priority_class
 from kubesched.testkit.framework import FakeHandle, node_info
-from kubesched.testkit.runs import events
-from kubesched.testkit.scenarios import create_step, scenario_document, simulate_path, write_scenario
+from kubesched.testkit.runs import events, run_docs
+from kubesched.testkit.scenarios import create_step, scenario_document
 
 Obj = dict[str, Any]
 
@@ -41,7 +41,8 @@ def pod(name: str, cpu: str | None = "1", **fields: Any) -> Obj:
 
 
 def run(tmp_path: Path, *docs: Obj | list[Obj]) -> tuple[dict[str, Any], Any]:
-    return simulate_path(write_scenario(tmp_path, docs))
+    done = run_docs(tmp_path, docs)
+    return done.result, done.sim
 
 
 def failed(result: dict[str, Any], name: str) -> list[tuple[float, str]]:
@@ -71,6 +72,9 @@ class _Broken:
 
     def reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
         return Status(Code.ERROR, ("boom",))
+
+    def unreserve(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
+        pass
 
     def bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
         raise ApiError(409, "Conflict", 'pod p is already assigned to node "n1"')

@@ -11,8 +11,8 @@ import pytest
 
 from kubesched.api.errors import ManifestError
 from kubesched.api.loader import load_scenario
-from kubesched.cluster.embedded.kubelet.topology_config import spec_from_nrt
-from kubesched.sim.runner import Simulation
+from kubesched.cluster.embedded.kubelet.machine import spec_from_nrt
+from kubesched.sim import Simulation
 from kubesched.testkit.builders import make_nrt, make_nrt_zone
 from kubesched.testkit.runs import phase, run_docs
 from kubesched.testkit.scenarios import create_step, delete_step, write_scenario

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import pytest
 
+from kubesched.api.cpuset import format_cpuset, parse_cpuset
 from kubesched.cluster.embedded.kubelet.managers import NodeAllocator, PodAssignment, Rejection
 from kubesched.cluster.embedded.kubelet.podresources import ADDED, DELETED, PodResourcesServer, WatchEvent
 from kubesched.topology.hints import TopologyHint, admits, merge_hints, resource_hints
-from kubesched.topology.model import ZoneInput, build_spec, format_cpuset, parse_cpuset
+from kubesched.topology.model import ZoneInput, build_spec
 from kubesched.topology.qos import BEST_EFFORT, BURSTABLE, GUARANTEED, pod_qos, pod_request
 
 from .conftest import GPU, container, pod

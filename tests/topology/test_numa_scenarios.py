@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from kubesched.cluster.embedded.kubelet.topology import TopologySubsystem
-from kubesched.sim.runner import run_scenario
+from kubesched.sim import simulate as simulate_scenario
 from kubesched.testkit.builders import make_deployment, make_priority_class
 from kubesched.testkit.runs import events, node_of, phase, run_docs
 from kubesched.testkit.scenarios import create_step
@@ -180,8 +180,8 @@ def _trainers(result: Obj) -> list[Obj]:
 
 
 def test_example_failure_loop() -> None:
-    default = run_scenario(str(EXAMPLES / "default-scheduler.yaml"))
-    aware = run_scenario(str(EXAMPLES / "numa-aware-scheduler.yaml"))
+    default = simulate_scenario(str(EXAMPLES / "default-scheduler.yaml")).result
+    aware = simulate_scenario(str(EXAMPLES / "numa-aware-scheduler.yaml")).result
     assert len(rejections(default)) >= 3
     assert rejections(aware) == []
     for result in (default, aware):
@@ -190,7 +190,7 @@ def test_example_failure_loop() -> None:
 
 
 def test_example_stale_topology_and_compare_script(capsys: pytest.CaptureFixture[str]) -> None:
-    result = run_scenario(str(EXAMPLES / "stale-topology.yaml"))
+    result = simulate_scenario(str(EXAMPLES / "stale-topology.yaml")).result
     assert len(rejections(result)) > 0
     import importlib.util
 

@@ -11,6 +11,7 @@ from kubesched.api.tolerations import find_untolerated_taint
 from kubesched.scheduler.framework.interface import CycleState, Status
 from kubesched.scheduler.framework.types import NodeInfo, PodInfo
 from kubesched.scheduler.messages import fit_error_message
+from kubesched.scheduler.plugins.fit import TOO_MANY_PODS, fits
 from kubesched.scheduler.scheduler import Scheduler
 
 
@@ -56,18 +57,19 @@ class PodDiagnosis:
 
 def _resource_hints(pod: PodInfo, node: NodeInfo) -> list[str]:
     hints = []
-    if len(node.pods) + 1 > node.allowed_pods:
-        hints.append(f"node already runs {len(node.pods)} of {node.allowed_pods} allowed pods")
-    for resource, amount in sorted(pod.requests.items()):
-        if amount <= 0:
+    checked = sorted((resource, amount) for resource, amount in pod.requests.items() if amount > 0)
+    for short in fits(checked, allocatable=node.allocatable, requested=node.requested, pods=len(node.pods),
+                      allowed_pods=node.allowed_pods):
+        if short.reason == TOO_MANY_PODS:
+            hints.append(f"node already runs {short.used} of {short.capacity} allowed pods")
             continue
-        free = node.allocatable.get(resource, 0) - node.requested.get(resource, 0)
-        if amount > free:
-            hints.append(
-                f"needs {format_quantity(resource, amount)} {resource}, "
-                f"{format_quantity(resource, max(free, 0))} free of {format_quantity(resource, node.allocatable.get(resource, 0))}"
-                f" (short by {format_quantity(resource, amount - max(free, 0))})"
-            )
+        resource, amount = short.resource_name, short.requested
+        free = short.capacity - short.used
+        hints.append(
+            f"needs {format_quantity(resource, amount)} {resource}, "
+            f"{format_quantity(resource, max(free, 0))} free of {format_quantity(resource, short.capacity)}"
+            f" (short by {format_quantity(resource, amount - max(free, 0))})"
+        )
     return hints
 
 
@@ -135,8 +137,8 @@ def diagnose(scheduler: Scheduler, namespace: str, name: str) -> PodDiagnosis:
         result.upstream_message = fit_error_message(
             cache.num_nodes(), pre_status.message() if pre_status else "", first_failures.values(), ""
         )
-        for pl in fwk.post_filter_plugins:
-            dry_run = getattr(pl, "dry_run", None)
+        for post_filter in fwk.post_filter_plugins:
+            dry_run = getattr(post_filter, "dry_run", None)
             if dry_run is None:
                 continue
             saved = scheduler.rng.bit_generator.state

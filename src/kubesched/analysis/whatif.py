@@ -12,8 +12,7 @@ from typing import Any
 from kubesched.api.loader import Scenario, Step, default_object, load_manifests
 from kubesched.api.selectors import LabelSelector
 from kubesched.k8s.objects import Obj
-from kubesched.sim.result import build_result
-from kubesched.sim.runner import Simulation
+from kubesched.sim import simulate
 
 PREEMPTION = "DefaultPreemption"
 POD_TEMPLATE_KINDS = ("Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "Job")
@@ -29,6 +28,7 @@ class Changes:
     cordon: list[str] = field(default_factory=list)
     drain: list[str] = field(default_factory=list)
     scheduler_configuration: Obj | None = None
+    scheduler_configuration_source: str | None = None  # the file it came from, for error messages
 
     def describe(self) -> list[str]:
         out = []
@@ -87,6 +87,7 @@ def apply_changes(base: Scenario, changes: Changes) -> tuple[Scenario, Scenario]
     changed = copy.deepcopy(base)
     if changes.scheduler_configuration is not None:
         changed.scheduler_configuration = copy.deepcopy(changes.scheduler_configuration)
+        changed.scheduler_configuration_source = changes.scheduler_configuration_source
     if changes.preemption is not None:
         baseline.scheduler_configuration = with_preemption(baseline.scheduler_configuration, not changes.preemption)
         changed.scheduler_configuration = with_preemption(changed.scheduler_configuration, changes.preemption)
@@ -156,12 +157,6 @@ def scenario_documents(scenario: Scenario) -> list[Obj]:
     doc = {"apiVersion": "kubesched.io/v1alpha1", "kind": "Scenario", "metadata": {"name": scenario.name},
            "spec": spec}
     return [*scenario.objects, doc]
-
-
-def run(scenario: Scenario, seed: int | None, until: float | None) -> dict[str, Any]:
-    sim = Simulation(scenario, seed=seed, until=until, record_attempts=False)
-    sim.run()
-    return build_result(sim, explain=True)
 
 
 def _preemptions(result: dict[str, Any]) -> list[dict[str, Any]]:
@@ -245,7 +240,10 @@ def whatif(base: Scenario, changes: Changes, *, seed: int | None = None,
            until: float | None = None) -> tuple[dict[str, Any], Scenario]:
     """The diff document and the changed scenario (which can be saved and changed further)."""
     baseline, changed = apply_changes(base, changes)
-    return compare(baseline, changed, run(baseline, seed, until), run(changed, seed, until), changes), changed
+    # both results carry the preemption decisions the diff is made of (attempts are not recorded)
+    before = simulate(baseline, seed=seed, until=until, decisions=True).result
+    after = simulate(changed, seed=seed, until=until, decisions=True).result
+    return compare(baseline, changed, before, after, changes), changed
 
 
 def load_change_objects(paths: list[str]) -> list[Obj]:

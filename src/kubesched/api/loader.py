@@ -17,9 +17,9 @@ import yaml
 from kubesched.api.durations import parse_duration
 from kubesched.api.errors import ManifestError
 from kubesched.api.resources import default_pod_requests_from_limits
-from kubesched.api.validation import SCENARIO_KIND, WORKLOAD_KINDS, is_namespaced, object_ref, validate_object
+from kubesched.api.validation import SCENARIO_KIND, WORKLOAD_KINDS, object_ref, validate_object
+from kubesched.k8s.objects import DEFAULT_NAMESPACE, is_namespaced
 
-DEFAULT_NAMESPACE = "default"
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 
 _BaseLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -59,6 +59,8 @@ class Scenario:
     seed: int = 0
     until: float | None = None
     scheduler_configuration: dict[str, Any] | None = None
+    #: where the configuration came from, for error messages (default: the Scenario's spec field)
+    scheduler_configuration_source: str | None = None
     objects: list[dict[str, Any]] = field(default_factory=list)
     steps: list[Step] = field(default_factory=list)
     sources: list[str] = field(default_factory=list)
@@ -226,6 +228,9 @@ def load_scenario(path: str | Path) -> Scenario:
     directory stem.  Raises ManifestError if anything is malformed."""
     p = Path(path)
     docs = _read([p])
+    if not docs:
+        what = "directory has no YAML or JSON file with" if p.is_dir() else "file has"
+        raise ManifestError(f"nothing to simulate: the {what} no Kubernetes object or Scenario", file=str(p))
     _validate(docs)
     scenario = Scenario(name=p.stem if p.is_file() else p.name)
     for doc in docs:

@@ -149,8 +149,3 @@ def format_quantity(resource_name: str, amount: int) -> str:
         if c is not None
     ]
     return min(candidates, key=len)  # min() keeps the first of equal lengths: binary, then decimal
-
-
-def format_resource_list(amounts: dict[str, int]) -> dict[str, str]:
-    """:func:`format_quantity` applied to every entry of a ``{resource: amount}`` mapping."""
-    return {name: format_quantity(name, value) for name, value in amounts.items()}

@@ -8,8 +8,6 @@ from dataclasses import dataclass
 from typing import Any
 
 LABEL_SELECTOR_OPERATORS = frozenset({"In", "NotIn", "Exists", "DoesNotExist"})
-NODE_SELECTOR_OPERATORS = frozenset({"In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"})
-NODE_FIELD_SELECTOR_OPERATORS = frozenset({"In", "NotIn"})
 NODE_NAME_FIELD = "metadata.name"
 
 _INT_RE = re.compile(r"[+-]?[0-9]+")

@@ -41,26 +41,31 @@ from kubesched.api.validation_pod import (
     validate_pod_spec,
     validate_pod_template,
 )
+from kubesched.k8s.objects import DEFAULT_NAMESPACE, is_namespaced
 
-#: kind → (apiVersion, namespaced)
-KINDS: MappingProxyType[str, tuple[str, bool]] = MappingProxyType(
+#: kind → apiVersion, for every kind a manifest may hold
+API_VERSIONS: MappingProxyType[str, str] = MappingProxyType(
     {
-        "Node": ("v1", False),
-        "Pod": ("v1", True),
-        "Namespace": ("v1", False),
-        "ResourceQuota": ("v1", True),
-        "PriorityClass": ("scheduling.k8s.io/v1", False),
-        "PodDisruptionBudget": ("policy/v1", True),
-        "Deployment": ("apps/v1", True),
-        "ReplicaSet": ("apps/v1", True),
-        "StatefulSet": ("apps/v1", True),
-        "DaemonSet": ("apps/v1", True),
-        "Job": ("batch/v1", True),
-        "NodeResourceTopology": ("topology.node.k8s.io/v1alpha2", False),
-        "Service": ("v1", True),
-        "ReplicationController": ("v1", True),
-        "Scenario": ("kubesched.io/v1alpha1", False),
+        "Node": "v1",
+        "Pod": "v1",
+        "Namespace": "v1",
+        "ResourceQuota": "v1",
+        "PriorityClass": "scheduling.k8s.io/v1",
+        "PodDisruptionBudget": "policy/v1",
+        "Deployment": "apps/v1",
+        "ReplicaSet": "apps/v1",
+        "StatefulSet": "apps/v1",
+        "DaemonSet": "apps/v1",
+        "Job": "batch/v1",
+        "NodeResourceTopology": "topology.node.k8s.io/v1alpha2",
+        "Service": "v1",
+        "ReplicationController": "v1",
+        "Scenario": "kubesched.io/v1alpha1",
     }
+)
+#: kind → (apiVersion, namespaced); the scope comes from :mod:`kubesched.k8s.objects`
+KINDS: MappingProxyType[str, tuple[str, bool]] = MappingProxyType(
+    {kind: (version, is_namespaced(kind)) for kind, version in API_VERSIONS.items()}
 )
 SCENARIO_KIND = "Scenario"
 SCHEDULER_CONFIGURATION_KIND = "KubeSchedulerConfiguration"
@@ -70,11 +75,6 @@ POD_PHASES = ("Pending", "Running", "Succeeded", "Failed", "Unknown")
 WORKLOAD_KINDS = frozenset({"Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "Job"})
 _SCENARIO_SPEC_FIELDS = frozenset({"seed", "until", "schedulerConfiguration", "steps", "cluster"})
 _STEP_ACTIONS = ("create", "delete", "patch")
-
-
-def is_namespaced(kind: str) -> bool:
-    """Whether objects of a supported kind live in a namespace (unknown kinds: True)."""
-    return KINDS.get(kind, ("", True))[1]
 
 
 def object_ref(obj: Any) -> str:
@@ -88,7 +88,7 @@ def object_ref(obj: Any) -> str:
         return kind
     if kind in KINDS and not is_namespaced(kind):
         return f"{kind} {name}"
-    ns = _as_str(meta.get("namespace")) or "default"
+    ns = _as_str(meta.get("namespace")) or DEFAULT_NAMESPACE
     return f"{kind} {ns}/{name}"
 
 
@@ -365,7 +365,7 @@ def _validate_scenario(obj: dict[str, Any], path: str, errs: Errors) -> None:
         return
     for extra in sorted(set(spec) - _SCENARIO_SPEC_FIELDS, key=str):
         errs.append((key_path(spath, str(extra)), "unknown field in a Scenario spec"))
-    expect_int(spec.get("seed"), key_path(spath, "seed"), errs)
+    expect_int(spec.get("seed"), key_path(spath, "seed"), errs, minimum=0)
     check_duration(spec.get("until"), key_path(spath, "until"), errs)
     cpath = key_path(spath, "schedulerConfiguration")
     config = expect_dict(spec.get("schedulerConfiguration"), cpath, errs)

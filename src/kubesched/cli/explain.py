@@ -11,16 +11,16 @@ from rich.markup import escape
 
 from kubesched.analysis.diagnose import PodDiagnosis, diagnose
 from kubesched.api.errors import KubeschedError
-from kubesched.cli.options import cluster_source_options, duration_option, load_source
+from kubesched.cli.options import cluster_source_options, duration_option, load_source, seed_option
 from kubesched.cli.tables import Table
-from kubesched.sim.runner import Simulation
+from kubesched.sim import simulate
 
 
 def _split(pod: str) -> tuple[str, str]:
     return tuple(pod.split("/", 1)) if "/" in pod else ("default", pod)  # type: ignore[return-value]
 
 
-def render_diagnosis(console: Console, d: PodDiagnosis, show_fitting: bool = False) -> None:
+def render_diagnosis(console: Console, d: PodDiagnosis) -> None:
     where = f"on {d.node}" if d.node else "not bound"
     console.print(f"[bold]{d.pod}[/] (priority {d.priority}) is {d.phase}, {where}"
                   + (f", nominated to {d.nominated_node}" if d.nominated_node else ""))
@@ -62,7 +62,7 @@ def render_diagnosis(console: Console, d: PodDiagnosis, show_fitting: bool = Fal
 @click.argument("scenario", type=click.Path(exists=True), required=False)
 @cluster_source_options
 @duration_option("--at", help="Diagnose the cluster as it is at this simulated time (default: the end).")
-@click.option("--seed", type=int, default=None, help="Override the scenario's seed.")
+@seed_option()
 @click.option("--output", "-o", type=click.Choice(["table", "json"]), default="table", show_default=True)
 def explain(pod: str, scenario: str | None, at: float | None, seed: int | None, output: str,
             kubeconfig: str | None, context: str | None) -> None:
@@ -72,9 +72,8 @@ def explain(pod: str, scenario: str | None, at: float | None, seed: int | None, 
     whether preemption would help and whom it would cost."""
     namespace, name = _split(pod)
     try:
-        sim = Simulation(load_source(scenario, kubeconfig, context), seed=seed, until=at, record_attempts=True)
-        sim.run()
-        diagnosis = diagnose(sim.scheduler, namespace, name)
+        outcome = simulate(load_source(scenario, kubeconfig, context), seed=seed, until=at, explain=True)
+        diagnosis = diagnose(outcome.scheduler, namespace, name)
     except KeyError as err:
         click.echo(f"error: {err.args[0]}", err=True)
         sys.exit(2)

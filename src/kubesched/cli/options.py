@@ -3,25 +3,70 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import click
+import yaml
 
 from kubesched.api.durations import parse_duration
 
 
-def _to_seconds(ctx: click.Context, param: click.Parameter, value: str | None) -> float | None:
+def _to_seconds(_ctx: click.Context, _param: click.Parameter, value: str | None) -> float | None:
     if value is None:
         return None
     try:
-        return parse_duration(value)
+        seconds = parse_duration(value)
     except ValueError as err:
         raise click.BadParameter(str(err)) from err
+    if seconds < 0:
+        raise click.BadParameter(f"{value!r}: a simulated time cannot be negative")
+    return seconds
 
 
 def duration_option(*names: str, help: str) -> Callable[[Any], Any]:
-    """A Go-style duration option (``250ms``, ``5s``, ``10m``) parsed to seconds."""
+    """A Go-style duration option (``250ms``, ``5s``, ``10m``) parsed to seconds; never negative."""
     return click.option(*names, callback=_to_seconds, default=None, metavar="DURATION", help=help)
+
+
+def seed_option(help: str = "Override the scenario's seed.") -> Callable[[Any], Any]:
+    """``--seed``: a non-negative integer (NumPy's seed sequences take no negative entropy)."""
+    return click.option("--seed", type=click.IntRange(min=0), default=None, help=help)
+
+
+def _output_file(_ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """An output file's directory must exist before anything runs, so that a typo loses no work."""
+    if value is None:
+        return None
+    parent = Path(value).parent
+    if not parent.is_dir():
+        raise click.BadParameter(f"{value!r}: directory {str(parent)!r} does not exist")
+    return value
+
+
+def output_file_option(*names: str, help: str) -> Callable[[Any], Any]:
+    """An option naming a file to write (its directory is checked up front)."""
+    return click.option(*names, type=click.Path(dir_okay=False), callback=_output_file, default=None,
+                        metavar="FILE", help=help)
+
+
+def load_scheduler_config(path: str, param_hint: str) -> dict[str, Any]:
+    """A KubeSchedulerConfiguration file: one YAML document, a mapping that the scheduler accepts."""
+    from kubesched.scheduler.config import ConfigError, parse_configuration
+
+    try:
+        with open(path, encoding="utf-8") as fh:
+            loaded = yaml.load(fh, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    except (OSError, yaml.YAMLError) as exc:
+        raise click.BadParameter(f"{path}: {exc}", param_hint=param_hint) from exc
+    if not isinstance(loaded, dict):
+        raise click.BadParameter(f"{path}: expected a KubeSchedulerConfiguration document",
+                                 param_hint=param_hint)
+    try:
+        parse_configuration(loaded)
+    except ConfigError as exc:
+        raise click.BadParameter(f"{path}: {exc}", param_hint=param_hint) from exc
+    return loaded
 
 
 def cluster_source_options(func: Any) -> Any:

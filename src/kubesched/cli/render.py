@@ -90,16 +90,19 @@ def render_result(console: Console, result: dict[str, Any]) -> None:
         console.print(rejected)
 
 
-def _match(key: str, wanted: str) -> bool:
-    return key == wanted or ("/" not in wanted and key.split("/", 1)[-1] == wanted)
+def find_pod(result: dict[str, Any], wanted: str) -> str | None:
+    """The key of the pod ``wanted`` names (``namespace/name``, or a name in any namespace)."""
+    for key in result["pods"]:
+        if key == wanted or ("/" not in wanted and key.split("/", 1)[-1] == wanted):
+            return str(key)
+    return None
 
 
 def render_explain(console: Console, result: dict[str, Any], wanted: str) -> None:
-    keys = [k for k in result["pods"] if _match(k, wanted)]
-    if not keys:
+    key = find_pod(result, wanted)
+    if key is None:
         console.print(f"[red]no pod {wanted!r} in this simulation[/]")
         return
-    key = keys[0]
     pod = result["pods"][key]
     console.print(f"\n[bold]Explain {key}[/]: {pod['phase']} on {pod['node'] or '-'} "
                   f"(priority {pod['priority']}, nominated {pod['nominatedNodeName'] or '-'})")

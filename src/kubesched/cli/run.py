@@ -17,9 +17,10 @@ from dataclasses import dataclass
 from typing import Any
 
 import click
-import yaml
 
 from kubesched.api.durations import parse_duration
+from kubesched.cli.options import load_scheduler_config
+from kubesched.k8s.objects import DEFAULT_SCHEDULER_NAME
 
 DEFAULT_PORT = 10251
 
@@ -39,22 +40,7 @@ class RunSettings:
 
 
 def _load_config(path: str | None) -> dict[str, Any] | None:
-    if path is None:
-        return None
-    try:
-        with open(path, encoding="utf-8") as fh:
-            loaded = yaml.load(fh, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-    except (OSError, yaml.YAMLError) as exc:
-        raise click.BadParameter(str(exc), param_hint="--config") from exc
-    if not isinstance(loaded, dict):
-        raise click.BadParameter("expected a KubeSchedulerConfiguration document", param_hint="--config")
-    from kubesched.scheduler.config import ConfigError, parse_configuration
-
-    try:
-        parse_configuration(loaded)
-    except ConfigError as exc:
-        raise click.BadParameter(str(exc), param_hint="--config") from exc
-    return loaded
+    return None if path is None else load_scheduler_config(path, "--config")
 
 
 def _duration(value: Any, default: float, where: str) -> float:
@@ -128,7 +114,7 @@ def run(kubeconfig: str | None, context: str | None, config_path: str | None, ku
     runner, server = _build(settings, context, identity or f"{hostname}_{uuid.uuid4()}", hostname, seed,
                             bind_address, port)
 
-    def stop(signum: int, _frame: Any) -> None:
+    def stop(_signum: int, _frame: Any) -> None:
         runner.request_stop()
 
     signal.signal(signal.SIGTERM, stop)
@@ -166,14 +152,14 @@ def _build(settings: RunSettings, context: str | None, identity: str, hostname: 
     except Exception as exc:  # kubernetes.config.ConfigException and file errors
         raise click.ClickException(f"cannot configure the API client: {exc} (use --kubeconfig, or run in a "
                                    "pod with a service account)") from exc
-    profiles = [str(p.get("schedulerName", "default-scheduler")) for p in
-                ((settings.config or {}).get("profiles") or [{"schedulerName": "default-scheduler"}])]
+    profiles = [str(p.get("schedulerName", DEFAULT_SCHEDULER_NAME)) for p in
+                ((settings.config or {}).get("profiles") or [{"schedulerName": DEFAULT_SCHEDULER_NAME}])]
     options = ClientOptions(qps=settings.qps, burst=settings.burst)
     cluster = KubeCluster(api_client, profiles=profiles, identity=hostname, client_options=options)
     scheduler = Scheduler(cluster, settings.config, np.random.default_rng(seed), wall_clock)
     elector = None
     if settings.leader_elect:
-        if settings.lease_name == "kube-scheduler" and "default-scheduler" not in profiles:
+        if settings.lease_name == "kube-scheduler" and DEFAULT_SCHEDULER_NAME not in profiles:
             log.warning("the Lease kube-system/kube-scheduler belongs to the default scheduler; "
                         "a secondary scheduler should use its own (--lease-name)")
         timeout = max(1.0, settings.retry_period)

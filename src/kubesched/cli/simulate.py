@@ -13,22 +13,20 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 from kubesched.api.errors import KubeschedError
 from kubesched.api.loader import load_scenario
-from kubesched.cli.options import duration_option
-from kubesched.cli.render import render_explain, render_result
+from kubesched.cli.options import duration_option, output_file_option, seed_option
+from kubesched.cli.render import find_pod, render_explain, render_result
 from kubesched.report.html import simulation_report
-from kubesched.sim.result import build_result
-from kubesched.sim.runner import Simulation
+from kubesched.sim import simulate as simulate_scenario
 
 
 def run_simulation(
     path: str, seed: int | None, until: float | None, explain: bool, show_progress: bool
 ) -> dict[str, Any]:
-    """Load, run and build the result; raises KubeschedError on bad input."""
+    """Load and simulate; return the SimulationResult (with the decision sections when ``explain``).
+    Raises KubeschedError on bad input."""
     scenario = load_scenario(path)
-    sim = Simulation(scenario, seed=seed, until=until, record_attempts=explain)
     if not show_progress:
-        sim.run()
-        return build_result(sim, explain=explain)
+        return simulate_scenario(scenario, seed=seed, until=until, explain=explain).result
     console = Console(stderr=True)
     with Progress(
         TextColumn("[bold]simulating[/] {task.description}"),
@@ -43,23 +41,22 @@ def run_simulation(
         def report(now: float, end: float | None) -> None:
             progress.update(task, completed=now, now=f"{now:g}s")
 
-        sim.run(progress=report)
-    return build_result(sim, explain=explain)
+        return simulate_scenario(scenario, seed=seed, until=until, explain=explain, progress=report).result
 
 
 @click.command()
 @click.argument("scenario", type=click.Path(exists=True, dir_okay=True, readable=True))
 @click.option("--output", "-o", type=click.Choice(["table", "json"]), default="table", show_default=True,
               help="table for people, json for programs (the SimulationResult contract).")
-@click.option("--seed", type=int, default=None, help="Override the scenario's seed.")
+@seed_option()
 @duration_option("--until", help="Simulated end time (e.g. 10m); default: the scenario's, else until nothing more can happen.")
 @click.option("--explain", "explain_pod", metavar="POD", default=None,
               help="Print why POD (namespace/name or name) was placed, pending or preempted.")
 @click.option("--decisions", is_flag=True,
               help="With --output json: include every scheduling attempt and preemption decision.")
 @click.option("--progress/--no-progress", default=None, help="Show a progress bar (default: when stderr is a terminal).")
-@click.option("--report", type=click.Path(dir_okay=False), default=None,
-              help="Also write a self-contained HTML report (plots of pods over time and node utilisation).")
+@output_file_option("--report",
+                    help="Also write a self-contained HTML report (plots of pods over time and node utilisation).")
 def simulate(
     scenario: str,
     output: str,
@@ -71,18 +68,20 @@ def simulate(
     report: str | None,
 ) -> None:
     """Simulate SCENARIO (a YAML file or a directory of them) and report what the scheduler did."""
+    if decisions and output != "json":
+        raise click.UsageError("--decisions adds to the JSON output: use it with --output json")
     show_progress = sys.stderr.isatty() if progress is None else progress
     try:
         result = run_simulation(scenario, seed, until, decisions or explain_pod is not None, show_progress)
     except KubeschedError as err:
         click.echo(f"error: {err}", err=True)
         sys.exit(2)
+    if explain_pod is not None and find_pod(result, explain_pod) is None:
+        click.echo(f"error: --explain: no pod {explain_pod!r} in this simulation", err=True)
+        sys.exit(2)
     if report:
         Path(report).write_text(simulation_report(result))
     if output == "json":
-        if explain_pod is None and not decisions:
-            result.pop("preemptionDecisions", None)
-            result.pop("attempts", None)
         click.echo(json.dumps(result, indent=2))
         return
     console = Console(highlight=False)

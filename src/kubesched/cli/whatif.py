@@ -14,7 +14,14 @@ from rich.markup import escape
 
 from kubesched.analysis.whatif import Changes, load_change_objects, scenario_documents, whatif
 from kubesched.api.errors import KubeschedError
-from kubesched.cli.options import cluster_source_options, duration_option, load_source
+from kubesched.cli.options import (
+    cluster_source_options,
+    duration_option,
+    load_scheduler_config,
+    load_source,
+    output_file_option,
+    seed_option,
+)
 from kubesched.cli.tables import Table
 from kubesched.report.html import whatif_report
 
@@ -52,9 +59,9 @@ def render_whatif(console: Console, diff: dict[str, Any]) -> None:
 @click.command()
 @click.argument("snapshot", type=click.Path(exists=True), required=False)
 @cluster_source_options
-@click.option("--enable-preemption", "preemption", flag_value=True, default=None,
-              help="Baseline without preemption (as seed 003 rolls it out), changed with it.")
-@click.option("--disable-preemption", "preemption", flag_value=False, help="The reverse.")
+@click.option("--enable-preemption", is_flag=True,
+              help="Baseline without preemption (the first stage of a rollout), changed with it.")
+@click.option("--disable-preemption", is_flag=True, help="The reverse.")
 @click.option("--apply", "apply_files", multiple=True, type=click.Path(exists=True),
               help="Manifests to add or replace (PriorityClasses, PDBs, pods, workloads...). Repeatable.")
 @click.option("--priority-class", "priority_classes", multiple=True, metavar="SELECTOR=CLASS",
@@ -62,20 +69,24 @@ def render_whatif(console: Console, diff: dict[str, Any]) -> None:
                    "Write it as SELECTOR:CLASS.")
 @click.option("--cordon", multiple=True, metavar="NODE", help="Cordon a node. Repeatable.")
 @click.option("--drain", multiple=True, metavar="NODE", help="Cordon a node and delete its pods at t=0. Repeatable.")
-@click.option("--scheduler-config", type=click.Path(exists=True), help="KubeSchedulerConfiguration for the changed run.")
-@click.option("--seed", type=int, default=None)
+@click.option("--scheduler-config", type=click.Path(exists=True, dir_okay=False),
+              help="KubeSchedulerConfiguration for the changed run.")
+@seed_option()
 @duration_option("--until", help="Simulated duration of both runs (default: until nothing more happens).")
 @click.option("--output", "-o", type=click.Choice(["table", "json", "html"]), default="table", show_default=True)
-@click.option("--report", type=click.Path(dir_okay=False), help="Also write the self-contained HTML report here.")
-@click.option("--save-changed", type=click.Path(dir_okay=False),
-              help="Write the changed cluster as a scenario file, to start the next what-if from it.")
-def whatif_cmd(snapshot: str, preemption: bool | None, apply_files: tuple[str, ...], priority_classes: tuple[str, ...],
+@output_file_option("--report", help="Also write the self-contained HTML report here.")
+@output_file_option("--save-changed",
+                    help="Write the changed cluster as a scenario file, to start the next what-if from it.")
+def whatif_cmd(snapshot: str, enable_preemption: bool, disable_preemption: bool, apply_files: tuple[str, ...], priority_classes: tuple[str, ...],
                cordon: tuple[str, ...], drain: tuple[str, ...], scheduler_config: str | None, seed: int | None,
                until: float | None, output: str, report: str | None, save_changed: str | None,
                kubeconfig: str | None, context: str | None) -> None:
     """Simulate SNAPSHOT (manifests, a scenario, or `kubectl get nodes,pods,pdb,priorityclasses,resourcequotas
     -A -o yaml` output) — or a live cluster read through --kubeconfig — as it is and with the changes,
     from the same seed, and report the difference."""
+    if enable_preemption and disable_preemption:
+        raise click.UsageError("--enable-preemption and --disable-preemption exclude each other")
+    preemption = True if enable_preemption else False if disable_preemption else None
     try:
         changes = Changes(preemption=preemption, apply=load_change_objects(list(apply_files)),
                           cordon=list(cordon), drain=list(drain))
@@ -85,7 +96,8 @@ def whatif_cmd(snapshot: str, preemption: bool | None, apply_files: tuple[str, .
                 raise click.BadParameter(f"{item!r}: expected SELECTOR:CLASS", param_hint="--priority-class")
             changes.priority_classes.append((selector, pc))
         if scheduler_config:
-            changes.scheduler_configuration = yaml.safe_load(Path(scheduler_config).read_text())
+            changes.scheduler_configuration = load_scheduler_config(scheduler_config, "--scheduler-config")
+            changes.scheduler_configuration_source = f"--scheduler-config {scheduler_config}"
         diff, changed = whatif(load_source(snapshot, kubeconfig, context), changes, seed=seed, until=until)
     except KubeschedError as err:
         click.echo(f"error: {err}", err=True)

@@ -1,4 +1,4 @@
-"""The one source of "now" (DESIGN.md principle 2) and the discrete-event loop built on it.
+"""The one source of "now" (time is injected everywhere) and the discrete-event loop built on it.
 
 A simulation never sleeps: :class:`EventLoop` jumps from one scheduled callback to the next.
 Callbacks due at the same instant run in the order they were scheduled (FIFO), which keeps runs
@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import heapq
 import itertools
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -17,13 +16,6 @@ from typing import Protocol
 
 class Clock(Protocol):
     def now(self) -> float: ...
-
-
-class RealClock:
-    """Wall-clock time (monotonic), for real-cluster mode."""
-
-    def now(self) -> float:
-        return time.monotonic()
 
 
 @dataclass(order=True, slots=True)

@@ -1,15 +1,23 @@
 """Kubernetes objects as plain JSON dicts (treated as immutable: an update replaces the object), with
-the accessors and constants every layer shares."""
+the accessors and constants every layer shares: object keys and scopes, pod phases, well-known
+names."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 Obj = dict[str, Any]
 
+DEFAULT_NAMESPACE = "default"
+#: ``spec.schedulerName`` of a pod that names no scheduler (the API server's default)
+DEFAULT_SCHEDULER_NAME = "default-scheduler"
 #: the pod condition set on pods about to be disrupted (preemption victims, kubelet evictions)
 DISRUPTION_TARGET = "DisruptionTarget"
+#: pod phases a pod never leaves (``v1.PodSucceeded``, ``v1.PodFailed``)
+TERMINAL_PHASES = ("Succeeded", "Failed")
 
+#: kinds whose objects live in a namespace
 NAMESPACED_KINDS = frozenset(
     {
         "Pod",
@@ -26,6 +34,8 @@ NAMESPACED_KINDS = frozenset(
         "Lease",
     }
 )
+#: kinds whose objects are cluster-scoped (``Scenario`` is kubesched's own manifest kind)
+CLUSTER_SCOPED_KINDS = frozenset({"Node", "Namespace", "PriorityClass", "NodeResourceTopology", "Scenario"})
 
 
 class ApiError(Exception):
@@ -38,11 +48,46 @@ class ApiError(Exception):
         self.message = message
 
 
-def key_of(obj: Obj) -> str:
+def is_namespaced(kind: str) -> bool:
+    """Whether objects of ``kind`` live in a namespace; a kind not listed above is taken as
+    cluster-scoped (manifests of unknown kinds never get past validation)."""
+    return kind in NAMESPACED_KINDS
+
+
+def object_key(kind: str, namespace: str | None, name: str) -> str:
+    """The key an object is filed under: ``namespace/name`` (namespace defaulting to ``default``)
+    for a namespaced kind, ``name`` otherwise."""
+    return f"{namespace or DEFAULT_NAMESPACE}/{name}" if is_namespaced(kind) else name
+
+
+def key_of(obj: Mapping[str, Any]) -> str:
+    """``namespace/name`` of an object that has a namespace, else ``name``. For a stored object this
+    is :func:`object_key` of its kind (a namespaced object always carries its namespace)."""
     meta = obj.get("metadata", {})
     ns = meta.get("namespace")
     return f"{ns}/{meta['name']}" if ns else str(meta["name"])
 
 
-def is_namespaced(kind: str) -> bool:
-    return kind in NAMESPACED_KINDS
+def split_key(key: str) -> tuple[str, str]:
+    """``namespace/name`` -> ``(namespace, name)``."""
+    ns, _, name = key.partition("/")
+    return ns, name
+
+
+def namespace_of(obj: Mapping[str, Any]) -> str:
+    """``metadata.namespace``, ``default`` when unset."""
+    return str((obj.get("metadata") or {}).get("namespace") or DEFAULT_NAMESPACE)
+
+
+def phase_of(pod: Mapping[str, Any]) -> str | None:
+    return (pod.get("status") or {}).get("phase")
+
+
+def is_terminal(pod: Mapping[str, Any]) -> bool:
+    """The pod has finished: phase Succeeded or Failed."""
+    return phase_of(pod) in TERMINAL_PHASES
+
+
+def scheduler_name_of(pod: Mapping[str, Any]) -> str:
+    """``spec.schedulerName``, the default scheduler's name when unset."""
+    return str((pod.get("spec") or {}).get("schedulerName") or DEFAULT_SCHEDULER_NAME)

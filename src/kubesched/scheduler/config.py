@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubesched.api.errors import KubeschedError
-from kubesched.scheduler.framework.interface import Handle
+from kubesched.scheduler.framework.interface import EXTENSION_POINTS, Handle, Plugin
 from kubesched.scheduler.framework.runtime import Profile
 
 API_VERSION = "kubescheduler.config.k8s.io/v1"
@@ -37,28 +37,15 @@ DEFAULT_MULTIPOINT: list[tuple[str, int]] = [
     ("SchedulingGates", 0),
 ]
 
-# extension point -> method that marks a plugin as implementing it
-EXTENSION_POINTS: list[tuple[str, tuple[str, ...]]] = [
-    ("preEnqueue", ("pre_enqueue",)),
-    ("queueSort", ("sort_key",)),
-    ("preFilter", ("pre_filter",)),
-    ("filter", ("filter",)),
-    ("postFilter", ("post_filter",)),
-    ("preScore", ("pre_score",)),
-    ("score", ("score", "score_vector")),
-    ("reserve", ("reserve",)),
-    ("permit", ("permit",)),
-    ("preBind", ("pre_bind",)),
-    ("bind", ("bind",)),
-    ("postBind", ("post_bind",)),
-]
+#: how a plugin is made: ``(args, handle) -> plugin`` (the plugin classes themselves)
+PluginFactory = Callable[[dict[str, Any], Handle], Plugin]
 
 
 class ConfigError(KubeschedError):
     """An invalid KubeSchedulerConfiguration."""
 
 
-def plugin_registry() -> dict[str, Callable[[dict[str, Any], Handle], Any]]:
+def plugin_registry() -> dict[str, PluginFactory]:
     from kubesched.scheduler.plugins.basic import (
         DefaultBinder,
         NodeName,
@@ -77,7 +64,7 @@ def plugin_registry() -> dict[str, Callable[[dict[str, Any], Handle], Any]]:
     from kubesched.scheduler.plugins.preemptiontoleration import PreemptionToleration, StrictPDBPreemption
     from kubesched.scheduler.plugins.tainttoleration import TaintToleration
 
-    classes: list[Any] = [
+    classes: list[Any] = [  # each a PluginFactory with a ``name``
         PrioritySort,
         SchedulingGates,
         NodeUnschedulable,
@@ -195,7 +182,7 @@ def build_profile(raw: dict[str, Any], index: int, handle_for: Callable[[str], H
     plugins_cfg = raw.get("plugins") or {}
     if not isinstance(plugins_cfg, dict):
         raise ConfigError(f"{where}.plugins: must be an object")
-    known_points = {p for p, _ in EXTENSION_POINTS} | {"multiPoint"}
+    known_points = set(EXTENSION_POINTS) | {"multiPoint"}
     for key in plugins_cfg:
         if key not in known_points:
             raise ConfigError(f"{where}.plugins.{key}: unknown extension point")
@@ -214,9 +201,9 @@ def build_profile(raw: dict[str, Any], index: int, handle_for: Callable[[str], H
         args_by_plugin[entry["name"]] = args
 
     registry = plugin_registry()
-    specific = {p: _plugin_set(plugins_cfg.get(p), f"{where}.plugins.{p}") for p, _ in EXTENSION_POINTS}
+    specific = {p: _plugin_set(plugins_cfg.get(p), f"{where}.plugins.{p}") for p in EXTENSION_POINTS}
     needed = [n for n, _ in multipoint] + [n for en, _ in specific.values() for n, _ in en]
-    instances: dict[str, Any] = {}
+    instances: dict[str, Plugin] = {}
     handle = handle_for(name)
     for plugin_name in needed:
         if plugin_name in instances:
@@ -241,11 +228,11 @@ def build_profile(raw: dict[str, Any], index: int, handle_for: Callable[[str], H
             raise ConfigError(f"{where}.pluginConfig[{plugin_name}].args: {err}") from err
 
     points: dict[str, list[str]] = {}
-    for point, methods in EXTENSION_POINTS:
+    for point, protocol in EXTENSION_POINTS.items():
         enabled, disabled = specific[point]
         chosen = [n for n, _ in enabled]
         for n in chosen:
-            if not any(hasattr(instances[n], m) for m in methods):
+            if not isinstance(instances[n], protocol):
                 raise ConfigError(f"{where}.plugins.{point}: plugin {n!r} does not implement {point}")
         if "*" in disabled:
             points[point] = chosen
@@ -256,7 +243,7 @@ def build_profile(raw: dict[str, Any], index: int, handle_for: Callable[[str], H
         override = [n for n in chosen if n in multipoint_names and n not in disabled]
         from_multipoint = [
             n for n, _ in multipoint
-            if n not in chosen and n not in disabled and any(hasattr(instances[n], m) for m in methods)
+            if n not in chosen and n not in disabled and isinstance(instances[n], protocol)
         ]
         ordered = override + from_multipoint + [n for n in chosen if n not in override]
         points[point] = ordered

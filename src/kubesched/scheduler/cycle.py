@@ -3,7 +3,9 @@ assume, reserve, permit, bind — or record the failure and requeue."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
@@ -16,12 +18,78 @@ from kubesched.scheduler.messages import fit_error_message, truncate_note
 from kubesched.scheduler.queue import QueuedPodInfo
 
 if TYPE_CHECKING:
-    from kubesched.scheduler.scheduler import Scheduler
+    from kubesched.scheduler.cache import Cache
+    from kubesched.scheduler.config import SchedulerSettings
+    from kubesched.scheduler.metrics import Metrics
+    from kubesched.scheduler.ports import Cluster
 
 MIN_FEASIBLE_NODES_TO_FIND = 100
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
 NO_NODES = "no nodes available to schedule pods"
 NOOP = object()  # nominating mode "Noop": keep whatever the pod has
+
+
+@dataclass
+class AttemptRecord:
+    """One scheduling attempt, kept when explanations are requested."""
+
+    time: float
+    pod: str
+    outcome: str
+    node: str | None = None
+    message: str = ""
+    node_statuses: dict[str, str] = field(default_factory=dict)
+    scores: list[dict[str, Any]] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "time": self.time,
+            "pod": self.pod,
+            "outcome": self.outcome,
+            "node": self.node,
+            "message": self.message,
+            "nodeStatuses": dict(sorted(self.node_statuses.items())),
+            "scores": self.scores,
+        }
+
+
+class Scheduler(Protocol):
+    """What a scheduling cycle uses of the scheduler running it
+    (:class:`kubesched.scheduler.scheduler.Scheduler`)."""
+
+    in_flight: str | None
+    next_start_node_index: int
+
+    @property
+    def cluster(self) -> Cluster: ...
+
+    @property
+    def cache(self) -> Cache: ...
+
+    @property
+    def queue(self) -> q.SchedulingQueue: ...
+
+    @property
+    def settings(self) -> SchedulerSettings: ...
+
+    @property
+    def metrics(self) -> Metrics: ...
+
+    @property
+    def rng(self) -> np.random.Generator: ...
+
+    @property
+    def clock(self) -> Callable[[], float]: ...
+
+    @property
+    def record_attempts(self) -> bool: ...
+
+    @property
+    def attempts(self) -> list[AttemptRecord]: ...
+
+    def framework_for(self, pod: PodInfo) -> Framework | None: ...
+
+    def finish_cycle(self) -> None: ...
 
 
 def num_feasible_nodes_to_find(percentage: int, num_all_nodes: int) -> int:
@@ -216,8 +284,6 @@ def _after_fit_error(sched: Scheduler, fwk: Framework, state: CycleState, qpi: Q
     qpi.unschedulable_plugins = set(fit.plugins)
     message = fit.message()
     if sched.record_attempts:
-        from kubesched.scheduler.scheduler import AttemptRecord
-
         sched.attempts.append(AttemptRecord(
             time=sched.clock(), pod=qpi.pod.key, outcome="unschedulable", message=message,
             node_statuses={name: st.message() for name, st in fit.statuses.items()},
@@ -318,8 +384,6 @@ def _assume_and_bind(
     sched.metrics.schedule_attempts["scheduled", fwk.name] += 1
     sched.metrics.pod_scheduling_attempts.append(qpi.attempts)
     if sched.record_attempts:
-        from kubesched.scheduler.scheduler import AttemptRecord
-
         sched.attempts.append(AttemptRecord(
             time=sched.clock(), pod=pod.key, outcome="scheduled", node=node_name, scores=scores,
         ))

@@ -1,37 +1,13 @@
-"""The texts users see: FitError messages (upstream ``framework/types.go FitError.Error``)."""
+"""The texts users see: FitError messages (upstream ``framework/types.go FitError.Error``, kept in
+the framework) and event notes."""
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Iterable
+from kubesched.scheduler.framework.types import fit_error_message, reasons_histogram
 
-from kubesched.scheduler.framework.interface import Status
+__all__ = ["NOTE_LENGTH_LIMIT", "fit_error_message", "reasons_histogram", "truncate_note"]
 
 NOTE_LENGTH_LIMIT = 1024
-
-
-def reasons_histogram(statuses: Iterable[Status]) -> list[str]:
-    """``"<count> <reason>"`` strings sorted byte-wise, as upstream sorts them."""
-    counts: Counter[str] = Counter()
-    for status in statuses:
-        for reason in status.reasons:
-            counts[reason] += 1
-    return sorted((f"{n} {reason}" for reason, n in counts.items()), key=lambda s: s.encode())
-
-
-def fit_error_message(
-    num_all_nodes: int, pre_filter_msg: str, statuses: Iterable[Status], post_filter_msg: str
-) -> str:
-    msg = f"0/{num_all_nodes} nodes are available:"
-    if pre_filter_msg:
-        msg += f" {pre_filter_msg}."
-    else:
-        histogram = reasons_histogram(statuses)
-        if histogram:
-            msg += f" {', '.join(histogram)}."
-    if post_filter_msg:
-        msg += f" {post_filter_msg}."
-    return msg
 
 
 def truncate_note(message: str) -> str:

@@ -1,4 +1,4 @@
-"""Counters with upstream's metric names (upstream-algorithm.md §7.1); exported by kube mode."""
+"""Counters with upstream's metric names (upstream ``pkg/scheduler/metrics/metrics.go``); exported by kube mode."""
 
 from __future__ import annotations
 
@@ -15,12 +15,3 @@ class Metrics:
 
     def observe_victims(self, count: int) -> None:
         self.preemption_victims.append(count)
-
-    def as_dict(self) -> dict[str, object]:
-        return {
-            "scheduler_schedule_attempts_total": {
-                f"{result}/{profile}": n for (result, profile), n in sorted(self.schedule_attempts.items())
-            },
-            "scheduler_preemption_attempts_total": self.preemption_attempts,
-            "scheduler_preemption_victims": list(self.preemption_victims),
-        }

@@ -1,10 +1,9 @@
 """The Scheduler: queue + cache + profiles, fed by cluster events (upstream ``scheduler.go`` and
-``eventhandlers.go``). It depends only on the Cluster protocol (DESIGN.md principle 1)."""
+``eventhandlers.go``). It depends only on the Cluster port (``ports.py``), never on a backend."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -15,6 +14,7 @@ from kubesched.k8s.objects import Obj
 from kubesched.scheduler import queue as q
 from kubesched.scheduler.cache import Cache
 from kubesched.scheduler.config import build_profile, parse_configuration
+from kubesched.scheduler.cycle import AttemptRecord
 from kubesched.scheduler.framework.interface import (
     ADD,
     DELETE,
@@ -31,6 +31,7 @@ from kubesched.scheduler.framework.types import PODS, NodeInfo, PodInfo
 from kubesched.scheduler.handle import ProfileHandle
 from kubesched.scheduler.metrics import Metrics
 from kubesched.scheduler.plugins._helpers_affinity import parse_pod_terms
+from kubesched.scheduler.plugins.fit import fits
 from kubesched.scheduler.plugins.nodeports import port_conflicts
 from kubesched.scheduler.ports import Cluster
 
@@ -89,30 +90,6 @@ def node_event(new: Obj, old: Obj) -> ClusterEvent | None:
     if conditions(nst) != conditions(ost):
         return ClusterEvent("Node", UPDATE_NODE_CONDITION, "NodeConditionChange")
     return None
-
-
-@dataclass
-class AttemptRecord:
-    """One scheduling attempt, kept when explanations are requested."""
-
-    time: float
-    pod: str
-    outcome: str
-    node: str | None = None
-    message: str = ""
-    node_statuses: dict[str, str] = field(default_factory=dict)
-    scores: list[dict[str, Any]] = field(default_factory=list)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "time": self.time,
-            "pod": self.pod,
-            "outcome": self.outcome,
-            "node": self.node,
-            "message": self.message,
-            "nodeStatuses": dict(sorted(self.node_statuses.items())),
-            "scores": self.scores,
-        }
 
 
 class Scheduler:
@@ -323,16 +300,11 @@ class Scheduler:
 
 def _fits_request(pod: PodInfo, info: NodeInfo) -> bool:
     """Upstream ``noderesources.Fits`` (``fitsRequest`` with no ignored resources): the pod count,
-    then every resource the pod requests a non-zero amount of."""
-    if len(info.pods) + 1 > info.allowed_pods:
-        return False
-    allocatable, requested = info.allocatable, info.requested
-    for resource, amount in pod.requests.items():
-        if resource == PODS or amount <= 0:
-            continue
-        if amount > allocatable.get(resource, 0) - requested.get(resource, 0):
-            return False
-    return True
+    then every resource the pod requests a non-zero amount of — of any name, where upstream checks
+    only the names ``fit_requests`` keeps (cpu, memory, ephemeral storage, scalar resources)."""
+    checked = [(resource, amount) for resource, amount in pod.requests.items() if resource != PODS and amount > 0]
+    return not fits(checked, allocatable=info.allocatable, requested=info.requested, pods=len(info.pods),
+                    allowed_pods=info.allowed_pods)
 
 
 def _required_affinity_matches(

@@ -1,5 +1,5 @@
 """Prometheus text exposition (format 0.0.4) of the scheduler's metrics, with upstream's names
-(upstream-algorithm.md §7.1), plus a few about the API client.
+(upstream ``pkg/scheduler/metrics/metrics.go``), plus a few about the API client.
 
 The scheduler's state is not thread-safe, so the scheduling thread calls :meth:`Exporter.update`
 between cycles; it renders a complete text that the HTTP thread serves as is.
@@ -7,7 +7,6 @@ between cycles; it renders a complete text that the HTTP thread serves as is.
 
 from __future__ import annotations
 
-import time
 from bisect import bisect_left
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -76,7 +75,6 @@ class Exporter:
         self.victims = Histogram(PREEMPTION_VICTIMS_BUCKETS)
         self.attempts = Histogram(POD_SCHEDULING_ATTEMPTS_BUCKETS)
         self.text = ""
-        self.updated_at = 0.0
 
     def update(self, scheduler: Scheduler, cluster: KubeCluster | None = None,
                elector: LeaderElector | None = None, leader_name: str = "") -> None:
@@ -120,7 +118,6 @@ class Exporter:
         if cluster is not None:
             out.extend(self._client_lines(cluster))
         self.text = "\n".join(out) + "\n"
-        self.updated_at = time.monotonic()
 
     @staticmethod
     def _client_lines(cluster: KubeCluster) -> list[str]:

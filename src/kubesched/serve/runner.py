@@ -1,5 +1,7 @@
 """The scheduling thread of ``kubesched run``: applies informer changes to the Scheduler, runs its
-cycles while this replica leads, and drives the queue's periodic flushes in real time.
+cycles while this replica leads, and runs the queue's periodic flushes in real time — cycles and
+flushes through the same :class:`~kubesched.scheduler.loop.SchedulerLoop` as the simulator, on
+:class:`~kubesched.serve.timers.RealTimers`.
 
 One thread owns the Scheduler (its handlers are not thread-safe). Between two cycles it applies the
 changes the informers queued, so a cycle always sees a consistent scheduler cache. Stopping
@@ -15,8 +17,16 @@ from dataclasses import dataclass
 
 from kubesched.cluster.kube.cluster import KubeCluster
 from kubesched.cluster.kube.leaderelection import LeaderElector
+from kubesched.scheduler.loop import (
+    BACKOFF_FLUSH_PERIOD,
+    UNSCHEDULABLE_FLUSH_PERIOD,
+    FlushPeriods,
+    FlushPolicy,
+    SchedulerLoop,
+)
 from kubesched.scheduler.scheduler import Scheduler
 from kubesched.serve.metrics import Exporter
+from kubesched.serve.timers import RealTimers
 
 log = logging.getLogger("kubesched.kube.runner")
 
@@ -28,8 +38,8 @@ KEEP_PREEMPTION_RECORDS = 256
 
 @dataclass(frozen=True, slots=True)
 class RunnerOptions:
-    backoff_flush_period: float = 1.0  # upstream flushBackoffQCompleted: every second
-    unschedulable_flush_period: float = 30.0  # upstream flushUnschedulablePodsLeftover: every 30 s
+    backoff_flush_period: float = BACKOFF_FLUSH_PERIOD  # upstream flushBackoffQCompleted: every second
+    unschedulable_flush_period: float = UNSCHEDULABLE_FLUSH_PERIOD  # flushUnschedulablePodsLeftover: 30 s
     idle_wait: float = 0.2
     metrics_period: float = 0.5
     sync_timeout: float | None = None
@@ -49,6 +59,10 @@ class SchedulerRunner:
         self.cycles = 0
         self.heartbeat = time.monotonic()
         self._was_leading = False
+        self.timers = RealTimers()
+        self.scheduler_loop = SchedulerLoop(
+            scheduler, self.timers, policy=FlushPolicy.PERIODIC, on_cycle_error=self._cycle_failed,
+            periods=FlushPeriods(self.options.backoff_flush_period, self.options.unschedulable_flush_period))
 
     # -- state for probes --------------------------------------------------------------------
     def leading(self) -> bool:
@@ -102,49 +116,41 @@ class SchedulerRunner:
 
     def _loop(self) -> str:
         opts = self.options
-        now = time.monotonic()
-        next_backoff = now + opts.backoff_flush_period
-        next_unschedulable = now + opts.unschedulable_flush_period
-        next_metrics = now
-        queue = self.scheduler.queue
+        timers, queue = self.timers, self.scheduler.queue
+        self.scheduler_loop.start()
+        next_metrics = time.monotonic()
         while not self.stop_event.is_set():
-            self.heartbeat = now = time.monotonic()
+            self.heartbeat = time.monotonic()
             if self.elector is not None and self.elector.lost.is_set():
                 return LOST_LEASE
             self.cluster.dispatch()
-            if now >= next_backoff:
-                queue.flush_backoff_completed()
-                next_backoff = now + opts.backoff_flush_period
-            if now >= next_unschedulable:
-                queue.flush_unschedulable_leftover()
-                next_unschedulable = now + opts.unschedulable_flush_period
+            timers.run_due()  # the queue's flushes
             self._note_leadership()
-            while queue.has_active() and self.leading() and not self.stop_event.is_set():
-                self._schedule_one()
-                self.cluster.dispatch()
-                if time.monotonic() >= next_backoff:
-                    break  # let the flushes run on time under a constant stream of pods
+            self.cycles += self.scheduler_loop.run_cycles(self._may_schedule, self._after_cycle)
             if time.monotonic() >= next_metrics:
                 self._update_metrics()
                 next_metrics = time.monotonic() + opts.metrics_period
-            wait = min(opts.idle_wait, max(0.0, next_backoff - time.monotonic()))
             if not queue.has_active() or not self.leading():
-                self.cluster.dispatch(timeout=wait)
+                until_flush = timers.seconds_until_next()
+                self.cluster.dispatch(timeout=opts.idle_wait if until_flush is None
+                                      else min(opts.idle_wait, until_flush))
         self._update_metrics()
         return STOPPED
 
-    def _schedule_one(self) -> None:
-        from kubesched.scheduler.cycle import schedule_one
+    def _may_schedule(self) -> bool:
+        # a due flush comes first, so that it runs on time under a constant stream of pods
+        return self.leading() and not self.stop_event.is_set() and not self.timers.due()
 
-        try:
-            if schedule_one(self.scheduler):
-                self.cycles += 1
-        except Exception:  # noqa: BLE001 - one pod's failing cycle must not stop the scheduler
-            self.scheduler.metrics.schedule_attempts["error", ""] += 1
-            log.exception("scheduling cycle failed")
+    def _after_cycle(self) -> None:
         # the simulator keeps every preemption decision for its report; a server keeps the latest
         if len(self.scheduler.preemptions) > 2 * KEEP_PREEMPTION_RECORDS:
             del self.scheduler.preemptions[:-KEEP_PREEMPTION_RECORDS]
+        self.cluster.dispatch()
+
+    def _cycle_failed(self, err: Exception) -> None:
+        """One pod's failing cycle must not stop the scheduler: count it and go on."""
+        self.scheduler.metrics.schedule_attempts["error", ""] += 1
+        log.error("scheduling cycle failed", exc_info=err)
 
     def _note_leadership(self) -> None:
         leading = self.leading()

@@ -1,4 +1,4 @@
-"""The SimulationResult document (scenario-format.md, "Output")."""
+"""The SimulationResult document (docs/scenarios.md describes its fields)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,9 @@ if TYPE_CHECKING:
 API_VERSION = "kubesched.io/v1alpha1"
 
 
-def build_result(sim: Simulation, *, explain: bool = False) -> dict[str, Any]:
+def build_result(sim: Simulation, *, decisions: bool = False) -> dict[str, Any]:
+    """The document of a finished simulation (built once, by ``Simulation.run``). ``decisions``: add
+    the scheduler's preemption decisions and scheduling attempts (empty unless it recorded them)."""
     events = sim.log.events
     pods = dict(sorted(sim.history.pods.items()))
     scheduled = len({e["pod"] for e in events if e["reason"] == "Scheduled"})
@@ -37,7 +39,7 @@ def build_result(sim: Simulation, *, explain: bool = False) -> dict[str, Any]:
         "cluster": sim.cluster.subsystem_reports(),
         "endTime": round(sim.loop.now(), 6),
     }
-    if explain:
+    if decisions:
         result["preemptionDecisions"] = [r.to_dict() for r in sim.scheduler.preemptions]
         result["attempts"] = [a.to_dict() for a in sim.scheduler.attempts]
     return result

@@ -1,22 +1,29 @@
-"""The simulator: clock + embedded cluster + scheduler + scenario steps -> SimulationResult."""
+"""The simulator: clock + embedded cluster + scheduler loop + scenario steps -> a typed outcome.
+
+:func:`simulate` is the one way in: it takes a scenario (loaded, or a file or directory to load) and
+returns a :class:`~kubesched.sim.outcome.SimulationOutcome`. :class:`Simulation` is the same thing in
+two steps, for callers that attach something to the cluster before it runs.
+"""
 
 from __future__ import annotations
 
 import functools
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from kubesched.api.loader import Scenario, Step
+from kubesched.api.loader import Scenario, Step, load_scenario
 from kubesched.cluster.embedded.apiserver.admission import ensure_system_priority_classes
 from kubesched.cluster.embedded.cluster import EmbeddedCluster
 from kubesched.cluster.embedded.eventlog import EventLog
 from kubesched.des.clock import EventLoop
 from kubesched.k8s.objects import ApiError, Obj, key_of
 from kubesched.scheduler.config import ConfigError
+from kubesched.scheduler.loop import SchedulerLoop
 from kubesched.scheduler.scheduler import Scheduler
-from kubesched.sim.driver import SchedulerDriver
+from kubesched.sim.outcome import SimulationOutcome
 from kubesched.sim.result import build_result
 
 QUIET_HORIZON = 600.0  # without `until`: how long pods may keep backing off once nothing else happens
@@ -59,17 +66,26 @@ class PodHistory:
 
 
 class Simulation:
+    """One simulation of ``scenario``, ready to :meth:`run`.
+
+    ``seed`` and ``until`` override the scenario's. ``explain`` records every scheduling attempt and
+    every preemption candidate. ``decisions`` puts the ``preemptionDecisions`` and ``attempts``
+    sections in the result (by default: when explaining).
+    """
+
     def __init__(
         self,
         scenario: Scenario,
         *,
         seed: int | None = None,
         until: float | None = None,
-        record_attempts: bool = False,
+        explain: bool = False,
+        decisions: bool | None = None,
     ) -> None:
         self.scenario = scenario
         self.seed = scenario.seed if seed is None else seed
         self.until = scenario.until if until is None else until
+        self.include_decisions = explain if decisions is None else decisions
         cluster_seq, scheduler_seq = np.random.SeedSequence(self.seed).spawn(2)
         self.loop = EventLoop()
         self.log = EventLog(self.loop.now)
@@ -85,16 +101,17 @@ class Simulation:
                 scenario.scheduler_configuration,
                 np.random.default_rng(scheduler_seq),
                 self.loop.now,
-                record_attempts=record_attempts,
+                record_attempts=explain,
             )
         except ConfigError as err:
-            raise ConfigError(f"scenario {scenario.name}: spec.schedulerConfiguration: {err}") from err
+            source = scenario.scheduler_configuration_source or f"scenario {scenario.name}: spec.schedulerConfiguration"
+            raise ConfigError(f"{source}: {err}") from err
         for obj in scenario.objects:
             self.cluster.create(obj)
         self.scheduler.start()
         for step in scenario.steps:
             self.loop.call_at(step.at, functools.partial(self._apply, step))
-        self.driver = SchedulerDriver(self.loop, self.scheduler)
+        self.scheduler_loop = SchedulerLoop(self.scheduler, self.loop)
 
     # -- steps ----------------------------------------------------------------------------------
     def _apply(self, step: Step) -> None:
@@ -113,17 +130,19 @@ class Simulation:
                             err.code, err.message)
 
     # -- the loop -------------------------------------------------------------------------------
-    def run(self, progress: ProgressCallback | None = None) -> dict[str, Any]:
+    def run(self, progress: ProgressCallback | None = None) -> SimulationOutcome:
+        """Run to the end (``until``, else until nothing more can happen); ``progress(now, until)``
+        is called after every simulated instant, so it should be cheap."""
         loop = self.loop
         while True:
-            self.driver.run_instant()
+            self.scheduler_loop.run_instant()
             if progress is not None:
                 progress(loop.now(), self.until)
             if self.until is None and not self._more_can_happen():
                 break
             if not loop.advance(self.until):
                 break
-        return build_result(self)
+        return SimulationOutcome(build_result(self, decisions=self.include_decisions), self)
 
     def _more_can_happen(self) -> bool:
         if self.loop.has_foreground():
@@ -134,12 +153,21 @@ class Simulation:
         return queue.has_backoff() and self.loop.now() - self.loop.last_foreground < QUIET_HORIZON
 
 
-def run_scenario(
-    path: str, *, seed: int | None = None, until: float | None = None, explain: bool = False
-) -> dict[str, Any]:
-    """Load and simulate a scenario file or directory; return the SimulationResult dict."""
-    from kubesched.api.loader import load_scenario
+def simulate(
+    scenario: Scenario | str | Path,
+    *,
+    seed: int | None = None,
+    until: float | None = None,
+    explain: bool = False,
+    decisions: bool | None = None,
+    progress: ProgressCallback | None = None,
+) -> SimulationOutcome:
+    """Simulate ``scenario`` (a loaded Scenario, or a scenario file or directory) to its end.
 
-    sim = Simulation(load_scenario(path), seed=seed, until=until, record_attempts=explain)
-    sim.run()
-    return build_result(sim, explain=explain)
+    Raises KubeschedError (ManifestError, ConfigError) on bad input; the keywords are
+    :class:`Simulation`'s and :meth:`Simulation.run`'s.
+    """
+    if not isinstance(scenario, Scenario):
+        scenario = load_scenario(scenario)
+    sim = Simulation(scenario, seed=seed, until=until, explain=explain, decisions=decisions)
+    return sim.run(progress)

@@ -12,9 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from kubesched.api.loader import load_scenario
-from kubesched.sim.result import build_result
-from kubesched.sim.runner import Simulation
-from kubesched.testkit.scenarios import SimRun, simulate_path, write_scenario
+from kubesched.sim import Simulation, simulate
+from kubesched.testkit.scenarios import SimRun, write_scenario
 
 Obj = dict[str, Any]
 
@@ -68,7 +67,7 @@ class PodRecorder:
         pass
 
 
-@dataclass
+@dataclass(frozen=True)
 class ScenarioRun(SimRun):
     """A finished simulation; ``recorder`` holds the pod versions of a deep run."""
 
@@ -179,14 +178,13 @@ def run_path(path: Path | str, *, seed: int | None = None, until: float | None =
     """Simulate a scenario file. ``deep`` records every pod version; ``hook(sim)`` is called before
     a deep run starts (to register more watchers, say)."""
     if not deep:
-        return ScenarioRun(*simulate_path(path, until=until, seed=seed, explain=explain), path=Path(path))
-    sim = Simulation(load_scenario(str(path)), seed=seed, until=until, record_attempts=explain)
+        return ScenarioRun(simulate(str(path), seed=seed, until=until, explain=explain), path=Path(path))
+    sim = Simulation(load_scenario(str(path)), seed=seed, until=until, explain=explain)
     recorder = PodRecorder(sim)
     sim.cluster.store.watch(recorder)
     if hook is not None:
         hook(sim)
-    sim.run()
-    return ScenarioRun(build_result(sim, explain=explain), sim, recorder=recorder, path=Path(path))
+    return ScenarioRun(sim.run(), recorder=recorder, path=Path(path))
 
 
 def run_docs(directory: Path, docs: Iterable[Obj | list[Obj]], **options: Any) -> ScenarioRun:

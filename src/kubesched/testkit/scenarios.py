@@ -10,9 +10,7 @@ from typing import Any, Self
 
 import yaml
 
-from kubesched.api.loader import load_scenario
-from kubesched.sim.result import build_result
-from kubesched.sim.runner import Simulation
+from kubesched.sim import Simulation, SimulationOutcome, simulate
 from kubesched.testkit.builders import duration
 
 _counter = itertools.count()
@@ -30,14 +28,6 @@ def write_scenario(directory: Path, docs: Iterable[dict[str, Any] | list[dict[st
     path = directory / f"scenario-{next(_counter)}.yaml"
     path.write_text(yaml.safe_dump_all(flatten(docs), sort_keys=False))
     return path
-
-
-def simulate_path(path: Path | str, *, until: float | None = None, seed: int | None = None,
-                  explain: bool = False) -> tuple[dict[str, Any], Simulation]:
-    """Load and run a scenario; return the SimulationResult and the finished Simulation."""
-    sim = Simulation(load_scenario(str(path)), seed=seed, until=until, record_attempts=explain)
-    sim.run()
-    return build_result(sim, explain=explain), sim
 
 
 def scenario_document(cluster: dict[str, Any] | None = None, steps: list[dict[str, Any]] | None = None, *,
@@ -78,21 +68,28 @@ def patch_step(at: str | float, kind: str, name: str, merge: dict[str, Any], *,
     return {"at": duration(at), "patch": target}
 
 
-@dataclass
+@dataclass(frozen=True)
 class SimRun:
     """A finished simulation with lookups tests need (pods named without namespace are ``default``)."""
 
-    result: dict[str, Any]
-    sim: Simulation
+    outcome: SimulationOutcome
 
     @classmethod
     def from_path(cls, path: Path | str, *, until: float | None = None) -> Self:
-        return cls(*simulate_path(path, until=until))
+        return cls(simulate(path, until=until))
 
     @classmethod
     def from_docs(cls, directory: Path, docs: Iterable[dict[str, Any] | list[dict[str, Any]]], *,
                   until: float | None = None) -> Self:
         return cls.from_path(write_scenario(directory, docs), until=until)
+
+    @property
+    def result(self) -> dict[str, Any]:
+        return self.outcome.result
+
+    @property
+    def sim(self) -> Simulation:
+        return self.outcome.simulation
 
     @property
     def events(self) -> list[dict[str, Any]]:

@@ -14,12 +14,10 @@ import itertools
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
+from kubesched.api.cluster_settings.topology import ZoneInput
+
 Mask = tuple[int, ...]
 
-POLICIES = ("none", "best-effort", "restricted", "single-numa-node")
-SCOPES = ("container", "pod")
-CPU_MANAGER_POLICIES = ("none", "static")
-MEMORY_MANAGER_POLICIES = ("None", "Static")
 ZONE_PREFIX = "node-"
 DEFAULT_LOCAL_DISTANCE = 10
 DEFAULT_REMOTE_DISTANCE = 20
@@ -35,33 +33,6 @@ def zone_id(name: str) -> int | None:
         return None
     digits = name[len(ZONE_PREFIX):]
     return int(digits) if digits.isdigit() else None
-
-
-def parse_cpuset(text: str) -> list[int]:
-    """A Linux cpuset list (``"0-3,8,10-11"``) as sorted CPU ids. Raises ValueError."""
-    cpus: set[int] = set()
-    for part in text.split(","):
-        part = part.strip()
-        if not part:
-            continue
-        low, sep, high = part.partition("-")
-        if not low.isdigit() or (sep and not high.isdigit()):
-            raise ValueError(f'invalid cpuset "{text}"')
-        first, last = int(low), int(high) if sep else int(low)
-        if last < first:
-            raise ValueError(f'invalid cpuset "{text}": range {part} is reversed')
-        cpus.update(range(first, last + 1))
-    return sorted(cpus)
-
-
-def format_cpuset(cpus: Iterable[int]) -> str:
-    """Sorted CPU ids as a cpuset list (``[0, 1, 2, 5]`` -> ``"0-2,5"``)."""
-    ordered = sorted(set(cpus))
-    parts: list[str] = []
-    for _, group in itertools.groupby(enumerate(ordered), key=lambda iv: iv[1] - iv[0]):
-        run = [v for _, v in group]
-        parts.append(str(run[0]) if len(run) == 1 else f"{run[0]}-{run[-1]}")
-    return ",".join(parts)
 
 
 def masks(numa_ids: Iterable[int]) -> Iterator[Mask]:
@@ -135,17 +106,6 @@ class NodeTopologySpec:
             if cpu in z.cpus:
                 return z.numa_id
         raise KeyError(cpu)
-
-
-@dataclass(frozen=True, slots=True)
-class ZoneInput:
-    """One zone as the compact scenario form describes it (amounts already parsed)."""
-
-    cpus: int
-    memory: int = 0
-    reserved_memory: int = 0
-    devices: tuple[tuple[str, int], ...] = ()  # (resource, count)
-    distances: tuple[int, ...] = ()  # cost to zone 0, zone 1, ...
 
 
 def build_spec(

@@ -18,10 +18,11 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from kubesched.api.cluster_settings.topology import POLICIES, SCOPES
 from kubesched.api.errors import InvalidQuantity
 from kubesched.api.quantity import resource_amount
 from kubesched.topology.fingerprint import fingerprint
-from kubesched.topology.model import POLICIES, SCOPES, zone_id
+from kubesched.topology.model import zone_id
 
 API_VERSION = "topology.node.k8s.io/v1alpha2"
 KIND = "NodeResourceTopology"

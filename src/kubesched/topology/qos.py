@@ -12,6 +12,7 @@ from typing import Any
 
 from kubesched.api.quantity import resource_amount
 from kubesched.api.resources import container_requests
+from kubesched.k8s.objects import DEFAULT_NAMESPACE
 
 GUARANTEED = "Guaranteed"
 BURSTABLE = "Burstable"
@@ -136,7 +137,7 @@ def effective_request(
 
 def pod_request(pod: Mapping[str, Any]) -> PodRequest:
     meta = pod.get("metadata") or {}
-    namespace = meta.get("namespace") or "default"
+    namespace = meta.get("namespace") or DEFAULT_NAMESPACE
     return PodRequest(
         namespace=namespace,
         name=meta.get("name", ""),

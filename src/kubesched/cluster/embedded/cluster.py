@@ -1,8 +1,15 @@
 """The embedded cluster: what an API server, its controllers and the kubelets would do, in-process.
 
-It implements the :class:`~kubesched.k8s.objects.Cluster` protocol the scheduler talks to, on
-top of an :class:`ObjectStore`, running admission on every create and driving simulated node agents
-and controllers from the simulation's event loop.
+It implements the :class:`~kubesched.scheduler.ports.Cluster` port the scheduler talks to. Its parts:
+
+- ``api``: the :class:`~kubesched.cluster.embedded.apiserver.server.ApiServer`, the only holder of
+  the object store; every read and write of every part goes through it;
+- ``node_agent``: the simulated kubelets (:mod:`kubesched.cluster.embedded.kubelet`), which take
+  admission and lifecycle hooks from the optional subsystems;
+- ``controllers`` (:mod:`kubesched.cluster.embedded.controllers`) and ``subsystems``
+  (:mod:`kubesched.cluster.embedded.subsystems`: eviction, autoscaler, NUMA topology);
+- ``log``: the timeline of the run (creations and refusals as the API server answered them, and
+  the lifecycle events the parts record).
 """
 
 from __future__ import annotations
@@ -11,25 +18,13 @@ from typing import Any
 
 import numpy as np
 
-from kubesched.cluster.embedded.apiserver.admission import Admission
-from kubesched.cluster.embedded.apiserver.store import ObjectStore
+from kubesched.cluster.embedded.apiserver.server import ApiServer
 from kubesched.cluster.embedded.eventlog import EventLog
 from kubesched.cluster.embedded.kubelet.nodeagent import NodeAgent
+from kubesched.cluster.embedded.subsystems import factory
 from kubesched.des.clock import EventLoop
-from kubesched.k8s.objcopy import deep_copy
-from kubesched.k8s.objects import ApiError, Obj, is_namespaced, key_of
-from kubesched.k8s.timefmt import rfc3339
+from kubesched.k8s.objects import ApiError, Obj, key_of
 from kubesched.scheduler.ports import ClusterEventHandler
-
-
-def _merge_conditions(old: list[Obj], new: list[Obj]) -> list[Obj]:
-    merged = {c["type"]: c for c in old}
-    order = [c["type"] for c in old]
-    for cond in new:
-        if cond["type"] not in merged:
-            order.append(cond["type"])
-        merged[cond["type"]] = cond
-    return [merged[t] for t in order]
 
 
 class EmbeddedCluster:
@@ -37,23 +32,27 @@ class EmbeddedCluster:
         self.loop = loop
         self.log = log
         self.rng = rng
-        self.store = ObjectStore(loop.now)
-        self.admission = Admission(self.store)
+        self.api = ApiServer(loop.now)
         self.node_agent = NodeAgent(self)
-        self.store.watch(_Timeline(self))
+        self._timeline = _Timeline(log)
+        self.api.watch(self._timeline)
         self.controllers: list[Any] = []
         self.settings: dict[str, Any] = {}
         self.subsystems: dict[str, Any] = {}
 
+    @property
+    def store(self) -> ApiServer:
+        """The API server under the name callers used when they reached the object store itself
+        (reads, ``watch``); new code uses :attr:`api` or the :class:`Cluster` methods."""
+        return self.api
+
     def configure(self, settings: dict[str, Any]) -> None:
         """Apply a Scenario's ``spec.cluster`` (validated by the loader): admission settings and the
         optional subsystems (kubelet eviction, cluster autoscaler, NUMA topology)."""
-        from kubesched.cluster.embedded.subsystems import factory
-
         self.settings = settings
         admission = settings.get("admission") or {}
         if admission.get("limitedResources"):
-            self.admission.limited_resources = list(admission["limitedResources"])
+            self.api.admission.limited_resources = list(admission["limitedResources"])
         for key, section in settings.items():
             start = factory(key)
             if start is not None:
@@ -72,122 +71,71 @@ class EmbeddedCluster:
 
         self.controllers = start_controllers(self)
 
-    # -- Cluster protocol: reading ---------------------------------------------------------
+    # -- Cluster port: reading -------------------------------------------------------------------
     def now(self) -> float:
         return self.loop.now()
 
     def watch(self, handler: ClusterEventHandler) -> None:
-        self.store.watch(handler)
+        self.api.watch(handler)
 
     def list(self, kind: str) -> list[Obj]:
-        return self.store.list(kind)
+        return self.api.list(kind)
 
-    def get(self, kind: str, namespace: str, name: str) -> Obj | None:
-        return self.store.get(kind, namespace, name)
+    def get(self, kind: str, namespace: str | None, name: str) -> Obj | None:
+        return self.api.get(kind, namespace, name)
 
-    # -- user / controller writes ----------------------------------------------------------
+    # -- user / controller writes ----------------------------------------------------------------
     def create(self, obj: Obj) -> Obj | None:
         """Create through admission. A refused object is logged as rejected and ``None`` returned."""
-        obj = deep_copy(obj)
-        kind = obj["kind"]
-        meta = obj.setdefault("metadata", {})
-        if is_namespaced(kind):
-            meta.setdefault("namespace", "default")
-            self._ensure_namespace(meta["namespace"])
         try:
-            admitted = self.admission.admit_create(obj, self.now())
-            if kind == "Pod":
-                # logged at the API call (not at watch delivery), in order with any rejection
-                self.log.record("Created", key_of(admitted))
-            return self.store.create(admitted)
-        except ApiError as err:
-            self.log.reject(kind, key_of(obj), err.code, err.message)
+            return self.api.create(obj, audit=self._timeline)
+        except ApiError:
             return None
 
-    def _ensure_namespace(self, namespace: str) -> None:
-        if self.store.get("Namespace", None, namespace) is None:
-            self.store.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}})
-
     def patch(self, kind: str, namespace: str | None, name: str, merge: Obj) -> Obj:
-        return self.store.patch(kind, namespace, name, merge)
+        return self.api.patch(kind, namespace, name, merge)
 
     def update(self, obj: Obj) -> Obj:
-        return self.store.update(obj)
+        return self.api.update(obj)
 
     def delete(self, kind: str, namespace: str | None, name: str, grace: int | None = None) -> None:
         if kind == "Pod":
-            pod = self.store.get("Pod", namespace, name)
+            pod = self.api.get("Pod", namespace, name)
             if pod is None:
                 raise ApiError(404, "NotFound", f'pods "{name}" not found')
             self.node_agent.delete_pod(pod, grace)
         else:
-            self.store.remove(kind, namespace, name)
+            self.api.delete(kind, namespace, name)
 
-    # -- Cluster protocol: scheduler actions -----------------------------------------------
+    # -- Cluster port: scheduler actions ---------------------------------------------------------
     def bind(self, pod: Obj, node_name: str) -> None:
-        meta = pod["metadata"]
-        current = self.store.get("Pod", meta.get("namespace"), meta["name"])
-        if current is None or current["metadata"].get("uid") != meta.get("uid"):
-            raise ApiError(404, "NotFound", f'pods "{meta["name"]}" not found')
-        if (current.get("spec") or {}).get("nodeName"):
-            raise ApiError(409, "Conflict", f'Operation cannot be fulfilled on pods/binding "{meta["name"]}": '
-                           f'pod {meta["name"]} is already assigned to node "{current["spec"]["nodeName"]}"')
-        if (current.get("spec") or {}).get("schedulingGates"):
-            raise ApiError(403, "Forbidden", "pod has scheduling gates")
-        if self.store.get("Node", None, node_name) is None:
-            raise ApiError(404, "NotFound", f'nodes "{node_name}" not found')
-        new = dict(current)
-        new["spec"] = dict(current.get("spec") or {})
-        new["spec"]["nodeName"] = node_name
-        status = dict(current.get("status") or {})
-        status["conditions"] = _merge_conditions(
-            status.get("conditions") or [],
-            [{"type": "PodScheduled", "status": "True", "lastTransitionTime": rfc3339(self.now())}],
-        )
-        new["status"] = status
-        self.store.update(new)  # the node agent starts the pod when it sees the binding
+        self.api.bind(pod, node_name)  # the node agent starts the pod when it sees the binding
 
     def patch_pod_status(self, pod: Obj, status_patch: Obj) -> None:
-        meta = pod["metadata"]
-        current = self.store.get("Pod", meta.get("namespace"), meta["name"])
-        if current is None or current["metadata"].get("uid") != meta.get("uid"):
-            raise ApiError(404, "NotFound", f'pods "{meta["name"]}" not found')
-        status = dict(current.get("status") or {})
-        changed = False
-        for key, value in status_patch.items():
-            if key == "conditions":
-                merged = _merge_conditions(status.get("conditions") or [], value)
-                if merged != status.get("conditions"):
-                    status["conditions"] = merged
-                    changed = True
-            elif value is None or value == "":
-                if key in status:
-                    del status[key]
-                    changed = True
-            elif status.get(key) != value:
-                status[key] = value
-                changed = True
-        if changed:
-            new = dict(current)
-            new["status"] = status
-            self.store.update(new)
+        self.api.patch_pod_status(pod, status_patch)
 
     def delete_pod(self, pod: Obj) -> None:
-        meta = pod["metadata"]
-        current = self.store.get("Pod", meta.get("namespace"), meta["name"])
-        if current is None or current["metadata"].get("uid") != meta.get("uid"):
-            raise ApiError(404, "NotFound", f'pods "{meta["name"]}" not found')
-        self.node_agent.delete_pod(current, None)
+        self.node_agent.delete_pod(self.api.current(pod), None)
 
     def record_event(
-        self, obj: Obj, *, type: str, reason: str, action: str, note: str, related: Obj | None = None
+        self,
+        obj: Obj,
+        *,
+        type: str,
+        reason: str,
+        action: str,
+        note: str,
+        related: Obj | None = None,
+        node: str | None = None,
     ) -> None:
+        """An event about ``obj`` in the timeline. ``node``: the node the event is about; when the
+        caller does not give it, a ``Scheduled`` event takes the node the pod is bound to and a
+        ``Preempted`` one the victim's node."""
         fields: dict[str, Any] = {}
-        spec = obj.get("spec") or {}
         if reason == "Scheduled":
-            fields["node"] = _node_from_note(note)
+            fields["node"] = node if node is not None else self._bound_node(obj)
         elif reason == "Preempted":
-            fields["node"] = spec.get("nodeName")
+            fields["node"] = node if node is not None else (obj.get("spec") or {}).get("nodeName")
             if related is not None:
                 fields["preemptor"] = key_of(related)
             fields["message"] = note
@@ -195,22 +143,37 @@ class EmbeddedCluster:
             fields["message"] = note
         self.log.record(reason, key_of(obj), **fields)
 
-
-def _node_from_note(note: str) -> str:
-    return note.rsplit(" to ", 1)[-1]
+    def _bound_node(self, pod: Obj) -> str | None:
+        """The node ``pod`` is bound to: as stored (the scheduler reports a binding right after it
+        was written), else as the given object says."""
+        meta = pod["metadata"]
+        stored = self.api.get("Pod", meta.get("namespace"), meta["name"])
+        if stored is not None and stored["metadata"].get("uid") == meta.get("uid"):
+            pod = stored
+        return (pod.get("spec") or {}).get("nodeName")
 
 
 class _Timeline:
-    """Turns store changes into the result's lifecycle events (Created, Nominated, Deleted, ...)."""
+    """The run's timeline as the API server sees it: pod creations and refused creates (told by
+    the API server's create), and the lifecycle events of store changes (Nominated, Deleted)."""
 
-    def __init__(self, cluster: EmbeddedCluster) -> None:
-        self.cluster = cluster
+    def __init__(self, log: EventLog) -> None:
+        self.log = log
 
+    # -- create audit: logged at the API call (not at watch delivery), in order with refusals ----
+    def admitted(self, obj: Obj) -> None:
+        if obj["kind"] == "Pod":
+            self.log.record("Created", key_of(obj))
+
+    def refused(self, obj: Obj, err: ApiError) -> None:
+        self.log.reject(obj["kind"], key_of(obj), err.code, err.message)
+
+    # -- watch -----------------------------------------------------------------------------------
     def on_add(self, kind: str, obj: Obj) -> None:
         if kind == "Pod":
             nominated = (obj.get("status") or {}).get("nominatedNodeName")
             if nominated:
-                self.cluster.log.record("Nominated", key_of(obj), node=nominated)
+                self.log.record("Nominated", key_of(obj), node=nominated)
 
     def on_update(self, kind: str, old: Obj, new: Obj) -> None:
         if kind != "Pod":
@@ -218,8 +181,8 @@ class _Timeline:
         before = (old.get("status") or {}).get("nominatedNodeName") or None
         after = (new.get("status") or {}).get("nominatedNodeName") or None
         if before != after:
-            self.cluster.log.record("Nominated", key_of(new), node=after)
+            self.log.record("Nominated", key_of(new), node=after)
 
     def on_delete(self, kind: str, obj: Obj) -> None:
         if kind == "Pod":
-            self.cluster.log.record("Deleted", key_of(obj), node=(obj.get("spec") or {}).get("nodeName"))
+            self.log.record("Deleted", key_of(obj), node=(obj.get("spec") or {}).get("nodeName"))

@@ -1,30 +1,31 @@
 """Optional subsystems of the embedded cluster, switched on by a Scenario's ``spec.cluster`` keys.
 
-Each entry maps a key to ``(module, factory)``; the factory is called as ``factory(cluster, settings)``
-once the cluster exists and returns an object that may offer ``report() -> dict`` (merged into the
-SimulationResult under ``cluster.<key>``). Modules are imported only when their key is used.
+Each key maps to a factory called as ``factory(cluster, settings)`` once the cluster exists; it
+returns an object that may offer ``report() -> dict`` (merged into the SimulationResult under
+``cluster.<key>``). The settings were validated by :mod:`kubesched.api.cluster_settings`.
 """
 
 from __future__ import annotations
 
-import importlib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
+
+from kubesched.cluster.embedded.autoscaler.autoscaler import start_autoscaler
+from kubesched.cluster.embedded.kubelet.eviction import start_eviction
+from kubesched.cluster.embedded.kubelet.topology import start_topology
 
 if TYPE_CHECKING:
     from kubesched.cluster.embedded.cluster import EmbeddedCluster
 
-SUBSYSTEMS: dict[str, tuple[str, str]] = {
-    "eviction": ("kubesched.cluster.embedded.kubelet.eviction", "start_eviction"),
-    "autoscaler": ("kubesched.cluster.embedded.autoscaler.autoscaler", "start_autoscaler"),
-    "topology": ("kubesched.cluster.embedded.kubelet.topology", "start_topology"),
-}
+Factory = Callable[["EmbeddedCluster", dict[str, Any]], Any]
+
+SUBSYSTEMS: Mapping[str, Factory] = MappingProxyType({
+    "eviction": start_eviction,
+    "autoscaler": start_autoscaler,
+    "topology": start_topology,
+})
 
 
-def factory(key: str) -> Callable[[EmbeddedCluster, dict[str, Any]], Any] | None:
-    entry = SUBSYSTEMS.get(key)
-    if entry is None:
-        return None
-    module, name = entry
-    found: Callable[[EmbeddedCluster, dict[str, Any]], Any] = getattr(importlib.import_module(module), name)
-    return found
+def factory(key: str) -> Factory | None:
+    return SUBSYSTEMS.get(key)

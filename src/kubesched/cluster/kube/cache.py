@@ -12,8 +12,8 @@ import threading
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from kubesched.cluster.kube.resources import Resource, cache_key
-from kubesched.k8s.objects import Obj
+from kubesched.cluster.kube.resources import Resource
+from kubesched.k8s.objects import Obj, object_key
 
 #: (event, kind, old, new) with event one of "add", "update", "delete"; for "delete", ``new`` is
 #: the last known state of the object and ``old`` is None
@@ -54,7 +54,7 @@ class InformerCache:
     # -- reading (listers) -----------------------------------------------------------------
     def get(self, resource: Resource, namespace: str | None, name: str) -> Obj | None:
         with self.lock:
-            return self._objects.get(resource.kind, {}).get(cache_key(resource, namespace, name))
+            return self._objects.get(resource.kind, {}).get(object_key(resource.kind, namespace, name))
 
     def list(self, kind: str) -> list[Obj]:
         with self.lock:
@@ -82,7 +82,7 @@ class InformerCache:
         """Apply one watch event. Replays of what the cache already holds (same resourceVersion)
         and deletes of unknown objects change nothing, so a resumed watch never duplicates."""
         meta = _meta(obj)
-        key = cache_key(resource, meta.get("namespace"), str(meta.get("name")))
+        key = object_key(resource.kind, meta.get("namespace"), str(meta.get("name")))
         with self.lock:
             if event_type == "DELETED":
                 bucket = self._objects.get(resource.kind, {})
@@ -100,7 +100,7 @@ class InformerCache:
         fresh: dict[str, Obj] = {}
         for obj in objs:
             meta = _meta(obj)
-            fresh[cache_key(resource, meta.get("namespace"), str(meta.get("name")))] = obj
+            fresh[object_key(resource.kind, meta.get("namespace"), str(meta.get("name")))] = obj
         with self.lock:
             bucket = self._objects.setdefault(resource.kind, {})
             for key in [k for k in bucket if k not in fresh]:

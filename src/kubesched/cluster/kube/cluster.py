@@ -41,7 +41,7 @@ from kubesched.cluster.kube.resources import (
     Resource,
 )
 from kubesched.cluster.kube.transport import STRATEGIC_MERGE_PATCH, ClientOptions, Transport
-from kubesched.k8s.objects import ApiError, Obj
+from kubesched.k8s.objects import DEFAULT_NAMESPACE, DEFAULT_SCHEDULER_NAME, ApiError, Obj, scheduler_name_of
 from kubesched.k8s.timefmt import EPOCH
 from kubesched.scheduler.ports import ClusterEventHandler, deliver
 
@@ -58,7 +58,7 @@ def wall_clock() -> float:
 
 def _ns_name(obj: Obj) -> tuple[str, str]:
     meta = obj.get("metadata") or {}
-    return str(meta.get("namespace") or "default"), str(meta["name"])
+    return str(meta.get("namespace") or DEFAULT_NAMESPACE), str(meta["name"])
 
 
 class KubeCluster:
@@ -172,9 +172,6 @@ class KubeCluster:
         except Exception:  # noqa: BLE001 - one bad object must not stop the scheduler
             log.exception("event handler failed", extra={"event": event, "kind": kind})
 
-    def pending_changes(self) -> int:
-        return len(self._changes)
-
     def _own_write_applies(self, pod: Obj) -> bool:
         """Writes on assigned pods (preemption victims) have their result applied before the write
         returns, as in the embedded cluster: kube-scheduler handles those events concurrently with
@@ -274,8 +271,18 @@ class KubeCluster:
             self._apply_own_write(pod, before, answer)
 
     def record_event(
-        self, obj: Obj, *, type: str, reason: str, action: str, note: str, related: Obj | None = None
+        self,
+        obj: Obj,
+        *,
+        type: str,
+        reason: str,
+        action: str,
+        note: str,
+        related: Obj | None = None,
+        node: str | None = None,
     ) -> None:
+        """Post an Event about ``obj``. ``node`` (the node the event is about) is accepted like the
+        embedded cluster's; an Event carries it in its note."""
         if self._guard is not None:
             try:
                 self._guard()
@@ -288,7 +295,7 @@ class KubeCluster:
         """The profile that acted: the preemptor's for a victim's event, else the pod's own."""
         for candidate in (related, obj):
             if candidate is not None:
-                name = (candidate.get("spec") or {}).get("schedulerName") or "default-scheduler"
+                name = scheduler_name_of(candidate)
                 if name in self.profiles:
                     return str(name)
-        return self.profiles[0] if self.profiles else "default-scheduler"
+        return self.profiles[0] if self.profiles else DEFAULT_SCHEDULER_NAME

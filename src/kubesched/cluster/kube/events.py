@@ -20,7 +20,7 @@ from typing import Any
 
 from kubesched.cluster.kube.resources import EVENT
 from kubesched.cluster.kube.transport import MERGE_PATCH, Transport
-from kubesched.k8s.objects import ApiError, Obj
+from kubesched.k8s.objects import DEFAULT_NAMESPACE, ApiError, Obj
 from kubesched.k8s.timefmt import EPOCH
 
 log = logging.getLogger("kubesched.kube.events")
@@ -79,7 +79,6 @@ class EventRecorder:
         self._nanos = nanos or (lambda: int((clock() + EPOCH.timestamp()) * 1e9))
         self._last_nanos = 0
         self._thread: threading.Thread | None = None
-        self.sent = 0
         self.dropped = 0
         self.failed = 0
 
@@ -152,7 +151,6 @@ class EventRecorder:
                 try:
                     self.transport.call("PATCH", EVENT.object_path(series.namespace, series.name),
                                         body=body, content_type=MERGE_PATCH, decode=False)
-                    self.sent += 1
                     return
                 except ApiError as err:
                     if err.code != 404:
@@ -161,7 +159,7 @@ class EventRecorder:
                     # the Event expired: create a fresh one below
             else:
                 return
-        namespace = regarding.get("namespace") or "default"
+        namespace = regarding.get("namespace") or DEFAULT_NAMESPACE
         name = f"{regarding['name']}.{self._unique_nanos():x}"
         event: dict[str, Any] = {
             "apiVersion": "events.k8s.io/v1",
@@ -179,7 +177,6 @@ class EventRecorder:
         if related is not None:
             event["related"] = related
         self.transport.call("POST", EVENT.collection_path(namespace), body=event, decode=False)
-        self.sent += 1
         self._series[key] = _Series(namespace, name, 1, item.time, item.time)
         while len(self._series) > MAX_SERIES:
             self._series.popitem(last=False)

@@ -1,9 +1,12 @@
-"""The REST resources the kube backend talks to: kind -> group, version, plural, scope."""
+"""The REST resources the kube backend talks to: kind -> group, version, plural (the scope is the
+kind's, from :mod:`kubesched.k8s.objects`)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from urllib.parse import quote
+
+from kubesched.k8s.objects import DEFAULT_NAMESPACE, is_namespaced
 
 
 @dataclass(frozen=True, slots=True)
@@ -12,7 +15,10 @@ class Resource:
     group: str
     version: str
     plural: str
-    namespaced: bool
+
+    @property
+    def namespaced(self) -> bool:
+        return is_namespaced(self.kind)
 
     @property
     def api_version(self) -> str:
@@ -29,25 +35,23 @@ class Resource:
         return f"{self.prefix}/{self.plural}"
 
     def object_path(self, namespace: str | None, name: str, subresource: str | None = None) -> str:
-        ns = (namespace or "default") if self.namespaced else None
+        ns = (namespace or DEFAULT_NAMESPACE) if self.namespaced else None
         path = f"{self.collection_path(ns)}/{quote(name, safe='')}"
         return f"{path}/{subresource}" if subresource else path
 
 
-POD = Resource("Pod", "", "v1", "pods", True)
-NODE = Resource("Node", "", "v1", "nodes", False)
-NAMESPACE = Resource("Namespace", "", "v1", "namespaces", False)
-SERVICE = Resource("Service", "", "v1", "services", True)
-REPLICATION_CONTROLLER = Resource("ReplicationController", "", "v1", "replicationcontrollers", True)
-PRIORITY_CLASS = Resource("PriorityClass", "scheduling.k8s.io", "v1", "priorityclasses", False)
-POD_DISRUPTION_BUDGET = Resource("PodDisruptionBudget", "policy", "v1", "poddisruptionbudgets", True)
-REPLICA_SET = Resource("ReplicaSet", "apps", "v1", "replicasets", True)
-STATEFUL_SET = Resource("StatefulSet", "apps", "v1", "statefulsets", True)
-NODE_RESOURCE_TOPOLOGY = Resource(
-    "NodeResourceTopology", "topology.node.k8s.io", "v1alpha2", "noderesourcetopologies", False
-)
-LEASE = Resource("Lease", "coordination.k8s.io", "v1", "leases", True)
-EVENT = Resource("Event", "events.k8s.io", "v1", "events", True)
+POD = Resource("Pod", "", "v1", "pods")
+NODE = Resource("Node", "", "v1", "nodes")
+NAMESPACE = Resource("Namespace", "", "v1", "namespaces")
+SERVICE = Resource("Service", "", "v1", "services")
+REPLICATION_CONTROLLER = Resource("ReplicationController", "", "v1", "replicationcontrollers")
+PRIORITY_CLASS = Resource("PriorityClass", "scheduling.k8s.io", "v1", "priorityclasses")
+POD_DISRUPTION_BUDGET = Resource("PodDisruptionBudget", "policy", "v1", "poddisruptionbudgets")
+REPLICA_SET = Resource("ReplicaSet", "apps", "v1", "replicasets")
+STATEFUL_SET = Resource("StatefulSet", "apps", "v1", "statefulsets")
+NODE_RESOURCE_TOPOLOGY = Resource("NodeResourceTopology", "topology.node.k8s.io", "v1alpha2", "noderesourcetopologies")
+LEASE = Resource("Lease", "coordination.k8s.io", "v1", "leases")
+EVENT = Resource("Event", "events.k8s.io", "v1", "events")
 
 #: what the scheduler watches (upstream's informer set, plus NodeResourceTopology when the CRD exists)
 INFORMED: tuple[Resource, ...] = (
@@ -62,7 +66,3 @@ INFORMED: tuple[Resource, ...] = (
     STATEFUL_SET,
 )
 OPTIONAL_INFORMED: tuple[Resource, ...] = (NODE_RESOURCE_TOPOLOGY,)
-
-
-def cache_key(resource: Resource, namespace: str | None, name: str) -> str:
-    return f"{namespace or 'default'}/{name}" if resource.namespaced else name

@@ -9,9 +9,9 @@ from typing import Any
 
 from kubesched.cluster.kube.resources import NODE, POD, POD_DISRUPTION_BUDGET, PRIORITY_CLASS, Resource
 from kubesched.cluster.kube.transport import ClientOptions, Transport, load_api_client
-from kubesched.k8s.objects import ApiError
+from kubesched.k8s.objects import ApiError, is_terminal
 
-RESOURCE_QUOTA = Resource("ResourceQuota", "", "v1", "resourcequotas", True)
+RESOURCE_QUOTA = Resource("ResourceQuota", "", "v1", "resourcequotas")
 #: in creation order: classes before the pods that name them, quotas before pods they charge
 SNAPSHOT_RESOURCES = (PRIORITY_CLASS, NODE, RESOURCE_QUOTA, POD_DISRUPTION_BUDGET, POD)
 DROPPED_METADATA = ("managedFields", "resourceVersion", "generation", "selfLink")
@@ -24,7 +24,7 @@ def _clean(resource: Resource, item: dict[str, Any]) -> dict[str, Any] | None:
     item["metadata"] = meta
     if resource is PRIORITY_CLASS and str(meta.get("name", "")).startswith("system-"):
         return None  # the embedded API server has the two system classes already
-    if resource is POD and (item.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
+    if resource is POD and is_terminal(item):
         return None
     return item
 

@@ -1,9 +1,15 @@
-"""Extension points of the scheduling framework, statuses and cycle state (upstream
-``pkg/scheduler/framework/interface.go`` in Python).
+"""Extension points of the scheduling framework, statuses, cycle state and the Handle plugins get
+(upstream ``pkg/scheduler/framework/interface.go`` in Python).
 
-A plugin is a class with a ``name`` and a constructor ``(args: dict, handle: Handle)``; it implements
-the extension points it needs as methods with the names below. The runtime finds them by duck typing,
-so a plugin lists only what it does.
+Every extension point is a :class:`typing.Protocol`. A plugin states the points it implements by
+listing their protocols as its bases (``class NodeResourcesFit(PreFilterPlugin, FilterPlugin, ...)``,
+as upstream asserts ``var _ framework.FilterPlugin = &Fit{}``); mypy then checks every signature. The
+framework sorts plugins by these protocols once, when it is built.
+
+Besides upstream's points, a plugin may offer *vector capabilities*: the same answer as one of its
+extension points, computed for every node of the node table at once. They are optional; each states
+the exactness it owes (the framework uses the vector form in place of the per-node one, so any
+difference would change a scheduling decision).
 
 Success is spelled ``None`` in hot paths (filters, AddPod/RemovePod) so that passing costs nothing.
 """
@@ -11,13 +17,21 @@ Success is spelled ``None`` in hot paths (filters, AddPod/RemovePod) so that pas
 from __future__ import annotations
 
 import enum
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
     import numpy as np
 
+    from kubesched.k8s.objects import Obj
+    from kubesched.scheduler.framework.preemption import PreemptionRecord
     from kubesched.scheduler.framework.types import NodeInfo, PodInfo
+    from kubesched.scheduler.ports import Cluster
+
+#: the highest score a Score plugin may give a node (after NormalizeScore); the lowest is 0
+MAX_NODE_SCORE = 100
+MIN_NODE_SCORE = 0
 
 
 class Code(enum.IntEnum):
@@ -141,9 +155,8 @@ class ClusterEvent:
         return (self.resource == "*" or self.resource == other.resource) and bool(self.action & other.action)
 
 
-WILDCARD_EVENT = ClusterEvent("*", ALL, "WildCardEvent")
 
-
+# -- what the framework hands to plugins ------------------------------------------------------
 class SnapshotView(Protocol):
     """The nodes of the current cycle (upstream ``SharedLister``)."""
 
@@ -163,29 +176,347 @@ class SnapshotView(Protocol):
         """On how many nodes ``image`` is present."""
 
 
+class NodeTableView(Protocol):
+    """The node axis as arrays: one column per node in snapshot order (``NodeInfo.index``), one row
+    per resource (``row[name]``). Read by the vector capabilities only."""
+
+    @property
+    def n(self) -> int: ...
+
+    @property
+    def row(self) -> dict[str, int]: ...
+
+    @property
+    def alloc(self) -> np.ndarray: ...
+
+    @property
+    def requested(self) -> np.ndarray: ...
+
+    @property
+    def nonzero(self) -> np.ndarray:
+        """Rows cpu and memory as counted for scoring (defaults for pods requesting nothing)."""
+
+    @property
+    def pod_count(self) -> np.ndarray: ...
+
+    @property
+    def allowed_pods(self) -> np.ndarray: ...
+
+    @property
+    def unschedulable(self) -> np.ndarray: ...
+
+    @property
+    def has_hard_taints(self) -> np.ndarray: ...
+
+    @property
+    def has_prefer_taints(self) -> np.ndarray: ...
+
+    def ensure_resource(self, name: str) -> int:
+        """The row of ``name``, added (zero everywhere) if missing; take arrays only after it."""
+
+    def below_priority(self, priority: int) -> tuple[np.ndarray, np.ndarray]:
+        """(requested per resource, pod count) of each node's pods with a lower priority."""
+
+
+class NodeTableSnapshot(SnapshotView, Protocol):
+    """The snapshot with its node table, as the vector capabilities receive it."""
+
+    @property
+    def table(self) -> NodeTableView: ...
+
+
+class NominatorView(Protocol):
+    """Pods nominated to nodes (upstream ``PodNominator``, the read side)."""
+
+    def pods_for_node(self, node: str) -> list[PodInfo]: ...
+
+    def nodes(self) -> Iterable[str]: ...
+
+
+class PreemptionMetrics(Protocol):
+    """The preemption metrics (``scheduler_preemption_attempts_total``, ``scheduler_preemption_victims``)."""
+
+    preemption_attempts: int
+
+    def observe_victims(self, count: int) -> None: ...
+
+
+class DryRunNode(Protocol):
+    """One node during a preemption dry run (upstream ``SelectVictimsOnNode``'s cloned NodeInfo and
+    CycleState, with the framework that re-runs the filters on them). Pods are removed and added
+    back; the filters answer for the node as it then is."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def pods(self) -> list[PodInfo]:
+        """The node's pods when the dry run began (the possible victims), in node order."""
+
+    def remove_pod(self, pod: PodInfo) -> Status | None:
+        """Take ``pod`` off the node (NodeInfo.RemovePod + RunPreFilterExtensionRemovePod)."""
+
+    def add_pod(self, pod: PodInfo) -> Status | None:
+        """Put ``pod`` back (NodeInfo.AddPodInfo + RunPreFilterExtensionAddPod)."""
+
+    def run_filters(self, pods_only: bool) -> Status | None:
+        """RunFilterPluginsWithNominatedPods on the node as it is now. ``pods_only`` skips the filters
+        whose verdict does not depend on the node's pods: valid once they passed on this node."""
+
+
+class PluginsRunner(Protocol):
+    """What plugins may run of the framework (upstream ``PluginsRunner`` and
+    ``RunFilterPluginsWithNominatedPods``), with what a preemption dry run needs."""
+
+    def run_filter_with_nominated(
+        self, state: CycleState, pod: PodInfo, node: NodeInfo, pods_only: bool = False
+    ) -> Status | None: ...
+
+    def run_add_pod(self, state: CycleState, pod: PodInfo, to_add: PodInfo, node: NodeInfo) -> Status | None: ...
+
+    def run_remove_pod(
+        self, state: CycleState, pod: PodInfo, to_remove: PodInfo, node: NodeInfo
+    ) -> Status | None: ...
+
+    def nominated_pods_to_add(self, pod: PodInfo, node_name: str) -> list[PodInfo]:
+        """The pods nominated to the node that ``pod``'s filters must count (priority >= its own)."""
+
+    def preemption_arithmetic(self, state: CycleState) -> PreemptionArithmetic | None:
+        """The filter offering :class:`PreemptionArithmetic` when it is the only filter of this cycle
+        whose verdict depends on the node's pods (then dry runs by arithmetic are exact), else None."""
+
+    def dry_run_node(
+        self, state: CycleState, pod: PodInfo, node: NodeInfo, arithmetic: PreemptionArithmetic | None
+    ) -> DryRunNode:
+        """``node`` ready for a dry run: by arithmetic with ``arithmetic`` (what
+        :meth:`preemption_arithmetic` returned), else a clone of the node and of ``state``."""
+
+
 class Handle(Protocol):
-    """What plugins may use from the framework (upstream ``framework.Handle``)."""
+    """What plugins may use from the scheduler (upstream ``framework.Handle``)."""
 
-    def snapshot(self) -> SnapshotView: ...
+    def snapshot(self) -> NodeTableSnapshot:
+        """The cycle's snapshot (upstream ``SnapshotSharedLister``)."""
 
-    def list(self, kind: str) -> list[dict[str, Any]]:
+    def list(self, kind: str) -> list[Obj]:
         """Objects of a kind from the informers (Service, ReplicaSet, StatefulSet, PodDisruptionBudget, ...)."""
 
     def namespace_labels(self, namespace: str) -> dict[str, str]: ...
+
+    def current_pod(self, pod: PodInfo) -> PodInfo | None:
+        """The pod as the pod lister has it now (None once it is gone)."""
 
     def now(self) -> float: ...
 
     @property
     def rng(self) -> np.random.Generator: ...
 
+    @property
+    def cluster(self) -> Cluster:
+        """The API client (upstream ``ClientSet``): binding, status patches, deletions, events."""
 
-class FilterPlugin(Protocol):
+    @property
+    def nominator(self) -> NominatorView: ...
+
+    @property
+    def framework(self) -> PluginsRunner: ...
+
+    @property
+    def metrics(self) -> PreemptionMetrics: ...
+
+    @property
+    def keep_all_candidates(self) -> bool:
+        """Keep every preemption candidate in the records (when explanations were asked for)."""
+
+    def record_preemption(self, record: PreemptionRecord) -> None:
+        """Keep what one PostFilter call of a preemption plugin considered and decided."""
+
+
+# -- extension points ---------------------------------------------------------------------------
+class Plugin(Protocol):
     name: str
 
-    def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status | None: ...
+
+@runtime_checkable
+class PreEnqueuePlugin(Plugin, Protocol):
+    def pre_enqueue(self, pod: PodInfo) -> Status | None:
+        """Before the pod enters activeQ: a failure keeps it in the unschedulable pool (gated)."""
 
 
-class ScorePlugin(Protocol):
-    name: str
+@runtime_checkable
+class QueueSortPlugin(Plugin, Protocol):
+    def sort_key(self, priority: int, timestamp: float) -> tuple[Any, ...]:
+        """Upstream ``Less`` as a key: a pod sorts before another when its key is smaller."""
 
+
+@runtime_checkable
+class PreFilterPlugin(Plugin, Protocol):
+    def pre_filter(self, state: CycleState, pod: PodInfo) -> tuple[PreFilterResult | None, Status | None]:
+        """Once per cycle, before the filters: may restrict the nodes, reject the pod, or Skip (then
+        this plugin's Filter and extensions do not run this cycle)."""
+
+
+@runtime_checkable
+class PreFilterExtensions(Plugin, Protocol):
+    """Keeps a PreFilter plugin's cycle state right when pods are added to or removed from a node
+    in a what-if (nominated pods, preemption dry runs). A failure aborts that what-if."""
+
+    def add_pod(self, state: CycleState, pod: PodInfo, to_add: PodInfo, node: NodeInfo) -> Status | None: ...
+
+    def remove_pod(
+        self, state: CycleState, pod: PodInfo, to_remove: PodInfo, node: NodeInfo
+    ) -> Status | None: ...
+
+
+@runtime_checkable
+class FilterPlugin(Plugin, Protocol):
+    def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status | None:
+        """None (or Success) if the pod may run on the node; else a rejection (any other code is
+        reported as an Error)."""
+
+
+@runtime_checkable
+class PostFilterPlugin(Plugin, Protocol):
+    def post_filter(
+        self, state: CycleState, pod: PodInfo, statuses: dict[str, Status]
+    ) -> tuple[PostFilterResult | None, Status]:
+        """When no node fits (``statuses``: each node's filter failure), e.g. preemption."""
+
+
+@runtime_checkable
+class PreScorePlugin(Plugin, Protocol):
+    def pre_score(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo]) -> Status | None: ...
+
+
+@runtime_checkable
+class ScorePlugin(Plugin, Protocol):
     def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> int: ...
+
+
+@runtime_checkable
+class ScoreExtensions(Plugin, Protocol):
+    def normalize_score(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo], scores: list[int]) -> None:
+        """Rewrite ``scores`` (one per node of ``nodes``) in place into [0, MAX_NODE_SCORE]."""
+
+
+@runtime_checkable
+class ReservePlugin(Plugin, Protocol):
+    def reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None: ...
+
+    def unreserve(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
+        """Undo :meth:`reserve` (called in reverse order when a later step fails); must not fail."""
+
+
+@runtime_checkable
+class PermitPlugin(Plugin, Protocol):
+    def permit(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None: ...
+
+
+@runtime_checkable
+class PreBindPlugin(Plugin, Protocol):
+    def pre_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None: ...
+
+
+@runtime_checkable
+class BindPlugin(Plugin, Protocol):
+    def bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+        """Bind the pod, or Skip to leave it to the next Bind plugin."""
+
+
+@runtime_checkable
+class PostBindPlugin(Plugin, Protocol):
+    def post_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> None: ...
+
+
+@runtime_checkable
+class EnqueueExtensions(Plugin, Protocol):
+    def events_to_register(self) -> list[ClusterEvent]:
+        """The cluster events that may make a pod this plugin rejected schedulable. A plugin without
+        this method is interested in every event."""
+
+
+#: extension point (its KubeSchedulerConfiguration name) -> the protocol a plugin enabled there implements
+EXTENSION_POINTS: dict[str, Any] = {
+    "preEnqueue": PreEnqueuePlugin,
+    "queueSort": QueueSortPlugin,
+    "preFilter": PreFilterPlugin,
+    "filter": FilterPlugin,
+    "postFilter": PostFilterPlugin,
+    "preScore": PreScorePlugin,
+    "score": ScorePlugin,
+    "reserve": ReservePlugin,
+    "permit": PermitPlugin,
+    "preBind": PreBindPlugin,
+    "bind": BindPlugin,
+    "postBind": PostBindPlugin,
+}
+
+
+# -- vector capabilities (optional; each owes exactly the answer of the point it stands for) --------
+@runtime_checkable
+class FilterVector(Protocol):
+    def filter_vector(self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot) -> np.ndarray | None:
+        """Filter for every node of the snapshot: a bool mask with ``mask[i]`` true exactly when
+        ``filter(state, pod, snapshot.node_infos[i])`` passes; None means "ask per node"."""
+
+
+@runtime_checkable
+class FailureStatusesVector(Protocol):
+    def failure_statuses(
+        self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot, idx: np.ndarray
+    ) -> list[Status]:
+        """For nodes ``idx`` that this plugin's Filter rejects: the Status Filter returns for each
+        (same code and reasons, in order); equal statuses may be one shared object."""
+
+
+@runtime_checkable
+class ScoreVector(Protocol):
+    def score_vector(
+        self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot, idx: np.ndarray
+    ) -> np.ndarray:
+        """Score for nodes ``idx``: ``out[k] == score(state, pod, snapshot.node_infos[idx[k]])``."""
+
+
+@runtime_checkable
+class NormalizeVector(Protocol):
+    def normalize_vector(self, state: CycleState, pod: PodInfo, scores: np.ndarray) -> np.ndarray:
+        """NormalizeScore on an array: equal to what ``normalize_score`` makes of the same list."""
+
+
+@runtime_checkable
+class PodIndependentFilter(Plugin, Protocol):
+    """A filter whose verdict depends only on the pod and the node object (labels, taints, spec),
+    never on the pods on the node: adding or removing pods cannot change it. Obligation: no read of
+    ``NodeInfo.pods``, ``requested``, ``used_ports`` or of cycle state changed by AddPod/RemovePod."""
+
+    depends_on_pods: Literal[False]
+
+
+class ResourceView(Protocol):
+    """A node's resources with pods added and removed by arithmetic (see :class:`PreemptionArithmetic`)."""
+
+    def add_pod(self, pod: PodInfo) -> None: ...
+
+    def remove_pod(self, pod: PodInfo) -> None: ...
+
+    def filter(self) -> Status | None:
+        """The plugin's Filter verdict on the node with those pods."""
+
+
+@runtime_checkable
+class PreemptionArithmetic(Plugin, Protocol):
+    """The resource-only preemption fast path of a filter whose verdict depends on the node's pods
+    only through their summed requests and their count (NodeResourcesFit). When it is the only such
+    filter of a cycle, a dry run may move pods by arithmetic instead of cloning the node and
+    re-running every filter. Obligation: exact — :meth:`preemption_view`'s verdicts equal Filter's on
+    a NodeInfo holding the same pods, so the same victims are chosen with the same statuses."""
+
+    def preemption_view(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> ResourceView: ...
+
+    def preemption_failures(
+        self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot, nodes: list[NodeInfo],
+        nominated: Mapping[int, list[PodInfo]],
+    ) -> np.ndarray:
+        """For each of ``nodes`` at once: true only where the node has pods of lower priority than
+        ``pod`` and Filter would still reject it with all of them removed and ``nominated[k]``
+        added. Obligation: never true where :meth:`preemption_view` would accept that node."""

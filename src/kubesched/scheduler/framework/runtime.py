@@ -1,32 +1,58 @@
 """The framework runtime: one profile's plugins run at each extension point
-(upstream ``framework/runtime/framework.go``)."""
+(upstream ``framework/runtime/framework.go``).
+
+Plugins are sorted by the extension points and vector capabilities they implement (the protocols of
+:mod:`~kubesched.scheduler.framework.interface`) once, when the framework is built; running a point
+is then a loop over a typed list.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 
 from kubesched.k8s.objects import ApiError
+from kubesched.scheduler.framework.dryrun import ArithmeticNode, ClonedNode
 from kubesched.scheduler.framework.interface import (
     ALL,
+    EXTENSION_POINTS,
+    MAX_NODE_SCORE,
+    MIN_NODE_SCORE,
+    BindPlugin,
     ClusterEvent,
     Code,
     CycleState,
+    DryRunNode,
+    EnqueueExtensions,
+    FailureStatusesVector,
+    FilterPlugin,
+    FilterVector,
+    NodeTableSnapshot,
+    NominatorView,
+    NormalizeVector,
+    PermitPlugin,
+    Plugin,
+    PodIndependentFilter,
+    PostBindPlugin,
+    PostFilterPlugin,
     PostFilterResult,
+    PreBindPlugin,
+    PreemptionArithmetic,
+    PreEnqueuePlugin,
+    PreFilterExtensions,
+    PreFilterPlugin,
     PreFilterResult,
+    PreScorePlugin,
+    QueueSortPlugin,
+    ReservePlugin,
+    ScoreExtensions,
+    ScorePlugin,
+    ScoreVector,
     Status,
 )
 from kubesched.scheduler.framework.types import NodeInfo, PodInfo
-from kubesched.scheduler.plugins.helpers import MAX_NODE_SCORE
-
-
-class NominatorView(Protocol):
-    def pods_for_node(self, node: str) -> list[PodInfo]: ...
-
-    def nodes(self) -> Iterable[str]: ...
 
 
 @dataclass
@@ -34,10 +60,20 @@ class Profile:
     """Which plugins run where, as resolved from a KubeSchedulerConfiguration profile."""
 
     scheduler_name: str
-    plugins: dict[str, Any]  # name -> instance
+    plugins: dict[str, Plugin]  # name -> instance
     points: dict[str, list[str]]  # extension point -> ordered plugin names
     weights: dict[str, int] = field(default_factory=dict)
     percentage_of_nodes_to_score: int | None = None
+
+
+@dataclass(slots=True)
+class _Scorer:
+    """A Score plugin with the optional forms of its score and normalization."""
+
+    plugin: ScorePlugin
+    vector: ScoreVector | None
+    normalize_vector: NormalizeVector | None
+    normalize: ScoreExtensions | None
 
 
 class Framework:
@@ -48,24 +84,48 @@ class Framework:
         p = profile.plugins
 
         def at(point: str) -> list[Any]:
-            return [p[n] for n in profile.points.get(point, ())]
+            """The plugins enabled at ``point``, in order; each must implement its protocol
+            (upstream ``updatePluginList``: "plugin %q does not extend %s plugin")."""
+            protocol = EXTENSION_POINTS[point]
+            out = [p[n] for n in profile.points.get(point, ())]
+            for pl in out:
+                if not isinstance(pl, protocol):
+                    raise TypeError(f'plugin "{pl.name}" does not extend {point} plugin')
+            return out
 
-        sorts = at("queueSort")
+        sorts: list[QueueSortPlugin] = at("queueSort")
         self.queue_sort = sorts[0] if sorts else None
-        self.pre_enqueue_plugins = at("preEnqueue")
-        self.pre_filter_plugins = at("preFilter")
-        self.filter_plugins = at("filter")
-        self.post_filter_plugins = at("postFilter")
-        self.pre_score_plugins = at("preScore")
-        self.score_plugins = at("score")
-        self.reserve_plugins = at("reserve")
-        self.permit_plugins = at("permit")
-        self.pre_bind_plugins = at("preBind")
-        self.bind_plugins = at("bind")
-        self.post_bind_plugins = at("postBind")
+        self.pre_enqueue_plugins: list[PreEnqueuePlugin] = at("preEnqueue")
+        self.pre_filter_plugins: list[PreFilterPlugin] = at("preFilter")
+        self.filter_plugins: list[FilterPlugin] = at("filter")
+        self.post_filter_plugins: list[PostFilterPlugin] = at("postFilter")
+        self.pre_score_plugins: list[PreScorePlugin] = at("preScore")
+        self.score_plugins: list[ScorePlugin] = at("score")
+        self.reserve_plugins: list[ReservePlugin] = at("reserve")
+        self.permit_plugins: list[PermitPlugin] = at("permit")
+        self.pre_bind_plugins: list[PreBindPlugin] = at("preBind")
+        self.bind_plugins: list[BindPlugin] = at("bind")
+        self.post_bind_plugins: list[PostBindPlugin] = at("postBind")
         self.weights = {name: (profile.weights.get(name) or 1) for name in profile.points.get("score", ())}
-        self._extensions = [pl for pl in self.pre_filter_plugins if hasattr(pl, "add_pod")]
-        self._pod_dependent_filters = [pl for pl in self.filter_plugins if getattr(pl, "depends_on_pods", True)]
+        # the optional capabilities, sorted once
+        self._pre_filter_extensions = [pl for pl in self.pre_filter_plugins if isinstance(pl, PreFilterExtensions)]
+        self._filter_vectors = [pl if isinstance(pl, FilterVector) else None for pl in self.filter_plugins]
+        self._failure_statuses = [
+            pl if isinstance(pl, FailureStatusesVector) else None for pl in self.filter_plugins
+        ]
+        self._pod_dependent_filters = [
+            pl for pl in self.filter_plugins
+            if not (isinstance(pl, PodIndependentFilter) and pl.depends_on_pods is False)
+        ]
+        self._scorers = [
+            _Scorer(
+                pl,
+                pl if isinstance(pl, ScoreVector) else None,
+                pl if isinstance(pl, NormalizeVector) else None,
+                pl if isinstance(pl, ScoreExtensions) else None,
+            )
+            for pl in self.score_plugins
+        ]
 
     @property
     def percentage_of_nodes_to_score(self) -> int | None:
@@ -76,16 +136,17 @@ class Framework:
         every event (upstream ``fillEnqueueExtensions`` gives it ``UnrollWildCardResource()``)."""
         out: dict[str, list[ClusterEvent]] = {}
         for name, plugin in self.profile.plugins.items():
-            register = getattr(plugin, "events_to_register", None)
-            out[name] = list(register()) if register is not None else [ClusterEvent("*", ALL)]
+            if isinstance(plugin, EnqueueExtensions):
+                out[name] = list(plugin.events_to_register())
+            else:
+                out[name] = [ClusterEvent("*", ALL)]
         return out
 
     # -- queue ------------------------------------------------------------------------------
     def sort_key(self, priority: int, timestamp: float) -> tuple[Any, ...]:
         if self.queue_sort is None:
             return (timestamp,)
-        key: tuple[Any, ...] = self.queue_sort.sort_key(priority, timestamp)
-        return key
+        return self.queue_sort.sort_key(priority, timestamp)
 
     def run_pre_enqueue(self, pod: PodInfo) -> Status | None:
         for pl in self.pre_enqueue_plugins:
@@ -120,19 +181,30 @@ class Framework:
                     return None, Status.unschedulable(msg)
         return result, None
 
-    def run_add_pod(self, state: CycleState, pod: PodInfo, to_add: PodInfo, node: NodeInfo) -> None:
-        for pl in self._extensions:
+    def run_add_pod(self, state: CycleState, pod: PodInfo, to_add: PodInfo, node: NodeInfo) -> Status | None:
+        """Upstream ``RunPreFilterExtensionAddPod``: the first failure, as an Error
+        ``running AddPod on PreFilter plugin "<name>": <message>``."""
+        for pl in self._pre_filter_extensions:
             if pl.name not in state.skip_filter_plugins:
-                pl.add_pod(state, pod, to_add, node)
+                status = pl.add_pod(state, pod, to_add, node)
+                if status is not None and not status.is_success():
+                    return _extension_failed(status, "AddPod", pl.name)
+        return None
 
-    def run_remove_pod(self, state: CycleState, pod: PodInfo, to_remove: PodInfo, node: NodeInfo) -> None:
-        for pl in self._extensions:
+    def run_remove_pod(
+        self, state: CycleState, pod: PodInfo, to_remove: PodInfo, node: NodeInfo
+    ) -> Status | None:
+        """Upstream ``RunPreFilterExtensionRemovePod`` (failures as for :meth:`run_add_pod`)."""
+        for pl in self._pre_filter_extensions:
             if pl.name not in state.skip_filter_plugins:
-                pl.remove_pod(state, pod, to_remove, node)
+                status = pl.remove_pod(state, pod, to_remove, node)
+                if status is not None and not status.is_success():
+                    return _extension_failed(status, "RemovePod", pl.name)
+        return None
 
     def run_filter(self, state: CycleState, pod: PodInfo, node: NodeInfo, pods_only: bool = False) -> Status | None:
         """Filters in order, stopping at the first failure. ``pods_only`` skips plugins whose verdict
-        depends only on the node (``depends_on_pods = False``): valid when they already passed on
+        depends only on the node (:class:`PodIndependentFilter`): valid when they already passed on
         this node and only the node's pods changed, as in the preemption reprieve loop."""
         skip = state.skip_filter_plugins
         for pl in self._pod_dependent_filters if pods_only else self.filter_plugins:
@@ -143,6 +215,21 @@ class Framework:
                 return _filter_failed(status, pl.name)
         return None
 
+    # -- preemption dry runs -------------------------------------------------------------------
+    def preemption_arithmetic(self, state: CycleState) -> PreemptionArithmetic | None:
+        dependent = [pl for pl in self._pod_dependent_filters if pl.name not in state.skip_filter_plugins]
+        if len(dependent) != 1 or not isinstance(dependent[0], PreemptionArithmetic):
+            return None
+        return dependent[0]
+
+    def dry_run_node(
+        self, state: CycleState, pod: PodInfo, node: NodeInfo, arithmetic: PreemptionArithmetic | None
+    ) -> DryRunNode:
+        if arithmetic is None:
+            return ClonedNode(self, state, pod, node)
+        nominated = self.nominated_pods_to_add(pod, node.name)
+        return ArithmeticNode(self.filter_plugins, arithmetic, state, pod, node, nominated, _filter_failed)
+
     def nominated_pods_to_add(self, pod: PodInfo, node_name: str) -> list[PodInfo]:
         return [
             p for p in self.nominator.pods_for_node(node_name) if p.priority >= pod.priority and p.uid != pod.uid
@@ -152,7 +239,8 @@ class Framework:
         self, state: CycleState, pod: PodInfo, node: NodeInfo, pods_only: bool = False
     ) -> Status | None:
         """Upstream RunFilterPluginsWithNominatedPods: pass 1 with higher-or-equal nominated pods
-        added to the node, pass 2 without them (only when pass 1 added pods)."""
+        added to the node, pass 2 without them (only when pass 1 added pods). An AddPod failure
+        while adding them is the answer (an Error)."""
         nominated = self.nominated_pods_to_add(pod, node.name)
         if not nominated:
             return self.run_filter(state, pod, node, pods_only)
@@ -160,14 +248,16 @@ class Framework:
         state_with = state.clone()
         for other in nominated:
             node_with.add_pod(other)
-            self.run_add_pod(state_with, pod, other, node_with)
+            added = self.run_add_pod(state_with, pod, other, node_with)
+            if added is not None:
+                return added
         status = self.run_filter(state_with, pod, node_with, pods_only)
         if status is not None:
             return status
         return self.run_filter(state, pod, node, pods_only)
 
     def filter_all(
-        self, state: CycleState, pod: PodInfo, snapshot: Any
+        self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot
     ) -> tuple[np.ndarray, np.ndarray, dict[int, Status]]:
         """Evaluate the filters on every node of the snapshot at once.
 
@@ -181,11 +271,10 @@ class Framework:
         first_fail = np.full(n, -1, dtype=np.int64)
         statuses: dict[int, Status] = {}
         skip = state.skip_filter_plugins
-        for i, pl in enumerate(self.filter_plugins):
+        for i, (pl, vector) in enumerate(zip(self.filter_plugins, self._filter_vectors)):
             if pl.name in skip:
                 continue
-            vector = getattr(pl, "filter_vector", None)
-            mask = vector(state, pod, snapshot) if vector is not None else None
+            mask = vector.filter_vector(state, pod, snapshot) if vector is not None else None
             if mask is None:
                 mask = np.ones(n, dtype=bool)
                 for j in np.flatnonzero(alive):
@@ -201,16 +290,16 @@ class Framework:
             info = snapshot.get(node_name)
             if info is None or not self.nominated_pods_to_add(pod, node_name):
                 continue
-            j = info.index
+            at = info.index
             status = self.run_filter_with_nominated(state, pod, info)
-            statuses.pop(j, None)
+            statuses.pop(at, None)
             if status is None:
-                alive[j] = True
-                first_fail[j] = -1
+                alive[at] = True
+                first_fail[at] = -1
             else:
-                alive[j] = False
-                statuses[j] = status
-                first_fail[j] = -2
+                alive[at] = False
+                statuses[at] = status
+                first_fail[at] = -2
         return alive, first_fail, statuses
 
     def status_for(
@@ -228,8 +317,8 @@ class Framework:
         return status if status is not None else Status(Code.SUCCESS)
 
     def statuses_for(
-        self, state: CycleState, pod: PodInfo, snapshot: Any, indices: list[int], first_fail: np.ndarray,
-        statuses: dict[int, Status],
+        self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot, indices: list[int],
+        first_fail: np.ndarray, statuses: dict[int, Status],
     ) -> list[Status]:
         """:meth:`status_for` for many failed nodes: plugins offering ``failure_statuses`` (the
         vector form of their Filter's rejection) answer for all their nodes at once."""
@@ -242,14 +331,16 @@ class Framework:
                 out[pos] = known
                 continue
             f = int(first_fail[j])
-            if f >= 0 and hasattr(self.filter_plugins[f], "failure_statuses"):
+            if f >= 0 and self._failure_statuses[f] is not None:
                 by_plugin.setdefault(f, []).append(pos)
             else:
                 out[pos] = self.status_for(state, pod, nodes[j], f, statuses)
         for f, positions in by_plugin.items():
             pl = self.filter_plugins[f]
+            vector = self._failure_statuses[f]
+            assert vector is not None
             idx = np.asarray([indices[p] for p in positions], dtype=np.int64)
-            for pos, status in zip(positions, pl.failure_statuses(state, pod, snapshot, idx)):
+            for pos, status in zip(positions, vector.failure_statuses(state, pod, snapshot, idx)):
                 out[pos] = status.with_plugin(pl.name)
         return [st if st is not None else Status(Code.SUCCESS) for st in out]
 
@@ -276,37 +367,35 @@ class Framework:
 
     # -- scoring ----------------------------------------------------------------------------
     def run_score(
-        self, state: CycleState, pod: PodInfo, snapshot: Any, idx: np.ndarray
+        self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot, idx: np.ndarray
     ) -> tuple[np.ndarray, dict[str, np.ndarray]]:
         """PreScore + Score + NormalizeScore + weights for the feasible nodes ``idx``.
         Returns the totals and the weighted score of each plugin (for explanations)."""
         nodes = snapshot.node_infos
         feasible = [nodes[i] for i in idx.tolist()]
-        for pl in self.pre_score_plugins:
-            status = pl.pre_score(state, pod, feasible)
+        for pre in self.pre_score_plugins:
+            status = pre.pre_score(state, pod, feasible)
             if status is not None and status.code == Code.SKIP:
-                state.skip_score_plugins.add(pl.name)
+                state.skip_score_plugins.add(pre.name)
             elif status is not None and not status.is_success():
-                raise RuntimeError(f'running PreScore plugin "{pl.name}": {status.message()}')
+                raise RuntimeError(f'running PreScore plugin "{pre.name}": {status.message()}')
         totals = np.zeros(len(idx), dtype=np.int64)
         per_plugin: dict[str, np.ndarray] = {}
-        for pl in self.score_plugins:
+        for scorer in self._scorers:
+            pl = scorer.plugin
             if pl.name in state.skip_score_plugins:
                 continue
-            vector = getattr(pl, "score_vector", None)
-            if vector is not None:
-                scores = vector(state, pod, snapshot, idx)
+            if scorer.vector is not None:
+                scores = scorer.vector.score_vector(state, pod, snapshot, idx)
             else:
                 scores = np.array([pl.score(state, pod, node) for node in feasible], dtype=np.int64)
-            normalize_vector = getattr(pl, "normalize_vector", None)
-            normalize = getattr(pl, "normalize_score", None)
-            if normalize_vector is not None:
-                scores = normalize_vector(state, pod, scores)
-            elif normalize is not None:
+            if scorer.normalize_vector is not None:
+                scores = scorer.normalize_vector.normalize_vector(state, pod, scores)
+            elif scorer.normalize is not None:
                 as_list = [int(s) for s in scores]
-                normalize(state, pod, feasible, as_list)
+                scorer.normalize.normalize_score(state, pod, feasible, as_list)
                 scores = np.array(as_list, dtype=np.int64)
-            if len(scores) and (scores.min() < 0 or scores.max() > MAX_NODE_SCORE):
+            if len(scores) and (scores.min() < MIN_NODE_SCORE or scores.max() > MAX_NODE_SCORE):
                 raise RuntimeError(f"plugin {pl.name} returned a score out of range [0, 100]")
             weighted = scores * self.weights.get(pl.name, 1)
             per_plugin[pl.name] = weighted
@@ -323,9 +412,7 @@ class Framework:
 
     def run_unreserve(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
         for pl in reversed(self.reserve_plugins):
-            unreserve = getattr(pl, "unreserve", None)
-            if unreserve is not None:
-                unreserve(state, pod, node_name)
+            pl.unreserve(state, pod, node_name)
 
     def run_permit(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
         for pl in self.permit_plugins:
@@ -338,10 +425,10 @@ class Framework:
     def run_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
         """PreBind then Bind (the first Bind plugin not returning Skip). A plugin raising an API
         error fails with that error's message, as upstream's DefaultBinder returns it."""
-        for pl in self.pre_bind_plugins:
-            status = pl.pre_bind(state, pod, node_name)
+        for pre in self.pre_bind_plugins:
+            status = pre.pre_bind(state, pod, node_name)
             if status is not None and not status.is_success():
-                return _failed(status, "PreBind", pl.name)
+                return _failed(status, "PreBind", pre.name)
         for pl in self.bind_plugins:
             try:
                 status = pl.bind(state, pod, node_name)
@@ -374,3 +461,10 @@ def _filter_failed(status: Status, plugin: str) -> Status:
     if status.is_rejected():
         return status.with_plugin(plugin)
     return Status.error(f'running "{plugin}" filter plugin: {status.message()}', plugin)
+
+
+def _extension_failed(status: Status, operation: str, plugin: str) -> Status:
+    """Upstream ``RunPreFilterExtensionAddPod/RemovePod``: any failure becomes an Error
+    ``running <AddPod|RemovePod> on PreFilter plugin "<name>": <message>``."""
+    return Status.error(f'running {operation} on PreFilter plugin "{plugin}": {status.message()}', plugin)
+

@@ -3,8 +3,10 @@
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kubesched.api.resources import (
     has_restartable_init_container,
@@ -15,6 +17,9 @@ from kubesched.api.resources import (
 )
 from kubesched.k8s.objects import DISRUPTION_TARGET
 from kubesched.k8s.timefmt import parse_rfc3339
+
+if TYPE_CHECKING:
+    from kubesched.scheduler.framework.interface import Status
 
 Obj = dict[str, Any]
 
@@ -249,3 +254,28 @@ class NodeInfo:
             generation=self.generation,
             index=self.index,
         )
+
+
+# -- FitError (upstream framework/types.go FitError.Error) -----------------------------------------
+def reasons_histogram(statuses: Iterable[Status]) -> list[str]:
+    """``"<count> <reason>"`` strings sorted byte-wise, as upstream sorts them."""
+    counts: Counter[str] = Counter()
+    for status in statuses:
+        for reason in status.reasons:
+            counts[reason] += 1
+    return sorted((f"{n} {reason}" for reason, n in counts.items()), key=lambda s: s.encode())
+
+
+def fit_error_message(
+    num_all_nodes: int, pre_filter_msg: str, statuses: Iterable[Status], post_filter_msg: str
+) -> str:
+    msg = f"0/{num_all_nodes} nodes are available:"
+    if pre_filter_msg:
+        msg += f" {pre_filter_msg}."
+    else:
+        histogram = reasons_histogram(statuses)
+        if histogram:
+            msg += f" {', '.join(histogram)}."
+    if post_filter_msg:
+        msg += f" {post_filter_msg}."
+    return msg

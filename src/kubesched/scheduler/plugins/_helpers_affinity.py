@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kubesched.api.selectors import LabelSelector
+from kubesched.scheduler.framework.interface import Handle
 from kubesched.scheduler.framework.types import PodInfo
 
 TERMS_CACHE_KEY = "InterPodAffinity/terms"
@@ -134,7 +135,7 @@ def parse_pod_terms(pod: PodInfo) -> PodTerms:
     return terms
 
 
-def namespace_labels_lookup(handle: Any) -> NamespaceLabels:
+def namespace_labels_lookup(handle: Handle) -> NamespaceLabels:
     """A memoising ``namespace -> labels`` function over ``handle.namespace_labels`` (one per cycle)."""
     memo: dict[str, Mapping[str, str]] = {}
 

@@ -11,9 +11,17 @@ from kubesched.scheduler.framework.interface import (
     ADD,
     UPDATE,
     UPDATE_NODE_TAINT,
+    BindPlugin,
     ClusterEvent,
     CycleState,
+    EnqueueExtensions,
+    FilterPlugin,
+    FilterVector,
     Handle,
+    NodeTableSnapshot,
+    PodIndependentFilter,
+    PreEnqueuePlugin,
+    QueueSortPlugin,
     Status,
 )
 from kubesched.scheduler.framework.types import NodeInfo, PodInfo
@@ -21,7 +29,7 @@ from kubesched.scheduler.framework.types import NodeInfo, PodInfo
 UNSCHEDULABLE_TAINT = {"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"}
 
 
-class PrioritySort:
+class PrioritySort(QueueSortPlugin):
     """QueueSort: higher priority first, then earlier queue timestamp."""
 
     name = "PrioritySort"
@@ -34,7 +42,7 @@ class PrioritySort:
         return (-priority, timestamp)
 
 
-class SchedulingGates:
+class SchedulingGates(PreEnqueuePlugin, EnqueueExtensions):
     name = "SchedulingGates"
 
     def __init__(self, args: dict[str, Any], handle: Handle) -> None:
@@ -49,7 +57,7 @@ class SchedulingGates:
         return Status.unresolvable(f"waiting for scheduling gates: [{' '.join(pod.gates)}]")
 
 
-class NodeUnschedulable:
+class NodeUnschedulable(FilterPlugin, PodIndependentFilter, FilterVector, EnqueueExtensions):
     name = "NodeUnschedulable"
     depends_on_pods = False  # verdict depends only on the node and the pod
     REASON = "node(s) were unschedulable"
@@ -68,7 +76,7 @@ class NodeUnschedulable:
             return Status.unresolvable(self.REASON)
         return None
 
-    def filter_vector(self, state: CycleState, pod: PodInfo, snapshot: Any) -> np.ndarray | None:
+    def filter_vector(self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot) -> np.ndarray | None:
         table = snapshot.table
         if self._tolerates(pod) or not table.unschedulable.any():
             return None if table.n == 0 else np.ones(table.n, dtype=bool)
@@ -76,7 +84,7 @@ class NodeUnschedulable:
         return mask
 
 
-class NodeName:
+class NodeName(FilterPlugin, PodIndependentFilter, FilterVector, EnqueueExtensions):
     name = "NodeName"
     depends_on_pods = False  # verdict depends only on the node and the pod
     REASON = "node(s) didn't match the requested node name"
@@ -93,17 +101,17 @@ class NodeName:
             return Status.unresolvable(self.REASON)
         return None
 
-    def filter_vector(self, state: CycleState, pod: PodInfo, snapshot: Any) -> np.ndarray | None:
+    def filter_vector(self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot) -> np.ndarray | None:
         if pod.spec.get("nodeName"):
             return None
         return np.ones(snapshot.table.n, dtype=bool)
 
 
-class DefaultBinder:
+class DefaultBinder(BindPlugin):
     name = "DefaultBinder"
 
     def __init__(self, args: dict[str, Any], handle: Handle) -> None:
-        self.handle: Any = handle
+        self.handle = handle
 
     def bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
         self.handle.cluster.bind(pod.obj, node_name)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-MAX_NODE_SCORE = 100
+from kubesched.scheduler.framework.interface import MAX_NODE_SCORE
 
 
 def default_normalize(scores: list[int], reverse: bool = False, max_priority: int = MAX_NODE_SCORE) -> None:

@@ -6,9 +6,16 @@ from typing import Any
 
 import numpy as np
 
-from kubesched.scheduler.framework.interface import CycleState, Handle
+from kubesched.scheduler.framework.interface import (
+    MAX_NODE_SCORE,
+    CycleState,
+    Handle,
+    NodeTableSnapshot,
+    ScorePlugin,
+    ScoreVector,
+)
 from kubesched.scheduler.framework.types import NodeInfo, PodInfo
-from kubesched.scheduler.plugins.helpers import MAX_NODE_SCORE, go_div
+from kubesched.scheduler.plugins.helpers import go_div
 
 MB = 1024 * 1024
 MIN_THRESHOLD = 23 * MB
@@ -38,7 +45,7 @@ def calculate_priority(sum_scores: int, num_containers: int) -> int:
     return go_div(MAX_NODE_SCORE * (sum_scores - MIN_THRESHOLD), max_threshold - MIN_THRESHOLD)
 
 
-class ImageLocality:
+class ImageLocality(ScorePlugin, ScoreVector):
     name = "ImageLocality"
 
     def __init__(self, args: dict[str, Any], handle: Handle) -> None:
@@ -63,7 +70,9 @@ class ImageLocality:
                 total += int(size * spread)
         return calculate_priority(total, len(images))
 
-    def score_vector(self, state: CycleState, pod: PodInfo, snapshot: Any, idx: np.ndarray) -> np.ndarray:
+    def score_vector(
+        self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot, idx: np.ndarray
+    ) -> np.ndarray:
         images = _pod_images(pod)
         if not any(snapshot.image_num_nodes(image) for image in images):
             return np.zeros(len(idx), dtype=np.int64)

@@ -18,11 +18,19 @@ from typing import Any
 from kubesched.scheduler.framework.interface import (
     ADD,
     ALL,
+    MAX_NODE_SCORE,
     UPDATE_NODE_LABEL,
     ClusterEvent,
     CycleState,
+    EnqueueExtensions,
+    FilterPlugin,
     Handle,
+    PreFilterExtensions,
+    PreFilterPlugin,
     PreFilterResult,
+    PreScorePlugin,
+    ScoreExtensions,
+    ScorePlugin,
     Status,
 )
 from kubesched.scheduler.framework.types import NodeInfo, PodInfo
@@ -46,7 +54,6 @@ ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH = "node(s) didn't satisfy exis
 ERR_REASON_AFFINITY_RULES_NOT_MATCH = "node(s) didn't match pod affinity rules"
 ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH = "node(s) didn't match pod anti-affinity rules"
 
-MAX_NODE_SCORE = 100
 DEFAULT_HARD_POD_AFFINITY_WEIGHT = 1
 _ARG_KEYS = frozenset({"hardPodAffinityWeight", "ignorePreferredTermsOfExistingPods", "apiVersion", "kind"})
 
@@ -113,7 +120,10 @@ def _validate_args(args: Mapping[str, Any]) -> tuple[int, bool]:
     return weight, ignore
 
 
-class InterPodAffinity:
+class InterPodAffinity(
+    PreFilterPlugin, PreFilterExtensions, FilterPlugin, PreScorePlugin, ScorePlugin, ScoreExtensions,
+    EnqueueExtensions,
+):
     name = NAME
 
     def __init__(self, args: dict[str, Any] | None, handle: Handle) -> None:

@@ -19,8 +19,15 @@ from kubesched.scheduler.framework.interface import (
     UPDATE,
     ClusterEvent,
     CycleState,
+    EnqueueExtensions,
+    FilterPlugin,
     Handle,
+    PodIndependentFilter,
+    PreFilterPlugin,
     PreFilterResult,
+    PreScorePlugin,
+    ScoreExtensions,
+    ScorePlugin,
     Status,
 )
 from kubesched.scheduler.framework.types import NodeInfo, PodInfo
@@ -31,7 +38,9 @@ REASON_ENFORCED = "node(s) didn't match scheduler-enforced node affinity"
 REASON_CONFLICT = "pod affinity terms conflict"
 
 
-class NodeAffinity:
+class NodeAffinity(
+    PreFilterPlugin, FilterPlugin, PodIndependentFilter, PreScorePlugin, ScorePlugin, ScoreExtensions, EnqueueExtensions,
+):
     name = "NodeAffinity"
     depends_on_pods = False  # verdict depends only on the node and the pod
 

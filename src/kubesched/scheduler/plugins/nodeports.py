@@ -10,7 +10,10 @@ from kubesched.scheduler.framework.interface import (
     UPDATE,
     ClusterEvent,
     CycleState,
+    EnqueueExtensions,
+    FilterPlugin,
     Handle,
+    PreFilterPlugin,
     PreFilterResult,
     Status,
 )
@@ -32,7 +35,7 @@ def port_conflicts(used: list[tuple[str, str, int]], wanted: tuple[str, str, int
     return False
 
 
-class NodePorts:
+class NodePorts(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
     name = "NodePorts"
 
     def __init__(self, args: dict[str, Any], handle: Handle) -> None:

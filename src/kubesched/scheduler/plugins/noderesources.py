@@ -1,35 +1,54 @@
 """NodeResourcesFit (Filter + Score with LeastAllocated / MostAllocated / RequestedToCapacityRatio)
 and NodeResourcesBalancedAllocation, vectorised over the node table.
 
-Every score formula exists twice: a per-node reference (used by dry runs and tests) and the vector
-form over the node table; tests check they agree.
+Every filter and score formula exists twice: a per-node reference (the fit check is
+:func:`~kubesched.scheduler.plugins.fit.fits`) and the vector form over the node table; tests check
+they agree. NodeResourcesFit also offers the resource-only preemption arithmetic.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from kubesched.api.resources import is_extended_resource_name, is_scalar_resource_name
 from kubesched.scheduler.framework.interface import (
     ADD,
     DELETE,
+    MAX_NODE_SCORE,
     UPDATE,
     ClusterEvent,
+    Code,
     CycleState,
+    EnqueueExtensions,
+    FailureStatusesVector,
+    FilterPlugin,
+    FilterVector,
     Handle,
+    NodeTableSnapshot,
+    PreemptionArithmetic,
+    PreFilterPlugin,
     PreFilterResult,
+    ScorePlugin,
+    ScoreVector,
     Status,
 )
 from kubesched.scheduler.framework.types import CPU, EPHEMERAL_STORAGE, MEMORY, NodeInfo, PodInfo
-from kubesched.scheduler.plugins.helpers import MAX_NODE_SCORE, go_div
+from kubesched.scheduler.plugins.fit import (
+    NATIVE,
+    TOO_MANY_PODS,
+    fit_requests,
+    fits,
+    is_ignorable,
+    is_tracked_scalar,
+)
+from kubesched.scheduler.plugins.helpers import go_div
 
 FIT = "NodeResourcesFit"
 BALANCED = "NodeResourcesBalancedAllocation"
-NATIVE = (CPU, MEMORY, EPHEMERAL_STORAGE)
 MAX_UTILIZATION = 100
 MAX_CUSTOM_PRIORITY_SCORE = 10
 SIDECAR_REASON = "Pod has a restartable init container and the SidecarContainers feature is disabled"
@@ -75,14 +94,10 @@ def node_alloc_req(node: NodeInfo, resource: str, pod_request: int, use_requeste
     elif resource == EPHEMERAL_STORAGE:
         used = node.requested.get(resource, 0)
     else:
-        if not _tracked_scalar(resource) or pod_request == 0 or resource not in node.allocatable:
+        if not is_tracked_scalar(resource) or pod_request == 0 or resource not in node.allocatable:
             return 0, 0
         used = node.requested.get(resource, 0)
     return node.allocatable.get(resource, 0), used + pod_request
-
-
-def _tracked_scalar(resource: str) -> bool:
-    return resource not in NATIVE and is_scalar_resource_name(resource)
 
 
 # -- score strategies (pure functions) --------------------------------------------------------
@@ -154,7 +169,10 @@ class _FitState:
         return self
 
 
-class NodeResourcesFit:
+class NodeResourcesFit(
+    PreFilterPlugin, FilterPlugin, FilterVector, FailureStatusesVector, ScorePlugin, ScoreVector,
+    EnqueueExtensions, PreemptionArithmetic,
+):
     name = FIT
 
     def __init__(self, args: dict[str, Any], handle: Handle) -> None:
@@ -179,23 +197,13 @@ class NodeResourcesFit:
         return [ClusterEvent("Pod", DELETE), ClusterEvent("Node", ADD | UPDATE)]
 
     def _ignored(self, resource: str) -> bool:
-        """fitsRequest: only *extended* resources can be ignored, by exact name (ignoredResources)
-        or by the part before the ``/`` (ignoredResourceGroups)."""
-        if not is_extended_resource_name(resource):
-            return False
-        return resource in self.ignored_resources or resource.split("/", 1)[0] in self.ignored_groups
+        return is_ignorable(resource, self.ignored_resources, self.ignored_groups)
 
     def pre_filter(self, state: CycleState, pod: PodInfo) -> tuple[PreFilterResult | None, Status | None]:
         if pod.restartable_init:
             return None, Status.unresolvable(SIDECAR_REASON)
         requests = pod.requests
-        checked = [(r, requests[r]) for r in NATIVE if requests.get(r, 0) > 0]
-        # Resource.SetMaxResource keeps only scalar names (extended, hugepages-*, *kubernetes.io/*,
-        # attachable-volumes-*); fitsRequest skips zero requests and ignored extended resources.
-        checked += [
-            (r, v) for r, v in requests.items() if _tracked_scalar(r) and v != 0 and not self._ignored(r)
-        ]
-        state.write(FIT, _FitState(requests, checked))
+        state.write(FIT, _FitState(requests, fit_requests(requests, self._ignored)))
         return None, None
 
     def _state(self, state: CycleState, pod: PodInfo) -> _FitState:
@@ -206,32 +214,20 @@ class NodeResourcesFit:
         assert s is not None
         return s
 
-    def checked_resources(self, state: CycleState, pod: PodInfo) -> list[tuple[str, int]]:
-        """The (resource, request) pairs Filter compares with free capacity, in upstream's order."""
-        return list(self._state(state, pod).checked)
-
-    def insufficient(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> list[str]:
-        s = self._state(state, pod)
-        reasons = []
-        if len(node.pods) + 1 > node.allowed_pods:
-            reasons.append("Too many pods")
-        alloc, used = node.allocatable, node.requested
-        for resource, amount in s.checked:
-            if amount > alloc.get(resource, 0) - used.get(resource, 0):
-                reasons.append(f"Insufficient {resource}")
-        return reasons
-
     def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status | None:
-        reasons = self.insufficient(state, pod, node)
-        return Status.unschedulable(*reasons) if reasons else None
+        short = fits(self._state(state, pod).checked, allocatable=node.allocatable, requested=node.requested,
+                     pods=len(node.pods), allowed_pods=node.allowed_pods)
+        return Status.unschedulable(*(r.reason for r in short)) if short else None
 
-    def failure_statuses(self, state: CycleState, pod: PodInfo, snapshot: Any, idx: np.ndarray) -> list[Status]:
+    def failure_statuses(
+        self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot, idx: np.ndarray
+    ) -> list[Status]:
         """Filter's rejection for each node of ``idx`` (nodes known to fail), computed as a vector;
         nodes failing for the same reasons share one Status."""
         s = self._state(state, pod)
         table = snapshot.table
         checks: list[tuple[str, np.ndarray]] = [
-            ("Too many pods", table.pod_count[idx] + 1 > table.allowed_pods[idx])
+            (TOO_MANY_PODS, table.pod_count[idx] + 1 > table.allowed_pods[idx])
         ]
         for resource, amount in s.checked:
             row = table.ensure_resource(resource)
@@ -249,7 +245,7 @@ class NodeResourcesFit:
             out.append(status)
         return out
 
-    def filter_vector(self, state: CycleState, pod: PodInfo, snapshot: Any) -> np.ndarray | None:
+    def filter_vector(self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot) -> np.ndarray | None:
         s = self._state(state, pod)
         table = snapshot.table
         mask: np.ndarray = table.pod_count < table.allowed_pods
@@ -257,6 +253,40 @@ class NodeResourcesFit:
             row = table.ensure_resource(resource)
             mask &= amount <= table.alloc[row] - table.requested[row]
         return mask
+
+    # -- preemption arithmetic ------------------------------------------------------------------
+    def preemption_view(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> _ResourceView:
+        return _ResourceView(self._state(state, pod).checked, node)
+
+    def preemption_failures(
+        self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot, nodes: list[NodeInfo],
+        nominated: Mapping[int, list[PodInfo]],
+    ) -> np.ndarray:
+        """Filter on every node of ``nodes`` with all its pods of lower priority than ``pod`` gone
+        and ``nominated[k]`` added, from the node table's per-priority sums; marks only nodes that
+        have such pods and still fail."""
+        checked = self._state(state, pod).checked
+        table = snapshot.table
+        for resource, _ in checked:
+            table.ensure_resource(resource)  # before taking any array: it may add a row
+        idx = np.fromiter((info.index for info in nodes), dtype=np.int64, count=len(nodes))
+        lower_requested, lower_count = table.below_priority(pod.priority)
+        lower_requested, lower_count = lower_requested[:, idx], lower_count[idx]
+        pods_after = table.pod_count[idx] - lower_count
+        used_after = {
+            resource: table.requested[table.row[resource], idx] - lower_requested[table.row[resource]]
+            for resource, _ in checked
+        }
+        for k, others in nominated.items():
+            for other in others:
+                pods_after[k] += 1
+                for resource in used_after:
+                    used_after[resource][k] += other.requests.get(resource, 0)
+        fails = pods_after + 1 > table.allowed_pods[idx]
+        for resource, amount in checked:
+            fails |= amount > table.alloc[table.row[resource], idx] - used_after[resource]
+        result: np.ndarray = fails & (lower_count > 0)
+        return result
 
     # -- score -----------------------------------------------------------------------------
     def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> int:
@@ -272,13 +302,15 @@ class NodeResourcesFit:
             return most_allocated(requested, allocatable, weights)
         return requested_to_capacity_ratio(self.shape, requested, allocatable, weights)
 
-    def score_vector(self, state: CycleState, pod: PodInfo, snapshot: Any, idx: np.ndarray) -> np.ndarray:
+    def score_vector(
+        self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot, idx: np.ndarray
+    ) -> np.ndarray:
         table = snapshot.table
         total = np.zeros(len(idx), dtype=np.int64)
         weight_sum = np.zeros(len(idx), dtype=np.int64)
         for resource, weight in self.resources:
             pod_req = scoring_request(pod, resource, False)
-            if resource not in NATIVE and (pod_req == 0 or not _tracked_scalar(resource)):
+            if resource not in NATIVE and (pod_req == 0 or not is_tracked_scalar(resource)):
                 continue
             row = table.row.get(resource)
             if row is None:
@@ -311,7 +343,38 @@ class NodeResourcesFit:
         return np.where(weight_sum > 0, out, 0)
 
 
-class NodeResourcesBalancedAllocation:
+class _ResourceView:
+    """A node's requested resources and pod count, with pods added and removed by arithmetic (the
+    parts of a NodeInfo the fit check reads), judged as Filter judges a NodeInfo."""
+
+    __slots__ = ("checked", "allocatable", "requested", "allowed_pods", "pods")
+
+    def __init__(self, checked: list[tuple[str, int]], node: NodeInfo) -> None:
+        self.checked = checked
+        self.allocatable = node.allocatable
+        self.requested = dict(node.requested)
+        self.allowed_pods = node.allowed_pods
+        self.pods = len(node.pods)
+
+    def _account(self, pod: PodInfo, sign: int) -> None:
+        requested = self.requested
+        for resource, amount in pod.requests.items():
+            requested[resource] = requested.get(resource, 0) + sign * amount
+        self.pods += sign
+
+    def add_pod(self, pod: PodInfo) -> None:
+        self._account(pod, 1)
+
+    def remove_pod(self, pod: PodInfo) -> None:
+        self._account(pod, -1)
+
+    def filter(self) -> Status | None:
+        short = fits(self.checked, allocatable=self.allocatable, requested=self.requested, pods=self.pods,
+                     allowed_pods=self.allowed_pods)
+        return Status(Code.UNSCHEDULABLE, tuple(r.reason for r in short)) if short else None
+
+
+class NodeResourcesBalancedAllocation(ScorePlugin, ScoreVector):
     name = BALANCED
 
     def __init__(self, args: dict[str, Any], handle: Handle) -> None:
@@ -328,14 +391,16 @@ class NodeResourcesBalancedAllocation:
     def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> int:
         return balanced_score(*self._pairs(pod, node))
 
-    def score_vector(self, state: CycleState, pod: PodInfo, snapshot: Any, idx: np.ndarray) -> np.ndarray:
+    def score_vector(
+        self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot, idx: np.ndarray
+    ) -> np.ndarray:
         table = snapshot.table
         fractions = []
         presents = []
         for resource in self.resources:
             pod_req = scoring_request(pod, resource, True)
             row = table.row.get(resource)
-            if row is None or (resource not in NATIVE and (pod_req == 0 or not _tracked_scalar(resource))):
+            if row is None or (resource not in NATIVE and (pod_req == 0 or not is_tracked_scalar(resource))):
                 continue
             alloc = table.alloc[row, idx]
             req = table.requested[row, idx] + pod_req

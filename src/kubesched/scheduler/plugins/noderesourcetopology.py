@@ -39,8 +39,15 @@ from kubesched.scheduler.framework.interface import (
     UPDATE_NODE_ALLOCATABLE,
     ClusterEvent,
     CycleState,
+    EnqueueExtensions,
+    FilterPlugin,
     Handle,
+    PostBindPlugin,
+    PreFilterExtensions,
+    PreFilterPlugin,
     PreFilterResult,
+    ReservePlugin,
+    ScorePlugin,
     Status,
 )
 from kubesched.scheduler.framework.types import NodeInfo, PodInfo
@@ -197,7 +204,9 @@ def charge(zone: Zone, request: Mapping[str, int], qos: str) -> None:
         zone.available[resource] -= amount
 
 
-class NodeResourceTopologyMatch:
+class NodeResourceTopologyMatch(
+    PreFilterPlugin, PreFilterExtensions, FilterPlugin, ScorePlugin, ReservePlugin, PostBindPlugin, EnqueueExtensions,
+):
     name = NAME
 
     def __init__(self, args: dict[str, Any], handle: Handle) -> None:
@@ -205,7 +214,7 @@ class NodeResourceTopologyMatch:
         unknown = sorted(set(args) - ARGS)
         if unknown:
             raise ValueError(f"unknown field(s) {', '.join(unknown)} (known: {', '.join(sorted(ARGS))})")
-        self.handle: Any = handle
+        self.handle = handle
         strategy = args.get("scoringStrategy") or {}
         if not isinstance(strategy, dict):
             raise ValueError("scoringStrategy: must be an object {type, resources}")
@@ -283,12 +292,14 @@ class NodeResourceTopologyMatch:
         state.write(NAME, _CycleData(request_of(pod)))
         return None, None
 
-    def add_pod(self, state: CycleState, pod: PodInfo, to_add: PodInfo, node: NodeInfo) -> None:
+    def add_pod(self, state: CycleState, pod: PodInfo, to_add: PodInfo, node: NodeInfo) -> Status | None:
         data = self._data(state, pod)
         data.victims = [v for v in data.victims if v.uid != to_add.uid]
+        return None
 
-    def remove_pod(self, state: CycleState, pod: PodInfo, to_remove: PodInfo, node: NodeInfo) -> None:
+    def remove_pod(self, state: CycleState, pod: PodInfo, to_remove: PodInfo, node: NodeInfo) -> Status | None:
         self._data(state, pod).victims.append(to_remove)
+        return None
 
     # -- Filter -----------------------------------------------------------------------------------
     def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status | None:

@@ -16,11 +16,19 @@ from kubesched.scheduler.framework.interface import (
     ADD,
     ALL,
     DELETE,
+    MAX_NODE_SCORE,
     UPDATE_NODE_LABEL,
     ClusterEvent,
     CycleState,
+    EnqueueExtensions,
+    FilterPlugin,
     Handle,
+    PreFilterExtensions,
+    PreFilterPlugin,
     PreFilterResult,
+    PreScorePlugin,
+    ScoreExtensions,
+    ScorePlugin,
     Status,
 )
 from kubesched.scheduler.framework.types import NodeInfo, PodInfo
@@ -40,7 +48,6 @@ SYSTEM_DEFAULTING = "System"
 LIST_DEFAULTING = "List"
 LABEL_HOSTNAME = "kubernetes.io/hostname"
 LABEL_TOPOLOGY_ZONE = "topology.kubernetes.io/zone"
-MAX_NODE_SCORE = 100
 _MAX_INT32 = 2**31 - 1
 _DO_NOT_SCHEDULE_TAINT_EFFECTS = ("NoSchedule", "NoExecute")
 _ARG_KEYS = frozenset({"defaultConstraints", "defaultingType", "apiVersion", "kind"})
@@ -260,7 +267,10 @@ def _controller_ref(pod: PodInfo) -> Mapping[str, Any] | None:
     return None
 
 
-class PodTopologySpread:
+class PodTopologySpread(
+    PreFilterPlugin, PreFilterExtensions, FilterPlugin, PreScorePlugin, ScorePlugin, ScoreExtensions,
+    EnqueueExtensions,
+):
     name = NAME
 
     def __init__(self, args: dict[str, Any] | None, handle: Handle) -> None:

@@ -1,4 +1,5 @@
-"""Preemption variants beyond upstream kube-scheduler (opt-in through KubeSchedulerConfiguration).
+"""Preemption variants beyond upstream kube-scheduler (opt-in through KubeSchedulerConfiguration):
+policies on the same preemption Evaluator as DefaultPreemption.
 
 - ``PreemptionToleration`` (kubernetes-sigs/scheduler-plugins): a PriorityClass can protect its pods
   from preemptors below a minimum priority, for a toleration period after they were scheduled.
@@ -15,10 +16,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from kubesched.k8s.objects import Obj
 from kubesched.k8s.timefmt import parse_rfc3339
-from kubesched.scheduler.framework.interface import Handle
+from kubesched.scheduler.framework.interface import DryRunNode, Handle, Status
 from kubesched.scheduler.framework.types import PodInfo
-from kubesched.scheduler.plugins.defaultpreemption import Candidate, DefaultPreemption
+from kubesched.scheduler.plugins.defaultpreemption import DefaultPreemption
+
+PDB_VIOLATION = "preemption would violate a PodDisruptionBudget"
 
 MIN_PREEMPTABLE = "preemption-toleration.scheduling.sigs.k8s.io/minimum-preemptable-priority"
 TOLERATION_SECONDS = "preemption-toleration.scheduling.sigs.k8s.io/toleration-seconds"
@@ -54,7 +58,10 @@ def exempted_from_preemption(victim: PodInfo, preemptor: PodInfo, priority_class
 
 
 class PreemptionToleration(DefaultPreemption):
+    """DefaultPreemption whose victims exclude the pods their PriorityClass protects."""
+
     name = "PreemptionToleration"
+    victims_are_lower_priority_pods = False
 
     def __init__(self, args: dict[str, Any], handle: Handle) -> None:
         super().__init__(args, handle)
@@ -70,7 +77,14 @@ class PreemptionToleration(DefaultPreemption):
 
 
 class StrictPDBPreemption(DefaultPreemption):
+    """DefaultPreemption where a node whose victims would violate a PDB is no candidate."""
+
     name = "StrictPDBPreemption"
 
-    def candidate_allowed(self, candidate: Candidate) -> bool:
-        return candidate.pdb_violations == 0
+    def select_victims_on_node(
+        self, pod: PodInfo, node: DryRunNode, pdbs: list[Obj]
+    ) -> tuple[list[PodInfo], list[str], Status | None]:
+        victims, violating, status = super().select_victims_on_node(pod, node, pdbs)
+        if status is None and violating:
+            return [], [], Status.unschedulable(PDB_VIOLATION)
+        return victims, violating, status

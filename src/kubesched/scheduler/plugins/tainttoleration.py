@@ -11,14 +11,32 @@ from kubesched.api.tolerations import (
     find_untolerated_taint,
     format_taint,
 )
-from kubesched.scheduler.framework.interface import ADD, UPDATE, ClusterEvent, CycleState, Handle, Status
+from kubesched.scheduler.framework.interface import (
+    ADD,
+    UPDATE,
+    ClusterEvent,
+    CycleState,
+    EnqueueExtensions,
+    FilterPlugin,
+    FilterVector,
+    Handle,
+    NodeTableSnapshot,
+    NormalizeVector,
+    PodIndependentFilter,
+    ScoreExtensions,
+    ScorePlugin,
+    ScoreVector,
+    Status,
+)
 from kubesched.scheduler.framework.types import NodeInfo, PodInfo
 from kubesched.scheduler.plugins.helpers import default_normalize, default_normalize_vector
 
 HARD_EFFECTS = ("NoSchedule", "NoExecute")
 
 
-class TaintToleration:
+class TaintToleration(
+    FilterPlugin, PodIndependentFilter, FilterVector, ScorePlugin, ScoreVector, ScoreExtensions, NormalizeVector, EnqueueExtensions,
+):
     name = "TaintToleration"
     depends_on_pods = False  # verdict depends only on the node and the pod
 
@@ -36,7 +54,7 @@ class TaintToleration:
             return None
         return Status.unresolvable(f"node(s) had untolerated taint {format_taint(taint)}")
 
-    def filter_vector(self, state: CycleState, pod: PodInfo, snapshot: Any) -> np.ndarray | None:
+    def filter_vector(self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot) -> np.ndarray | None:
         table = snapshot.table
         mask = np.ones(table.n, dtype=bool)
         for i in np.flatnonzero(table.has_hard_taints):
@@ -48,7 +66,9 @@ class TaintToleration:
     def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> int:
         return count_intolerable_prefer_no_schedule(node.taints, pod.tolerations)
 
-    def score_vector(self, state: CycleState, pod: PodInfo, snapshot: Any, idx: np.ndarray) -> np.ndarray:
+    def score_vector(
+        self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot, idx: np.ndarray
+    ) -> np.ndarray:
         table = snapshot.table
         out = np.zeros(len(idx), dtype=np.int64)
         for k in np.flatnonzero(table.has_prefer_taints[idx]):

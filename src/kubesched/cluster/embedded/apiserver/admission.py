@@ -1,4 +1,4 @@
-"""What the API server does to an object between the request and etcd (upstream-algorithm.md §5).
+"""What the API server does to an object between the request and etcd (``plugin/pkg/admission``).
 
 For a **Pod** (in the API server's order):
 
@@ -27,14 +27,21 @@ forbidden: ...``. A mutating-phase refusal of a pod with ``metadata.generateName
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Iterator, Mapping
+from typing import Any, Protocol
 
 from kubesched.api.resources import default_pod_requests_from_limits
 from kubesched.cluster.embedded.apiserver import quota as quotas
 from kubesched.cluster.embedded.apiserver.store import ObjectStore
 from kubesched.k8s.objcopy import deep_copy
-from kubesched.k8s.objects import ApiError, Obj, is_namespaced
+from kubesched.k8s.objects import (
+    DEFAULT_NAMESPACE,
+    DEFAULT_SCHEDULER_NAME,
+    ApiError,
+    Obj,
+    is_namespaced,
+    namespace_of,
+)
 
 HIGHEST_USER_DEFINABLE_PRIORITY = 1_000_000_000
 SYSTEM_PRIORITY_CLASS_PREFIX = "system-"
@@ -50,7 +57,6 @@ SYSTEM_PRIORITY_CLASSES: dict[str, tuple[int, str]] = {
 }
 PREEMPT_LOWER_PRIORITY = "PreemptLowerPriority"
 PREEMPTION_POLICIES = ("PreemptLowerPriority", "Never")
-DEFAULT_SCHEDULER_NAME = "default-scheduler"
 DEFAULT_TERMINATION_GRACE_PERIOD = 30
 DEFAULT_TOLERATION_SECONDS = 300
 SCHEDULING_GATED_MESSAGE = "Scheduling is blocked due to non-empty scheduling gates"
@@ -90,12 +96,25 @@ def invalid(kind_group: str, name: str, errors: list[str]) -> ApiError:
     return ApiError(422, "Invalid", f'{kind_group} "{name}" is invalid: {text}')
 
 
-def ensure_system_priority_classes(store: ObjectStore) -> None:
+class _Reader(Protocol):
+    def iter(self, kind: str) -> Iterator[Obj]: ...
+
+
+class _Creator(Protocol):
+    """Where the system classes are created: the API server facade (through admission) or a bare
+    object store."""
+
+    def get(self, kind: str, namespace: str | None, name: str) -> Obj | None: ...
+
+    def create(self, obj: Obj) -> Obj: ...
+
+
+def ensure_system_priority_classes(api: _Creator) -> None:
     """Create ``system-cluster-critical`` and ``system-node-critical`` if missing (the API server
     does this at start-up). Call once when the cluster starts."""
     for name, (value, description) in SYSTEM_PRIORITY_CLASSES.items():
-        if store.get("PriorityClass", None, name) is None:
-            store.create(
+        if api.get("PriorityClass", None, name) is None:
+            api.create(
                 {
                     "apiVersion": "scheduling.k8s.io/v1",
                     "kind": "PriorityClass",
@@ -108,7 +127,7 @@ def ensure_system_priority_classes(store: ObjectStore) -> None:
             )
 
 
-def default_priority_class(store: ObjectStore) -> Obj | None:
+def default_priority_class(store: _Reader) -> Obj | None:
     """The globalDefault PriorityClass; the one with the lowest value if several exist."""
     best: Obj | None = None
     for pc in store.iter("PriorityClass"):
@@ -145,7 +164,7 @@ class Admission:
         """AlreadyExists, checked here (before quota is charged) with the API server's text."""
         kind = obj["kind"]
         meta = obj.get("metadata") or {}
-        ns = (meta.get("namespace") or "default") if is_namespaced(kind) else None
+        ns = (meta.get("namespace") or DEFAULT_NAMESPACE) if is_namespaced(kind) else None
         if self.store.get(kind, ns, meta["name"]) is not None:
             raise ApiError(409, "AlreadyExists", f'{resource_name(kind)} "{meta["name"]}" already exists')
 
@@ -186,7 +205,7 @@ class Admission:
 
     # -- ResourceQuota ----------------------------------------------------------------------------
     def _admit_resource_quota(self, rq: Obj, now: float) -> None:
-        ns = rq["metadata"].get("namespace") or "default"
+        ns = namespace_of(rq)
         pods = [p for p in self.store.iter("Pod") if p["metadata"].get("namespace") == ns]
         rq["status"] = quotas.compute_status(rq, pods, now)
 
@@ -198,7 +217,7 @@ class Admission:
         self._check_absent(pod)
         self._admit_quota(pod, now)
         meta = pod["metadata"]
-        self.charged.add((meta.get("namespace") or "default", meta["name"]))
+        self.charged.add((meta.get("namespace") or DEFAULT_NAMESPACE, meta["name"]))
         return pod
 
     def _admit_priority(self, pod: Obj) -> None:
@@ -241,7 +260,7 @@ class Admission:
 
     def _admit_quota(self, pod: Obj, now: float) -> None:
         meta = pod["metadata"]
-        ns = meta.get("namespace") or "default"
+        ns = meta.get("namespace") or DEFAULT_NAMESPACE
         in_ns = sorted(
             (q for q in self.store.iter("ResourceQuota") if q["metadata"].get("namespace") == ns),
             key=lambda q: q["metadata"]["name"],

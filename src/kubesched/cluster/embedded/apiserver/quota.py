@@ -1,4 +1,4 @@
-"""ResourceQuota arithmetic for pods (upstream-algorithm.md §5.3).
+"""ResourceQuota arithmetic for pods (``pkg/quota/v1/evaluator/core/pods.go``).
 
 The behaviour follows the API server's quota admission and the pod quota evaluator:
 
@@ -25,6 +25,7 @@ from typing import Any
 
 from kubesched.api.quantity import format_quantity, resource_amount
 from kubesched.api.resources import pod_requests
+from kubesched.k8s.objects import is_terminal
 from kubesched.k8s.timefmt import parse_rfc3339
 
 Obj = dict[str, Any]
@@ -51,7 +52,6 @@ _VALIDATION_SET = frozenset(
     {"cpu", "memory", "requests.cpu", "requests.memory", "limits.cpu", "limits.memory"}
 )
 _QOS_RESOURCES = ("cpu", "memory")
-TERMINAL_PHASES = ("Succeeded", "Failed")
 
 
 class QuotaError(Exception):
@@ -182,7 +182,7 @@ def _compute_usage(requests: Mapping[str, int], limits: Mapping[str, int]) -> Am
 def counts_compute_usage(pod: Mapping[str, Any], now: float) -> bool:
     """Whether compute resources (and ``pods``) are charged: not terminal and not past the deletion
     grace period (``count/pods`` is charged regardless)."""
-    if (pod.get("status") or {}).get("phase") in TERMINAL_PHASES:
+    if is_terminal(pod):
         return False
     meta = pod.get("metadata") or {}
     deletion = meta.get("deletionTimestamp")

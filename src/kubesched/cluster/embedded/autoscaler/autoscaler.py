@@ -1,5 +1,5 @@
-"""A simulated cluster autoscaler (``spec.cluster.autoscaler``; issue 7, settings in
-:mod:`~kubesched.cluster.embedded.autoscaler.config`).
+"""A simulated cluster autoscaler (``spec.cluster.autoscaler``; settings in
+:mod:`~kubesched.api.cluster_settings.autoscaler`).
 
 Every ``scanInterval`` (10 s, at ``k × interval``) it runs one loop, like the real autoscaler's
 ``RunOnce``:
@@ -13,7 +13,7 @@ Every ``scanInterval`` (10 s, at ``k × interval``) it runs one loop, like the r
   run there soon (Pod Preemption design, "Interactions with Cluster Autoscaler"); they are put on
   that node in the autoscaler's snapshot, so the space they will take is not offered to others.
 
-Candidates that fit an existing or upcoming node (by requests, :mod:`autoscaler_sim`) are left to
+Candidates that fit an existing or upcoming node (by requests, :mod:`.nodes`) are left to
 the scheduler. For the rest each node group with room estimates, by binpacking onto template nodes,
 how many new nodes it needs; the expander picks one group and it grows: each new Node is registered
 ``scaleUpDelay`` later (NotReady, tainted ``node.kubernetes.io/not-ready:NoSchedule``) and becomes
@@ -46,15 +46,14 @@ import functools
 import math
 from typing import TYPE_CHECKING, Any
 
-from kubesched.api.selectors import LabelSelector, pod_matches_node_selector_and_affinity
-from kubesched.api.tolerations import find_untolerated_taint
-from kubesched.cluster.embedded.autoscaler.config import (
+from kubesched.api.cluster_settings.autoscaler import (
     NODE_GROUP_LABEL,
     AutoscalerConfig,
     NodeGroup,
     parse_config,
-    validate_config,
 )
+from kubesched.api.selectors import LabelSelector, pod_matches_node_selector_and_affinity
+from kubesched.api.tolerations import find_untolerated_taint
 from kubesched.cluster.embedded.autoscaler.nodes import (
     NOT_READY_TAINT,
     SCALE_DOWN_DISABLED,
@@ -70,13 +69,13 @@ from kubesched.cluster.embedded.autoscaler.nodes import (
     priority_of,
 )
 from kubesched.cluster.embedded.autoscaler.track import NodeTracker, PodTracker
-from kubesched.k8s.objects import ApiError, Obj, key_of
+from kubesched.k8s.objects import ApiError, Obj, is_terminal, key_of
 from kubesched.k8s.timefmt import parse_rfc3339, rfc3339
 
 if TYPE_CHECKING:
     from kubesched.cluster.embedded.cluster import EmbeddedCluster
 
-__all__ = ["ClusterAutoscaler", "start_autoscaler", "validate_config"]
+__all__ = ["ClusterAutoscaler", "start_autoscaler"]
 
 #: tolerations every DaemonSet pod gets (used to decide which DaemonSets run on a template node)
 _DAEMONSET_TOLERATIONS: tuple[dict[str, str], ...] = (
@@ -94,8 +93,8 @@ class ClusterAutoscaler:
         self.requests = RequestCache()
         self.pods = PodTracker(self._pod_turned_unschedulable, self._pod_gone)
         self.nodes = NodeTracker(cluster.now, [g.name for g in config.groups])
-        cluster.store.watch(self.pods)
-        cluster.store.watch(self.nodes)
+        cluster.api.watch(self.pods)
+        cluster.api.watch(self.nodes)
         self.upcoming: dict[str, NodeGroup] = {}  # decided, not yet registered
         self.starting: set[str] = set()  # registered, not yet Ready
         self.draining: dict[str, float] = {}
@@ -143,15 +142,15 @@ class ClusterAutoscaler:
     def _snapshot(self) -> dict[str, SimNode]:
         """Existing nodes (not being removed) with their assigned pods' requests, plus upcoming ones."""
         snapshot: dict[str, SimNode] = {}
-        for node in sorted(self.cluster.store.iter("Node"), key=lambda n: n["metadata"]["name"]):
+        for node in sorted(self.cluster.api.iter("Node"), key=lambda n: n["metadata"]["name"]):
             name = node["metadata"]["name"]
             if name in self.draining or _has_taint(node, TO_BE_DELETED_TAINT):
                 continue
             group = ((node["metadata"].get("labels") or {}).get(NODE_GROUP_LABEL))
             snapshot[name] = SimNode.of(node, group, upcoming=name in self.starting)
-        for pod in self.cluster.store.iter("Pod"):
+        for pod in self.cluster.api.iter("Pod"):
             node_name = (pod.get("spec") or {}).get("nodeName")
-            if node_name in snapshot and (pod.get("status") or {}).get("phase") not in ("Succeeded", "Failed"):
+            if node_name in snapshot and not is_terminal(pod):
                 snapshot[node_name].add(self.requests(pod))
         for name, group in sorted(self.upcoming.items()):
             snapshot[name] = self._template(group, name)
@@ -160,7 +159,7 @@ class ClusterAutoscaler:
     def _template(self, group: NodeGroup, name: str) -> SimNode:
         node = group.node_object(name)
         sim = SimNode.of(node, group.name, upcoming=True)
-        for ds in sorted(self.cluster.store.iter("DaemonSet"), key=key_of):
+        for ds in sorted(self.cluster.api.iter("DaemonSet"), key=key_of):
             template = {"metadata": {}, **((ds.get("spec") or {}).get("template") or {})}
             spec = template.get("spec") or {}
             tolerations = [*(spec.get("tolerations") or []), *_DAEMONSET_TOLERATIONS]
@@ -176,7 +175,7 @@ class ClusterAutoscaler:
         """(candidates for scale-up, nominated pods waiting for their victims)."""
         candidates: list[Obj] = []
         nominated: list[Obj] = []
-        for pod in self.pods.unschedulable(self.cluster.store):
+        for pod in self.pods.unschedulable(self.cluster.api):
             created = pod["metadata"].get("creationTimestamp")
             if created and now - parse_rfc3339(created) < self.config.new_pod_scale_up_delay:
                 self._wake(self._next_tick(parse_rfc3339(created) + self.config.new_pod_scale_up_delay))
@@ -184,7 +183,7 @@ class ClusterAutoscaler:
             if priority_of(pod) < self.config.expendable_cutoff:
                 continue
             nominated_node = (pod.get("status") or {}).get("nominatedNodeName")
-            if nominated_node and self.cluster.store.get("Node", None, nominated_node) is not None:
+            if nominated_node and self.cluster.api.get("Node", None, nominated_node) is not None:
                 nominated.append(pod)
                 continue
             candidates.append(pod)
@@ -207,7 +206,7 @@ class ClusterAutoscaler:
             return False
         options: list[Estimate] = []
         reasons: dict[str, list[str]] = {key_of(p): [] for p in remaining}
-        total = sum(1 for _ in self.cluster.store.iter("Node")) + len(self.upcoming)
+        total = sum(1 for _ in self.cluster.api.iter("Node")) + len(self.upcoming)
         for group in self.config.groups:
             size = self._group_size(group.name)
             headroom = group.max_size - size
@@ -276,7 +275,7 @@ class ClusterAutoscaler:
         while True:
             self._names[group.name] = self._names.get(group.name, 0) + 1
             name = f"{group.name}-{self._names[group.name]}"
-            if name not in self.upcoming and self.cluster.store.get("Node", None, name) is None:
+            if name not in self.upcoming and self.cluster.api.get("Node", None, name) is None:
                 return name
 
     # -- node lifecycle --------------------------------------------------------------------------------
@@ -304,7 +303,7 @@ class ClusterAutoscaler:
 
     def _ready(self, name: str) -> None:
         self.starting.discard(name)
-        node = self.cluster.store.get("Node", None, name)
+        node = self.cluster.api.get("Node", None, name)
         if node is None:
             return
         spec = dict(node.get("spec") or {})
@@ -315,7 +314,7 @@ class ClusterAutoscaler:
         status["conditions"] = [c for c in status.get("conditions") or [] if c.get("type") != "Ready"] + [
             {"type": "Ready", "status": "True", "reason": "KubeletReady",
              "lastTransitionTime": rfc3339(self.cluster.now())}]
-        self.cluster.store.update({**node, "spec": spec, "status": status})
+        self.cluster.api.update({**node, "spec": spec, "status": status})
         self.cluster.log.record("NodeReady", f"Node/{name}", node=name)
 
     # -- scale-down --------------------------------------------------------------------------------------
@@ -332,13 +331,12 @@ class ClusterAutoscaler:
         for pod in pending:  # pending pods that fit somewhere keep that space
             first_fit(list(snapshot.values()), pod, self.requests(pod))
         pods_by_node: dict[str, list[Obj]] = {}
-        for pod in self.cluster.store.iter("Pod"):
+        for pod in self.cluster.api.iter("Pod"):
             node_name = (pod.get("spec") or {}).get("nodeName")
-            if node_name in snapshot and (pod.get("status") or {}).get("phase") not in ("Succeeded", "Failed") \
-                    and not pod["metadata"].get("deletionTimestamp"):
+            if node_name in snapshot and not is_terminal(pod) and not pod["metadata"].get("deletionTimestamp"):
                 pods_by_node.setdefault(node_name, []).append(pod)
         pdbs = [(LabelSelector.from_dict((p.get("spec") or {}).get("selector")), p)
-                for p in self.cluster.store.iter("PodDisruptionBudget")]
+                for p in self.cluster.api.iter("PodDisruptionBudget")]
         budget = {key_of(p): int((p.get("status") or {}).get("disruptionsAllowed") or 0) for _, p in pdbs}
         sizes = {g.name: self._group_size(g.name) for g in self.config.groups}
         candidates = sorted(
@@ -391,7 +389,7 @@ class ClusterAutoscaler:
         return probe.utilization()
 
     def _remove_node(self, name: str, movable: list[Obj]) -> None:
-        node = self.cluster.store.get("Node", None, name)
+        node = self.cluster.api.get("Node", None, name)
         if node is None:
             return
         now = self.cluster.now()
@@ -400,7 +398,7 @@ class ClusterAutoscaler:
         spec = dict(node.get("spec") or {})
         spec["taints"] = [*(spec.get("taints") or []),
                           {"key": TO_BE_DELETED_TAINT, "value": str(int(now)), "effect": "NoSchedule"}]
-        self.cluster.store.update({**node, "spec": spec})
+        self.cluster.api.update({**node, "spec": spec})
         self.cluster.log.record("ScaleDown", f"Node/{name}", node=name,
                                 message="marked the node as toBeDeleted/unschedulable")
         self.scale_downs.append({"time": round(now, 6), "node": name,
@@ -421,11 +419,11 @@ class ClusterAutoscaler:
         self.cluster.loop.call_later(longest, lambda: self._check_drained(name))
 
     def _pods_on(self, name: str) -> list[Obj]:
-        return [p for p in self.cluster.store.iter("Pod") if (p.get("spec") or {}).get("nodeName") == name
-                and (p.get("status") or {}).get("phase") not in ("Succeeded", "Failed")]
+        return [p for p in self.cluster.api.iter("Pod") if (p.get("spec") or {}).get("nodeName") == name
+                and not is_terminal(p)]
 
     def _check_drained(self, name: str) -> None:
-        if name not in self.draining or self.cluster.store.get("Node", None, name) is None:
+        if name not in self.draining or self.cluster.api.get("Node", None, name) is None:
             return
         left = self._pods_on(name)
         if any(not is_daemonset_pod(p) and not is_mirror_pod(p) for p in left):

@@ -19,6 +19,7 @@ from kubesched.api.selectors import pod_matches_node_selector_and_affinity
 from kubesched.api.tolerations import find_untolerated_taint
 from kubesched.cluster.embedded.kubelet.eviction_rank import MIRROR_POD_ANNOTATION
 from kubesched.k8s.objects import Obj, key_of
+from kubesched.scheduler.plugins.fit import fits
 
 NOT_READY_TAINT = "node.kubernetes.io/not-ready"
 TO_BE_DELETED_TAINT = "ToBeDeletedByClusterAutoscaler"
@@ -86,10 +87,9 @@ class SimNode:
             return False
         if not pod_matches_node_selector_and_affinity(pod, self.node):
             return False
-        if "pods" in self.allocatable and self.pods + 1 > self.allocatable["pods"]:
-            return False
-        return all(self.requested.get(name, 0) + value <= self.allocatable.get(name, 0)
-                   for name, value in requests.items() if value > 0)
+        checked = [(name, value) for name, value in requests.items() if value > 0]
+        return not fits(checked, allocatable=self.allocatable, requested=self.requested, pods=self.pods,
+                        allowed_pods=self.allocatable.get("pods"))
 
     def utilization(self) -> float:
         """max(cpu, memory) requested / allocatable (the autoscaler's node utilization)."""

@@ -1,26 +1,23 @@
-"""Store watchers for the cluster autoscaler: which pods are unschedulable, and how many nodes (per
+"""Watchers for the cluster autoscaler: which pods are unschedulable, and how many nodes (per
 node group) existed over time."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from kubesched.cluster.embedded.apiserver.store import ObjectStore
-from kubesched.cluster.embedded.autoscaler.config import NODE_GROUP_LABEL
-from kubesched.k8s.objects import Obj, key_of
-
-TERMINAL = ("Succeeded", "Failed")
+from kubesched.api.cluster_settings.autoscaler import NODE_GROUP_LABEL
+from kubesched.cluster.embedded.apiserver.server import ApiServer
+from kubesched.k8s.objects import Obj, is_terminal, key_of, split_key
 
 
 def is_unschedulable(pod: Obj) -> bool:
     """Pending, unassigned, not being deleted, and marked ``PodScheduled=False/Unschedulable``."""
     if (pod.get("spec") or {}).get("nodeName") or pod["metadata"].get("deletionTimestamp"):
         return False
-    status = pod.get("status") or {}
-    if status.get("phase") in TERMINAL:
+    if is_terminal(pod):
         return False
     return any(c.get("type") == "PodScheduled" and c.get("status") == "False" and c.get("reason") == "Unschedulable"
-               for c in status.get("conditions") or [])
+               for c in (pod.get("status") or {}).get("conditions") or [])
 
 
 class PodTracker:
@@ -32,11 +29,11 @@ class PodTracker:
         self._on_unschedulable = on_unschedulable
         self._on_gone = on_gone
 
-    def unschedulable(self, store: ObjectStore) -> list[Obj]:
+    def unschedulable(self, api: ApiServer) -> list[Obj]:
         out = []
         for key in sorted(self._keys):
-            ns, _, name = key.partition("/")
-            pod = store.get("Pod", ns, name)
+            ns, name = split_key(key)
+            pod = api.get("Pod", ns, name)
             if pod is not None and is_unschedulable(pod):
                 out.append(pod)
         return out
@@ -61,8 +58,7 @@ class PodTracker:
             return
         self._note(old, new)
         node = (new.get("spec") or {}).get("nodeName")
-        if node and (new.get("status") or {}).get("phase") in TERMINAL \
-                and (old.get("status") or {}).get("phase") not in TERMINAL:
+        if node and is_terminal(new) and not is_terminal(old):
             self._on_gone(node)
 
     def on_delete(self, kind: str, obj: Obj) -> None:

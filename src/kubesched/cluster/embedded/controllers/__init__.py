@@ -24,7 +24,7 @@ from kubesched.cluster.embedded.controllers.job import JobController
 from kubesched.cluster.embedded.controllers.replicaset import DeploymentController, ReplicaSetController
 from kubesched.cluster.embedded.controllers.resourcequota import ResourceQuotaController
 from kubesched.cluster.embedded.controllers.statefulset import StatefulSetController
-from kubesched.cluster.embedded.controllers.util import obj_key
+from kubesched.k8s.objects import key_of
 
 if TYPE_CHECKING:
     from kubesched.cluster.embedded.cluster import EmbeddedCluster
@@ -44,7 +44,7 @@ __all__ = [
 
 def start_controllers(cluster: EmbeddedCluster) -> list[Any]:
     index = PodIndex(cluster)
-    for pod in cluster.store.list("Pod"):
+    for pod in cluster.api.list("Pod"):
         index.note(pod)
     quota = ResourceQuotaController(cluster)
     workload: list[Controller] = [
@@ -56,6 +56,6 @@ def start_controllers(cluster: EmbeddedCluster) -> list[Any]:
         JobController(cluster, index),
     ]
     for controller in workload:
-        for obj in sorted(cluster.store.list(controller.kind), key=obj_key):
+        for obj in sorted(cluster.api.list(controller.kind), key=key_of):
             controller.handle(controller.kind, None, obj)
     return [index, quota, *workload]

@@ -2,8 +2,8 @@
 
 Every controller is *level-triggered*: a watch event only puts a key (``namespace/name`` of the
 object to reconcile) on the controller's queue, and ``sync(key)`` reads the current state from the
-store. The queue is drained at once, but never re-entrantly: a write made while syncing may
-deliver events synchronously (outside a store dispatch), and those only enqueue keys that the
+API server. The queue is drained at once, but never re-entrantly: a write made while syncing may
+deliver events synchronously (outside a watch dispatch), and those only enqueue keys that the
 running drain picks up afterwards. This keeps runs deterministic and ordering intact.
 
 Pods a controller creates go through ``cluster.create`` (admission, quota). When a create is refused
@@ -25,11 +25,16 @@ from kubesched.cluster.embedded.controllers.util import (
     controller_ref,
     is_deleting,
     is_ready,
+)
+from kubesched.k8s.objects import (
+    DEFAULT_NAMESPACE,
+    ApiError,
+    Obj,
     is_terminal,
-    obj_key,
+    key_of,
+    namespace_of,
     split_key,
 )
-from kubesched.k8s.objects import ApiError, Obj
 
 if TYPE_CHECKING:
     from kubesched.cluster.embedded.cluster import EmbeddedCluster
@@ -56,12 +61,12 @@ class Controller:
 
     def __init__(self, cluster: EmbeddedCluster, index: PodIndex) -> None:
         self.cluster = cluster
-        self.store = cluster.store
+        self.api = cluster.api
         self.index = index
         self._queue: dict[str, None] = {}
         self._busy = False
         self._blocked: set[str] = set()
-        cluster.store.watch(self)
+        cluster.api.watch(self)
 
     # -- queue ---------------------------------------------------------------------------------
     def enqueue(self, key: str) -> None:
@@ -111,8 +116,8 @@ class Controller:
     def handle(self, kind: str, old: Obj | None, new: Obj) -> None:
         """An add (``old`` None) or update of any kind."""
         if kind == self.kind and (old is None or old.get("spec") != new.get("spec")):
-            self._blocked.discard(obj_key(new))
-            self.enqueue(obj_key(new))
+            self._blocked.discard(key_of(new))
+            self.enqueue(key_of(new))
         elif kind == "Pod":
             if old is not None and _pod_flags(old) == _pod_flags(new):
                 return  # nothing a workload controller looks at changed (e.g. a binding)
@@ -127,7 +132,7 @@ class Controller:
     def pod_changed(self, pod: Obj) -> None:
         ref = controller_ref(pod)
         if ref is not None and ref.get("kind") == self.kind:
-            self.enqueue(f"{pod['metadata'].get('namespace') or 'default'}/{ref['name']}")
+            self.enqueue(f"{namespace_of(pod)}/{ref['name']}")
 
     def delete_dependents(self, owner: Obj) -> None:
         """Garbage collection (background propagation): delete the pods ``owner`` controlled."""
@@ -137,7 +142,7 @@ class Controller:
     # -- writes ----------------------------------------------------------------------------------
     def get(self, key: str) -> Obj | None:
         ns, name = split_key(key)
-        return self.store.get(self.kind, ns, name)
+        return self.api.get(self.kind, ns, name)
 
     def random_name(self, namespace: str, base: str) -> tuple[str, str]:
         """``(name, generateName)``: ``base-`` plus 5 random characters from the cluster's rng,
@@ -146,7 +151,7 @@ class Controller:
         while True:
             idx = self.cluster.rng.integers(0, len(NAME_ALPHABET), size=5)
             name = prefix + "".join(NAME_ALPHABET[int(i)] for i in idx)
-            if self.store.get("Pod", namespace, name) is None:
+            if self.api.get("Pod", namespace, name) is None:
                 return name, prefix
 
     def create_pod(self, key: str, pod: Obj) -> Obj | None:
@@ -163,7 +168,7 @@ class Controller:
 
     def delete_pod(self, pod: Obj, grace: int | None = None) -> None:
         meta = pod["metadata"]
-        ns = meta.get("namespace") or "default"
+        ns = meta.get("namespace") or DEFAULT_NAMESPACE
         try:
             self.cluster.delete("Pod", ns, meta["name"], grace)
         except ApiError:
@@ -176,4 +181,4 @@ class Controller:
         merged = {**status, **fields}
         if merged == status:
             return obj
-        return self.store.update({**obj, "status": merged})
+        return self.api.update({**obj, "status": merged})

@@ -32,12 +32,10 @@ from kubesched.cluster.embedded.controllers.util import (
     is_active,
     is_deleting,
     is_ready,
-    is_terminal,
-    obj_key,
     pod_from_template,
 )
 from kubesched.k8s.objcopy import deep_copy
-from kubesched.k8s.objects import Obj
+from kubesched.k8s.objects import Obj, is_terminal, key_of, namespace_of
 
 REVISION_LABEL = "controller-revision-hash"
 
@@ -140,18 +138,18 @@ class DaemonSetController(Controller):
     def pod_changed(self, pod: Obj) -> None:
         ref = controller_ref(pod)
         if ref is not None and ref.get("kind") == self.kind:
-            ns = pod["metadata"].get("namespace") or "default"
+            ns = namespace_of(pod)
             self.enqueue(f"{ns}/{ref['name']}|{target_node(pod) or ''}")
 
     def _node_changed(self, node_name: str) -> None:
         keys = []
-        for ds in self.store.iter("DaemonSet"):
+        for ds in self.api.iter("DaemonSet"):
             self._fits.get(ds["metadata"]["uid"], {}).pop(node_name, None)
-            keys.append(f"{obj_key(ds)}|{node_name}")
+            keys.append(f"{key_of(ds)}|{node_name}")
         self.enqueue_all(sorted(keys))
 
     def _new_pod(self, ds: Obj, node_name: str) -> Obj:
-        ns = ds["metadata"].get("namespace") or "default"
+        ns = namespace_of(ds)
         name, generate_name = self.random_name(ns, ds["metadata"]["name"])
         revision = template_hash((ds.get("spec") or {}).get("template") or {})
         pod = pod_from_template(ds, name, generate_name=generate_name, labels={REVISION_LABEL: revision})
@@ -166,7 +164,7 @@ class DaemonSetController(Controller):
             return
         uid = ds["metadata"]["uid"]
         if key == ds_key:
-            names = {n["metadata"]["name"] for n in self.store.iter("Node")}
+            names = {n["metadata"]["name"] for n in self.api.iter("Node")}
             names.update(self.index.owned(uid).by_node)
             for name in sorted(names):
                 self._sync_node(ds_key, ds, name)
@@ -189,7 +187,7 @@ class DaemonSetController(Controller):
 
     def _sync_node(self, key: str, ds: Obj, node_name: str) -> None:
         uid = ds["metadata"]["uid"]
-        node = self.store.get("Node", None, node_name) if node_name else None
+        node = self.api.get("Node", None, node_name) if node_name else None
         pods = self.index.pods(uid, node_name)
         stats = _ZERO
         if node is None:

@@ -1,4 +1,4 @@
-"""PodDisruptionBudget status controller (upstream-algorithm.md §6, ``pkg/controller/disruption``).
+"""PodDisruptionBudget status controller (``pkg/controller/disruption``).
 
 For each PDB, over the pods of its namespace its selector matches (``{}`` matches all, no selector
 none):
@@ -28,15 +28,8 @@ from typing import Any
 
 from kubesched.api.selectors import LabelSelector
 from kubesched.cluster.embedded.controllers.base import Controller
-from kubesched.cluster.embedded.controllers.util import (
-    controller_ref,
-    is_deleting,
-    is_ready,
-    obj_key,
-    replicas_of,
-    split_key,
-)
-from kubesched.k8s.objects import Obj
+from kubesched.cluster.embedded.controllers.util import controller_ref, is_deleting, is_ready, replicas_of
+from kubesched.k8s.objects import Obj, key_of, namespace_of, split_key
 from kubesched.k8s.timefmt import parse_rfc3339, rfc3339
 
 DELETION_TIMEOUT = 120.0
@@ -122,11 +115,11 @@ class DisruptionController(Controller):
         return sorted(k for k in self._budgets if split_key(k)[0] == ns)
 
     def _rebuild(self, pdb: Obj) -> None:
-        key = obj_key(pdb)
+        key = key_of(pdb)
         ns = split_key(key)[0]
         budget = _Budget(self._selector(pdb))
-        for p in self.store.iter("Pod"):
-            if (p["metadata"].get("namespace") or "default") == ns and budget.selector.matches(_labels(p)):
+        for p in self.api.iter("Pod"):
+            if namespace_of(p) == ns and budget.selector.matches(_labels(p)):
                 budget.put(p["metadata"]["name"], _member(p))
         self._budgets[key] = budget
 
@@ -139,18 +132,18 @@ class DisruptionController(Controller):
                 self._rebuild(new)
             # any change, status included (an eviction adding to disruptedPods); our own writes
             # lead to one more sync that finds nothing to change
-            self.enqueue(obj_key(new))
+            self.enqueue(key_of(new))
         elif kind == "Pod":
             if old is not None and not self._pod_changed_for_pdb(old, new):
                 return
             self._pod_event(new, gone=False)
         elif kind in _SCALED_KINDS and old is not None and replicas_of(old) != replicas_of(new):
-            self.enqueue_all(self._pdb_keys(new["metadata"].get("namespace") or "default"))
+            self.enqueue_all(self._pdb_keys(namespace_of(new)))
 
     def handle_delete(self, kind: str, obj: Obj) -> None:
         if kind == self.kind:
             self._pinned.pop(obj["metadata"]["uid"], None)
-            self._budgets.pop(obj_key(obj), None)
+            self._budgets.pop(key_of(obj), None)
         elif kind == "Pod":
             self._pod_event(obj, gone=True)
 
@@ -164,7 +157,7 @@ class DisruptionController(Controller):
         )
 
     def _pod_event(self, pod: Obj, gone: bool) -> None:
-        ns = pod["metadata"].get("namespace") or "default"
+        ns = namespace_of(pod)
         name = pod["metadata"]["name"]
         for key in self._pdb_keys(ns):
             budget = self._budgets[key]
@@ -178,18 +171,18 @@ class DisruptionController(Controller):
     def _scale(self, ref: _Ref, ns: str) -> int | None:
         kind, name, uid = ref
         if kind == "ReplicaSet":
-            rs = self.store.get("ReplicaSet", ns, name)
+            rs = self.api.get("ReplicaSet", ns, name)
             if rs is None or rs["metadata"].get("uid") != uid:
                 return None
             owner = controller_ref(rs)
             if owner is not None and owner.get("kind") == "Deployment":
-                deployment = self.store.get("Deployment", ns, owner["name"])
+                deployment = self.api.get("Deployment", ns, owner["name"])
                 if deployment is None or deployment["metadata"].get("uid") != owner.get("uid"):
                     return None
                 return replicas_of(deployment)
             return replicas_of(rs)
         if kind in ("StatefulSet", "ReplicationController"):
-            obj = self.store.get(kind, ns, name)
+            obj = self.api.get(kind, ns, name)
             if obj is None or obj["metadata"].get("uid") != uid:
                 return None
             return replicas_of(obj)
@@ -268,7 +261,7 @@ class DisruptionController(Controller):
         earliest: float | None = None
         for name in sorted(listed):
             ns = split_key(key)[0]
-            pod = self.store.get("Pod", ns, name)
+            pod = self.api.get("Pod", ns, name)
             if name not in budget.members or pod is None or is_deleting(pod):
                 continue
             expires = parse_rfc3339(listed[name]) + DELETION_TIMEOUT
@@ -295,4 +288,4 @@ class DisruptionController(Controller):
 
     def _write(self, pdb: Obj, status: dict[str, Any]) -> None:
         if status != (pdb.get("status") or {}):
-            self.store.update({**pdb, "status": status})
+            self.api.update({**pdb, "status": status})

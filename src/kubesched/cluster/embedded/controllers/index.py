@@ -5,14 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from kubesched.cluster.embedded.controllers.util import (
-    PodKey,
-    controller_ref,
-    is_deleting,
-    is_ready,
-    is_terminal,
-)
-from kubesched.k8s.objects import Obj
+from kubesched.cluster.embedded.controllers.util import PodKey, controller_ref, is_deleting, is_ready
+from kubesched.k8s.objects import DEFAULT_NAMESPACE, Obj, is_terminal
 
 if TYPE_CHECKING:
     from kubesched.cluster.embedded.cluster import EmbeddedCluster
@@ -85,15 +79,15 @@ class PodIndex:
     store has them now."""
 
     def __init__(self, cluster: EmbeddedCluster) -> None:
-        self.store = cluster.store
+        self.api = cluster.api
         self._owners: dict[str, OwnerPods] = {}
         self._entry: dict[PodKey, PodEntry] = {}
-        cluster.store.watch(self)
+        cluster.api.watch(self)
 
     def note(self, pod: Obj) -> None:
         ref = controller_ref(pod)
         meta = pod["metadata"]
-        key = (meta.get("namespace") or "default", meta["name"])
+        key = (meta.get("namespace") or DEFAULT_NAMESPACE, meta["name"])
         rv = int(meta.get("resourceVersion") or 0)
         old = self._entry.get(key)
         if old is not None and old.rv > rv:
@@ -124,7 +118,7 @@ class PodIndex:
 
     def refresh(self, namespace: str, name: str, uid: str) -> None:
         """Re-read one pod after a write of our own (delete): note or forget it."""
-        current = self.store.get("Pod", namespace, name)
+        current = self.api.get("Pod", namespace, name)
         if current is None or current["metadata"].get("uid") != uid:
             self.forget(namespace, name, uid)
         else:
@@ -138,7 +132,7 @@ class PodIndex:
         keys = owned.keys if node is None else sorted(owned.by_node.get(node, ()))
         out = []
         for key in keys:
-            pod = self.store.get("Pod", key[0], key[1])
+            pod = self.api.get("Pod", key[0], key[1])
             if pod is not None and pod["metadata"].get("uid") == owned.keys[key].uid:
                 out.append(pod)
         return out
@@ -154,4 +148,4 @@ class PodIndex:
     def on_delete(self, kind: str, obj: Obj) -> None:
         if kind == "Pod":
             meta = obj["metadata"]
-            self.forget(meta.get("namespace") or "default", meta["name"], meta.get("uid", ""))
+            self.forget(meta.get("namespace") or DEFAULT_NAMESPACE, meta["name"], meta.get("uid", ""))

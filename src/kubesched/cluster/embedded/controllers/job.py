@@ -26,10 +26,9 @@ from kubesched.cluster.embedded.controllers.util import (
     is_active,
     is_deleting,
     pod_from_template,
-    split_key,
 )
 from kubesched.des.clock import Timer
-from kubesched.k8s.objects import Obj
+from kubesched.k8s.objects import Obj, split_key
 from kubesched.k8s.timefmt import rfc3339
 
 DEFAULT_BACKOFF_LIMIT = 6

@@ -24,15 +24,13 @@ from kubesched.cluster.embedded.controllers.util import (
     creation_time,
     is_active,
     is_ready,
-    obj_key,
     owner_reference,
     pod_from_template,
     ready_condition,
     replicas_of,
-    split_key,
 )
 from kubesched.k8s.objcopy import deep_copy
-from kubesched.k8s.objects import ApiError, Obj
+from kubesched.k8s.objects import DEFAULT_NAMESPACE, ApiError, Obj, key_of, namespace_of, split_key
 from kubesched.k8s.timefmt import parse_rfc3339
 
 POD_TEMPLATE_HASH = "pod-template-hash"
@@ -87,7 +85,7 @@ class ReplicaSetController(Controller):
         rs = self.get(key)
         if rs is None:
             return
-        ns = rs["metadata"].get("namespace") or "default"
+        ns = namespace_of(rs)
         uid = rs["metadata"]["uid"]
         diff = replicas_of(rs) - self.index.owned(uid).active
         if diff > 0 and not self.is_blocked(key):
@@ -120,12 +118,12 @@ class DeploymentController(Controller):
         if kind == "ReplicaSet":
             ref = controller_ref(new)
             if ref is not None and ref.get("kind") == "Deployment":
-                self.enqueue(f"{new['metadata'].get('namespace') or 'default'}/{ref['name']}")
+                self.enqueue(f"{namespace_of(new)}/{ref['name']}")
             return
         if kind == "Deployment" and old is not None and old.get("spec") == new.get("spec"):
             return
         if kind == "Deployment":
-            self.enqueue(obj_key(new))
+            self.enqueue(key_of(new))
 
     def handle_delete(self, kind: str, obj: Obj) -> None:
         if kind != "Deployment":
@@ -137,12 +135,12 @@ class DeploymentController(Controller):
                 pass  # already gone
 
     def _replica_sets(self, deployment: Obj) -> list[Obj]:
-        ns = deployment["metadata"].get("namespace") or "default"
+        ns = namespace_of(deployment)
         uid = deployment["metadata"]["uid"]
         return sorted(
             (
                 rs
-                for rs in self.store.iter("ReplicaSet")
+                for rs in self.api.iter("ReplicaSet")
                 if rs["metadata"].get("namespace") == ns and (controller_ref(rs) or {}).get("uid") == uid
             ),
             key=lambda rs: rs["metadata"]["name"],
@@ -158,7 +156,7 @@ class DeploymentController(Controller):
         collisions = int((deployment.get("status") or {}).get("collisionCount") or 0)
         while True:
             h = template_hash(spec.get("template") or {}, collisions)
-            existing = self.store.get("ReplicaSet", ns, f"{name}-{h}")
+            existing = self.api.get("ReplicaSet", ns, f"{name}-{h}")
             if existing is None or (controller_ref(existing) or {}).get("uid") == deployment["metadata"]["uid"]:
                 break
             collisions += 1
@@ -167,12 +165,12 @@ class DeploymentController(Controller):
         if current is None:
             current = self.cluster.create(self._new_replica_set(deployment, h))
         elif replicas_of(current) != want:
-            current = self.store.update({**current, "spec": {**current["spec"], "replicas": want}})
+            current = self.api.update({**current, "spec": {**current["spec"], "replicas": want}})
         for rs in owned:
             if current is not None and rs["metadata"]["uid"] == current["metadata"]["uid"]:
                 continue
             if replicas_of(rs) != 0:
-                self.store.update({**rs, "spec": {**rs["spec"], "replicas": 0}})
+                self.api.update({**rs, "spec": {**rs["spec"], "replicas": 0}})
         self._update_status(key, current, collisions)
 
     def _new_replica_set(self, deployment: Obj, h: str) -> Obj:
@@ -188,7 +186,7 @@ class DeploymentController(Controller):
             "kind": "ReplicaSet",
             "metadata": {
                 "name": f"{meta['name']}-{h}",
-                "namespace": meta.get("namespace") or "default",
+                "namespace": meta.get("namespace") or DEFAULT_NAMESPACE,
                 "labels": dict(tmeta["labels"]),
                 "ownerReferences": [owner_reference(deployment)],
             },
@@ -207,7 +205,7 @@ class DeploymentController(Controller):
                 total[field] += int(status.get(field) or 0)
         updated = 0
         if current is not None:
-            fresh = self.store.get("ReplicaSet", current["metadata"].get("namespace"), current["metadata"]["name"])
+            fresh = self.api.get("ReplicaSet", current["metadata"].get("namespace"), current["metadata"]["name"])
             updated = int(((fresh or {}).get("status") or {}).get("replicas") or 0)
         fields: dict[str, Any] = {**total, "updatedReplicas": updated}
         fields["unavailableReplicas"] = max(0, replicas_of(deployment) - total["availableReplicas"])

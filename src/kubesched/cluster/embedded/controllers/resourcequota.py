@@ -6,7 +6,7 @@
   of its namespace (``status.hard`` = ``spec.hard``);
 - a pod that reached the store without going through admission is charged when it appears.
 
-Releases are written through the store before the workload controllers see the same pod event
+Releases are written through the API server before the workload controllers see the same pod event
 (this controller is registered first), so a replacement pod is admitted against the freed quota.
 """
 
@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from kubesched.cluster.embedded.apiserver import quota as quotas
-from kubesched.k8s.objects import Obj
+from kubesched.k8s.objects import DEFAULT_NAMESPACE, Obj, namespace_of
 
 if TYPE_CHECKING:
     from kubesched.cluster.embedded.cluster import EmbeddedCluster
@@ -24,45 +24,43 @@ if TYPE_CHECKING:
 class ResourceQuotaController:
     def __init__(self, cluster: EmbeddedCluster) -> None:
         self.cluster = cluster
-        self.store = cluster.store
-        cluster.store.watch(self)
+        self.api = cluster.api
+        cluster.api.watch(self)
 
     def _quotas(self, ns: str) -> list[Obj]:
         return sorted(
-            (q for q in self.store.iter("ResourceQuota") if (q["metadata"].get("namespace") or "default") == ns),
+            (q for q in self.api.iter("ResourceQuota") if namespace_of(q) == ns),
             key=lambda q: q["metadata"]["name"],
         )
 
     def _apply(self, pod: Obj, delta: dict[str, int], release: bool) -> None:
         if not any(delta.values()):
             return
-        ns = pod["metadata"].get("namespace") or "default"
+        ns = namespace_of(pod)
         for quota in self._quotas(ns):
             if not quotas.quota_matches_pod(quota, pod):
                 continue
             used = quotas.subtract_usage(quota, delta) if release else quotas.add_usage(quota, delta)
             if used is not None:
-                self.store.update(quotas.with_used(quota, used))
+                self.api.update(quotas.with_used(quota, used))
 
     def _recount(self, quota: Obj) -> None:
-        ns = quota["metadata"].get("namespace") or "default"
-        current = self.store.get("ResourceQuota", ns, quota["metadata"]["name"])
+        ns = namespace_of(quota)
+        current = self.api.get("ResourceQuota", ns, quota["metadata"]["name"])
         if current is None:
             return
-        pods = [p for p in self.store.iter("Pod") if (p["metadata"].get("namespace") or "default") == ns]
+        pods = [p for p in self.api.iter("Pod") if namespace_of(p) == ns]
         status = {**(current.get("status") or {}), **quotas.compute_status(current, pods, self.cluster.now())}
         if status != current.get("status"):
-            self.store.update({**current, "status": status})
+            self.api.update({**current, "status": status})
 
     # -- events ----------------------------------------------------------------------------------
     def on_add(self, kind: str, obj: Obj) -> None:
         if kind == "Pod":
             meta = obj["metadata"]
-            key = (meta.get("namespace") or "default", meta["name"])
-            charged = self.cluster.admission.charged
-            if key in charged:
-                charged.discard(key)
-            elif self._quotas(key[0]):
+            key = (meta.get("namespace") or DEFAULT_NAMESPACE, meta["name"])
+            # a pod admission charged already is not charged again
+            if not self.api.take_quota_charge(*key) and self._quotas(key[0]):
                 self._apply(obj, quotas.pod_usage(obj, self.cluster.now()), release=False)
         elif kind == "ResourceQuota":
             status = obj.get("status") or {}
@@ -74,7 +72,7 @@ class ResourceQuotaController:
             now = self.cluster.now()
             if quotas.counts_compute_usage(old, now) == quotas.counts_compute_usage(new, now):
                 return  # usage only changes when a pod stops counting (requests are immutable)
-            if not self._quotas(new["metadata"].get("namespace") or "default"):
+            if not self._quotas(namespace_of(new)):
                 return
             before, after = quotas.pod_usage(old, now), quotas.pod_usage(new, now)
             released = {k: v - after.get(k, 0) for k, v in before.items()}
@@ -85,7 +83,7 @@ class ResourceQuotaController:
     def on_delete(self, kind: str, obj: Obj) -> None:
         if kind == "Pod":
             meta = obj["metadata"]
-            ns = meta.get("namespace") or "default"
-            self.cluster.admission.charged.discard((ns, meta["name"]))
+            ns = meta.get("namespace") or DEFAULT_NAMESPACE
+            self.api.forget_quota_charge(ns, meta["name"])
             if self._quotas(ns):
                 self._apply(obj, quotas.pod_usage(obj, self.cluster.now()), release=True)

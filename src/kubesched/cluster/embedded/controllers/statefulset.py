@@ -22,12 +22,10 @@ from kubesched.cluster.embedded.controllers.replicaset import template_hash
 from kubesched.cluster.embedded.controllers.util import (
     controller_ref,
     is_deleting,
-    is_terminal,
     pod_from_template,
     replicas_of,
-    split_key,
 )
-from kubesched.k8s.objects import Obj
+from kubesched.k8s.objects import Obj, is_terminal, split_key
 
 POD_NAME_LABEL = "statefulset.kubernetes.io/pod-name"
 POD_INDEX_LABEL = "apps.kubernetes.io/pod-index"
@@ -78,7 +76,7 @@ class StatefulSetController(Controller):
         for ordinal in want:
             item = owned.get(ordinal)
             if item is None or (item[1].terminal and not item[1].deleting):
-                pod = self.store.get("Pod", ns, f"{name}-{ordinal}")
+                pod = self.api.get("Pod", ns, f"{name}-{ordinal}")
                 if pod is not None and (controller_ref(pod) or {}).get("uid") != uid:
                     healthy = False  # the name is taken by someone else's pod
                     if parallel:
@@ -86,7 +84,7 @@ class StatefulSetController(Controller):
                     break
                 if pod is not None and is_terminal(pod) and not is_deleting(pod):
                     self.delete_pod(pod)  # finished: removed at once, then recreated
-                    pod = self.store.get("Pod", ns, f"{name}-{ordinal}")
+                    pod = self.api.get("Pod", ns, f"{name}-{ordinal}")
                 if pod is None:
                     healthy = False
                     if self.create_pod(key, self._new_pod(sts, ordinal)) is None or not parallel:
@@ -107,13 +105,13 @@ class StatefulSetController(Controller):
         elif condemned and healthy and not any(entry.deleting for _, (_, entry) in condemned):
             doomed = [condemned[0][1][0]]
         for pod_name in doomed:
-            pod = self.store.get("Pod", ns, pod_name)
+            pod = self.api.get("Pod", ns, pod_name)
             if pod is not None:
                 self.delete_pod(pod)
         self._update_status(sts)
 
     def _update_status(self, sts: Obj) -> None:
-        current = self.store.get("StatefulSet", sts["metadata"].get("namespace"), sts["metadata"]["name"])
+        current = self.api.get("StatefulSet", sts["metadata"].get("namespace"), sts["metadata"]["name"])
         if current is None:
             return
         entries = [e for e in self.index.owned(sts["metadata"]["uid"]).keys.values() if not e.terminal]

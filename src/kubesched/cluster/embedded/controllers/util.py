@@ -1,30 +1,19 @@
-"""Small helpers shared by the controllers: object keys, owner references, pod predicates and
-pods from templates."""
+"""Small helpers shared by the controllers: owner references, pod predicates and pods from
+templates (object keys and phases are in :mod:`kubesched.k8s.objects`)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from kubesched.k8s.objcopy import deep_copy
-from kubesched.k8s.objects import Obj
+from kubesched.k8s.objects import Obj, is_terminal, namespace_of
 from kubesched.k8s.timefmt import parse_rfc3339
 
 #: the alphabet of generated name suffixes (no vowels, no look-alikes)
 NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 MAX_GENERATE_NAME_BASE = 58  # 63 minus the 5 random characters
-TERMINAL_PHASES = ("Succeeded", "Failed")
 
 PodKey = tuple[str, str]
-
-
-def split_key(key: str) -> tuple[str, str]:
-    ns, _, name = key.partition("/")
-    return ns, name
-
-
-def obj_key(obj: Obj) -> str:
-    meta = obj["metadata"]
-    return f"{meta.get('namespace') or 'default'}/{meta['name']}"
 
 
 def controller_ref(obj: Obj) -> dict[str, Any] | None:
@@ -43,10 +32,6 @@ def owner_reference(owner: Obj) -> dict[str, Any]:
         "controller": True,
         "blockOwnerDeletion": True,
     }
-
-
-def is_terminal(pod: Obj) -> bool:
-    return (pod.get("status") or {}).get("phase") in TERMINAL_PHASES
 
 
 def is_deleting(obj: Obj) -> bool:
@@ -70,10 +55,6 @@ def is_ready(pod: Obj) -> bool:
     return cond is not None and cond.get("status") == "True"
 
 
-def is_running_and_ready(pod: Obj) -> bool:
-    return (pod.get("status") or {}).get("phase") == "Running" and is_ready(pod)
-
-
 def creation_time(obj: Obj) -> float:
     ts = (obj.get("metadata") or {}).get("creationTimestamp")
     return parse_rfc3339(ts) if ts else 0.0
@@ -93,7 +74,7 @@ def pod_from_template(
     tmeta = template.get("metadata") or {}
     meta: dict[str, Any] = {
         "name": name,
-        "namespace": owner["metadata"].get("namespace") or "default",
+        "namespace": namespace_of(owner),
         "labels": {**(tmeta.get("labels") or {}), **(labels or {})},
         "ownerReferences": [owner_reference(owner)],
     }

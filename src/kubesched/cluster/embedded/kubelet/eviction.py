@@ -1,4 +1,4 @@
-"""Kubelet node-pressure eviction in the embedded cluster (``spec.cluster.eviction``; issue 7).
+"""Kubelet node-pressure eviction in the embedded cluster (``spec.cluster.eviction``).
 
 Each simulated kubelet runs the eviction manager's synchronize loop every ``monitoringPeriod``
 (10 s) — all nodes at the same instants, ``k × period``:
@@ -42,17 +42,16 @@ import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from kubesched.api.quantity import format_quantity
-from kubesched.api.resources import node_allocatable
-from kubesched.api.tolerations import is_tolerated
-from kubesched.cluster.embedded.kubelet.eviction_config import (
+from kubesched.api.cluster_settings.eviction import (
     SIGNALS,
     EvictionConfig,
     NodeSettings,
     Threshold,
     parse_config,
-    validate_config,
 )
+from kubesched.api.quantity import format_quantity
+from kubesched.api.resources import node_allocatable
+from kubesched.api.tolerations import is_tolerated
 from kubesched.cluster.embedded.kubelet.eviction_rank import (
     EVICTED_REASON,
     TERMINATION_BY_KUBELET,
@@ -63,16 +62,17 @@ from kubesched.cluster.embedded.kubelet.eviction_rank import (
     is_critical,
     rank_for_eviction,
 )
+from kubesched.cluster.embedded.kubelet.lifecycle import ADMIT, PodAdmitResult
 from kubesched.cluster.embedded.kubelet.pingpong import PingPongAvoidance
 from kubesched.cluster.embedded.kubelet.usage import NodeUsage, RunningPod
 from kubesched.des.clock import Timer
-from kubesched.k8s.objects import DISRUPTION_TARGET, ApiError, Obj
+from kubesched.k8s.objects import DISRUPTION_TARGET, ApiError, Obj, is_terminal
 from kubesched.k8s.timefmt import rfc3339
 
 if TYPE_CHECKING:
     from kubesched.cluster.embedded.cluster import EmbeddedCluster
 
-__all__ = ["EvictionManager", "start_eviction", "validate_config"]
+__all__ = ["EvictionManager", "start_eviction"]
 
 _CONDITION_TEXT = {
     ("MemoryPressure", True): ("KubeletHasInsufficientMemory", "kubelet has insufficient memory available",
@@ -105,12 +105,12 @@ class EvictionManager:
         self.cluster = cluster
         self.config = config
         self.usage = NodeUsage(cluster, config.default_usage)
-        self.usage.on_change.append(self._usage_changed)
+        self.usage.subscribe(self._usage_changed)
         self.nodes: dict[str, _NodeState] = {}
         self.evictions: list[dict[str, Any]] = []
         self.condition_log: list[dict[str, Any]] = []
         self.avoidance = PingPongAvoidance(cluster, config.ping_pong) if config.ping_pong else None
-        cluster.node_agent.admit_handlers.append(self.admit)
+        cluster.node_agent.add_pod_admit_handler(self)
         self._next: Timer | None = None
         self._schedule(0.0)
 
@@ -155,7 +155,7 @@ class EvictionManager:
         """The eviction manager's ``synchronize`` for node ``name``."""
         now = self.cluster.now()
         state.dirty = False
-        node = self.cluster.store.get("Node", None, name)
+        node = self.cluster.api.get("Node", None, name)
         if node is None:
             self.nodes.pop(name, None)
             return
@@ -220,7 +220,7 @@ class EvictionManager:
 
     def _current(self, running: RunningPod) -> Obj | None:
         meta = running.pod["metadata"]
-        pod = self.cluster.store.get("Pod", meta.get("namespace"), meta["name"])
+        pod = self.cluster.api.get("Pod", meta.get("namespace"), meta["name"])
         if pod is None or pod["metadata"].get("uid") != meta.get("uid"):
             return None
         return pod
@@ -233,7 +233,7 @@ class EvictionManager:
             self._kill(pod, message)
 
     def _kill(self, pod: Obj, message: str) -> None:
-        if (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
+        if is_terminal(pod):
             return
         status = dict(pod.get("status") or {})
         condition = {"type": DISRUPTION_TARGET, "status": "True", "reason": TERMINATION_BY_KUBELET,
@@ -244,7 +244,7 @@ class EvictionManager:
             killed = self.cluster.node_agent.set_terminal({**pod, "status": status}, "Failed", EVICTED_REASON,
                                                           message)
             if killed["metadata"].get("deletionTimestamp"):  # was being deleted: the deletion completes now
-                self.cluster.store.remove("Pod", killed["metadata"].get("namespace"), killed["metadata"]["name"])
+                self.cluster.api.delete("Pod", killed["metadata"].get("namespace"), killed["metadata"]["name"])
         except ApiError:
             pass
 
@@ -259,7 +259,7 @@ class EvictionManager:
 
     def _report(self, name: str, state: _NodeState) -> None:
         state.report_timer = None
-        node = self.cluster.store.get("Node", None, name)
+        node = self.cluster.api.get("Node", None, name)
         if node is None or state.conditions == state.reported:
             return
         now = self.cluster.now()
@@ -284,13 +284,13 @@ class EvictionManager:
         if not taints:
             spec.pop("taints")
         state.reported = state.conditions
-        self.cluster.store.update({**node, "spec": spec, "status": status})
+        self.cluster.api.update({**node, "spec": spec, "status": status})
 
-    # -- kubelet admission ---------------------------------------------------------------------------
-    def admit(self, pod: Obj, node: Obj) -> tuple[str, str] | None:
+    # -- kubelet admission (PodAdmitHandler) ---------------------------------------------------------
+    def admit(self, pod: Obj, node: Obj) -> PodAdmitResult:
         state = self.nodes.get((node.get("metadata") or {}).get("name") or "")
         if state is None or not state.conditions or is_critical(pod):
-            return None
+            return ADMIT
         if state.conditions == frozenset({"MemoryPressure"}):
             qos = (pod.get("status") or {}).get("qosClass")
             if qos is None:
@@ -298,11 +298,11 @@ class EvictionManager:
 
                 qos = pod_qos_class(pod)
             if qos != "BestEffort":
-                return None
+                return ADMIT
             taint = {"key": _CONDITION_TAINT["MemoryPressure"], "effect": "NoSchedule"}
             if is_tolerated(taint, (pod.get("spec") or {}).get("tolerations") or []):
-                return None
-        return EVICTED_REASON, admission_message(sorted(state.conditions))
+                return ADMIT
+        return PodAdmitResult.refuse(EVICTED_REASON, admission_message(sorted(state.conditions)))
 
     # -- result ------------------------------------------------------------------------------------
     def report(self) -> dict[str, Any]:

@@ -1,5 +1,5 @@
-"""Pure formulas of kubelet node-pressure eviction (upstream-algorithm.md §6,
-``pkg/kubelet/eviction/helpers.go``): the ranking, critical pods, and the texts the kubelet writes."""
+"""Pure formulas of kubelet node-pressure eviction (``pkg/kubelet/eviction/helpers.go``): the
+ranking, critical pods, and the texts the kubelet writes."""
 
 from __future__ import annotations
 

@@ -7,7 +7,7 @@ pod holds. Per zone it publishes ``capacity`` (everything), ``allocatable`` (cap
 and ``available`` (allocatable minus what is assigned exclusively), the policy and scope attributes,
 the pod set fingerprint and, unless switched off, the containers placed in each zone.
 
-Two ways to stay current (seed 002's trade-off):
+Two ways to stay current (a trade-off between API writes and staleness):
 
 - ``Poll``: every ``interval`` (all nodes on the same grid: t = interval, 2·interval, ...). Between
   two polls the objects are stale.
@@ -25,6 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from kubesched.api.cluster_settings.topology import POLL, WATCH, ExporterSettings
 from kubesched.api.quantity import format_quantity
 from kubesched.cluster.embedded.kubelet.podresources import PodResourcesServer, WatchEvent
 from kubesched.k8s.objects import ApiError
@@ -45,20 +46,6 @@ from kubesched.topology.nrt import (
 
 if TYPE_CHECKING:
     from kubesched.cluster.embedded.cluster import EmbeddedCluster
-
-POLL = "Poll"
-WATCH = "Watch"
-MODES = (POLL, WATCH)
-DEFAULT_POLL_INTERVAL = 60.0
-
-
-@dataclass(frozen=True, slots=True)
-class ExporterSettings:
-    mode: str = POLL
-    interval: float = DEFAULT_POLL_INTERVAL
-    delay: float = 0.0
-    placement: bool = True
-
 
 def _resource(name: str, capacity: int, allocatable: int, available: int) -> dict[str, Any]:
     return {
@@ -152,9 +139,6 @@ class Exporter:
     _poll_armed: bool = False
     _initial_sync: bool = True  # still before the first reflection of the time-0 pods
 
-    def owns(self, name: str) -> bool:
-        return name in self.nodes
-
     def register(self, name: str, spec: NodeTopologySpec, server: PodResourcesServer) -> None:
         cancel = server.watch(lambda event: self._changed(name, event))
         self.nodes[name] = _Node(spec, server, cancel)
@@ -212,14 +196,14 @@ class Exporter:
         """Write ``name``'s object if its content changed; return whether it did."""
         node = self.nodes[name]
         body = build_nrt(name, node.spec, node.server, placement=self.settings.placement)
-        store = self.cluster.store
-        current = store.get(KIND, None, name)
+        api = self.cluster.api
+        current = api.get(KIND, None, name)
         if current is None:
-            store.create({**body, "metadata": {"name": name}})
+            api.create({**body, "metadata": {"name": name}})
         else:
             if {k: v for k, v in current.items() if k != "metadata"} == body:
                 return False
-            store.update({**body, "metadata": current["metadata"]})
+            api.update({**body, "metadata": current["metadata"]})
         node.updates += 1
         self.updates += 1
         return True

@@ -1,20 +1,25 @@
-"""Simulated kubelets (scenario-format.md, "Simulated node agent").
+"""Simulated kubelets: the pod lifecycle on the nodes (annotations described in docs/scenarios.md).
 
 - A bound pod starts at once: phase Running, ``status.startTime`` = bind time.
 - ``kubesched.io/run-for: D``: the pod succeeds D after it started.
 - Deleting a running pod makes it Terminating for its grace period (``terminationGracePeriodSeconds``,
   default 30, or ``kubesched.io/exit-after`` if shorter); it keeps its node until it is gone.
   Unscheduled and terminal pods, and a grace period of 0, are removed at once.
+
+Hooks (:mod:`kubesched.cluster.embedded.kubelet.lifecycle`): before a bound pod starts, each
+registered pod admit handler may refuse it (the pod then fails ``KUBELET_REJECTION_DELAY`` later with
+the handler's reason); the registered lifecycle handlers hear when a pod starts and when a running
+pod stops. Every write goes through the cluster's API server.
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 from kubesched.api.durations import parse_duration
-from kubesched.k8s.objects import Obj, key_of
+from kubesched.cluster.embedded.kubelet.lifecycle import PodAdmitHandler, PodLifecycleHandler
+from kubesched.k8s.objects import Obj, is_terminal, key_of
 from kubesched.k8s.timefmt import rfc3339
 
 if TYPE_CHECKING:
@@ -23,7 +28,6 @@ if TYPE_CHECKING:
 RUN_FOR = "kubesched.io/run-for"
 EXIT_AFTER = "kubesched.io/exit-after"
 DEFAULT_GRACE_SECONDS = 30
-TERMINAL_PHASES = ("Succeeded", "Failed")
 #: a pod the kubelet refuses (e.g. TopologyAffinityError) fails this long after it was bound: the
 #: kubelet's pod worker takes a moment, and controllers' replacements then loop at a finite rate
 KUBELET_REJECTION_DELAY = 1.0
@@ -34,25 +38,22 @@ def _annotation_seconds(pod: Obj, name: str) -> float | None:
     return None if value is None else parse_duration(value)
 
 
-class PodLifecycleListener(Protocol):
-    """Told when a pod starts on or leaves its node (deleted or terminal): resource managers,
-    usage tracking."""
-
-    def pod_started(self, pod: Obj, node: str) -> None: ...
-
-    def pod_stopped(self, pod: Obj, node: str) -> None: ...
-
-
-#: kubelet admission: (pod, node object) -> None to admit, or (reason, message) to reject the pod
-AdmitHandler = Callable[[Obj, Obj], "tuple[str, str] | None"]
-
-
 class NodeAgent:
     def __init__(self, cluster: EmbeddedCluster) -> None:
         self.cluster = cluster
-        self.admit_handlers: list[AdmitHandler] = []
-        self.listeners: list[PodLifecycleListener] = []
-        cluster.store.watch(self)
+        self.api = cluster.api
+        self._admit_handlers: list[PodAdmitHandler] = []
+        self._lifecycle_handlers: list[PodLifecycleHandler] = []
+        self.api.watch(self)
+
+    # -- hooks -------------------------------------------------------------------------------------
+    def add_pod_admit_handler(self, handler: PodAdmitHandler) -> None:
+        """Ask ``handler`` (after the ones registered before it) before a pod starts."""
+        self._admit_handlers.append(handler)
+
+    def add_lifecycle_handler(self, handler: PodLifecycleHandler) -> None:
+        """Tell ``handler`` (after the ones registered before it) when pods start and stop."""
+        self._lifecycle_handlers.append(handler)
 
     # -- watch handler: start pods that got a node -----------------------------------------
     def on_add(self, kind: str, obj: Obj) -> None:
@@ -79,17 +80,18 @@ class NodeAgent:
 
     def _start(self, pod: Obj) -> None:
         status = pod.get("status") or {}
-        if status.get("phase") in ("Running", *TERMINAL_PHASES):
+        if status.get("phase") == "Running" or is_terminal(pod):
             return
         node_name = pod["spec"]["nodeName"]
-        node = self.cluster.store.get("Node", None, node_name) or {"metadata": {"name": node_name}}
-        for admit in self.admit_handlers:
-            rejection = admit(pod, node)
-            if rejection is not None:
-                reason, message = rejection
+        node = self.api.get("Node", None, node_name) or {"metadata": {"name": node_name}}
+        for admitter in self._admit_handlers:
+            result = admitter.admit(pod, node)
+            if not result.admit:
                 self.cluster.loop.call_later(
                     KUBELET_REJECTION_DELAY,
-                    functools.partial(self._reject, pod, pod["metadata"]["uid"], node_name, reason, message),
+                    functools.partial(
+                        self._reject, pod, pod["metadata"]["uid"], node_name, result.reason, result.message
+                    ),
                 )
                 return
         now = self.cluster.now()
@@ -107,9 +109,9 @@ class NodeAgent:
         # logged before the update: watchers reacting to it (e.g. an OrderedReady StatefulSet
         # creating the next pod) then appear after it in the timeline
         self.cluster.log.record("Started", key_of(pod), node=pod["spec"]["nodeName"])
-        started = self.cluster.store.update(new)
-        for listener in self.listeners:
-            listener.pod_started(started, node_name)
+        started = self.api.update(new)
+        for handler in self._lifecycle_handlers:
+            handler.pod_started(started, node_name)
         run_for = _annotation_seconds(pod, RUN_FOR)
         if run_for is not None:
             uid = started["metadata"]["uid"]
@@ -117,21 +119,21 @@ class NodeAgent:
 
     def _reject(self, pod: Obj, uid: str, node_name: str, reason: str, message: str) -> None:
         current = self._current(pod, uid)
-        if current is None or (current.get("status") or {}).get("phase") in TERMINAL_PHASES:
+        if current is None or is_terminal(current):
             return
         self.set_terminal(current, "Failed", reason, message)
         self.cluster.log.record("Failed", key_of(current), node=node_name, message=f"{reason}: {message}")
 
     def _current(self, pod: Obj, uid: str) -> Obj | None:
         meta = pod["metadata"]
-        current = self.cluster.store.get("Pod", meta.get("namespace"), meta["name"])
+        current = self.api.get("Pod", meta.get("namespace"), meta["name"])
         if current is None or current["metadata"].get("uid") != uid:
             return None
         return current
 
     def _complete(self, pod: Obj, uid: str) -> None:
         current = self._current(pod, uid)
-        if current is None or (current.get("status") or {}).get("phase") in TERMINAL_PHASES:
+        if current is None or is_terminal(current):
             return
         self.set_terminal(current, "Succeeded")
         self.cluster.log.record("Completed", key_of(current), node=current["spec"].get("nodeName"))
@@ -149,24 +151,23 @@ class NodeAgent:
         new = dict(pod)
         new["status"] = status
         was_running = (pod.get("status") or {}).get("phase") == "Running"
-        updated = self.cluster.store.update(new)
+        updated = self.api.update(new)
         if was_running:
-            for listener in self.listeners:
-                listener.pod_stopped(updated, pod["spec"].get("nodeName") or "")
+            for handler in self._lifecycle_handlers:
+                handler.pod_stopped(updated, pod["spec"].get("nodeName") or "")
         return updated
 
     # -- deletion ---------------------------------------------------------------------------
     def delete_pod(self, pod: Obj, grace: int | None) -> None:
         meta = pod["metadata"]
         spec = pod.get("spec") or {}
-        phase = (pod.get("status") or {}).get("phase")
         if meta.get("deletionTimestamp"):
             return  # already terminating
         if grace is None:
             grace = spec.get("terminationGracePeriodSeconds")
             if grace is None:
                 grace = DEFAULT_GRACE_SECONDS
-        if not spec.get("nodeName") or phase in TERMINAL_PHASES or grace <= 0:
+        if not spec.get("nodeName") or is_terminal(pod) or grace <= 0:
             self._remove(pod)
             return
         wait = float(grace)
@@ -179,7 +180,7 @@ class NodeAgent:
         new_meta["deletionTimestamp"] = rfc3339(now + grace)
         new_meta["deletionGracePeriodSeconds"] = int(grace)
         new["metadata"] = new_meta
-        terminating = self.cluster.store.update(new)
+        terminating = self.api.update(new)
         self.cluster.log.record("Terminating", key_of(pod), node=spec.get("nodeName"))
         uid = meta["uid"]
         self.cluster.loop.call_later(wait, lambda: self._finish_termination(terminating, uid))
@@ -191,7 +192,7 @@ class NodeAgent:
 
     def _remove(self, pod: Obj) -> None:
         meta = pod["metadata"]
-        self.cluster.store.remove("Pod", meta.get("namespace"), meta["name"])
+        self.api.delete("Pod", meta.get("namespace"), meta["name"])
         if (pod.get("status") or {}).get("phase") == "Running":
-            for listener in self.listeners:
-                listener.pod_stopped(pod, pod["spec"].get("nodeName") or "")
+            for handler in self._lifecycle_handlers:
+                handler.pod_stopped(pod, pod["spec"].get("nodeName") or "")

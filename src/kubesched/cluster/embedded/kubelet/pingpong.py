@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from kubesched.cluster.embedded.kubelet.eviction_config import PingPongSettings
+from kubesched.api.cluster_settings.eviction import PingPongSettings
 from kubesched.k8s.objcopy import deep_copy
 from kubesched.k8s.objects import Obj, key_of
 
@@ -76,7 +76,7 @@ class PingPongAvoidance:
         self.settings = settings
         self._avoid: dict[str, dict[str, float]] = {}  # controller uid -> node -> until
         self.applied: list[dict[str, Any]] = []
-        cluster.store.watch(self)
+        cluster.api.watch(self)
 
     def note_eviction(self, pod: Obj, node: str, started: float) -> None:
         now = self.cluster.now()
@@ -104,7 +104,7 @@ class PingPongAvoidance:
         nodes = self._nodes_for(owner)
         if not nodes:
             return
-        self.cluster.store.update(with_avoided_nodes(obj, nodes, self.settings.mode))
+        self.cluster.api.rewrite_created_pod(with_avoided_nodes(obj, nodes, self.settings.mode))
         self.applied.append({"time": round(self.cluster.now(), 6), "pod": key_of(obj), "nodes": nodes,
                              "mode": self.settings.mode})
 

@@ -5,9 +5,9 @@ that publishes NodeResourceTopology objects.
 - A node gets a topology when it is created and matches an entry of ``spec.cluster.topology.nodes``
   or, with ``adoptNodeResourceTopologies`` (default), when a NodeResourceTopology object named after
   it was written by the user (the machine is then read from that object).
-- Kubelet admission (``NodeAgent.admit_handlers``): the Topology Manager aligns the pod per the
-  node's policy and scope; a pod it cannot align fails with reason ``TopologyAffinityError``.
-- When the pod starts (``NodeAgent.listeners``) its plan is committed and the pod resources API
+- Kubelet admission (a ``PodAdmitHandler`` of the node agent): the Topology Manager aligns the pod
+  per the node's policy and scope; a pod it cannot align fails with reason ``TopologyAffinityError``.
+- When the pod starts (a ``PodLifecycleHandler``) its plan is committed and the pod resources API
   streams ``ADDED``; when it stops, its resources come back and the stream says ``DELETED``.
 """
 
@@ -16,13 +16,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from kubesched.api.cluster_settings.topology import parse_config
+from kubesched.api.cpuset import format_cpuset
 from kubesched.api.quantity import format_quantity
 from kubesched.cluster.embedded.kubelet.exporter import Exporter
+from kubesched.cluster.embedded.kubelet.lifecycle import ADMIT, PodAdmitResult
+from kubesched.cluster.embedded.kubelet.machine import spec_from_nrt, spec_from_settings
 from kubesched.cluster.embedded.kubelet.managers import NodeAllocator, PodAssignment, Rejection
 from kubesched.cluster.embedded.kubelet.podresources import ADDED, DELETED, PodResourcesServer
-from kubesched.cluster.embedded.kubelet.topology_config import parse_config, spec_from_nrt
 from kubesched.k8s.objects import Obj, key_of
-from kubesched.topology.model import NodeTopologySpec, format_cpuset
+from kubesched.topology.model import NodeTopologySpec
 from kubesched.topology.nrt import KIND
 from kubesched.topology.qos import pod_request
 
@@ -47,12 +50,14 @@ class TopologySubsystem:
     def __init__(self, cluster: EmbeddedCluster, section: dict[str, Any]) -> None:
         self.cluster = cluster
         self.config = parse_config(section)
+        #: the machine of each ``nodes`` entry, in entry order
+        self._machines = [(entry, spec_from_settings(entry)) for entry in self.config.nodes]
         self.exporter = Exporter(cluster, self.config.exporter)
         self.kubelets: dict[str, SimulatedKubelet] = {}
         self._created_bound: set[str] = set()  # pods that exist bound from the start (time 0)
-        cluster.store.watch(self)
-        cluster.node_agent.admit_handlers.append(self.admit)
-        cluster.node_agent.listeners.append(self)
+        cluster.api.watch(self)
+        cluster.node_agent.add_pod_admit_handler(self)
+        cluster.node_agent.add_lifecycle_handler(self)
 
     # -- nodes ------------------------------------------------------------------------------------
     def on_add(self, kind: str, obj: Obj) -> None:
@@ -61,14 +66,14 @@ class TopologySubsystem:
             if (obj.get("spec") or {}).get("nodeName") and self.cluster.now() == 0.0:
                 self._created_bound.add(obj["metadata"].get("uid", ""))
         elif kind == "Node" and name not in self.kubelets:
-            spec = self.config.spec_for(obj)
+            spec = self._machine_for(obj)
             if spec is None and self.config.adopt:
-                nrt = self.cluster.store.get(KIND, None, name)
+                nrt = self.cluster.api.get(KIND, None, name)
                 spec = spec_from_nrt(nrt) if nrt is not None else None
             if spec is not None:
                 self._start_kubelet(name, spec)
         elif kind == KIND and self.config.adopt and name not in self.kubelets:
-            if self.cluster.store.get("Node", None, name) is not None:
+            if self.cluster.api.get("Node", None, name) is not None:
                 spec = spec_from_nrt(obj)
                 if spec is not None:
                     self._start_kubelet(name, spec)
@@ -82,6 +87,10 @@ class TopologySubsystem:
             del self.kubelets[name]
             self.exporter.unregister(name)
 
+    def _machine_for(self, node: Obj) -> NodeTopologySpec | None:
+        """The machine of the first ``nodes`` entry that matches ``node``."""
+        return next((spec for entry, spec in self._machines if entry.matches(node)), None)
+
     def _start_kubelet(self, name: str, spec: NodeTopologySpec) -> None:
         allocator = NodeAllocator(spec)
         server = PodResourcesServer(allocator, self.cluster.now)
@@ -94,17 +103,17 @@ class TopologySubsystem:
         return kubelet.server if kubelet is not None else None
 
     # -- kubelet admission and pod lifecycle ---------------------------------------------------
-    def admit(self, pod: Obj, node: Obj) -> tuple[str, str] | None:
+    def admit(self, pod: Obj, node: Obj) -> PodAdmitResult:
         kubelet = self.kubelets.get((node.get("metadata") or {}).get("name", ""))
         if kubelet is None:
-            return None
+            return ADMIT
         request = pod_request(pod)
         plan = kubelet.allocator.admit(request)
         if isinstance(plan, Rejection):
             kubelet.rejected[plan.reason] = kubelet.rejected.get(plan.reason, 0) + 1
-            return plan.reason, plan.message
+            return PodAdmitResult.refuse(plan.reason, plan.message)
         kubelet.pending = plan
-        return None
+        return ADMIT
 
     def pod_started(self, pod: Obj, node: str) -> None:
         kubelet = self.kubelets.get(node)

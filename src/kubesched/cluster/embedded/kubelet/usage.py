@@ -1,4 +1,4 @@
-"""What pods actually use, as opposed to what they request (issue 7, point 1).
+"""What pods actually use, as opposed to what they request.
 
 The scheduler only knows requests; the kubelet's eviction manager acts on *usage* (the working set).
 A pod declares its usage with the annotation ``kubesched.io/usage``:
@@ -16,8 +16,8 @@ measure), quantities in Kubernetes syntax, times in Go duration syntax.
 A running pod *without* the annotation uses, per resource, what it requests (``default_usage`` =
 ``"requests"``) or nothing (``"zero"``); the eviction manager chooses (``spec.cluster.eviction``).
 
-:class:`NodeUsage` is a node-agent listener: it knows which pods run on which node since when and
-answers "what does node N (or pod P) use now". It calls its ``on_change`` callbacks when a pod
+:class:`NodeUsage` is a node-agent lifecycle handler: it knows which pods run on which node since
+when and answers "what does node N (or pod P) use now". It calls its subscribers when a pod
 starts or stops and at every step of a profile (a foreground timer, so a run does not end before a
 declared usage change has happened).
 """
@@ -30,16 +30,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from kubesched.api.resources import pod_requests
-from kubesched.api.usage import (  # noqa: F401  (re-exported for the eviction subsystem)
-    DEFAULT_USAGE_MODES,
-    USAGE_ANNOTATION,
-    USAGE_RESOURCES,
-    Profile,
-    UsageSyntaxError,
-    check_usage_annotation,
-    parse_usage,
-)
-from kubesched.k8s.objects import Obj
+from kubesched.api.usage import USAGE_ANNOTATION, Profile, UsageSyntaxError, parse_usage
+from kubesched.k8s.objects import Obj, key_of
 from kubesched.k8s.timefmt import parse_rfc3339
 
 if TYPE_CHECKING:
@@ -76,8 +68,7 @@ class RunningPod:
 
     @property
     def key(self) -> str:
-        meta = self.pod["metadata"]
-        return f"{meta.get('namespace') or 'default'}/{meta['name']}"
+        return key_of(self.pod)
 
     def usage(self, resource: str, now: float) -> int:
         if self.profile is None:
@@ -93,20 +84,25 @@ ChangeCallback = Callable[[str], None]
 
 
 class NodeUsage:
-    """Usage of running pods per node (a :class:`~kubesched.cluster.embedded.kubelet.nodeagent.NodeAgent`
-    listener). Pods already running when it is created are picked up at once."""
+    """Usage of running pods per node (a
+    :class:`~kubesched.cluster.embedded.kubelet.lifecycle.PodLifecycleHandler` of the node agent).
+    Pods already running when it is created are picked up at once."""
 
     def __init__(self, cluster: EmbeddedCluster, default_usage: str = "requests") -> None:
         self.cluster = cluster
         self.default_usage = default_usage
-        self.on_change: list[ChangeCallback] = []
+        self._subscribers: list[ChangeCallback] = []
         self._pods: dict[str, dict[str, RunningPod]] = {}  # node -> uid -> pod
-        cluster.node_agent.listeners.append(self)
-        for pod in cluster.store.list("Pod"):
+        cluster.node_agent.add_lifecycle_handler(self)
+        for pod in cluster.api.list("Pod"):
             if (pod.get("status") or {}).get("phase") == "Running" and (pod.get("spec") or {}).get("nodeName"):
                 self.pod_started(pod, pod["spec"]["nodeName"])
 
-    # -- listener ------------------------------------------------------------------------------
+    def subscribe(self, callback: ChangeCallback) -> None:
+        """Call ``callback(node)`` whenever what ``node`` uses may have changed."""
+        self._subscribers.append(callback)
+
+    # -- PodLifecycleHandler -------------------------------------------------------------------
     def pod_started(self, pod: Obj, node: str) -> None:
         now = self.cluster.now()
         start_time = (pod.get("status") or {}).get("startTime")
@@ -133,7 +129,7 @@ class NodeUsage:
             self._changed(node)
 
     def _changed(self, node: str) -> None:
-        for callback in list(self.on_change):
+        for callback in list(self._subscribers):
             callback(node)
 
     # -- queries -------------------------------------------------------------------------------

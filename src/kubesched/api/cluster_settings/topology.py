@@ -27,9 +27,8 @@ kubelet the zones.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from kubesched.api._checks import (
@@ -46,21 +45,23 @@ from kubesched.api._checks import (
     idx_path,
     key_path,
 )
+from kubesched.api.cpuset import parse_cpuset
+from kubesched.api.durations import parse_duration
 from kubesched.api.quantity import resource_amount
 from kubesched.api.selectors import LabelSelector
-from kubesched.cluster.embedded.kubelet.exporter import DEFAULT_POLL_INTERVAL, MODES, POLL, ExporterSettings
-from kubesched.topology.model import (
-    CPU_MANAGER_POLICIES,
-    MEMORY_MANAGER_POLICIES,
-    POLICIES,
-    SCOPES,
-    NodeTopologySpec,
-    ZoneInput,
-    build_spec,
-    parse_cpuset,
-)
-from kubesched.topology.nrt import parse_nrt
-from kubesched.topology.qos import is_hugepages
+
+#: ``topologyManagerPolicy`` values
+POLICIES = ("none", "best-effort", "restricted", "single-numa-node")
+#: ``topologyManagerScope`` values
+SCOPES = ("container", "pod")
+CPU_MANAGER_POLICIES = ("none", "static")
+MEMORY_MANAGER_POLICIES = ("None", "Static")
+
+#: how the topology exporter keeps NodeResourceTopology objects current
+POLL = "Poll"
+WATCH = "Watch"
+MODES = (POLL, WATCH)
+DEFAULT_POLL_INTERVAL = 60.0
 
 TOP_FIELDS = {"exporter", "nodes", "adoptNodeResourceTopologies"}
 EXPORTER_FIELDS = {"mode", "interval", "delay", "podPlacement"}
@@ -154,8 +155,34 @@ def validate_config(section: dict[str, Any], path: str, errs: Errors) -> None:
 
 # -- parsed form ------------------------------------------------------------------------------------
 @dataclass(frozen=True, slots=True)
+class ExporterSettings:
+    mode: str = POLL
+    interval: float = DEFAULT_POLL_INTERVAL
+    delay: float = 0.0
+    placement: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class ZoneInput:
+    """One zone as the compact scenario form describes it (amounts already parsed)."""
+
+    cpus: int
+    memory: int = 0
+    reserved_memory: int = 0
+    devices: tuple[tuple[str, int], ...] = ()  # (resource, count)
+    distances: tuple[int, ...] = ()  # cost to zone 0, zone 1, ...
+
+
+@dataclass(frozen=True, slots=True)
 class NodeEntry:
-    spec: NodeTopologySpec
+    """One ``nodes`` entry: which nodes it describes and their machine and kubelet settings."""
+
+    zones: tuple[ZoneInput, ...]
+    policy: str = "none"
+    scope: str = "container"
+    cpu_manager_policy: str = "static"
+    memory_manager_policy: str = "Static"
+    reserved_cpus: tuple[int, ...] = ()
     names: frozenset[str] | None = None
     selector: LabelSelector | None = None
 
@@ -172,12 +199,6 @@ class TopologyConfig:
     nodes: tuple[NodeEntry, ...] = ()
     adopt: bool = True
 
-    def spec_for(self, node: Mapping[str, Any]) -> NodeTopologySpec | None:
-        for entry in self.nodes:
-            if entry.matches(node):
-                return entry.spec
-        return None
-
 
 def _bytes(value: Any) -> int:
     return resource_amount("memory", value) if value is not None else 0
@@ -185,8 +206,6 @@ def _bytes(value: Any) -> int:
 
 def parse_config(section: Mapping[str, Any]) -> TopologyConfig:
     """The parsed form of a section :func:`validate_config` accepted."""
-    from kubesched.api.durations import parse_duration
-
     exp = section.get("exporter") or {}
     exporter = ExporterSettings(
         mode=exp.get("mode", POLL),
@@ -196,7 +215,7 @@ def parse_config(section: Mapping[str, Any]) -> TopologyConfig:
     )
     entries: list[NodeEntry] = []
     for raw in section.get("nodes") or []:
-        zones = [
+        zones = tuple(
             ZoneInput(
                 cpus=int(z.get("cpus", 0)),
                 memory=_bytes(z.get("memory")),
@@ -205,51 +224,15 @@ def parse_config(section: Mapping[str, Any]) -> TopologyConfig:
                 distances=tuple(int(c) for c in z.get("distances") or ()),
             )
             for z in raw.get("zones") or []
-        ]
-        spec = build_spec(
+        )
+        entries.append(NodeEntry(
             zones,
             policy=raw.get("topologyManagerPolicy", "none"),
             scope=raw.get("topologyManagerScope", "container"),
             cpu_manager_policy=raw.get("cpuManagerPolicy", "static"),
             memory_manager_policy=raw.get("memoryManagerPolicy", "Static"),
-            reserved_cpus=parse_cpuset(raw.get("reservedSystemCPUs") or ""),
-        )
-        names = frozenset(raw["nodeNames"]) if raw.get("nodeNames") is not None else None
-        selector = LabelSelector.from_dict(raw["nodeSelector"]) if raw.get("nodeSelector") is not None else None
-        entries.append(NodeEntry(spec, names, selector))
+            reserved_cpus=tuple(parse_cpuset(raw.get("reservedSystemCPUs") or "")),
+            names=frozenset(raw["nodeNames"]) if raw.get("nodeNames") is not None else None,
+            selector=LabelSelector.from_dict(raw["nodeSelector"]) if raw.get("nodeSelector") is not None else None,
+        ))
     return TopologyConfig(exporter, tuple(entries), bool(section.get("adoptNodeResourceTopologies", True)))
-
-
-def spec_from_nrt(obj: Mapping[str, Any]) -> NodeTopologySpec | None:
-    """A machine description from a NodeResourceTopology object written by the user: per zone the
-    CPU count and memory from ``capacity``, reserved = capacity - allocatable (the zone's lowest CPU
-    ids), device resources from the other extended resources, distances from ``costs``."""
-    view = parse_nrt(obj)
-    if not view.zones:
-        return None
-    zones = sorted(view.zones, key=lambda z: z.numa_id)
-    inputs: list[ZoneInput] = []
-    reserved: list[int] = []
-    next_cpu = 0
-    position = {z.numa_id: i for i, z in enumerate(zones)}
-    for z in zones:
-        cpus = math.ceil(z.capacity.get("cpu", 0) / 1000)
-        allocatable = math.ceil(z.allocatable.get("cpu", z.capacity.get("cpu", 0)) / 1000)
-        reserved += list(range(next_cpu, next_cpu + max(0, cpus - allocatable)))
-        next_cpu += cpus
-        memory = z.capacity.get("memory", 0)
-        devices = tuple(
-            (name, amount) for name, amount in sorted(z.capacity.items())
-            if "/" in name and not is_hugepages(name) and amount > 0
-        )
-        distances = tuple(z.costs.get(other.numa_id, 255) for other in zones) if z.costs else ()
-        inputs.append(ZoneInput(cpus, memory, max(0, memory - z.allocatable.get("memory", memory)), devices, distances))
-    spec = build_spec(inputs, policy=view.policy, scope=view.scope, reserved_cpus=reserved)
-    # keep the object's zone ids (build_spec numbers zones by position)
-    if any(position[z.numa_id] != z.numa_id for z in zones):
-        renumbered = tuple(
-            replace(zs, numa_id=z.numa_id, distances=tuple((zones[i].numa_id, c) for i, c in zs.distances))
-            for zs, z in zip(spec.zones, zones)
-        )
-        spec = replace(spec, zones=renumbered)
-    return spec

@@ -1,7 +1,7 @@
 """``spec.cluster.eviction``: the simulated kubelets' node-pressure eviction settings.
 
 Field names are the kubelet's (``KubeletConfiguration``); defaults are upstream's
-(upstream-algorithm.md §6)::
+(``pkg/kubelet/apis/config/v1beta1/defaults.go``)::
 
     eviction:
       monitoringPeriod: 10s                       # the eviction manager's synchronize loop
@@ -50,7 +50,7 @@ from kubesched.api.durations import parse_duration
 from kubesched.api.errors import InvalidQuantity
 from kubesched.api.quantity import parse_quantity, resource_amount
 from kubesched.api.selectors import LabelSelector
-from kubesched.cluster.embedded.kubelet.usage import DEFAULT_USAGE_MODES
+from kubesched.api.usage import DEFAULT_USAGE_MODES
 from kubesched.k8s.objects import Obj
 
 

@@ -1,0 +1,101 @@
+"""The nodes of a preemption dry run (upstream ``SelectVictimsOnNode`` works on a clone of the
+NodeInfo and of the cycle state). Two forms of :class:`~kubesched.scheduler.framework.interface.DryRunNode`:
+
+- :class:`ClonedNode`, upstream's: pods move on the clone, the PreFilter extensions follow, every
+  filter judges;
+- :class:`ArithmeticNode`, when one filter offering
+  :class:`~kubesched.scheduler.framework.interface.PreemptionArithmetic` is the only filter whose
+  verdict depends on the node's pods: pods move in that filter's resource view, nothing is cloned.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from kubesched.scheduler.framework.interface import (
+    CycleState,
+    FilterPlugin,
+    PluginsRunner,
+    PreemptionArithmetic,
+    Status,
+)
+from kubesched.scheduler.framework.types import NodeInfo, PodInfo
+
+
+class ClonedNode:
+    __slots__ = ("_runner", "_state", "_pod", "_node", "pods")
+
+    def __init__(self, runner: PluginsRunner, state: CycleState, pod: PodInfo, node: NodeInfo) -> None:
+        self._runner = runner
+        self._state = state.clone()
+        self._pod = pod
+        self._node = node.clone()
+        self.pods = node.pods  # the original's list: the clone's changes as pods move
+
+    @property
+    def name(self) -> str:
+        return self._node.name
+
+    def remove_pod(self, pod: PodInfo) -> Status | None:
+        self._node.remove_pod(pod)
+        return self._runner.run_remove_pod(self._state, self._pod, pod, self._node)
+
+    def add_pod(self, pod: PodInfo) -> Status | None:
+        self._node.add_pod(pod)
+        return self._runner.run_add_pod(self._state, self._pod, pod, self._node)
+
+    def run_filters(self, pods_only: bool) -> Status | None:
+        return self._runner.run_filter_with_nominated(self._state, self._pod, self._node, pods_only)
+
+
+class ArithmeticNode:
+    """The resource view starts with the node's pods plus ``nominated`` (the higher-or-equal
+    nominated pods: pass 1 of RunFilterPluginsWithNominatedPods; with only sums at stake, passing
+    it implies passing pass 2). The other filters depend on the node alone and are asked about the
+    node itself, in their order; ``failed`` reports a filter failure as the framework does."""
+
+    __slots__ = ("_filters", "_arithmetic", "_state", "_pod", "_node", "_view", "_failed")
+
+    def __init__(
+        self, filters: list[FilterPlugin], arithmetic: PreemptionArithmetic, state: CycleState, pod: PodInfo,
+        node: NodeInfo, nominated: list[PodInfo], failed: Callable[[Status, str], Status],
+    ) -> None:
+        self._filters = filters
+        self._arithmetic = arithmetic
+        self._state = state
+        self._pod = pod
+        self._node = node
+        self._failed = failed
+        self._view = arithmetic.preemption_view(state, pod, node)
+        for other in nominated:
+            self._view.add_pod(other)
+
+    @property
+    def name(self) -> str:
+        return self._node.name
+
+    @property
+    def pods(self) -> list[PodInfo]:
+        return self._node.pods
+
+    def remove_pod(self, pod: PodInfo) -> Status | None:
+        self._view.remove_pod(pod)
+        return None
+
+    def add_pod(self, pod: PodInfo) -> Status | None:
+        self._view.add_pod(pod)
+        return None
+
+    def run_filters(self, pods_only: bool) -> Status | None:
+        arithmetic = self._arithmetic
+        if pods_only:
+            status = self._view.filter()
+            return None if status is None else self._failed(status, arithmetic.name)
+        skip = self._state.skip_filter_plugins
+        for pl in self._filters:
+            if pl.name in skip:
+                continue
+            status = self._view.filter() if pl is arithmetic else pl.filter(self._state, self._pod, self._node)
+            if status is not None and not status.is_success():
+                return self._failed(status, pl.name)
+        return None

@@ -1,0 +1,407 @@
+"""Preemption as a generic Evaluator plus a policy (upstream ``pkg/scheduler/framework/preemption``,
+v1.28 with the #128307 fix).
+
+The :class:`Evaluator` runs the steps every preemption plugin shares: fetch the pod again, ask the
+policy whether it may preempt, find the nodes where preemption might help, dry-run the policy's
+``SelectVictimsOnNode`` on them from a seeded offset until enough candidates are found, pick one
+node, and prepare it (mark the victims DisruptionTarget, delete them, clear lower nominations). A
+:class:`PreemptionPolicy` (DefaultPreemption and its variants) decides who may preempt and which pods
+are victims.
+
+Every decision is recorded in a :class:`PreemptionRecord` (candidates, victims, PDB violations and
+the criterion that picked the node) that ``explain`` and the simulation result can show.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+from kubesched.k8s.objects import DISRUPTION_TARGET, ApiError, Obj
+from kubesched.k8s.timefmt import rfc3339
+from kubesched.scheduler.framework.interface import (
+    Code,
+    CycleState,
+    DryRunNode,
+    Handle,
+    PostFilterResult,
+    PreemptionArithmetic,
+    Status,
+)
+from kubesched.scheduler.framework.types import PREEMPTION_BY_SCHEDULER, NodeInfo, PodInfo, fit_error_message
+from kubesched.scheduler.ports import Cluster
+
+NOT_HELPFUL = "Preemption is not helpful for scheduling"
+CRITERIA = (
+    "fewest PDB violations",
+    "lowest priority of the most important victim",
+    "smallest sum of victim priorities",
+    "fewest victims",
+    "latest start time of the most important victims",
+)
+INT32_OFFSET = 2**31
+
+
+@dataclass(slots=True)
+class Candidate:
+    node: str
+    victims: list[PodInfo]
+    pdb_violations: int
+    violating: list[str] = field(default_factory=list)  # keys of victims whose eviction violates a PDB
+
+
+@dataclass(slots=True)
+class Victims:
+    """A candidate's victims as the node-picking functions see them (upstream ``extenderv1.Victims``)."""
+
+    pods: list[PodInfo]
+    num_pdb_violations: int
+
+
+@dataclass
+class PreemptionRecord:
+    """What one PostFilter call considered and decided."""
+
+    time: float
+    pod: str
+    priority: int
+    outcome: str = ""
+    message: str = ""
+    candidates: list[Candidate] = field(default_factory=list)
+    rejected_nodes: dict[str, str] = field(default_factory=dict)
+    chosen: str | None = None
+    criterion: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "time": self.time,
+            "pod": self.pod,
+            "priority": self.priority,
+            "outcome": self.outcome,
+            "message": self.message,
+            "candidates": [
+                {
+                    "node": c.node,
+                    "pdbViolations": c.pdb_violations,
+                    "victims": [{"pod": v.key, "priority": v.priority} for v in c.victims],
+                    "pdbViolatingVictims": list(c.violating),
+                }
+                for c in self.candidates
+            ],
+            "rejectedNodes": dict(sorted(self.rejected_nodes.items())),
+            "chosen": self.chosen,
+            "criterion": self.criterion,
+        }
+
+
+#: a node-picking criterion: its name (for explanations) and a score per candidate node, higher wins
+ScoreFunc = tuple[str, Callable[[str], float]]
+
+
+@runtime_checkable
+class PreemptionPolicy(Protocol):
+    """What a preemption plugin decides (upstream ``preemption.Interface``)."""
+
+    #: True when the potential victims are exactly the node's pods of lower priority than the
+    #: preemptor; lets the evaluator rule nodes out for all nodes at once from per-priority sums
+    victims_are_lower_priority_pods: bool
+
+    def get_offset_and_num_candidates(self, num_nodes: int) -> tuple[int, int]:
+        """Where the dry run starts among the potential nodes, and how many candidates suffice."""
+
+    def candidates_to_victims_map(self, candidates: list[Candidate]) -> dict[str, Victims]: ...
+
+    def pod_eligible_to_preempt_others(self, pod: PodInfo, nominated_node_status: Status | None) -> tuple[bool, str]:
+        """May ``pod`` preempt at all; if not, why (the message of the Unschedulable status)."""
+
+    def select_victims_on_node(
+        self, pod: PodInfo, node: DryRunNode, pdbs: list[Obj]
+    ) -> tuple[list[PodInfo], list[str], Status | None]:
+        """The victims on ``node`` (most important first), the keys of those whose eviction violates
+        a PodDisruptionBudget, or the status saying why the node is no candidate."""
+
+    def ordered_score_funcs(self, victims: dict[str, Victims]) -> list[ScoreFunc] | None:
+        """The criteria picking the node, in order; None for the default ones (:data:`CRITERIA`)."""
+
+
+@runtime_checkable
+class PostFilterDryRun(Protocol):
+    def dry_run(self, state: CycleState, pod: PodInfo, statuses: dict[str, Status]) -> PreemptionRecord:
+        """What preemption would do for ``pod`` now, without acting (for ``explain``/what-if)."""
+
+
+def start_time(pod: PodInfo, now: float) -> float:
+    """Upstream ``util.GetPodStartTime`` as the scheduler sees it: ``status.startTime`` is a
+    ``metav1.Time``, which the API carries with whole-second precision (JSON and protobuf), so a
+    start at 12.7 s reads as 12 s; a pod that has not started counts as starting now."""
+    return float(math.floor(pod.start_time)) if pod.start_time is not None else now
+
+
+def importance_key(pod: PodInfo, now: float) -> tuple[int, float]:
+    """Sort key, most important first (upstream ``util.MoreImportantPod``): higher priority, then
+    the earlier (whole-second) start time."""
+    return (-pod.priority, start_time(pod, now))
+
+
+class Evaluator:
+    """Upstream ``preemption.Evaluator``: the steps of preemption, with ``policy`` deciding."""
+
+    def __init__(self, plugin_name: str, handle: Handle, policy: PreemptionPolicy) -> None:
+        self.plugin_name = plugin_name
+        self.handle = handle
+        self.policy = policy
+
+    # -- Preempt --------------------------------------------------------------------------------
+    def preempt(
+        self, state: CycleState, pod: PodInfo, statuses: dict[str, Status]
+    ) -> tuple[PostFilterResult | None, Status]:
+        """Upstream ``Evaluator.Preempt``; the decision is recorded through the handle."""
+        record = PreemptionRecord(time=self.handle.now(), pod=pod.key, priority=pod.priority)
+        self.handle.record_preemption(record)
+        result, status = self._preempt(state, pod, statuses, record)
+        record.message = status.message()
+        return result, status
+
+    def _preempt(
+        self, state: CycleState, pod: PodInfo, statuses: dict[str, Status], record: PreemptionRecord
+    ) -> tuple[PostFilterResult | None, Status]:
+        handle = self.handle
+        current = handle.current_pod(pod)
+        if current is None:  # the pod lister's NotFound error
+            record.outcome = "error"
+            return None, Status.error(f'pod "{pod.name}" not found')
+        pod = current
+        ok, msg = self.policy.pod_eligible_to_preempt_others(pod, statuses.get(pod.nominated_node_name))
+        if not ok:
+            record.outcome = "not eligible"
+            return None, Status.unschedulable(msg)
+        potential, node_statuses = self._nodes_where_preemption_might_help(statuses)
+        if potential:
+            candidates = self._dry_run_preemption(state, pod, potential, statuses, node_statuses)
+            record.candidates = candidates
+        else:
+            candidates = []
+            if pod.nominated_node_name:
+                clear_nominated_node_name(handle.cluster, pod)
+        if not candidates:
+            for name, st in node_statuses.items():
+                record.rejected_nodes[name] = st.message()
+            errors = list(dict.fromkeys(st.message() for st in node_statuses.values() if st.code == Code.ERROR))
+            if errors:
+                # a dry-run error with no candidate fails the PostFilter with that error
+                # (utilerrors.NewAggregate text: distinct messages, bracketed if several); the
+                # nomination is left as it is
+                record.outcome = "error"
+                return None, Status.error(errors[0] if len(errors) == 1 else f"[{', '.join(errors)}]")
+            record.outcome = "no candidates"
+            return PostFilterResult(""), Status.unschedulable(
+                fit_error_message(len(node_statuses), "", node_statuses.values(), "")
+            )
+        best = self._select_candidate(candidates, record)
+        record.chosen = best.node
+        if not handle.keep_all_candidates:
+            record.candidates = [best]  # the others only matter to explanations, and cost memory
+        error = self._prepare_candidate(best, pod)
+        if error is not None:
+            record.outcome = "error"
+            return None, error
+        record.outcome = "preempted"
+        return PostFilterResult(best.node), Status(Code.SUCCESS)
+
+    def dry_run(self, state: CycleState, pod: PodInfo, statuses: dict[str, Status]) -> PreemptionRecord:
+        """The decision :meth:`preempt` would take now, without acting or recording it."""
+        record = PreemptionRecord(time=self.handle.now(), pod=pod.key, priority=pod.priority)
+        ok, msg = self.policy.pod_eligible_to_preempt_others(pod, statuses.get(pod.nominated_node_name))
+        if not ok:
+            record.outcome, record.message = "not eligible", msg
+            return record
+        potential, node_statuses = self._nodes_where_preemption_might_help(statuses)
+        candidates = self._dry_run_preemption(state, pod, potential, statuses, node_statuses) if potential else []
+        record.candidates = candidates
+        if not candidates:
+            record.outcome = "no candidates"
+            record.rejected_nodes = {n: st.message() for n, st in node_statuses.items()}
+            record.message = fit_error_message(len(node_statuses), "", node_statuses.values(), "")
+            return record
+        record.chosen = self._select_candidate(candidates, record).node
+        record.outcome = "would preempt"
+        return record
+
+    # -- finding candidates ------------------------------------------------------------------------
+    def _nodes_where_preemption_might_help(
+        self, statuses: dict[str, Status]
+    ) -> tuple[list[NodeInfo], dict[str, Status]]:
+        """Upstream ``nodesWherePreemptionMightHelp``: every node but those rejected as
+        UnschedulableAndUnresolvable (which get "not helpful")."""
+        potential: list[NodeInfo] = []
+        node_statuses: dict[str, Status] = {}
+        for info in self.handle.snapshot().node_infos:
+            st = statuses.get(info.name)
+            if st is not None and st.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+                node_statuses[info.name] = Status.unresolvable(NOT_HELPFUL)
+            else:
+                potential.append(info)
+        return potential, node_statuses
+
+    def _dry_run_preemption(
+        self, state: CycleState, pod: PodInfo, potential: list[NodeInfo], statuses: dict[str, Status],
+        node_statuses: dict[str, Status],
+    ) -> list[Candidate]:
+        """Upstream ``DryRunPreemption``: the policy's victims on each potential node from the
+        offset on, until there are enough candidates and one of them violates no PDB. The nodes'
+        failures go to ``node_statuses``; the candidates come back, non-violating first."""
+        handle, policy = self.handle, self.policy
+        fwk = handle.framework
+        pdbs = handle.list("PodDisruptionBudget")
+        n = len(potential)
+        offset, num_candidates = policy.get_offset_and_num_candidates(n)
+        arithmetic = fwk.preemption_arithmetic(state)
+        known_fail = None
+        if arithmetic is not None and policy.victims_are_lower_priority_pods:
+            known_fail = self._certain_failures(state, pod, potential, statuses, arithmetic)
+        non_violating: list[Candidate] = []
+        violating_candidates: list[Candidate] = []
+        deferred: list[NodeInfo] = []  # nodes known to fail; their status is only needed without candidates
+        for i in range(n):
+            k = (offset + i) % n
+            info = potential[k]
+            if known_fail is not None and known_fail[k]:
+                deferred.append(info)
+                continue
+            victims, violating, status = policy.select_victims_on_node(
+                pod, fwk.dry_run_node(state, pod, info, arithmetic), pdbs
+            )
+            if status is None and victims:
+                candidate = Candidate(info.name, victims, len(violating), violating)
+                (violating_candidates if violating else non_violating).append(candidate)
+                if non_violating and len(non_violating) + len(violating_candidates) >= num_candidates:
+                    break
+                continue
+            if status is None:
+                status = Status.error(f'expected at least one victim pod on node "{info.name}"')
+            node_statuses[info.name] = status
+        candidates = non_violating + violating_candidates
+        if not candidates:
+            for info in deferred:  # known to fail the first check, so a status comes back
+                rejected = policy.select_victims_on_node(pod, fwk.dry_run_node(state, pod, info, arithmetic), [])[2]
+                assert rejected is not None
+                node_statuses[info.name] = rejected
+        return candidates
+
+    def _certain_failures(
+        self, state: CycleState, pod: PodInfo, potential: list[NodeInfo], statuses: dict[str, Status],
+        arithmetic: PreemptionArithmetic,
+    ) -> np.ndarray:
+        """Which potential nodes the dry run's first check is certain to reject, for all of them at
+        once: the arithmetic filter rejected the node itself (so every filter before it passed) and
+        it fails even with every lower-priority pod gone and the nominated pods added. Every other
+        node takes the per-node path."""
+        handle = self.handle
+        position = {info.name: k for k, info in enumerate(potential)}
+        nominated: dict[int, list[PodInfo]] = {}
+        for node_name in handle.nominator.nodes():
+            k = position.get(node_name)
+            if k is not None:
+                nominated[k] = handle.framework.nominated_pods_to_add(pod, node_name)
+        fails = arithmetic.preemption_failures(state, pod, handle.snapshot(), potential, nominated)
+        for k, info in enumerate(potential):
+            status = statuses.get(info.name)
+            if status is None or status.plugin != arithmetic.name:
+                fails[k] = False
+        return fails
+
+    # -- picking one ------------------------------------------------------------------------------
+    def _select_candidate(self, candidates: list[Candidate], record: PreemptionRecord) -> Candidate:
+        """Upstream ``SelectCandidate`` / ``pickOneNodeForPreemption``: each criterion keeps the
+        best-scoring candidates until one is left; ties after all of them are broken at random
+        (upstream iterates a Go map)."""
+        if len(candidates) == 1:
+            record.criterion = "only candidate"
+            return candidates[0]
+        victims = self.policy.candidates_to_victims_map(candidates)
+        by_node = {c.node: c for c in candidates}
+        remaining = list(victims)
+        for criterion, func in self.policy.ordered_score_funcs(victims) or self._default_score_funcs(victims):
+            scores = [func(node) for node in remaining]
+            best = max(scores)
+            remaining = [node for node, s in zip(remaining, scores) if s == best]
+            if len(remaining) == 1:
+                record.criterion = criterion
+                return by_node[remaining[0]]
+        record.criterion = "random tie-break"
+        return by_node[remaining[int(self.handle.rng.integers(len(remaining)))]]
+
+    def _default_score_funcs(self, victims: dict[str, Victims]) -> list[ScoreFunc]:
+        now = self.handle.now()
+
+        def earliest_start(node: str) -> float:
+            pods = victims[node].pods
+            top = max(v.priority for v in pods)
+            return min(start_time(v, now) for v in pods if v.priority == top)
+
+        funcs: tuple[Callable[[str], float], ...] = (
+            lambda node: -victims[node].num_pdb_violations,
+            lambda node: -victims[node].pods[0].priority,
+            lambda node: -sum(v.priority + INT32_OFFSET for v in victims[node].pods),
+            lambda node: -len(victims[node].pods),
+            earliest_start,
+        )
+        return list(zip(CRITERIA, funcs))
+
+    # -- acting ---------------------------------------------------------------------------------
+    def _prepare_candidate(self, candidate: Candidate, pod: PodInfo) -> Status | None:
+        """Upstream ``prepareCandidate``: preempt every victim, then clear the nominations of the
+        lower-priority pods nominated to the node."""
+        handle = self.handle
+        for victim in candidate.victims:
+            err = preempt_pod(handle.cluster, victim, pod, candidate.node, handle.now())
+            if err is not None:
+                return Status.error(err)
+        handle.metrics.observe_victims(len(candidate.victims))
+        for nominated in handle.nominator.pods_for_node(candidate.node):
+            if nominated.priority < pod.priority:
+                clear_nominated_node_name(handle.cluster, nominated)
+        return None
+
+
+def preempt_pod(cluster: Cluster, victim: PodInfo, preemptor: PodInfo, node_name: str, now: float) -> str | None:
+    """Mark the victim with DisruptionTarget, delete it gracefully and record ``Preempted``; the API
+    error's message if that fails."""
+    condition = {
+        "type": DISRUPTION_TARGET,
+        "status": "True",
+        "reason": PREEMPTION_BY_SCHEDULER,
+        "message": f"{preemptor.scheduler_name}: preempting to accommodate a higher priority pod",
+        # upstream builds the condition afresh on each preemption (from the preemptor's status),
+        # so re-preempting a terminating victim changes it again and produces an update event
+        "lastTransitionTime": rfc3339(now),
+    }
+    try:
+        cluster.patch_pod_status(victim.obj, {"conditions": [condition]})
+        cluster.delete_pod(victim.obj)
+    except ApiError as err:  # in 1.28 any failure, NotFound included, fails the preemption
+        return err.message
+    cluster.record_event(
+        victim.obj,
+        type="Normal",
+        reason="Preempted",
+        action="Preempting",
+        note=f"Preempted by a pod on node {node_name}",
+        related=preemptor.obj,
+    )
+    return None
+
+
+def clear_nominated_node_name(cluster: Cluster, pod: PodInfo) -> None:
+    """Upstream ``util.ClearNominatedNodeName``: patch the pod's nomination away if it has one."""
+    current = cluster.get("Pod", pod.namespace, pod.name)
+    if current is None or not (current.get("status") or {}).get("nominatedNodeName"):
+        return
+    try:
+        cluster.patch_pod_status(current, {"nominatedNodeName": None})
+    except ApiError:
+        pass

@@ -1,0 +1,46 @@
+"""What a finished simulation hands back: :class:`SimulationOutcome`.
+
+The outcome is built once, at the end of :meth:`kubesched.sim.runner.Simulation.run`. It carries the
+SimulationResult document — the dict every command prints or compares, built by
+:func:`kubesched.sim.result.build_result` — and the finished :class:`Simulation` itself, for callers
+that look further: the cluster's objects, the scheduler's queue and cache (``kubesched explain``
+diagnoses a pod on them), and the scheduler's records of attempts and preemption decisions.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from kubesched.cluster.embedded.cluster import EmbeddedCluster
+    from kubesched.scheduler.plugins.defaultpreemption import PreemptionRecord
+    from kubesched.scheduler.scheduler import AttemptRecord, Scheduler
+    from kubesched.sim.runner import Simulation
+
+
+@dataclass(frozen=True, slots=True)
+class SimulationOutcome:
+    #: the SimulationResult document; ``preemptionDecisions`` and ``attempts`` only when they were asked for
+    result: dict[str, Any]
+    #: the finished simulation (its clock stopped at ``result["endTime"]``)
+    simulation: Simulation
+
+    @property
+    def scheduler(self) -> Scheduler:
+        return self.simulation.scheduler
+
+    @property
+    def cluster(self) -> EmbeddedCluster:
+        return self.simulation.cluster
+
+    @property
+    def decisions(self) -> list[PreemptionRecord]:
+        """Every preemption decision (each PostFilter call), in order; every candidate node only
+        when the simulation explained."""
+        return self.simulation.scheduler.preemptions
+
+    @property
+    def attempts(self) -> list[AttemptRecord]:
+        """Every scheduling attempt, in order; recorded only when the simulation explained."""
+        return self.simulation.scheduler.attempts

@@ -1,0 +1,248 @@
+"""The declared plugin contracts (``framework/interface.py``): the framework sorts plugins by the
+protocols they implement, AddPod/RemovePod failures surface as upstream's runtime reports them, and
+every default plugin implements the points it is registered for."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+from kubesched.scheduler.config import DEFAULT_MULTIPOINT, build_profile, plugin_registry
+from kubesched.scheduler.framework.interface import (
+    EXTENSION_POINTS,
+    Code,
+    CycleState,
+    PodIndependentFilter,
+    PreemptionArithmetic,
+    PreFilterResult,
+    Status,
+)
+from kubesched.scheduler.framework.preemption import PostFilterDryRun, PreemptionPolicy
+from kubesched.scheduler.framework.runtime import Framework, Profile
+from kubesched.scheduler.framework.types import NodeInfo, PodInfo
+from kubesched.scheduler.plugins.defaultpreemption import DefaultPreemption
+from kubesched.testkit.builders import make_node, make_pod
+
+Obj = dict[str, Any]
+
+
+def pod_info(name: str, *, priority: int = 0, node: str | None = None, nominated: str | None = None) -> PodInfo:
+    obj = make_pod(name, "1", "1Gi", node=node)
+    obj["metadata"]["uid"] = f"uid-{name}"
+    obj["spec"]["priority"] = priority
+    if nominated:
+        obj["status"] = {"nominatedNodeName": nominated}
+    return PodInfo.from_pod(obj)
+
+
+class _Nominator:
+    def __init__(self, by_node: dict[str, list[PodInfo]] | None = None) -> None:
+        self.by_node = by_node or {}
+
+    def pods_for_node(self, node: str) -> list[PodInfo]:
+        return list(self.by_node.get(node, ()))
+
+    def nodes(self) -> list[str]:
+        return list(self.by_node)
+
+
+def framework(points: dict[str, list[str]], plugins: dict[str, Any], nominator: Any = None) -> Framework:
+    return Framework(Profile("default-scheduler", plugins, points), nominator or _Nominator())
+
+
+# -- sorting by protocol ------------------------------------------------------------------------------
+class _FilterAndScore:
+    """Filter + Score only: no vector forms, no normalization, no events, not pod-independent."""
+
+    name = "Partial"
+
+    def __init__(self) -> None:
+        self.scored: list[str] = []
+
+    def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status | None:
+        return Status.unschedulable("no") if node.name == "n2" else None
+
+    def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> int:
+        self.scored.append(node.name)
+        return 7
+
+
+class _Snapshot:
+    def __init__(self, nodes: list[NodeInfo]) -> None:
+        self.node_infos = nodes
+        for i, n in enumerate(nodes):
+            n.index = i
+
+    def get(self, name: str) -> NodeInfo | None:
+        return next((n for n in self.node_infos if n.name == name), None)
+
+
+def test_framework_sorts_a_plugin_by_the_protocols_it_implements() -> None:
+    """A plugin implementing only Filter and Score runs per node at both points, gets every event
+    (no EnqueueExtensions), counts as depending on the node's pods and offers no arithmetic."""
+    plugin = _FilterAndScore()
+    fwk = framework({"filter": ["Partial"], "score": ["Partial"]}, {"Partial": plugin})
+    assert fwk.filter_plugins == [plugin] and fwk.score_plugins == [plugin]
+    assert fwk.pre_filter_plugins == [] and fwk.reserve_plugins == [] and fwk.queue_sort is None
+    assert fwk.events_by_plugin()["Partial"][0].resource == "*"
+    assert fwk.preemption_arithmetic(CycleState()) is None
+    snapshot = _Snapshot([NodeInfo.from_node(make_node(n)) for n in ("n1", "n2", "n3")])
+    state, pod = CycleState(), pod_info("p")
+    alive, first_fail, statuses = fwk.filter_all(state, pod, snapshot)  # type: ignore[arg-type]
+    assert alive.tolist() == [True, False, True] and first_fail.tolist() == [-1, 0, -1]
+    assert statuses[1].reasons == ("no",) and statuses[1].plugin == "Partial"
+    totals, per_plugin = fwk.run_score(state, pod, snapshot, np.array([0, 2]))  # type: ignore[arg-type]
+    assert totals.tolist() == [7, 7] and plugin.scored == ["n1", "n3"]
+
+
+def test_framework_refuses_a_plugin_enabled_at_a_point_it_does_not_implement() -> None:
+    """Upstream ``NewFramework``: "plugin %q does not extend %s plugin" (Reserve needs Unreserve too)."""
+
+    class ReserveOnly:
+        name = "R"
+
+        def reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+            return None
+
+    with pytest.raises(TypeError, match='plugin "R" does not extend reserve plugin'):
+        framework({"reserve": ["R"]}, {"R": ReserveOnly()})
+
+
+# -- AddPod / RemovePod failures -------------------------------------------------------------------
+class _Extension:
+    """A PreFilter plugin whose AddPod or RemovePod fails (Unschedulable, to show the code changes)."""
+
+    name = "Ext"
+
+    def __init__(self, fail_on: str) -> None:
+        self.fail_on = fail_on
+
+    def pre_filter(self, state: CycleState, pod: PodInfo) -> tuple[PreFilterResult | None, Status | None]:
+        return None, None
+
+    def add_pod(self, state: CycleState, pod: PodInfo, to_add: PodInfo, node: NodeInfo) -> Status | None:
+        return Status.unschedulable("cannot add") if self.fail_on == "add" else None
+
+    def remove_pod(self, state: CycleState, pod: PodInfo, to_remove: PodInfo, node: NodeInfo) -> Status | None:
+        return Status.unschedulable("cannot remove") if self.fail_on == "remove" else None
+
+    def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status | None:
+        return None
+
+
+def test_add_pod_failure_is_an_error_naming_the_plugin() -> None:
+    """``RunPreFilterExtensionAddPod``/``RemovePod``: any failure becomes an Error
+    ``running AddPod on PreFilter plugin "<name>": <message>``; a Skipped plugin is not asked."""
+    fwk = framework({"preFilter": ["Ext"]}, {"Ext": _Extension("add")})
+    node = NodeInfo.from_node(make_node("n1"))
+    state, pod, other = CycleState(), pod_info("p"), pod_info("o")
+    status = fwk.run_add_pod(state, pod, other, node)
+    assert status is not None and status.code == Code.ERROR
+    assert status.message() == 'running AddPod on PreFilter plugin "Ext": cannot add'
+    assert fwk.run_remove_pod(state, pod, other, node) is None
+    skipped = CycleState(skip_filter_plugins={"Ext"})
+    assert fwk.run_add_pod(skipped, pod, other, node) is None
+    removing = framework({"preFilter": ["Ext"]}, {"Ext": _Extension("remove")})
+    status = removing.run_remove_pod(state, pod, other, node)
+    assert status is not None and status.message() == 'running RemovePod on PreFilter plugin "Ext": cannot remove'
+
+
+def test_add_pod_failure_while_adding_nominated_pods_fails_the_node_with_that_error() -> None:
+    """``RunFilterPluginsWithNominatedPods``: ``addNominatedPods`` returning an error makes the
+    node's status that Error (the cycle then aborts, as for any filter Error)."""
+    nominated = pod_info("nominated", priority=10, nominated="n1")
+    ext = _Extension("add")
+    fwk = framework({"preFilter": ["Ext"], "filter": ["Ext"]}, {"Ext": ext}, _Nominator({"n1": [nominated]}))
+    node = NodeInfo.from_node(make_node("n1"))
+    status = fwk.run_filter_with_nominated(CycleState(), pod_info("p"), node)
+    assert status is not None and status.code == Code.ERROR
+    assert status.message() == 'running AddPod on PreFilter plugin "Ext": cannot add'
+
+
+def test_remove_pod_failure_in_a_dry_run_fails_preemption_with_that_error() -> None:
+    """``SelectVictimsOnNode``: removing a potential victim runs RemovePod; its error is the node's
+    status, and with no candidate ``Preempt`` returns it (no PostFilterResult)."""
+    fwk = framework({"preFilter": ["Ext"], "filter": ["Ext"]}, {"Ext": _Extension("remove")})
+    info = NodeInfo.from_node(make_node("n1"))
+    info.add_pod(pod_info("v", priority=1, node="n1"))
+
+    class Handle:
+        metrics = type("M", (), {"preemption_attempts": 0})()
+        rng = np.random.default_rng(0)
+        nominator = _Nominator()
+
+        def __init__(self) -> None:
+            self.framework = fwk
+
+        def now(self) -> float:
+            return 0.0
+
+        def record_preemption(self, record: Any) -> None:
+            self.record = record
+
+        def current_pod(self, p: PodInfo) -> PodInfo:
+            return p
+
+        def snapshot(self) -> Any:
+            return _Snapshot([info])
+
+        def list(self, kind: str) -> list[Obj]:
+            return []
+
+    handle = Handle()
+    plugin = DefaultPreemption({}, handle)  # type: ignore[arg-type]
+    result, status = plugin.post_filter(CycleState(), pod_info("p", priority=100),
+                                        {"n1": Status.unschedulable("Insufficient cpu")})
+    assert result is None and status.code == Code.ERROR
+    assert status.message() == 'preemption: running RemovePod on PreFilter plugin "Ext": cannot remove'
+    assert handle.record.outcome == "error"
+
+
+# -- the default plugins -----------------------------------------------------------------------------
+def _protocol_members(protocol: type) -> set[str]:
+    members = set(getattr(protocol, "__annotations__", {}))
+    members |= {k for k, v in vars(protocol).items() if callable(v) and not k.startswith("_")}
+    return members
+
+
+def _declared_protocols(cls: type) -> list[type]:
+    return [base for base in cls.__mro__[1:] if getattr(base, "_is_protocol", False)]
+
+
+@pytest.mark.parametrize("name", sorted(plugin_registry()))
+def test_every_registered_plugin_implements_the_protocols_it_declares(name: str) -> None:
+    """Each protocol a plugin lists as a base is really implemented by the plugin (no member is left
+    to the protocol's stub), so the isinstance checks that sort plugins cannot be fooled."""
+    cls: Any = plugin_registry()[name]
+    declared = _declared_protocols(cls)
+    assert declared, f"{name} declares no extension point"
+    for protocol in declared:
+        for member in _protocol_members(protocol):
+            owner = next(k for k in cls.__mro__ if member in vars(k))
+            assert not getattr(owner, "_is_protocol", False), f"{name}.{member} is {protocol.__name__}'s stub"
+
+
+def test_default_profile_plugins_implement_the_points_they_are_registered_for() -> None:
+    """The v1.28 default multiPoint plugins, expanded to the points they implement: each is an
+    instance of that point's protocol, and the points match upstream's default profile."""
+    profile = build_profile({}, 0, lambda _name: object())  # type: ignore[arg-type,return-value]
+    for point, names in profile.points.items():
+        for name in names:
+            assert isinstance(profile.plugins[name], EXTENSION_POINTS[point]), (point, name)
+    assert profile.points["preFilter"] == ["NodeAffinity", "NodePorts", "NodeResourcesFit", "PodTopologySpread",
+                                           "InterPodAffinity"]
+    assert profile.points["postFilter"] == ["DefaultPreemption"]
+    assert profile.points["preScore"] == ["NodeAffinity", "PodTopologySpread", "InterPodAffinity"]
+    assert profile.points["score"] == ["TaintToleration", "NodeAffinity", "NodeResourcesFit", "PodTopologySpread",
+                                       "InterPodAffinity", "NodeResourcesBalancedAllocation", "ImageLocality"]
+    assert profile.points["preEnqueue"] == ["SchedulingGates"]
+    assert profile.points["reserve"] == [] and profile.points["bind"] == ["DefaultBinder"]
+    assert {n for n, _ in DEFAULT_MULTIPOINT} == set(profile.plugins)
+    fit = profile.plugins["NodeResourcesFit"]
+    assert isinstance(fit, PreemptionArithmetic)
+    independent = {n for n, pl in profile.plugins.items() if isinstance(pl, PodIndependentFilter)}
+    assert independent == {"NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity"}
+    assert isinstance(profile.plugins["DefaultPreemption"], PreemptionPolicy)
+    assert isinstance(profile.plugins["DefaultPreemption"], PostFilterDryRun)
