@@ -53,7 +53,7 @@ def simulate(tmp_path: Path) -> Callable[..., ScenarioRun]:
     """``simulate(*docs, seed=None, until=None, explain=True, deep=False, hook=None) -> ScenarioRun``.
 
     ``docs`` are dicts or lists of dicts (flattened); a Scenario document is appended if none is
-    given. ``deep=True`` records every pod version; ``hook(sim)`` is then called before the run.
+    given. ``deep=True`` records every pod version; ``hook(sim)`` is called before the run.
     """
 
     def run(*docs: Obj | list[Obj], explain: bool = True, **options: Any) -> ScenarioRun:

@@ -1,7 +1,8 @@
 """Run scenario documents and query what happened: events, pod outcomes, preemption decisions and
 (for deep runs) every version of every pod object.
 
-Pods named without a namespace are in ``default``.
+A run goes through :func:`kubesched.sim.simulate`; :class:`ScenarioRun` wraps the
+:class:`~kubesched.sim.SimulationOutcome` it returns. Pods named without a namespace are in ``default``.
 """
 
 from __future__ import annotations
@@ -11,9 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kubesched.api.loader import load_scenario
-from kubesched.sim import Simulation, simulate
-from kubesched.testkit.scenarios import SimRun, write_scenario
+from kubesched.sim import Simulation, SimulationOutcome, simulate
+from kubesched.testkit.scenarios import write_scenario
 
 Obj = dict[str, Any]
 
@@ -47,7 +47,7 @@ class PodRecorder:
     def __init__(self, sim: Simulation) -> None:
         self._now = sim.loop.now
         self.versions: dict[str, list[tuple[float, Obj]]] = {}
-        for obj in sim.cluster.store.list("Pod"):
+        for obj in sim.cluster.api.list("Pod"):
             self._add(obj)
 
     def _add(self, obj: Obj) -> None:
@@ -68,13 +68,30 @@ class PodRecorder:
 
 
 @dataclass(frozen=True)
-class ScenarioRun(SimRun):
-    """A finished simulation; ``recorder`` holds the pod versions of a deep run."""
+class ScenarioRun:
+    """A finished simulation (its outcome) with the lookups tests make; ``recorder`` holds the pod
+    versions of a deep run, ``path`` the scenario file that was run."""
 
+    outcome: SimulationOutcome
     recorder: PodRecorder | None = None
     path: Path | None = None
 
+    @property
+    def result(self) -> Obj:
+        """The SimulationResult document."""
+        return self.outcome.result
+
+    @property
+    def sim(self) -> Simulation:
+        """The finished simulation (cluster, scheduler, clock)."""
+        return self.outcome.simulation
+
     # events ------------------------------------------------------------------------------------------
+    @property
+    def events(self) -> list[Obj]:
+        found: list[Obj] = self.result["events"]
+        return found
+
     def ev(self, reason: str | None = None, name: str | None = None) -> list[Obj]:
         return events(self.result, reason, name)
 
@@ -136,7 +153,7 @@ class ScenarioRun(SimRun):
     def live(self, pod: str) -> Obj | None:
         """The pod object in the store at the end of the run."""
         namespace, name = pod_key(pod).split("/", 1)
-        return self.sim.cluster.store.get("Pod", namespace, name)
+        return self.sim.cluster.api.get("Pod", namespace, name)
 
     # cluster components --------------------------------------------------------------------------------
     @property
@@ -176,15 +193,18 @@ class ScenarioRun(SimRun):
 def run_path(path: Path | str, *, seed: int | None = None, until: float | None = None, explain: bool = False,
              deep: bool = False, hook: Callable[[Simulation], None] | None = None) -> ScenarioRun:
     """Simulate a scenario file. ``deep`` records every pod version; ``hook(sim)`` is called before
-    a deep run starts (to register more watchers, say)."""
-    if not deep:
-        return ScenarioRun(simulate(str(path), seed=seed, until=until, explain=explain), path=Path(path))
-    sim = Simulation(load_scenario(str(path)), seed=seed, until=until, explain=explain)
-    recorder = PodRecorder(sim)
-    sim.cluster.store.watch(recorder)
-    if hook is not None:
-        hook(sim)
-    return ScenarioRun(sim.run(), recorder=recorder, path=Path(path))
+    the run starts (to register more watchers, say), after a deep run's recorder."""
+    recorders: list[PodRecorder] = []
+
+    def start(sim: Simulation) -> None:
+        if deep:
+            recorders.append(PodRecorder(sim))
+            sim.cluster.api.watch(recorders[0])
+        if hook is not None:
+            hook(sim)
+
+    outcome = simulate(str(path), seed=seed, until=until, explain=explain, on_start=start)
+    return ScenarioRun(outcome, recorders[0] if recorders else None, Path(path))
 
 
 def run_docs(directory: Path, docs: Iterable[Obj | list[Obj]], **options: Any) -> ScenarioRun:

@@ -1,16 +1,15 @@
-"""Helpers for tests that build scenarios in code: write documents to a file and simulate them."""
+"""Scenario documents and steps built in code, and writing them to a file (see
+:mod:`kubesched.testkit.runs` to simulate it)."""
 
 from __future__ import annotations
 
 import itertools
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Self
+from typing import Any
 
 import yaml
 
-from kubesched.sim import Simulation, SimulationOutcome, simulate
 from kubesched.testkit.builders import duration
 
 _counter = itertools.count()
@@ -66,46 +65,3 @@ def patch_step(at: str | float, kind: str, name: str, merge: dict[str, Any], *,
     if namespace:
         target["namespace"] = namespace
     return {"at": duration(at), "patch": target}
-
-
-@dataclass(frozen=True)
-class SimRun:
-    """A finished simulation with lookups tests need (pods named without namespace are ``default``)."""
-
-    outcome: SimulationOutcome
-
-    @classmethod
-    def from_path(cls, path: Path | str, *, until: float | None = None) -> Self:
-        return cls(simulate(path, until=until))
-
-    @classmethod
-    def from_docs(cls, directory: Path, docs: Iterable[dict[str, Any] | list[dict[str, Any]]], *,
-                  until: float | None = None) -> Self:
-        return cls.from_path(write_scenario(directory, docs), until=until)
-
-    @property
-    def result(self) -> dict[str, Any]:
-        return self.outcome.result
-
-    @property
-    def sim(self) -> Simulation:
-        return self.outcome.simulation
-
-    @property
-    def events(self) -> list[dict[str, Any]]:
-        events: list[dict[str, Any]] = self.result["events"]
-        return events
-
-    def ev(self, reason: str, name: str | None = None) -> list[dict[str, Any]]:
-        return [e for e in self.events if e["reason"] == reason
-                and (name is None or e["pod"] in (f"default/{name}", name))]
-
-    def times(self, reason: str, name: str | None = None) -> list[float]:
-        return [e["time"] for e in self.ev(reason, name)]
-
-    def phase(self, name: str) -> str:
-        return str(self.result["pods"][f"default/{name}"]["phase"])
-
-    def node_of(self, name: str) -> str | None:
-        node: str | None = self.result["pods"][f"default/{name}"]["node"]
-        return node
