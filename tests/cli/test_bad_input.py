@@ -106,3 +106,30 @@ def test_an_empty_file_or_directory_is_refused(tmp_path: Path) -> None:
     folder = tmp_path / "folder"
     folder.mkdir()
     refused(invoke("simulate", str(folder)), str(folder), "nothing to simulate")
+
+
+@pytest.mark.parametrize("args, words", [
+    (["--drain", "no-such-node"], ["--drain no-such-node", "no Node of that name", "node-1"]),
+    (["--cordon", "no-such-node"], ["--cordon no-such-node", "no Node of that name"]),
+    (["--priority-class", "app=batch:no-such-class"], ["no PriorityClass 'no-such-class'"]),
+    (["--priority-class", "app=nothing-has-this:system-cluster-critical"], ["matches no pod or workload"]),
+    (["--priority-class", "app=batch,oops:system-cluster-critical"], ["key=value"]),
+])
+def test_whatif_changes_must_name_what_the_snapshot_has(tmp_path: Path, args: list[str], words: list[str]) -> None:
+    saved = tmp_path / "changed.yaml"
+    refused(invoke("whatif", ROLLOUT, *args, "--save-changed", str(saved)), *words)
+    assert not saved.exists()
+
+
+def test_whatif_says_why_a_change_makes_no_difference() -> None:
+    result = invoke("whatif", ROLLOUT, "--enable-preemption")
+    assert result.exit_code == 0, result.output
+    assert "every pod has priority 0" in " ".join(result.output.split())
+
+
+def test_whatif_help_example_for_priority_class_is_accepted() -> None:
+    help_text = " ".join(invoke("whatif", "--help").output.split())
+    assert "'app=batch:low'" in help_text
+    result = invoke("whatif", ROLLOUT, "--apply", str(ROOT / "examples" / "rollout" / "classes.yaml"),
+                    "--priority-class", "app=batch:batch", "-o", "json")
+    assert result.exit_code == 0, result.output

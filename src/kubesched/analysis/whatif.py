@@ -9,8 +9,10 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from kubesched.api.errors import KubeschedError
 from kubesched.api.loader import Scenario, Step, default_object, load_manifests
 from kubesched.api.selectors import LabelSelector
+from kubesched.cluster.embedded.apiserver.admission import SYSTEM_PRIORITY_CLASSES
 from kubesched.k8s.objects import Obj
 from kubesched.sim import simulate
 
@@ -65,10 +67,17 @@ def with_preemption(config: Obj | None, enabled: bool) -> Obj:
     return cfg
 
 
+class WhatIfError(KubeschedError):
+    """A change that does not fit the snapshot (an unknown node or class, a selector matching nothing)."""
+
+
 def _pod_matcher(selector: str) -> Any:
     """``ns/name``, ``ns/*`` or a label selector ``k=v,k2=v2``."""
     if "=" in selector:
-        labels = dict(part.split("=", 1) for part in selector.split(","))
+        parts = selector.split(",")
+        if not all("=" in part and part.split("=", 1)[0] for part in parts):
+            raise WhatIfError(f"--priority-class {selector!r}: a label selector is key=value[,key=value...]")
+        labels = dict(part.split("=", 1) for part in parts)
         sel = LabelSelector.from_dict({"matchLabels": labels})
         return lambda ns, name, pod_labels: sel.matches(pod_labels)
     ns, _, name = selector.partition("/")
@@ -79,6 +88,40 @@ def _reprioritise(spec: Obj, priority_class: str) -> None:
     spec["priorityClassName"] = priority_class
     spec.pop("priority", None)
     spec.pop("preemptionPolicy", None)
+
+
+def _selects(selector: str, obj: Obj) -> bool:
+    """Whether the ``--priority-class`` selector picks this pod, or the pods of this workload."""
+    match = _pod_matcher(selector)
+    meta = obj.get("metadata") or {}
+    namespace = meta.get("namespace", "default")
+    if obj["kind"] == "Pod":
+        return bool(match(namespace, meta["name"], meta.get("labels") or {}))
+    if obj["kind"] in POD_TEMPLATE_KINDS:
+        tmeta = ((obj.get("spec") or {}).get("template") or {}).get("metadata") or {}
+        return bool(match(namespace, meta["name"], tmeta.get("labels") or {}))
+    return False
+
+
+def check_changes(base: Scenario, changes: Changes) -> None:
+    """Refuse changes that name what the snapshot does not have: every problem in one error."""
+    objects = [*base.objects, *changes.apply]
+    nodes = {o["metadata"]["name"] for o in objects if o["kind"] == "Node"}
+    classes = {o["metadata"]["name"] for o in objects if o["kind"] == "PriorityClass"} | set(SYSTEM_PRIORITY_CLASSES)
+    problems = []
+    for option, names in (("--cordon", changes.cordon), ("--drain", changes.drain)):
+        for name in names:
+            if name not in nodes:
+                known = ", ".join(sorted(nodes)[:10]) + (", ..." if len(nodes) > 10 else "")
+                problems.append(f"{option} {name}: no Node of that name in the snapshot (nodes: {known or 'none'})")
+    for selector, pc in changes.priority_classes:
+        if pc not in classes:
+            problems.append(f"--priority-class {selector}:{pc}: no PriorityClass {pc!r} in the snapshot or in "
+                            f"--apply (classes: {', '.join(sorted(classes))})")
+        if not any(_selects(selector, o) for o in objects):
+            problems.append(f"--priority-class {selector}:{pc}: the selector matches no pod or workload")
+    if problems:
+        raise WhatIfError("; ".join(problems))
 
 
 def apply_changes(base: Scenario, changes: Changes) -> tuple[Scenario, Scenario]:
@@ -105,16 +148,13 @@ def apply_changes(base: Scenario, changes: Changes) -> tuple[Scenario, Scenario]
         else:
             objects.append(new)
     for selector, pc in changes.priority_classes:
-        match = _pod_matcher(selector)
         for obj in objects:
-            meta = obj.get("metadata") or {}
-            if obj["kind"] == "Pod" and match(meta.get("namespace", "default"), meta["name"], meta.get("labels") or {}):
+            if not _selects(selector, obj):
+                continue
+            if obj["kind"] == "Pod":
                 _reprioritise(obj["spec"], pc)
-            elif obj["kind"] in POD_TEMPLATE_KINDS:
-                template = (obj.get("spec") or {}).get("template") or {}
-                tmeta = template.get("metadata") or {}
-                if match(meta.get("namespace", "default"), meta["name"], tmeta.get("labels") or {}):
-                    _reprioritise(template.setdefault("spec", {}), pc)
+            else:
+                _reprioritise(obj["spec"].setdefault("template", {}).setdefault("spec", {}), pc)
     for name in changes.cordon + changes.drain:
         for obj in objects:
             if obj["kind"] == "Node" and obj["metadata"]["name"] == name:
@@ -239,6 +279,7 @@ def compare(baseline: Scenario, changed: Scenario, base: dict[str, Any], new: di
 def whatif(base: Scenario, changes: Changes, *, seed: int | None = None,
            until: float | None = None) -> tuple[dict[str, Any], Scenario]:
     """The diff document and the changed scenario (which can be saved and changed further)."""
+    check_changes(base, changes)
     baseline, changed = apply_changes(base, changes)
     # both results carry the preemption decisions the diff is made of (attempts are not recorded)
     before = simulate(baseline, seed=seed, until=until, decisions=True).result

@@ -14,6 +14,7 @@ from typing import Any
 
 import yaml
 
+from kubesched.api.boundedyaml import YamlLimitError, check_bounds, compose_documents
 from kubesched.api.durations import parse_duration
 from kubesched.api.errors import ManifestError
 from kubesched.api.resources import default_pod_requests_from_limits
@@ -100,9 +101,15 @@ def _yaml_documents(text: str, file: str) -> list[tuple[int, Any]]:
     docs: list[tuple[int, Any]] = []
     loader = _Loader(text)
     try:
-        while loader.check_node():
-            node = loader.get_node()
+        nodes, failure = compose_documents(loader)
+        for node in nodes:
+            if node is not None:
+                check_bounds(node, len(docs) + 1)
             docs.append((len(docs) + 1, loader.construct_document(node) if node is not None else None))
+        if failure is not None:
+            raise failure
+    except YamlLimitError as exc:
+        raise ManifestError(f"refused: {exc}", file=file, document=exc.document) from exc
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = f"line {mark.line + 1}, column {mark.column + 1}: " if mark is not None else ""
@@ -124,6 +131,8 @@ def _read_file(path: Path) -> list[_Doc]:
     if path.suffix.lower() == ".json":
         try:
             raw: list[tuple[int, Any]] = [(1, json.loads(text))]
+        except RecursionError as exc:
+            raise ManifestError("refused: nested too deep", file=file, document=1) from exc
         except json.JSONDecodeError as exc:
             raise ManifestError(
                 f"line {exc.lineno}, column {exc.colno}: JSON syntax error: {exc.msg}", file=file, document=1

@@ -26,6 +26,23 @@ from kubesched.cli.tables import Table
 from kubesched.report.html import whatif_report
 
 
+def why_nothing_changed(diff: dict[str, Any]) -> str | None:
+    """When the changed run places every pod as the baseline does: the likely reason, for people."""
+    if any(diff[k] for k in ("preempted", "noLongerPreempted", "started", "stopped", "moved")):
+        return None
+    pods = diff["changed"]["pods"].values()
+    priorities = {p["priority"] for p in pods}
+    pending = sum(1 for p in diff["baseline"]["pods"].values() if p["phase"] == "Pending")
+    reason = "the changes made no difference to where pods run"
+    if any(c in ("enable preemption", "disable preemption") for c in diff["changes"]):
+        if len(priorities) == 1:
+            reason += (f": every pod has priority {priorities.pop()}, and a pod only preempts pods of lower "
+                       "priority. Give pods PriorityClasses first (--apply, --priority-class)")
+        elif not pending:
+            reason += ": no pod is pending in the baseline, so no pod needs to preempt"
+    return reason
+
+
 def render_whatif(console: Console, diff: dict[str, Any]) -> None:
     changes = escape("; ".join(diff["changes"]) or "(no change)")
     console.print(f"[bold]What if[/] {changes} — {escape(diff['scenario'])}, seed {diff['seed']}")
@@ -35,6 +52,9 @@ def render_whatif(console: Console, diff: dict[str, Any]) -> None:
     for key in ("scheduled", "pending", "preemptions", "victims"):
         summary.add_row(key, str(diff["baseline"]["summary"][key]), str(diff["changed"]["summary"][key]))
     console.print(summary)
+    reason = why_nothing_changed(diff)
+    if reason is not None:
+        console.print(f"[yellow]Note:[/] {escape(reason)}.")
     pre = Table(title=f"Pods that would be preempted ({len(diff['preempted'])})", title_justify="left")
     for col in ("t (s)", "victim", "prio", "preemptor", "node", "why this node", "PDB"):
         pre.add_column(col, overflow="fold")
@@ -64,9 +84,9 @@ def render_whatif(console: Console, diff: dict[str, Any]) -> None:
 @click.option("--disable-preemption", is_flag=True, help="The reverse.")
 @click.option("--apply", "apply_files", multiple=True, type=click.Path(exists=True),
               help="Manifests to add or replace (PriorityClasses, PDBs, pods, workloads...). Repeatable.")
-@click.option("--priority-class", "priority_classes", multiple=True, metavar="SELECTOR=CLASS",
-              help="Re-prioritise pods: SELECTOR is ns/name, ns/* or labels (app=batch); e.g. 'default/*=>low'. "
-                   "Write it as SELECTOR:CLASS.")
+@click.option("--priority-class", "priority_classes", multiple=True, metavar="SELECTOR:CLASS",
+              help="Re-prioritise pods (and workloads' pod templates): SELECTOR is ns/name, ns/* or labels "
+                   "k=v[,k=v]; e.g. 'app=batch:low' or 'default/*:low'. Repeatable.")
 @click.option("--cordon", multiple=True, metavar="NODE", help="Cordon a node. Repeatable.")
 @click.option("--drain", multiple=True, metavar="NODE", help="Cordon a node and delete its pods at t=0. Repeatable.")
 @click.option("--scheduler-config", type=click.Path(exists=True, dir_okay=False),
