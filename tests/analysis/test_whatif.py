@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import yaml
-
 from kubesched.analysis.whatif import Changes, apply_changes, whatif
 from kubesched.api.loader import load_scenario
 from kubesched.sim import simulate
+from kubesched.testkit.builders import make_pdb
+from kubesched.testkit.scenarios import write_scenario
 
 CLUSTER = """
 apiVersion: scheduling.k8s.io/v1
@@ -55,8 +55,7 @@ spec:
   containers: [{name: c, image: nginx, resources: {requests: {cpu: "2"}}}]
 """
 
-PDB = {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": "batch"},
-       "spec": {"maxUnavailable": 0, "selector": {"matchLabels": {"app": "batch"}}}}
+PDB = make_pdb("batch", {"matchLabels": {"app": "batch"}}, max_unavailable=0)
 
 
 def _write(tmp_path: Path, text: str) -> Path:
@@ -77,11 +76,10 @@ def test_enabling_preemption_kills_exactly_the_pods_the_changed_run_kills(tmp_pa
     assert diff["stopped"] == ["default/batch-1"]
     # ... checked against simulating the changed scenario directly
     _, changed = apply_changes(base, Changes(preemption=True))
-    changed_file = tmp_path / "changed.yaml"
     docs = list(changed.objects) + [{"apiVersion": "kubesched.io/v1alpha1", "kind": "Scenario",
                                      "metadata": {"name": "changed"},
                                      "spec": {"schedulerConfiguration": changed.scheduler_configuration}}]
-    changed_file.write_text(yaml.safe_dump_all(docs))
+    changed_file = write_scenario(tmp_path, docs)
     direct = simulate(str(changed_file)).result
     direct_victims = sorted(e["pod"] for e in direct["events"] if e["reason"] == "Preempted")
     assert direct_victims == sorted(p["victim"] for p in diff["preempted"])

@@ -13,33 +13,24 @@ from kubesched.api.resources import (
     pod_nonzero_requests,
     pod_requests,
 )
+from kubesched.testkit.builders import make_container, make_pod
 
 MI = 1024 * 1024
 
 
-def c(name: str = "c", requests: dict | None = None, limits: dict | None = None, **extra: Any) -> dict[str, Any]:
-    out: dict[str, Any] = {"name": name, "image": "img", **extra}
-    res: dict[str, Any] = {}
-    if requests is not None:
-        res["requests"] = requests
-    if limits is not None:
-        res["limits"] = limits
-    if res:
-        out["resources"] = res
-    return out
+def c(name: str = "c", requests: dict | None = None, limits: dict | None = None, **fields: Any) -> dict[str, Any]:
+    """A container of image ``img``."""
+    return make_container(name, image="img", requests=requests, limits=limits, **fields)
 
 
 def sidecar(name: str, requests: dict) -> dict[str, Any]:
-    return c(name, requests, restartPolicy="Always")
+    return c(name, requests, restart_policy="Always")
 
 
 def pod(containers: list, init: list | None = None, overhead: dict | None = None) -> dict[str, Any]:
-    spec: dict[str, Any] = {"containers": containers}
-    if init is not None:
-        spec["initContainers"] = init
-    if overhead is not None:
-        spec["overhead"] = overhead
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": spec}
+    """Pod ``p`` (no namespace) of these containers."""
+    return make_pod("p", namespace=None, containers=containers, init_containers=init,
+                    **({"overhead": overhead} if overhead is not None else {}))
 
 
 @pytest.mark.parametrize(

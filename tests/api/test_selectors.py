@@ -12,10 +12,12 @@ from kubesched.api.selectors import (
     preferred_node_affinity_score,
     required_node_names,
 )
+from kubesched.testkit.builders import make_node
 
 
 def node(name: str = "n1", **labels: str) -> dict[str, Any]:
-    return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": labels}}
+    """A node with exactly ``labels`` and no allocatable resources."""
+    return make_node(name, cpu=None, memory=None, pods=None, labels=labels, hostname=False, capacity=None)
 
 
 def pod(spec: dict[str, Any]) -> dict[str, Any]:

@@ -8,17 +8,18 @@ import json
 import pytest
 
 from kubesched.report.cluster_plots import cluster_charts, cumulative, node_count_series
+from kubesched.testkit.runs import ScenarioRun, run_path
 
-from .conftest import EXAMPLES, Run, run_path
+from .conftest import EXAMPLES
 
 
 @pytest.fixture(scope="module")
-def bursty() -> Run:
+def bursty() -> ScenarioRun:
     return run_path(EXAMPLES / "autoscaling" / "bursty.yaml")
 
 
-def test_the_bursty_example_scales_up_and_back_down(bursty: Run):
-    ca = bursty.ca
+def test_the_bursty_example_scales_up_and_back_down(bursty: ScenarioRun):
+    ca = bursty.autoscaler
     counts = [n for _, n in ca["nodeCount"]]
     assert counts[0] == 2 and counts[-1] == 2          # initialSize = minSize = 2, back there at the end
     assert 4 <= max(counts) <= 8 and min(counts) == 2
@@ -31,7 +32,7 @@ def test_the_bursty_example_scales_up_and_back_down(bursty: Run):
     assert bursty.result["summary"]["pending"] == 0
 
 
-def test_expendable_and_nominated_pods_never_trigger_scale_up(bursty: Run):
+def test_expendable_and_nominated_pods_never_trigger_scale_up(bursty: ScenarioRun):
     triggered = {e["pod"] for e in bursty.ev("TriggeredScaleUp")}
     assert triggered and not any(p.startswith("default/filler-") for p in triggered)  # priority -20
     nominated_before_trigger = set()
@@ -45,20 +46,20 @@ def test_expendable_and_nominated_pods_never_trigger_scale_up(bursty: Run):
             nominated_before_trigger.discard(e["pod"])
 
 
-def test_kubelet_evictions_hit_pods_over_their_requests_lowest_priority_first(bursty: Run):
+def test_kubelet_evictions_hit_pods_over_their_requests_lowest_priority_first(bursty: ScenarioRun):
     for e in bursty.result["cluster"]["eviction"]["evictions"]:
         assert e["pod"].split("/")[1].startswith(("batch-", "filler-"))  # never the frontend (within request)
         assert e["message"].startswith("The node was low on resource: memory. ")
 
 
-def test_the_example_is_deterministic(bursty: Run):
+def test_the_example_is_deterministic(bursty: ScenarioRun):
     again = run_path(EXAMPLES / "autoscaling" / "bursty.yaml")
     assert json.dumps(again.result, sort_keys=True) == json.dumps(bursty.result, sort_keys=True)
 
 
-def test_cluster_charts(bursty: Run):
+def test_cluster_charts(bursty: ScenarioRun):
     charts = cluster_charts(bursty.result)
-    assert [title for title, _ in charts] == [f"Nodes over time ({bursty.ca['nodeHours']:g} node-hours)",
+    assert [title for title, _ in charts] == [f"Nodes over time ({bursty.autoscaler['nodeHours']:g} node-hours)",
                                               "Evictions over time (cumulative)"]
     for _, svg in charts:
         assert svg.startswith("<svg") and svg.endswith("</svg>")

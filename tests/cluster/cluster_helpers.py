@@ -1,4 +1,5 @@
-"""Helpers for the embedded-cluster tests (objects, a cluster factory, running the loop)."""
+"""Helpers for the embedded-cluster tests: a cluster factory, running the loop, and the objects these
+tests create (the kit's builders with this area's defaults)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,20 @@ from kubesched.cluster.embedded.apiserver.admission import ensure_system_priorit
 from kubesched.cluster.embedded.cluster import EmbeddedCluster
 from kubesched.cluster.embedded.eventlog import EventLog
 from kubesched.des.clock import EventLoop
+from kubesched.testkit.builders import (
+    make_container,
+    make_daemonset,
+    make_deployment,
+    make_job,
+    make_node,
+    make_pdb,
+    make_pod,
+    make_quota,
+    make_replicaset,
+    make_statefulset,
+)
+
+Obj = dict[str, Any]
 
 
 def make_cluster(*, controllers: bool = True) -> EmbeddedCluster:
@@ -37,60 +52,57 @@ def bind(cluster: EmbeddedCluster, pod_or_name: dict[str, Any] | str, node_name:
     run(cluster, cluster.now())
 
 
-def node(name: str, cpu: str = "4", memory: str = "8Gi", **extra: Any) -> dict[str, Any]:
-    obj: dict[str, Any] = {
-        "apiVersion": "v1",
-        "kind": "Node",
-        "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name, **extra.pop("labels", {})}},
-        "spec": extra.pop("spec", {}),
-        "status": {"allocatable": {"cpu": cpu, "memory": memory, "pods": "110"}},
-    }
-    return obj
+# -- the controllers' and admission tests' objects (namespace default) ----------------------------------
+def node(name: str, cpu: str = "4", memory: str = "8Gi", *, labels: dict[str, str] | None = None,
+         spec: Obj | None = None) -> Obj:
+    """A node of 4 cpu and 8Gi with a spec (empty unless given) and no capacity."""
+    return make_node(name, cpu, memory, labels=labels, spec=spec if spec is not None else {}, capacity=None)
 
 
-def container(cpu: str | None = None, memory: str | None = None, name: str = "c", **resources: Any) -> dict[str, Any]:
-    requests = {k: v for k, v in (("cpu", cpu), ("memory", memory)) if v is not None}
-    res: dict[str, Any] = {}
-    if requests:
-        res["requests"] = requests
-    res.update(resources)
-    return {"name": name, "image": "busybox", "resources": res}
+def container(name: str = "c", cpu: str | None = None, memory: str | None = None, **resources: Any) -> Obj:
+    """A busybox container; its resources stanza is written even when empty."""
+    return make_container(name, cpu, memory, image="busybox", resources=resources)
 
 
-def pod(name: str, *, cpu: str | None = None, memory: str | None = None, ns: str = "default", **spec: Any) -> dict[str, Any]:
-    labels = spec.pop("labels", {})
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": name, "namespace": ns, "labels": labels},
-        "spec": {"containers": [container(cpu, memory)], **spec},
-    }
+def pod(name: str, *, cpu: str | None = None, memory: str | None = None, namespace: str = "default",
+        labels: dict[str, str] | None = None, **spec: Any) -> Obj:
+    """A pod of one :func:`container`, labelled (with no labels unless given); other keywords are spec fields."""
+    return make_pod(name, namespace=namespace, labels=labels or {}, containers=[container(cpu=cpu, memory=memory)],
+                    **spec)
 
 
-def priority_class(name: str, value: int, **fields: Any) -> dict[str, Any]:
-    return {
-        "apiVersion": "scheduling.k8s.io/v1",
-        "kind": "PriorityClass",
-        "metadata": {"name": name},
-        "value": value,
-        **fields,
-    }
+def template_pod(name: str, cpu: str = "100m", **spec: Any) -> Obj:
+    """What the controllers' templates are made of: a pod of one 100m container."""
+    return pod(name, cpu=cpu, **spec)
 
 
-def quota(name: str, hard: dict[str, str], ns: str = "default", **spec: Any) -> dict[str, Any]:
-    return {
-        "apiVersion": "v1",
-        "kind": "ResourceQuota",
-        "metadata": {"name": name, "namespace": ns},
-        "spec": {"hard": hard, **spec},
-    }
+def quota(name: str, hard: dict[str, str], *, namespace: str = "default", **spec: Any) -> Obj:
+    return make_quota(name, hard, namespace=namespace, **spec)
 
 
-def template(labels: dict[str, str], **spec: Any) -> dict[str, Any]:
-    return {
-        "metadata": {"labels": labels},
-        "spec": {"containers": [container(spec.pop("cpu", "100m"))], **spec},
-    }
+def pdb(name: str, labels: dict[str, str], status: Obj | None = None, **spec: Any) -> Obj:
+    """A PodDisruptionBudget selecting ``labels``; other keywords are spec fields."""
+    return make_pdb(name, {"matchLabels": labels}, namespace="default", status=status, **spec)
+
+
+def replicaset(name: str, replicas: int, **template: Any) -> Obj:
+    return make_replicaset(name, replicas, template_pod(name, **template), namespace="default")
+
+
+def deployment(name: str, replicas: int, **template: Any) -> Obj:
+    return make_deployment(name, replicas, template_pod(name, **template), namespace="default")
+
+
+def statefulset(name: str, replicas: int, **spec: Any) -> Obj:
+    return make_statefulset(name, replicas, template_pod(name), namespace="default", **spec)
+
+
+def daemonset(name: str, **template: Any) -> Obj:
+    return make_daemonset(name, template_pod(name, **template), namespace="default")
+
+
+def job(name: str, **spec: Any) -> Obj:
+    return make_job(name, template_pod(name, restartPolicy="Never"), namespace="default", **spec)
 
 
 def pods_of(cluster: EmbeddedCluster, kind: str, name: str) -> list[dict[str, Any]]:

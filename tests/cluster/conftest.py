@@ -7,10 +7,6 @@ from pathlib import Path
 
 import pytest
 
-try:
-    import kubesched  # noqa: F401
-except ModuleNotFoundError:  # pragma: no cover - depends on the environment
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "src"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from cluster_helpers import make_cluster  # noqa: E402

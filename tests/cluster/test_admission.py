@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from cluster_helpers import get_pod, make_cluster, pod, priority_class
+from cluster_helpers import get_pod, make_cluster, pod
 
 from kubesched.cluster.embedded.apiserver.admission import default_priority_class
 from kubesched.k8s.objects import ApiError
+from kubesched.testkit.builders import make_priority_class
 
 
 def last_rejection(cluster):
@@ -31,7 +32,7 @@ def test_no_classes_gives_priority_zero(cluster):
 
 
 def test_global_default_class_is_applied(cluster):
-    cluster.create(priority_class("def", 7, globalDefault=True))
+    cluster.create(make_priority_class("def", 7, globalDefault=True))
     cluster.create(pod("p"))
     spec = get_pod(cluster, "p")["spec"]
     assert spec["priorityClassName"] == "def"
@@ -41,8 +42,8 @@ def test_global_default_class_is_applied(cluster):
 def test_lowest_global_default_wins_if_several_exist(cluster):
     # a race can leave two defaults; admission refuses a second one at create, so the second is made
     # a default by a patch (the embedded API server admits creates only)
-    cluster.create(priority_class("a", 50, globalDefault=True))
-    cluster.create(priority_class("b", 10, preemptionPolicy="Never"))
+    cluster.create(make_priority_class("a", 50, globalDefault=True))
+    cluster.create(make_priority_class("b", 10, preemptionPolicy="Never"))
     cluster.patch("PriorityClass", None, "b", {"globalDefault": True})
     assert default_priority_class(cluster.api)["metadata"]["name"] == "b"
     cluster.create(pod("p"))
@@ -51,14 +52,14 @@ def test_lowest_global_default_wins_if_several_exist(cluster):
 
 
 def test_named_class_sets_priority_and_policy(cluster):
-    cluster.create(priority_class("high", 1000, preemptionPolicy="Never"))
+    cluster.create(make_priority_class("high", 1000, preemptionPolicy="Never"))
     cluster.create(pod("p", priorityClassName="high"))
     spec = get_pod(cluster, "p")["spec"]
     assert (spec["priority"], spec["preemptionPolicy"]) == (1000, "Never")
 
 
 def test_class_policy_defaults_to_preempt_lower_priority(cluster):
-    cluster.create(priority_class("low", 100))
+    cluster.create(make_priority_class("low", 100))
     assert cluster.store.get("PriorityClass", None, "low")["preemptionPolicy"] == "PreemptLowerPriority"
 
 
@@ -72,8 +73,8 @@ def test_unknown_class_is_forbidden(cluster):
 
 
 def test_second_global_default_is_forbidden(cluster):
-    cluster.create(priority_class("def", 7, globalDefault=True))
-    assert cluster.create(priority_class("def2", 8, globalDefault=True)) is None
+    cluster.create(make_priority_class("def", 7, globalDefault=True))
+    assert cluster.create(make_priority_class("def2", 8, globalDefault=True)) is None
     rej = last_rejection(cluster)
     assert rej["code"] == 403
     assert rej["message"] == (
@@ -83,18 +84,18 @@ def test_second_global_default_is_forbidden(cluster):
 
 
 def test_user_class_above_one_billion_is_invalid(cluster):
-    assert cluster.create(priority_class("huge", 1_000_000_001)) is None
+    assert cluster.create(make_priority_class("huge", 1_000_000_001)) is None
     rej = last_rejection(cluster)
     assert rej["code"] == 422
     assert rej["message"] == (
         'PriorityClass.scheduling.k8s.io "huge" is invalid: value: Forbidden: maximum allowed value of a '
         "user defined priority is 1000000000"
     )
-    assert cluster.create(priority_class("max", 1_000_000_000)) is not None
+    assert cluster.create(make_priority_class("max", 1_000_000_000)) is not None
 
 
 def test_system_prefix_is_reserved(cluster):
-    assert cluster.create(priority_class("system-foo", 10)) is None
+    assert cluster.create(make_priority_class("system-foo", 10)) is None
     rej = last_rejection(cluster)
     assert rej["code"] == 422
     assert rej["message"] == (
@@ -107,21 +108,21 @@ def test_system_prefix_is_reserved(cluster):
 def test_system_class_with_wrong_value_is_invalid():
     cluster = make_cluster(controllers=False)
     cluster.delete("PriorityClass", None, "system-node-critical")
-    assert cluster.create(priority_class("system-node-critical", 5)) is None
+    assert cluster.create(make_priority_class("system-node-critical", 5)) is None
     assert last_rejection(cluster)["message"].endswith(
         "error: value of system-node-critical PriorityClass must be 2000001000"
     )
 
 
 def test_recreating_a_system_class_already_exists(cluster):
-    assert cluster.create(priority_class("system-node-critical", 2000001000)) is None
+    assert cluster.create(make_priority_class("system-node-critical", 2000001000)) is None
     rej = last_rejection(cluster)
     assert rej["code"] == 409
     assert rej["message"] == 'priorityclasses.scheduling.k8s.io "system-node-critical" already exists'
 
 
 def test_pod_with_different_priority_is_forbidden(cluster):
-    cluster.create(priority_class("high", 1000))
+    cluster.create(make_priority_class("high", 1000))
     assert cluster.create(pod("p", priorityClassName="high", priority=5)) is None
     assert last_rejection(cluster)["message"] == (
         'pods "p" is forbidden: the integer value of priority (5) must not be provided in pod spec; '
@@ -136,7 +137,7 @@ def test_pod_priority_without_class_must_be_zero(cluster):
 
 
 def test_pod_with_different_preemption_policy_is_forbidden(cluster):
-    cluster.create(priority_class("high", 1000))
+    cluster.create(make_priority_class("high", 1000))
     assert cluster.create(pod("p", priorityClassName="high", preemptionPolicy="Never")) is None
     assert last_rejection(cluster)["message"] == (
         'pods "p" is forbidden: the string value of PreemptionPolicy (Never) must not be provided in pod '

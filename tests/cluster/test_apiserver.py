@@ -7,10 +7,11 @@ import ast
 from pathlib import Path
 
 import pytest
-from cluster_helpers import get_pod, make_cluster, node, pod, priority_class, quota
+from cluster_helpers import get_pod, make_cluster, node, pod, quota
 
 from kubesched.cluster.embedded.apiserver.server import ApiServer
 from kubesched.k8s.objects import ApiError, Obj
+from kubesched.testkit.builders import make_priority_class
 
 EMBEDDED = Path(__file__).resolve().parents[2] / "src" / "kubesched" / "cluster" / "embedded"
 
@@ -28,7 +29,7 @@ class Audit:
 
 def test_create_runs_priority_admission_and_defaulting() -> None:
     api = make_cluster(controllers=False).api
-    api.create(priority_class("default-class", 7, globalDefault=True))
+    api.create(make_priority_class("default-class", 7, globalDefault=True))
     created = api.create(pod("p"))
     assert created["spec"]["priorityClassName"] == "default-class"
     assert (created["spec"]["priority"], created["spec"]["preemptionPolicy"]) == (7, "PreemptLowerPriority")
@@ -54,14 +55,14 @@ def test_a_refused_create_raises_stores_nothing_and_tells_the_audit() -> None:
 def test_create_charges_quota_and_provisions_the_namespace() -> None:
     cluster = make_cluster()
     api = cluster.api
-    api.create(quota("q", {"pods": "1"}, ns="team"))
+    api.create(quota("q", {"pods": "1"}, namespace="team"))
     audit = Audit()
-    api.create(pod("a", ns="team"), audit=audit)
+    api.create(pod("a", namespace="team"), audit=audit)
     assert audit.seen == [("admitted", "a")]
     assert api.get("Namespace", None, "team") is not None
     assert api.get("ResourceQuota", "team", "q")["status"]["used"] == {"pods": "1"}
     with pytest.raises(ApiError) as err:
-        api.create(pod("b", ns="team"))
+        api.create(pod("b", namespace="team"))
     assert err.value.code == 403 and "exceeded quota: q" in err.value.message
 
 

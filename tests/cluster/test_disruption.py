@@ -2,21 +2,9 @@
 
 from __future__ import annotations
 
-from cluster_helpers import bind, node, pod, pods_of, run, template
+from cluster_helpers import bind, daemonset, deployment, node, pdb, pod, pods_of, run
 
 from kubesched.cluster.embedded.controllers.disruption import scaled_value
-
-
-def pdb(name: str, labels: dict[str, str], status: dict | None = None, **spec) -> dict:
-    obj = {
-        "apiVersion": "policy/v1",
-        "kind": "PodDisruptionBudget",
-        "metadata": {"name": name, "namespace": "default"},
-        "spec": {"selector": {"matchLabels": labels}, **spec},
-    }
-    if status is not None:
-        obj["status"] = status
-    return obj
 
 
 def status(cluster, name="b"):
@@ -58,10 +46,7 @@ def test_pending_pods_are_not_healthy(cluster):
 
 def test_max_unavailable_uses_deployment_scale(cluster):
     cluster.create(node("n1"))
-    cluster.create({
-        "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web", "namespace": "default"},
-        "spec": {"replicas": 4, "selector": {"matchLabels": {"app": "web"}}, "template": template({"app": "web"})},
-    })
+    cluster.create(deployment("web", 4))
     cluster.create(pdb("b", {"app": "web"}, maxUnavailable="25%"))
     (rs,) = cluster.store.list("ReplicaSet")
     pods = pods_of(cluster, "ReplicaSet", rs["metadata"]["name"])
@@ -84,10 +69,7 @@ def test_min_available_percent_on_bare_pods_expects_nothing(cluster):
 
 def test_pod_of_unscaled_controller_fails_sync(cluster):
     cluster.create(node("n1"))
-    cluster.create({
-        "apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": "ds", "namespace": "default"},
-        "spec": {"selector": {"matchLabels": {"app": "ds"}}, "template": template({"app": "ds"})},
-    })
+    cluster.create(daemonset("ds"))
     cluster.create(pdb("b", {"app": "ds"}, maxUnavailable=1))
     s = cluster.store.get("PodDisruptionBudget", "default", "b")["status"]
     assert s["disruptionsAllowed"] == 0

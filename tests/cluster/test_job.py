@@ -2,18 +2,9 @@
 
 from __future__ import annotations
 
-from cluster_helpers import bind, get_pod, node, pods_of, run, template
+from cluster_helpers import bind, get_pod, job, node, pods_of, run
 
 from kubesched.cluster.embedded.controllers.job import backoff_delay
-
-
-def job(name: str, **spec) -> dict:
-    return {
-        "apiVersion": "batch/v1",
-        "kind": "Job",
-        "metadata": {"name": name, "namespace": "default"},
-        "spec": {"template": template({"app": name}, restartPolicy="Never"), **spec},
-    }
 
 
 def active(cluster, name):

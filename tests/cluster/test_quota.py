@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from cluster_helpers import bind, container, get_pod, make_cluster, node, pod, priority_class, quota, run
+from cluster_helpers import bind, container, get_pod, make_cluster, node, pod, quota, run
 
 from kubesched.k8s.objects import ApiError
+from kubesched.testkit.builders import make_priority_class
 
 
 def used(cluster, name="q", ns="default"):
@@ -14,8 +15,8 @@ def used(cluster, name="q", ns="default"):
 
 @pytest.fixture
 def classes(cluster):
-    cluster.create(priority_class("high", 1000))
-    cluster.create(priority_class("low", 100))
+    cluster.create(make_priority_class("high", 1000))
+    cluster.create(make_priority_class("low", 100))
     return cluster
 
 
@@ -90,7 +91,7 @@ def test_scope_priority_class_does_not_exist_counts_only_classless(classes):
     assert cluster.create(pod("l1", priorityClassName="low")) is not None
     assert cluster.create(pod("none")) is not None
     assert cluster.create(pod("none2")) is None
-    cluster.create(priority_class("def", 5, globalDefault=True))
+    cluster.create(make_priority_class("def", 5, globalDefault=True))
     # the default class fills in priorityClassName before quota sees the pod
     assert cluster.create(pod("defaulted")) is not None
 
@@ -133,9 +134,9 @@ def test_scope_cross_namespace_pod_affinity(cluster):
 
 
 def test_quota_in_other_namespace_does_not_apply(cluster):
-    cluster.create(quota("q", {"pods": "0"}, ns="other"))
+    cluster.create(quota("q", {"pods": "0"}, namespace="other"))
     assert cluster.create(pod("a")) is not None
-    assert cluster.create(pod("b", ns="other")) is None
+    assert cluster.create(pod("b", namespace="other")) is None
 
 
 def test_usage_released_when_pod_finishes_and_when_deleted(cluster):
@@ -216,12 +217,12 @@ def test_limited_scope_without_covering_quota_is_refused():
 
 def test_limited_scope_with_covering_quota_is_admitted():
     cluster = with_limited(LIMIT_CRITICAL)
-    cluster.create(quota("crit", {"pods": "10"}, ns="kube-system", scopeSelector={"matchExpressions": [
+    cluster.create(quota("crit", {"pods": "10"}, namespace="kube-system", scopeSelector={"matchExpressions": [
         {"scopeName": "PriorityClass", "operator": "In", "values": ["system-node-critical"]}]}))
-    assert cluster.create(pod("crit", ns="kube-system", priorityClassName="system-node-critical")) is not None
+    assert cluster.create(pod("crit", namespace="kube-system", priorityClassName="system-node-critical")) is not None
     assert used(cluster, "crit", "kube-system") == {"pods": "1"}
     # covered by scope name only: a quota scoped to another class name does not cover
-    assert cluster.create(pod("crit2", ns="kube-system", priorityClassName="system-cluster-critical")) is None
+    assert cluster.create(pod("crit2", namespace="kube-system", priorityClassName="system-cluster-critical")) is None
     # a quota in another namespace covers nothing here
     assert cluster.create(pod("crit", priorityClassName="system-node-critical")) is None
 

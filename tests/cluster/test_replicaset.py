@@ -2,21 +2,9 @@
 
 from __future__ import annotations
 
-from cluster_helpers import bind, get_pod, node, pods_of, priority_class, quota, run, template
+from cluster_helpers import bind, deployment, get_pod, node, pods_of, quota, replicaset, run
 
-
-def replicaset(name: str, replicas: int, **tpl) -> dict:
-    return {
-        "apiVersion": "apps/v1",
-        "kind": "ReplicaSet",
-        "metadata": {"name": name, "namespace": "default"},
-        "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": name}},
-                 "template": template({"app": name}, **tpl)},
-    }
-
-
-def deployment(name: str, replicas: int, **tpl) -> dict:
-    return {**replicaset(name, replicas, **tpl), "kind": "Deployment"}
+from kubesched.testkit.builders import make_priority_class
 
 
 def active(pods):
@@ -111,7 +99,7 @@ def test_unknown_priority_class_retried_when_class_appears(cluster):
     cluster.create(replicaset("web", 1, priorityClassName="later"))
     assert pods_of(cluster, "ReplicaSet", "web") == []
     assert cluster.log.rejected[-1]["message"] == 'pods "web-" is forbidden: no PriorityClass with name later was found'
-    cluster.create(priority_class("later", 10))
+    cluster.create(make_priority_class("later", 10))
     (p,) = pods_of(cluster, "ReplicaSet", "web")
     assert p["spec"]["priority"] == 10
 

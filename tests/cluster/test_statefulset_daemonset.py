@@ -2,26 +2,7 @@
 
 from __future__ import annotations
 
-from cluster_helpers import bind, get_pod, node, pods_of, quota, run, template
-
-
-def statefulset(name: str, replicas: int, **spec) -> dict:
-    return {
-        "apiVersion": "apps/v1",
-        "kind": "StatefulSet",
-        "metadata": {"name": name, "namespace": "default"},
-        "spec": {"replicas": replicas, "serviceName": name, "selector": {"matchLabels": {"app": name}},
-                 "template": template({"app": name}), **spec},
-    }
-
-
-def daemonset(name: str, **tpl) -> dict:
-    return {
-        "apiVersion": "apps/v1",
-        "kind": "DaemonSet",
-        "metadata": {"name": name, "namespace": "default"},
-        "spec": {"selector": {"matchLabels": {"app": name}}, "template": template({"app": name}, **tpl)},
-    }
+from cluster_helpers import bind, daemonset, get_pod, node, pods_of, quota, run, statefulset
 
 
 def names(pods):

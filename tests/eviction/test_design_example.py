@@ -4,8 +4,9 @@ kubelet eviction writes: phase, reason, message, DisruptionTarget condition, nod
 from __future__ import annotations
 
 from kubesched.k8s.timefmt import rfc3339
+from kubesched.testkit.runs import run_path
 
-from .conftest import EXAMPLES, run_path
+from .conftest import EXAMPLES
 
 KEY = ("Preempted", "Deleted", "Scheduled", "Evicted", "NodeHasInsufficientMemory", "NodeHasSufficientMemory")
 

@@ -4,20 +4,23 @@ disk pressure, per-node thresholds, usage profiles and controllers replacing evi
 from __future__ import annotations
 
 from kubesched.k8s.timefmt import rfc3339
+from kubesched.testkit.builders import make_deployment, make_priority_class
+from kubesched.testkit.scenarios import create_step, delete_step
+from kubesched.testkit.scenarios import scenario_document as scenario
 
-from .conftest import create, deployment, node, pclass, pod, scenario
+from .conftest import node, pod
 
 
 def stuck_pressure(name: str = "n1") -> list:
     """A node under memory pressure the kubelet cannot relieve (only a critical pod uses memory)."""
-    return [node(name), pod("system", usage="memory=2200Mi", cls="system-node-critical", on=name)]
+    return [node(name), pod("system", usage="memory=2200Mi", priority_class="system-node-critical", node=name)]
 
 
 def test_kubelet_admission_refuses_best_effort_pods_under_memory_pressure(simulate):
     run = simulate(stuck_pressure(), scenario({"eviction": {}}, [
-        create("12s", pod("be", on="n1")),
-        create("12s", pod("burstable", memory="64Mi", on="n1")),
-        create("12s", pod("tolerant", on="n1", tolerations=[
+        create_step("12s", pod("be", node="n1")),
+        create_step("12s", pod("burstable", memory="64Mi", node="n1")),
+        create_step("12s", pod("tolerant", node="n1", tolerations=[
             {"key": "node.kubernetes.io/memory-pressure", "operator": "Exists", "effect": "NoSchedule"}])),
     ], until="15s"))  # (at 20 s the kubelet would start evicting the admitted ones)
     assert run.phase("be") == "Failed"
@@ -28,8 +31,8 @@ def test_kubelet_admission_refuses_best_effort_pods_under_memory_pressure(simula
 
 def test_the_pressure_taint_keeps_the_scheduler_away_once_reported(simulate):
     run = simulate(stuck_pressure(), scenario({"eviction": {}}, [
-        create("12s", pod("early", memory="64Mi")),   # before the status update at 15 s
-        create("16s", pod("late", memory="64Mi")),
+        create_step("12s", pod("early", memory="64Mi")),   # before the status update at 15 s
+        create_step("16s", pod("late", memory="64Mi")),
     ], until="30s"))
     assert [(e["time"], e["node"]) for e in run.ev("Scheduled", "early")] == [(12.0, "n1")]
     assert run.ev("Scheduled", "late") == []
@@ -38,12 +41,12 @@ def test_the_pressure_taint_keeps_the_scheduler_away_once_reported(simulate):
 
 def test_taint_nodes_by_condition_can_be_switched_off(simulate):
     run = simulate(stuck_pressure(), scenario({"eviction": {"taintNodesByCondition": False}}, [
-        create("16s", pod("late", memory="64Mi"))], until="30s"))
+        create_step("16s", pod("late", memory="64Mi"))], until="30s"))
     assert [e["node"] for e in run.ev("Scheduled", "late")] == ["n1"]
 
 
 def test_soft_threshold_waits_for_its_grace_period_and_kills_with_the_max_pod_grace(simulate):
-    run = simulate(node("n1"), pod("a", usage="memory=1800Mi", on="n1"), scenario({"eviction": {
+    run = simulate(node("n1"), pod("a", usage="memory=1800Mi", node="n1"), scenario({"eviction": {
         "evictionSoft": {"memory.available": "500Mi"}, "evictionSoftGracePeriod": {"memory.available": "30s"},
         "evictionMaxPodGracePeriod": 5}}))
     # available = 2Gi + 100Mi - 1800Mi = 348Mi: below the soft 500Mi, above the hard 100Mi
@@ -55,8 +58,8 @@ def test_soft_threshold_waits_for_its_grace_period_and_kills_with_the_max_pod_gr
 def test_disk_pressure_uses_ephemeral_storage_usage(simulate):
     n = node("n1", capacity={"cpu": "4", "memory": "2Gi", "ephemeral-storage": "10Gi", "pods": "110"})
     n["status"]["allocatable"]["ephemeral-storage"] = "9Gi"
-    run = simulate(n, pod("logs", usage="ephemeral-storage=9500Mi", on="n1"),
-                   pod("quiet", usage="ephemeral-storage=100Mi", on="n1"), scenario({"eviction": {}}))
+    run = simulate(n, pod("logs", usage="ephemeral-storage=9500Mi", node="n1"),
+                   pod("quiet", usage="ephemeral-storage=100Mi", node="n1"), scenario({"eviction": {}}))
     assert run.evicted() == [(10.0, "logs")]
     assert run.ev("Evicted")[0]["message"].startswith("The node was low on resource: ephemeral-storage. ")
     assert run.eviction["nodeConditions"][0]["type"] == "DiskPressure"
@@ -64,28 +67,28 @@ def test_disk_pressure_uses_ephemeral_storage_usage(simulate):
 
 def test_thresholds_per_node(simulate):
     run = simulate(node("n1"), node("n2", labels={"pool": "tight"}),
-                   pod("a", usage="memory=1900Mi", on="n1"), pod("b", usage="memory=1900Mi", on="n2"),
+                   pod("a", usage="memory=1900Mi", node="n1"), pod("b", usage="memory=1900Mi", node="n2"),
                    scenario({"eviction": {"nodes": [{"nodeSelector": {"matchLabels": {"pool": "tight"}},
                                                      "evictionHard": {"memory.available": "500Mi"}}]}}))
     # n2 reserves 500Mi: capacity 2548Mi, available 648Mi... not below 500Mi; n1: 248Mi, not below 100Mi
     assert run.evicted() == []
     run = simulate(node("n1"), node("n2"),
-                   pod("a", usage="memory=1900Mi", on="n1"), pod("b", usage="memory=1900Mi", on="n2"),
+                   pod("a", usage="memory=1900Mi", node="n1"), pod("b", usage="memory=1900Mi", node="n2"),
                    scenario({"eviction": {"nodes": [{"names": ["n2"], "evictionHard": {"memory.available": "500Mi"}}]}}))
     assert run.evicted() == []  # capacity derives from the node's own threshold
     n2 = node("n2", capacity={"cpu": "4", "memory": "2148Mi", "pods": "110"})
-    run = simulate(node("n1"), n2, pod("a", usage="memory=1900Mi", on="n1"), pod("b", usage="memory=1900Mi", on="n2"),
+    run = simulate(node("n1"), n2, pod("a", usage="memory=1900Mi", node="n1"), pod("b", usage="memory=1900Mi", node="n2"),
                    scenario({"eviction": {"nodes": [{"names": ["n2"], "evictionHard": {"memory.available": "500Mi"}}]}}))
     assert run.evicted() == [(10.0, "b")]  # 248Mi available < 500Mi on n2 only
 
 
 def test_usage_profile_steps_are_observed_at_the_next_monitoring_period(simulate):
-    run = simulate(node("n1"), pod("grow", usage="memory=1Gi@0s,3Gi@25s", on="n1"), scenario({"eviction": {}}))
+    run = simulate(node("n1"), pod("grow", usage="memory=1Gi@0s,3Gi@25s", node="n1"), scenario({"eviction": {}}))
     assert run.evicted() == [(30.0, "grow")]
 
 
 def test_default_usage_of_pods_without_annotation(simulate):
-    greedy = [node("n1"), pod("a", memory="1500Mi", on="n1"), pod("b", usage="memory=700Mi", on="n1")]
+    greedy = [node("n1"), pod("a", memory="1500Mi", node="n1"), pod("b", usage="memory=700Mi", node="n1")]
     run = simulate(greedy, scenario({"eviction": {}}))
     assert run.evicted() == [(10.0, "b")]  # a uses its request: 2200Mi in all
     run = simulate(greedy, scenario({"eviction": {"defaultUsage": "zero"}}))
@@ -94,7 +97,7 @@ def test_default_usage_of_pods_without_annotation(simulate):
 
 def test_controllers_replace_evicted_pods(simulate):
     template = pod("x", memory="256Mi", usage="memory=3Gi")
-    run = simulate(pclass("p", 10), node("n1"), deployment("web", 1, template),
+    run = simulate(make_priority_class("p", 10), node("n1"), make_deployment("web", 1, template),
                    scenario({"eviction": {}}, until="25s"))
     evicted = [e["pod"] for e in run.ev("Evicted")]
     assert len(evicted) == 2  # evicted at 10 s, the replacement again at 20 s
@@ -103,10 +106,9 @@ def test_controllers_replace_evicted_pods(simulate):
 
 
 def test_a_terminating_pod_still_counts_and_can_be_evicted(simulate):
-    run = simulate(node("n1"), pod("leaving", usage="memory=1500Mi", on="n1", grace=60),
-                   pod("staying", memory="1Gi", usage="memory=800Mi", on="n1"),
-                   scenario({"eviction": {}}, [{"at": "5s", "delete": {"kind": "Pod", "name": "leaving",
-                                                                        "namespace": "default"}}]))
+    run = simulate(node("n1"), pod("leaving", usage="memory=1500Mi", node="n1", grace=60),
+                   pod("staying", memory="1Gi", usage="memory=800Mi", node="n1"),
+                   scenario({"eviction": {}}, [delete_step("5s", "Pod", "leaving", namespace="default")]))
     assert run.evicted() == [(10.0, "leaving")]  # killed at once instead of at 65 s
     assert run.phase("staying") == "Running"
     assert [e["time"] for e in run.ev("Deleted", "leaving")] == [10.0]

@@ -10,8 +10,11 @@ from kubesched.cluster.embedded.cluster import EmbeddedCluster
 from kubesched.cluster.embedded.eventlog import EventLog
 from kubesched.cluster.embedded.kubelet.pingpong import PingPongAvoidance, with_avoided_nodes
 from kubesched.des.clock import EventLoop
+from kubesched.testkit.builders import make_container, make_pod
+from kubesched.testkit.runs import run_path
+from kubesched.testkit.scenarios import write_scenario
 
-from .conftest import EXAMPLES, run_path
+from .conftest import EXAMPLES
 
 
 def web_placements(run) -> list[tuple[float, str, str]]:
@@ -49,9 +52,7 @@ def test_required_mode(tmp_path):
     docs = list(yaml.safe_load_all((EXAMPLES / "eviction" / "ping-pong-avoided.yaml").read_text()))
     spec = docs[-1]["spec"]
     spec["cluster"]["eviction"]["avoidPingPong"] = {"window": "1m", "duration": "20s", "mode": "Required"}
-    path = tmp_path / "s.yaml"
-    path.write_text(yaml.safe_dump_all(docs))
-    run = run_path(path)
+    run = run_path(write_scenario(tmp_path, docs))
     assert web_placements(run) == [(0.0, "Scheduled", "node-1"), (30.0, "Evicted", "node-1"),
                                    (30.0, "Scheduled", "node-2")]
     [applied] = run.eviction["pingPongAvoidance"]
@@ -67,8 +68,7 @@ def test_avoidance_expires_after_its_duration():
     cluster = EmbeddedCluster(loop, EventLog(loop.now), np.random.default_rng(0))
     avoidance = PingPongAvoidance(cluster, PingPongSettings(window=60, duration=20, mode="Preferred"))
     owner = [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "rs", "uid": "u1", "controller": True}]
-    evicted = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "a", "ownerReferences": owner},
-               "spec": {"containers": [{"name": "c", "image": "x"}]}}
+    evicted = make_pod("a", namespace=None, owner_references=owner, containers=[make_container("c", image="x")])
     avoidance.note_eviction(evicted, "n1", started=0.0)
     fresh = {**evicted, "metadata": {"name": "b", "ownerReferences": owner}}
     cluster.create(fresh)
@@ -83,9 +83,7 @@ def test_avoidance_expires_after_its_duration():
 def test_evictions_long_after_the_start_do_not_count(tmp_path):
     docs = list(yaml.safe_load_all((EXAMPLES / "eviction" / "ping-pong-avoided.yaml").read_text()))
     docs[-1]["spec"]["cluster"]["eviction"]["avoidPingPong"]["window"] = "10s"  # web is evicted 30 s in
-    path = tmp_path / "s.yaml"
-    path.write_text(yaml.safe_dump_all(docs))
-    run = run_path(path)
+    run = run_path(write_scenario(tmp_path, docs))
     assert web_placements(run)[2] == (30.0, "Scheduled", "node-1")
     assert run.eviction["pingPongAvoidance"] == []
 

@@ -11,11 +11,13 @@ from kubesched.cluster.embedded.kubelet.eviction_rank import (
     eviction_message,
     rank_for_eviction,
 )
+from kubesched.testkit.builders import make_priority_class
+from kubesched.testkit.scenarios import scenario_document as scenario
 
-from .conftest import node, pclass, pod, scenario
+from .conftest import node, pod
 
 MI = 1024 * 1024
-CLASSES = [pclass("low", 100), pclass("high", 1000)]
+CLASSES = [make_priority_class("low", 100), make_priority_class("high", 1000)]
 
 
 def keys(cands: list[Candidate]) -> list[str]:
@@ -68,8 +70,8 @@ def test_eviction_message_names_containers_over_their_request():
 # -- §11 item 34 on a simulated kubelet -------------------------------------------------------------
 def test_34_high_priority_pod_over_request_is_evicted_before_low_priority_pod_within_request(simulate):
     run = simulate(CLASSES, node("n1"),
-                   pod("hi", memory="256Mi", usage="memory=1200Mi", cls="high", on="n1"),
-                   pod("lo", memory="1Gi", usage="memory=1000Mi", cls="low", on="n1"),
+                   pod("hi", memory="256Mi", usage="memory=1200Mi", priority_class="high", node="n1"),
+                   pod("lo", memory="1Gi", usage="memory=1000Mi", priority_class="low", node="n1"),
                    scenario({"eviction": {}}))
     assert run.evicted() == [(10.0, "hi")]
     assert run.phase("hi") == "Failed" and run.phase("lo") == "Running"
@@ -77,15 +79,15 @@ def test_34_high_priority_pod_over_request_is_evicted_before_low_priority_pod_wi
 
 def test_34_of_two_pods_over_request_the_lower_priority_one_goes_first(simulate):
     run = simulate(CLASSES, node("n1"),
-                   pod("lo", memory="256Mi", usage="memory=1Gi", cls="low", on="n1"),
-                   pod("hi", memory="256Mi", usage="memory=1200Mi", cls="high", on="n1"),
+                   pod("lo", memory="256Mi", usage="memory=1Gi", priority_class="low", node="n1"),
+                   pod("hi", memory="256Mi", usage="memory=1200Mi", priority_class="high", node="n1"),
                    scenario({"eviction": {}}))
     assert run.evicted() == [(10.0, "lo")]
     assert run.phase("hi") == "Running"
 
 
 def test_one_pod_per_monitoring_period(simulate):
-    pods = [pod(f"be-{i}", usage="memory=700Mi", on="n1") for i in range(4)]  # 2800Mi on a 2Gi node
+    pods = [pod(f"be-{i}", usage="memory=700Mi", node="n1") for i in range(4)]  # 2800Mi on a 2Gi node
     run = simulate(node("n1"), pods, scenario({"eviction": {}}))
     # usage-minus-request ties -> by name; after one eviction 2100Mi is still above 2Gi
     assert run.evicted() == [(10.0, "be-0"), (20.0, "be-1")]
@@ -93,22 +95,22 @@ def test_one_pod_per_monitoring_period(simulate):
 
 
 def test_monitoring_period_is_configurable(simulate):
-    run = simulate(node("n1"), pod("a", usage="memory=3Gi", on="n1"),
+    run = simulate(node("n1"), pod("a", usage="memory=3Gi", node="n1"),
                    scenario({"eviction": {"monitoringPeriod": "25s"}}))
     assert run.evicted() == [(25.0, "a")]
 
 
 def test_critical_pods_are_spared(simulate):
     run = simulate(node("n1"),
-                   pod("system", memory="128Mi", usage="memory=1500Mi", cls="system-cluster-critical", on="n1"),
-                   pod("app", memory="1Gi", usage="memory=700Mi", on="n1"),
+                   pod("system", memory="128Mi", usage="memory=1500Mi", priority_class="system-cluster-critical", node="n1"),
+                   pod("app", memory="1Gi", usage="memory=700Mi", node="n1"),
                    scenario({"eviction": {}}))
     assert run.evicted() == [(10.0, "app")]
     assert run.phase("system") == "Running"
 
 
 def test_nothing_but_critical_pods_means_no_eviction_and_the_run_ends(simulate):
-    run = simulate(node("n1"), pod("system", usage="memory=3Gi", cls="system-node-critical", on="n1"),
+    run = simulate(node("n1"), pod("system", usage="memory=3Gi", priority_class="system-node-critical", node="n1"),
                    scenario({"eviction": {}}))
     assert run.evicted() == []
     assert run.result["endTime"] < 400  # no endless ticking for a pressure nobody can relieve
@@ -116,7 +118,7 @@ def test_nothing_but_critical_pods_means_no_eviction_and_the_run_ends(simulate):
 
 def test_no_pressure_no_eviction(simulate):
     # pods may use the whole allocatable: the node keeps the 100Mi threshold on top of it
-    run = simulate(node("n1"), pod("a", usage="memory=2Gi", on="n1"), scenario({"eviction": {}}))
+    run = simulate(node("n1"), pod("a", usage="memory=2Gi", node="n1"), scenario({"eviction": {}}))
     assert run.evicted() == []
     assert run.result["cluster"]["eviction"] == {"evictions": [], "nodeConditions": []}
 

@@ -8,8 +8,9 @@ from kubesched.api.cluster_settings.eviction import parse_config, validate_confi
 from kubesched.api.errors import KubeschedError
 from kubesched.api.usage import UsageSyntaxError, check_usage_annotation, parse_usage
 from kubesched.cluster.embedded.kubelet.usage import value_at
+from kubesched.testkit.scenarios import scenario_document as scenario
 
-from .conftest import node, scenario
+from .conftest import node
 
 GI = 1024**3
 MI = 1024**2

@@ -23,66 +23,30 @@ from kubesched.scheduler.framework.runtime import Framework, Profile
 from kubesched.scheduler.framework.types import NodeInfo, PodInfo
 from kubesched.scheduler.messages import truncate_note
 from kubesched.scheduler.plugins.defaultpreemption import pdb_violations
-from kubesched.sim import simulate
-from kubesched.testkit.scenarios import write_scenario
+from kubesched.testkit.builders import make_namespace, make_node, make_pdb, make_pod, make_priority_class
+from kubesched.testkit.framework import FakeHandle, node_info
+from kubesched.testkit.runs import events, run_docs
+from kubesched.testkit.scenarios import create_step, scenario_document
 
 Obj = dict[str, Any]
 
 
-# -- builders (patterns from tests/scenarios/conftest.py) ---------------------------------------
+# -- this file's defaults: 4-cpu nodes of 16Gi, pods requesting 1 cpu, no namespace unless given -------------
 def node(name: str, cpu: str = "4", *, taints: list[Obj] | None = None) -> Obj:
-    obj: Obj = {
-        "apiVersion": "v1", "kind": "Node",
-        "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
-        "status": {"allocatable": {"cpu": cpu, "memory": "16Gi", "pods": "110"}},
-    }
-    if taints:
-        obj["spec"] = {"taints": taints}
-    return obj
+    return make_node(name, cpu, "16Gi", capacity=None, taints=taints)
 
 
-def pod(name: str, cpu: str | None = "1", *, ns: str | None = None, on: str | None = None,
-        labels: dict[str, str] | None = None, status: Obj | None = None, **spec_extra: Any) -> Obj:
-    container: Obj = {"name": "app", "image": "registry.k8s.io/pause:3.9"}
-    if cpu is not None:
-        container["resources"] = {"requests": {"cpu": cpu}}
-    meta: Obj = {"name": name}
-    if ns:
-        meta["namespace"] = ns
-    if labels:
-        meta["labels"] = labels
-    spec: Obj = {"containers": [container], **spec_extra}
-    if on:
-        spec["nodeName"] = on
-    obj: Obj = {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec}
-    if status:
-        obj["status"] = status
-    return obj
-
-
-def namespace(name: str, labels: dict[str, str]) -> Obj:
-    return {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name, "labels": labels}}
-
-
-def scenario(steps: list[Obj] | None = None, until: int | None = None) -> Obj:
-    spec: Obj = {"seed": 1, "steps": steps or []}
-    if until is not None:
-        spec["until"] = f"{until}s"
-    return {"apiVersion": "kubesched.io/v1alpha1", "kind": "Scenario", "metadata": {"name": "t"}, "spec": spec}
-
-
-def create(at: int, obj: Obj) -> Obj:
-    return {"at": f"{at}s", "create": obj}
+def pod(name: str, cpu: str | None = "1", **fields: Any) -> Obj:
+    return make_pod(name, cpu, None, namespace=fields.pop("namespace", None), **fields)
 
 
 def run(tmp_path: Path, *docs: Obj | list[Obj]) -> tuple[dict[str, Any], Any]:
-    outcome = simulate(write_scenario(tmp_path, docs))
-    return outcome.result, outcome.simulation
+    done = run_docs(tmp_path, docs)
+    return done.result, done.sim
 
 
 def failed(result: dict[str, Any], name: str) -> list[tuple[float, str]]:
-    return [(e["time"], e["message"]) for e in result["events"]
-            if e["reason"] == "FailedScheduling" and e["pod"] == f"default/{name}"]
+    return [(e["time"], e["message"]) for e in events(result, "FailedScheduling", name)]
 
 
 # -- fakes for framework-level tests ---------------------------------------------------------------
@@ -121,9 +85,7 @@ def framework(points: dict[str, list[str]], plugins: dict[str, Any]) -> Framewor
 
 
 def pod_info(name: str = "p", **kw: Any) -> PodInfo:
-    obj = pod(name, **kw)
-    obj["metadata"]["uid"] = f"uid-{name}"
-    return PodInfo.from_pod(obj)
+    return PodInfo.from_pod(pod(name, uid=f"uid-{name}", **kw))
 
 
 # -- queue ---------------------------------------------------------------------------------------
@@ -137,7 +99,7 @@ def test_pod_failing_with_an_error_waits_in_the_unschedulable_pool(tmp_path: Pat
     SchedulerError."""
     affinity = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
         {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["ghost"]}]}]}}}
-    result, sim = run(tmp_path, node("n1"), pod("p", affinity=affinity), scenario(until=400))
+    result, sim = run(tmp_path, node("n1"), pod("p", affinity=affinity), scenario_document(until=400))
     msg = 'nodeinfo not found for node name "ghost"'
     assert failed(result, "p") == [(0.0, msg), (330.0, msg)]
     live = sim.cluster.store.get("Pod", "default", "p")
@@ -188,7 +150,7 @@ def test_node_add_precheck_handles_a_pod_nodeResourcesFit_rejected_at_prefilter(
     p = pod("p")
     p["spec"]["initContainers"] = [{"name": "side", "image": "registry.k8s.io/pause:3.9",
                                     "restartPolicy": "Always", "resources": {"requests": {"cpu": "1"}}}]
-    result, _ = run(tmp_path, node("n1"), p, scenario([create(5, node("n2"))], until=20))
+    result, _ = run(tmp_path, node("n1"), p, scenario_document(steps=[create_step(5, node("n2"))], until=20))
     assert [t for t, _ in failed(result, "p")] == [0.0, 5.0]
 
 
@@ -201,9 +163,9 @@ def test_assigned_pod_add_honours_the_affinity_terms_namespace_selector(tmp_path
             "namespaceSelector": {"matchLabels": {"team": "a"}}, "topologyKey": "kubernetes.io/hostname"}
     p = pod("p", affinity={"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}})
     result, _ = run(
-        tmp_path, namespace("a", {"team": "a"}), namespace("b", {"team": "b"}), node("n1"), p,
-        scenario([create(20, pod("other", None, ns="b", on="n1", labels={"app": "x"})),
-                  create(40, pod("mate", None, ns="a", on="n1", labels={"app": "x"}))], until=100),
+        tmp_path, make_namespace("a", {"team": "a"}), make_namespace("b", {"team": "b"}), node("n1"), p,
+        scenario_document(steps=[create_step(20, pod("other", None, namespace="b", node="n1", labels={"app": "x"})),
+                  create_step(40, pod("mate", None, namespace="a", node="n1", labels={"app": "x"}))], until=100),
     )
     assert [t for t, _ in failed(result, "p")] == [0.0]
     scheduled = [(e["time"], e["node"]) for e in result["events"]
@@ -219,7 +181,7 @@ def test_next_start_node_index_counts_the_failed_nominated_node(tmp_path: Path) 
     (tainted) was not scanned again, so the start index advances by 101, not 100."""
     nodes = [node(f"n{i:03d}") for i in range(199)]
     nodes.append(node("n199", taints=[{"key": "k", "value": "v", "effect": "NoSchedule"}]))
-    result, sim = run(tmp_path, nodes, pod("p", status={"nominatedNodeName": "n199"}), scenario())
+    result, sim = run(tmp_path, nodes, pod("p", status={"nominatedNodeName": "n199"}), scenario_document())
     assert result["pods"]["default/p"]["node"] < "n100"
     assert sim.scheduler.next_start_node_index == 101
 
@@ -243,7 +205,7 @@ def test_runtime_reports_plugin_errors_as_upstream() -> None:
     broken = _Broken("X")
     fwk = framework({"filter": ["X"], "reserve": ["X"], "bind": ["X"]}, {"X": broken})
     p = pod_info()
-    info = NodeInfo.from_node(node("n1"))
+    info = node_info(node("n1"))
     filt = fwk.run_filter(CycleState(), p, info)
     assert filt is not None and filt.code == Code.ERROR
     assert filt.message() == 'running "X" filter plugin: boom'
@@ -279,9 +241,8 @@ def test_event_note_is_truncated_by_bytes() -> None:
 def test_pdb_with_invalid_selector_matches_nothing() -> None:
     """``filterPodsWithPDBViolation``: a PDB whose selector cannot be converted is skipped (it
     protects nothing) instead of failing the preemption."""
-    bad = {"metadata": {"name": "bad", "namespace": "default"},
-           "spec": {"selector": {"matchExpressions": [{"key": "app", "operator": "Bogus"}]}},
-           "status": {"disruptionsAllowed": 0}}
+    bad = make_pdb("bad", {"matchExpressions": [{"key": "app", "operator": "Bogus"}]}, namespace="default",
+                   disruptions_allowed=0)
     victim = pod_info("v", labels={"app": "x"})
     violating, non_violating = pdb_violations([victim], [bad])
     assert violating == [] and non_violating == [victim]
@@ -293,12 +254,11 @@ def test_victim_start_times_compare_at_whole_second_precision(tmp_path: Path) ->
     whole-second precision, so pods started at :00.7 and :00.2 of the same second tie; the tie keeps
     the node's pod order (``a`` first), ``a`` is reprieved first and ``b`` is the victim. Comparing
     the fractions would wrongly make ``b`` (started earlier in the second) the more important one."""
-    classes = [{"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": n},
-                "value": v} for n, v in (("low", 100), ("high", 1000))]
-    a = pod("a", "2", on="n1", priorityClassName="low", status={"startTime": "2025-12-31T23:59:00.700000Z"})
-    b = pod("b", "2", on="n1", priorityClassName="low", status={"startTime": "2025-12-31T23:59:00.200000Z"})
+    classes = [make_priority_class(n, v) for n, v in (("low", 100), ("high", 1000))]
+    a = pod("a", "2", node="n1", priorityClassName="low", status={"startTime": "2025-12-31T23:59:00.700000Z"})
+    b = pod("b", "2", node="n1", priorityClassName="low", status={"startTime": "2025-12-31T23:59:00.200000Z"})
     preemptor = pod("p", "2", priorityClassName="high")
-    result, _ = run(tmp_path, classes, node("n1"), a, b, scenario([create(1, preemptor)], until=100))
+    result, _ = run(tmp_path, classes, node("n1"), a, b, scenario_document(steps=[create_step(1, preemptor)], until=100))
     assert [e["pod"] for e in result["events"] if e["reason"] == "Preempted"] == ["default/b"]
 
 
@@ -306,38 +266,11 @@ def test_dry_run_error_without_candidates_fails_preemption_with_that_error() -> 
     """``Evaluator.Preempt``: ``DryRunPreemption`` aggregates the nodes' Error statuses; when no
     candidate was found that error is returned (``framework.AsStatus(err)``) instead of the "0/N
     nodes are available" FitError, and there is no PostFilterResult (the nomination stays)."""
-    import numpy as np
-
     from kubesched.scheduler.plugins.defaultpreemption import DefaultPreemption
 
     fwk = framework({"filter": ["X"]}, {"X": _Broken("X")})
-    info = NodeInfo.from_node(node("n1"))
-    info.add_pod(pod_info("v", on="n1", priority=100))
-
-    class Handle:
-        metrics = type("M", (), {"preemption_attempts": 0})()
-        rng = np.random.default_rng(0)
-        nominator = q.Nominator(lambda p: True)
-
-        def __init__(self) -> None:
-            self.framework = fwk
-
-        def now(self) -> float:
-            return 0.0
-
-        def record_preemption(self, record: Any) -> None:
-            pass
-
-        def current_pod(self, p: PodInfo) -> PodInfo:
-            return p
-
-        def snapshot(self) -> Any:
-            return type("S", (), {"node_infos": [info], "get": staticmethod(lambda n: info)})()
-
-        def list(self, kind: str) -> list[Obj]:
-            return []
-
-    plugin = DefaultPreemption({}, Handle())  # type: ignore[arg-type]
+    info = node_info(node("n1"), pod_info("v", node="n1", priority=100))
+    plugin = DefaultPreemption({}, FakeHandle([info], framework=fwk))
     statuses = {"n1": Status.unschedulable("Insufficient cpu")}
     result, status = plugin.post_filter(CycleState(), pod_info("p", priority=1000), statuses)
     assert result is None

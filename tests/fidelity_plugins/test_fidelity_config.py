@@ -6,10 +6,11 @@ from __future__ import annotations
 from typing import Any
 
 from kubesched.scheduler.config import build_profile
+from kubesched.testkit.framework import FakeHandle
 
 
 def profile(raw: dict[str, Any]) -> Any:
-    return build_profile(raw, 0, lambda _name: object())  # type: ignore[arg-type,return-value]
+    return build_profile(raw, 0, lambda _name: FakeHandle())
 
 
 def test_reconfigured_multipoint_plugins_keep_the_extension_point_order() -> None:

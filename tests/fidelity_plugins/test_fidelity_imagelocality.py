@@ -45,36 +45,21 @@ def test_image_size_is_the_cluster_wide_first_seen_size_when_the_snapshot_knows_
     from the first node that reported the image, for every node; ``scaledImageScore`` then scales it
     by NumNodes/totalNodes (spread computed first, as float64)."""
     from kubesched.scheduler.framework.interface import CycleState
-    from kubesched.scheduler.framework.types import NodeInfo, PodInfo
+    from kubesched.scheduler.framework.types import PodInfo
     from kubesched.scheduler.plugins.imagelocality import ImageLocality
+    from kubesched.testkit.framework import FakeHandle, cache_of
 
     from ._fixtures import node_obj, pod_obj
 
     mb = 1024 * 1024
-    a = NodeInfo.from_node(node_obj("a", images=[{"names": ["app:1"], "sizeBytes": 500 * mb}]))
-    b = NodeInfo.from_node(node_obj("b", images=[{"names": ["app:1"], "sizeBytes": 900 * mb}]))
-    c = NodeInfo.from_node(node_obj("c"))
-
-    class Snap:
-        node_infos = [a, b, c]
-
-        def image_num_nodes(self, image: str) -> int:
-            return 2 if image == "app:1" else 0
-
-    class WithSize(Snap):
-        def image_size(self, image: str) -> int | None:
-            return 500 * mb if image == "app:1" else None
-
-    class Handle:
-        def __init__(self, snap: object) -> None:
-            self.snap = snap
-
-        def snapshot(self) -> object:
-            return self.snap
+    # the scheduler cache knows the first-seen size; a plain list of nodes only each node's own
+    cache = cache_of([node_obj("a", images=[{"names": ["app:1"], "sizeBytes": 500 * mb}]),
+                      node_obj("b", images=[{"names": ["app:1"], "sizeBytes": 900 * mb}]), node_obj("c")])
+    a, b, c = cache.node_infos
 
     pod = PodInfo.from_pod(pod_obj(containers=[{"name": "c", "image": "app:1"}]))
     expected_a = calculate_priority(int(500 * mb * (2 / 3)), 1)
-    plugin = ImageLocality({}, Handle(WithSize()))  # type: ignore[arg-type]
+    plugin = ImageLocality({}, FakeHandle(cache))
     assert [plugin.score(CycleState(), pod, n) for n in (a, b, c)] == [expected_a, expected_a, 0]
-    per_node = ImageLocality({}, Handle(Snap()))  # type: ignore[arg-type]
+    per_node = ImageLocality({}, FakeHandle([a, b, c]))
     assert per_node.score(CycleState(), pod, b) == calculate_priority(int(900 * mb * (2 / 3)), 1)

@@ -11,8 +11,10 @@ from kubesched.api.selectors import node_selector_term_matches
 from kubesched.scheduler.framework.interface import Code, CycleState
 from kubesched.scheduler.framework.types import PodInfo
 from kubesched.scheduler.plugins.nodeaffinity import REASON_POD, NodeAffinity
+from kubesched.testkit.builders import make_node
+from kubesched.testkit.framework import FakeHandle, node_info
 
-from ._fixtures import node_info, node_obj, pod_obj
+from ._fixtures import node_obj, pod_obj
 
 
 def req(key: str, op: str, *values: str) -> dict[str, Any]:
@@ -20,7 +22,8 @@ def req(key: str, op: str, *values: str) -> dict[str, Any]:
 
 
 def node(name: str = "n1", **labels: str) -> dict[str, Any]:
-    return {"metadata": {"name": name, "labels": labels}}
+    """A node with exactly ``labels`` and no allocatable resources."""
+    return make_node(name, cpu=None, memory=None, pods=None, labels=labels, hostname=False, capacity=None)
 
 
 @pytest.mark.parametrize(
@@ -59,7 +62,7 @@ def preferred(*terms: tuple[int, dict[str, Any]]) -> dict[str, Any]:
 def test_unparsable_preferred_term_fails_prescore() -> None:
     """``NodeAffinity.PreScore`` → ``getPodPreferredNodeAffinity`` → ``NewPreferredSchedulingTerms``
     returns the parse error, so PreScore returns an Error status (the cycle fails)."""
-    plugin = NodeAffinity({}, object())  # type: ignore[arg-type]
+    plugin = NodeAffinity({}, FakeHandle())
     nodes = [node_info(node_obj("a")), node_info(node_obj("b"))]
     bad = PodInfo.from_pod(pod_obj(spec=preferred((5, {"matchExpressions": [req("cores", "Gt", "-1")]}))))
     status = plugin.pre_score(CycleState(), bad, nodes)
@@ -77,17 +80,17 @@ def test_unparsable_added_affinity_is_a_config_error() -> None:
     construction."""
     with pytest.raises(ValueError):
         NodeAffinity({"addedAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
-            "nodeSelectorTerms": [{"matchExpressions": [req("a", "Lt", "x")]}]}}}, object())  # type: ignore[arg-type]
+            "nodeSelectorTerms": [{"matchExpressions": [req("a", "Lt", "x")]}]}}}, FakeHandle())
     with pytest.raises(ValueError):
         NodeAffinity({"addedAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
             {"weight": 1, "preference": {"matchFields": [req("metadata.name", "In", "a", "b")]}}]}},
-            object())  # type: ignore[arg-type]
+            FakeHandle())
 
 
 def test_required_term_with_parse_error_is_skipped_not_fatal() -> None:
     """``LazyErrorNodeSelector.Match``: terms with parse errors are skipped (errors ignored by the
     Filter), other terms still match."""
-    plugin = NodeAffinity({}, object())  # type: ignore[arg-type]
+    plugin = NodeAffinity({}, FakeHandle())
     spec = {"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
         {"matchExpressions": [req("zone", "NotIn", "bad value")]},
         {"matchExpressions": [req("zone", "In", "a")]},

@@ -14,14 +14,15 @@ from kubesched.api.resources import (
 from kubesched.scheduler.framework.interface import CycleState
 from kubesched.scheduler.framework.types import PodInfo
 from kubesched.scheduler.plugins.noderesources import NodeResourcesBalancedAllocation, NodeResourcesFit
+from kubesched.testkit.framework import FakeHandle, cache_of, node_info
 
-from ._fixtures import cache_of, container, node_info, node_obj, pod_obj
+from ._fixtures import container, node_obj, pod_obj
 
 MI = 1024 * 1024
 
 
 def fit(args: dict | None = None) -> NodeResourcesFit:
-    return NodeResourcesFit(args or {}, object())  # type: ignore[arg-type]
+    return NodeResourcesFit(args or {}, FakeHandle())
 
 
 def reasons(plugin: NodeResourcesFit, pod: dict, node: dict) -> tuple[str, ...]:
@@ -45,7 +46,7 @@ def test_empty_resource_list_and_zero_weight_default_like_v1_defaults() -> None:
     assert default == empty == zero == (75 + 87) // 2
     with pytest.raises(ValueError):
         fit({"scoringStrategy": {"type": "LeastAllocated", "resources": [{"name": "cpu", "weight": 101}]}})
-    balanced = NodeResourcesBalancedAllocation({"resources": []}, object())  # type: ignore[arg-type]
+    balanced = NodeResourcesBalancedAllocation({"resources": []}, FakeHandle())
     assert balanced.resources == ["cpu", "memory"]
 
 
@@ -140,7 +141,7 @@ def test_vector_forms_equal_per_node_with_scalar_resources() -> None:
     for strategy in strategies:
         plugin = fit({"scoringStrategy": strategy})
         balanced = NodeResourcesBalancedAllocation({"resources": [{"name": r["name"]} for r in resources]},
-                                                   object())  # type: ignore[arg-type]
+                                                   FakeHandle())
         for obj in incoming:
             p = PodInfo.from_pod(obj)
             state = CycleState()

@@ -30,6 +30,7 @@ from kubesched.cluster.kube import (  # noqa: E402
 )
 from kubesched.scheduler.scheduler import Scheduler  # noqa: E402
 from kubesched.serve.runner import RunnerOptions, SchedulerRunner  # noqa: E402
+from kubesched.testkit.builders import make_pod  # noqa: E402
 
 SCHEDULER = "kubesched"
 CONFIG = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
@@ -52,28 +53,9 @@ def wait_for(predicate: Callable[[], Any], timeout: float = 10.0, interval: floa
         time.sleep(interval)
 
 
-def node(name: str, cpu: str = "4", memory: str = "32Gi", pods: int = 110) -> dict[str, Any]:
-    return {"apiVersion": "v1", "kind": "Node",
-            "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
-            "status": {"allocatable": {"cpu": cpu, "memory": memory, "pods": str(pods)},
-                       "capacity": {"cpu": cpu, "memory": memory, "pods": str(pods)}}}
-
-
-def pod(name: str, cpu: str = "100m", *, scheduler: str = SCHEDULER, priority_class: str | None = None,
-        node_name: str | None = None, grace: int | None = None, namespace: str = "default") -> dict[str, Any]:
-    spec: dict[str, Any] = {"schedulerName": scheduler, "containers": [
-        {"name": "app", "image": "registry.k8s.io/pause:3.9", "resources": {"requests": {"cpu": cpu}}}]}
-    if priority_class:
-        spec["priorityClassName"] = priority_class
-    if node_name:
-        spec["nodeName"] = node_name
-    if grace is not None:
-        spec["terminationGracePeriodSeconds"] = grace
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": namespace}, "spec": spec}
-
-
-def priority_class(name: str, value: int) -> dict[str, Any]:
-    return {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": name}, "value": value}
+def pod(name: str, cpu: str | None = "100m", *, scheduler_name: str = SCHEDULER, **fields: Any) -> dict[str, Any]:
+    """A pod for kubesched (``schedulerName``) requesting ``cpu`` only."""
+    return make_pod(name, cpu, None, scheduler_name=scheduler_name, **fields)
 
 
 def node_of(fake: FakeApiServer, name: str, namespace: str = "default") -> str | None:

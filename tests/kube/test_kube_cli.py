@@ -14,8 +14,10 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import node, node_of, pod, wait_for
 from fakeapi import FakeApiServer
+
+from conftest import node_of, pod, wait_for
+from kubesched.testkit.builders import make_node
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -49,7 +51,7 @@ def test_run_schedules_serves_probes_and_stops_cleanly_on_sigterm(fake: FakeApiS
     config = tmp_path / "config.yaml"
     config.write_text(yaml.safe_dump(CONFIG))
     port = free_port()
-    fake.create(node("n1"))
+    fake.create(make_node("n1"))
     fake.create(pod("p0"))
     proc = subprocess.Popen(
         [sys.executable, "-m", "kubesched", "run", "--kubeconfig", fake.kubeconfig(tmp_path), "--config",

@@ -11,8 +11,10 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import FAST_LEASE, Replica, node, node_of, pod, priority_class, wait_for
 from fakeapi import FakeApiServer, Fault, Request
+
+from conftest import FAST_LEASE, Replica, node_of, pod, wait_for
+from kubesched.testkit.builders import make_node, make_priority_class
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -57,10 +59,10 @@ def allowed(attrs: tuple[str, str, str, str | None, str | None]) -> list[int]:
 def test_rbac_allows_exactly_what_kubesched_does(tmp_path: Path) -> None:
     fake = FakeApiServer(nrt=True).start()
     try:
-        fake.create(priority_class("low", 100))
-        fake.create(priority_class("high", 1000))
-        fake.create(node("n1", cpu="4"))
-        fake.create(pod("victim", cpu="3", priority_class="low", node_name="n1"))
+        fake.create(make_priority_class("low", 100))
+        fake.create(make_priority_class("high", 1000))
+        fake.create(make_node("n1", cpu="4"))
+        fake.create(pod("victim", cpu="3", priority_class="low", node="n1"))
         fake.inject(Fault(method="POST", path="/pods/other/binding$", status=500, after=True))
         replica = Replica(fake, fake.kubeconfig(tmp_path), "a", leader_election=True,
                           lease={**FAST_LEASE}).start()

@@ -7,8 +7,10 @@ import time
 from collections.abc import Callable
 
 import pytest
-from conftest import Replica, node, node_of, pod, wait_for
 from fakeapi import FakeApiServer, Fault
+
+from conftest import Replica, node_of, pod, wait_for
+from kubesched.testkit.builders import make_node, make_priority_class
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -22,7 +24,7 @@ def settled(replica: Replica) -> bool:
 
 
 def test_bind_500_is_retried_then_requeued_until_bound(fake: FakeApiServer, replicas: Callable[..., Replica]) -> None:
-    fake.create(node("n1"))
+    fake.create(make_node("n1"))
     replica = replicas("a")
     # 3 tries per bind call (FAST_CLIENT): the first call fails for good, the pod goes back to the
     # queue, and the next cycle's bind succeeds after one more 500
@@ -38,7 +40,7 @@ def test_bind_500_is_retried_then_requeued_until_bound(fake: FakeApiServer, repl
 
 def test_bind_answer_lost_after_the_write_counts_as_bound(fake: FakeApiServer,
                                                           replicas: Callable[..., Replica]) -> None:
-    fake.create(node("n1"))
+    fake.create(make_node("n1"))
     replica = replicas("a")
     fake.inject(Fault(method="POST", path="/pods/p/binding$", status=503, after=True))
     fake.create(pod("p"))
@@ -50,7 +52,7 @@ def test_bind_answer_lost_after_the_write_counts_as_bound(fake: FakeApiServer,
 
 
 def test_connection_reset_on_bind_is_retried(fake: FakeApiServer, replicas: Callable[..., Replica]) -> None:
-    fake.create(node("n1"))
+    fake.create(make_node("n1"))
     replicas("a")
     fake.inject(Fault(method="POST", path="/pods/p/binding$", reset=True))
     fake.create(pod("p"))
@@ -59,7 +61,7 @@ def test_connection_reset_on_bind_is_retried(fake: FakeApiServer, replicas: Call
 
 
 def test_429_retry_after_is_honoured(fake: FakeApiServer, replicas: Callable[..., Replica]) -> None:
-    fake.create(node("n1"))
+    fake.create(make_node("n1"))
     replicas("a")
     fake.inject(Fault(method="POST", path="/pods/p/binding$", status=429, retry_after=1))
     fake.create(pod("p"))
@@ -71,7 +73,7 @@ def test_429_retry_after_is_honoured(fake: FakeApiServer, replicas: Callable[...
 
 def test_dropped_watches_resume_without_losing_or_duplicating(fake: FakeApiServer,
                                                               replicas: Callable[..., Replica]) -> None:
-    fake.create(node("n1", cpu="64"))
+    fake.create(make_node("n1", cpu="64"))
     replica = replicas("a")
     names: list[str] = []
     for batch in range(5):
@@ -98,14 +100,14 @@ def test_410_gone_relists_and_synthesises_deletes(fake: FakeApiServer, replicas:
                                                   gone_as_http: bool) -> None:
     fake.gone_as_http = gone_as_http
     for name in ("n1", "n2"):
-        fake.create(node(name))
-    fake.create(pod("doomed", scheduler="someone-else"))
+        fake.create(make_node(name))
+    fake.create(pod("doomed", scheduler_name="someone-else"))
     replica = replicas("a")
     nodes = replica.cluster.informers["Node"]
     assert nodes.relists == 1
     fake.pause_watches()  # the watches see nothing from here on ...
     fake.remove("Node", None, "n2")
-    fake.create(node("n3"))
+    fake.create(make_node("n3"))
     fake.remove("Pod", "default", "doomed")
     if gone_as_http:  # ... and when they reconnect, their resourceVersion is gone
         fake.compact()
@@ -126,7 +128,7 @@ def test_410_gone_relists_and_synthesises_deletes(fake: FakeApiServer, replicas:
 
 def test_pod_deleted_while_being_scheduled_is_forgotten(fake: FakeApiServer,
                                                         replicas: Callable[..., Replica]) -> None:
-    fake.create(node("n1"))
+    fake.create(make_node("n1"))
     replica = replicas("a")
 
     def delete_it(server: FakeApiServer) -> None:
@@ -144,7 +146,7 @@ def test_pod_deleted_while_being_scheduled_is_forgotten(fake: FakeApiServer,
 
 
 def test_bind_conflict_is_not_retried_forever(fake: FakeApiServer, replicas: Callable[..., Replica]) -> None:
-    fake.create(node("n1"))
+    fake.create(make_node("n1"))
     replica = replicas("a")
 
     def someone_else_binds(server: FakeApiServer) -> None:
@@ -161,7 +163,7 @@ def test_bind_conflict_is_not_retried_forever(fake: FakeApiServer, replicas: Cal
 
 def test_list_and_watch_failures_back_off_and_recover(fake: FakeApiServer,
                                                       replicas: Callable[..., Replica]) -> None:
-    fake.create(node("n1"))
+    fake.create(make_node("n1"))
     fake.inject(Fault(method="GET", path="/api/v1/pods$", status=500, times=4))
     replica = replicas("a")  # ready only once the pod list finally succeeded
     fake.create(pod("p"))
@@ -171,12 +173,11 @@ def test_list_and_watch_failures_back_off_and_recover(fake: FakeApiServer,
 
 def test_failed_victim_delete_sends_the_preemptor_back_to_try_again(
         fake: FakeApiServer, replicas: Callable[..., Replica]) -> None:
-    from conftest import priority_class
 
-    fake.create(priority_class("low", 100))
-    fake.create(priority_class("high", 1000))
-    fake.create(node("n1", cpu="4"))
-    fake.create(pod("victim", cpu="3", priority_class="low", node_name="n1"))
+    fake.create(make_priority_class("low", 100))
+    fake.create(make_priority_class("high", 1000))
+    fake.create(make_node("n1", cpu="4"))
+    fake.create(pod("victim", cpu="3", priority_class="low", node="n1"))
     fake.termination_delay = 0.2  # the kubelet finishes terminating victims quickly
     replicas("a")
     failing = fake.inject(Fault(method="DELETE", path="/pods/victim$", status=500, times=3))  # one call's tries

@@ -6,10 +6,11 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
-from conftest import Replica, node, node_of, pod, wait_for
 from fakeapi import FakeApiServer, Fault, Request
 
+from conftest import Replica, node_of, pod, wait_for
 from kubesched.serve.runner import LOST_LEASE, STOPPED
+from kubesched.testkit.builders import make_node
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -32,7 +33,7 @@ def lease_writes_won(fake: FakeApiServer, identity: str) -> list[Request]:
 
 def test_only_the_leader_schedules_and_hands_over_when_it_stops_renewing(
         fake: FakeApiServer, replicas: Callable[..., Replica]) -> None:
-    fake.create(node("n1", cpu="64"))
+    fake.create(make_node("n1", cpu="64"))
     a = replicas("a", leader_election=True)
     wait_for(lambda: a.elector is not None and a.elector.is_leader(), what="a leads")
     b = replicas("b", leader_election=True)
@@ -59,7 +60,7 @@ def test_only_the_leader_schedules_and_hands_over_when_it_stops_renewing(
 
 def test_two_replicas_never_both_schedule_and_release_hands_over(
         fake: FakeApiServer, replicas: Callable[..., Replica]) -> None:
-    fake.create(node("n1", cpu="64"))
+    fake.create(make_node("n1", cpu="64"))
     a = replicas("a", leader_election=True, start=False)
     b = replicas("b", leader_election=True, start=False)
     a.start(wait_ready=False)
@@ -95,7 +96,7 @@ def test_clean_shutdown_releases_the_lease(fake: FakeApiServer, replicas: Callab
 
 def test_stop_finishes_the_binding_in_flight_then_releases(
         fake: FakeApiServer, replicas: Callable[..., Replica]) -> None:
-    fake.create(node("n1"))
+    fake.create(make_node("n1"))
     a = replicas("a", leader_election=True)
     wait_for(lambda: a.elector is not None and a.elector.is_leader(), what="a leads")
     slow = fake.inject(Fault(method="POST", path="/pods/p/binding$", status=None, delay=0.8))

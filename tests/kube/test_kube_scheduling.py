@@ -6,8 +6,10 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from conftest import SCHEDULER, Replica, node, node_of, pod, priority_class, wait_for
 from fakeapi import FakeApiServer
+
+from conftest import SCHEDULER, Replica, node_of, pod, wait_for
+from kubesched.testkit.builders import make_node, make_pdb, make_priority_class
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -18,10 +20,10 @@ def events_for(fake: FakeApiServer, name: str, reason: str) -> list[dict[str, An
 
 def test_pods_are_bound_and_events_recorded(fake: FakeApiServer, replicas: Callable[..., Replica]) -> None:
     for name in ("n1", "n2"):
-        fake.create(node(name))
+        fake.create(make_node(name))
     for i in range(12):  # more than a list page: the informers paginate
         fake.create(pod(f"early-{i}"))
-    fake.create(pod("not-ours", scheduler="default-scheduler"))
+    fake.create(pod("not-ours", scheduler_name="default-scheduler"))
     replica = replicas("a")
     for i in range(5):  # seen through the watch
         fake.create(pod(f"late-{i}"))
@@ -52,10 +54,10 @@ def test_pods_are_bound_and_events_recorded(fake: FakeApiServer, replicas: Calla
 
 def test_preemption_marks_deletes_gracefully_and_nominates(
         fake: FakeApiServer, replicas: Callable[..., Replica]) -> None:
-    fake.create(priority_class("low", 100))
-    fake.create(priority_class("high", 1000))
-    fake.create(node("n1", cpu="4"))
-    fake.create(pod("victim", cpu="3", priority_class="low", node_name="n1", grace=30))
+    fake.create(make_priority_class("low", 100))
+    fake.create(make_priority_class("high", 1000))
+    fake.create(make_node("n1", cpu="4"))
+    fake.create(pod("victim", cpu="3", priority_class="low", node="n1", grace=30))
     replica = replicas("a")
     fake.create(pod("preemptor", cpu="2", priority_class="high"))
 
@@ -102,7 +104,7 @@ def test_preemption_marks_deletes_gracefully_and_nominates(
 def test_clearing_a_nomination_sends_null(fake: FakeApiServer, kubeconfig: str) -> None:
     from kubesched.cluster.kube import ClientOptions, KubeCluster, load_api_client
 
-    fake.create(node("n1"))
+    fake.create(make_node("n1"))
     created = fake.create(pod("p"))
     fake.patch("Pod", "default", "p", {"status": {"nominatedNodeName": "n1"}})
     cluster = KubeCluster(load_api_client(kubeconfig), profiles=[SCHEDULER], client_options=ClientOptions(qps=0))
@@ -117,8 +119,7 @@ def test_informers_cache_every_kind_and_nrt_when_served(tmp_path: Any) -> None:
 
     fake = FakeApiServer(nrt=True).start()
     try:
-        fake.create({"apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
-                     "metadata": {"name": "pdb", "namespace": "default"}, "spec": {"minAvailable": 1}})
+        fake.create(make_pdb("pdb", None, namespace="default", min_available=1))
         fake.create({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "svc", "namespace": "default"},
                      "spec": {"selector": {"app": "x"}}})
         fake.create({"apiVersion": "topology.node.k8s.io/v1alpha2", "kind": "NodeResourceTopology",

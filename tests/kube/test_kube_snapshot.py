@@ -5,22 +5,23 @@ from __future__ import annotations
 import json
 
 from click.testing import CliRunner
-from conftest import node, pod, priority_class
 from fakeapi import FakeApiServer
 
+from conftest import pod
 from kubesched.cli.main import cli
+from kubesched.testkit.builders import make_node, make_priority_class
 
 
 def _cluster(fake: FakeApiServer) -> None:
-    fake.create(priority_class("low", 100))
-    fake.create(priority_class("high", 1000))
-    fake.create(node("n1", cpu="4"))
-    bound = pod("batch", "3", scheduler="default-scheduler", priority_class="low")
+    fake.create(make_priority_class("low", 100))
+    fake.create(make_priority_class("high", 1000))
+    fake.create(make_node("n1", cpu="4"))
+    bound = pod("batch", "3", scheduler_name="default-scheduler", priority_class="low")
     bound["spec"]["nodeName"] = "n1"
     bound["spec"]["priority"] = 100
     bound["status"] = {"phase": "Running", "startTime": "2026-01-01T00:00:00Z"}
     fake.create(bound)
-    pending = pod("api", "2", scheduler="default-scheduler", priority_class="high")
+    pending = pod("api", "2", scheduler_name="default-scheduler", priority_class="high")
     pending["spec"]["priority"] = 1000
     fake.create(pending)
 

@@ -6,12 +6,13 @@ from __future__ import annotations
 import time
 
 import pytest
-from conftest import node, node_of, pod
 from fakeapi import FakeApiServer, Fault
 
+from conftest import node_of, pod
 from kubesched.cluster.kube import ClientOptions, KubeCluster, Transport, load_api_client
 from kubesched.cluster.kube.ratelimit import Backoff, TokenBucket
 from kubesched.k8s.objects import ApiError
+from kubesched.testkit.builders import make_node
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -86,7 +87,7 @@ def test_the_fake_reproduces_the_binding_response_quirk(fake: FakeApiServer, kub
     the pod is bound (python-stack.md §1.3); kubesched's raw transport binds cleanly."""
     from kubernetes import client
 
-    fake.create(node("n1"))
+    fake.create(make_node("n1"))
     fake.create(pod("with-models"))
     created = fake.create(pod("raw"))
     core = client.CoreV1Api(load_api_client(kubeconfig))

@@ -2,19 +2,11 @@
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
 from typing import Any
 
-try:
-    import kubesched  # noqa: F401
-except ModuleNotFoundError:  # pragma: no cover - depends on the environment
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "src"))
+import pytest
 
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
-
-from kubesched.scheduler.framework.interface import (  # noqa: E402
+from kubesched.scheduler.framework.interface import (
     ADD,
     ALL,
     UPDATE_NODE_LABEL,
@@ -22,61 +14,18 @@ from kubesched.scheduler.framework.interface import (  # noqa: E402
     Code,
     CycleState,
 )
-from kubesched.scheduler.framework.types import NodeInfo, PodInfo  # noqa: E402
-from kubesched.scheduler.plugins.interpodaffinity import (  # noqa: E402
+from kubesched.scheduler.framework.types import NodeInfo, PodInfo
+from kubesched.scheduler.plugins.interpodaffinity import (
     ERR_REASON_AFFINITY_RULES_NOT_MATCH,
     ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH,
     ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH,
     InterPodAffinity,
 )
+from kubesched.testkit.builders import make_node, make_pod
+from kubesched.testkit.framework import FakeHandle, node_info, pod_info
 
 ZONE = "topology.kubernetes.io/zone"
 HOST = "kubernetes.io/hostname"
-
-
-class FakeSnapshot:
-    def __init__(self, nodes: list[NodeInfo]) -> None:
-        self._nodes = nodes
-
-    @property
-    def node_infos(self) -> list[NodeInfo]:
-        return self._nodes
-
-    @property
-    def have_pods_with_affinity(self) -> list[NodeInfo]:
-        return [n for n in self._nodes if n.pods_with_affinity]
-
-    @property
-    def have_pods_with_required_anti_affinity(self) -> list[NodeInfo]:
-        return [n for n in self._nodes if n.pods_with_required_anti_affinity]
-
-    def get(self, node_name: str) -> NodeInfo | None:
-        return next((n for n in self._nodes if n.name == node_name), None)
-
-    def image_num_nodes(self, image: str) -> int:
-        return 0
-
-
-class FakeHandle:
-    def __init__(self, nodes: list[NodeInfo], ns_labels: dict[str, dict[str, str]] | None = None) -> None:
-        self._snapshot = FakeSnapshot(nodes)
-        self._ns_labels = ns_labels or {}
-
-    def snapshot(self) -> FakeSnapshot:
-        return self._snapshot
-
-    def list(self, kind: str) -> list[dict[str, Any]]:
-        return []
-
-    def now(self) -> float:
-        return 0.0
-
-    @property
-    def rng(self) -> np.random.Generator:
-        return np.random.default_rng(0)
-
-    def namespace_labels(self, namespace: str) -> dict[str, str]:
-        return self._ns_labels.get(namespace, {})
 
 
 def term(labels: dict[str, str], key: str, **extra: Any) -> dict[str, Any]:
@@ -103,17 +52,14 @@ def pod(name: str, labels: dict[str, str] | None = None, ns: str = "default", *,
         }
     if aff:
         spec["affinity"] = aff
-    meta: dict[str, Any] = {"name": name, "namespace": ns, "uid": f"{ns}/{name}", "labels": labels or {}}
-    if deleting:
-        meta["deletionTimestamp"] = "2024-01-01T00:00:00Z"
-    return PodInfo.from_pod({"metadata": meta, "spec": spec})
+    return pod_info(make_pod(name, namespace=ns, uid=f"{ns}/{name}", labels=labels or {},
+                             deletion_timestamp="2024-01-01T00:00:00Z" if deleting else None, **spec))
 
 
 def node(name: str, labels: dict[str, str] | None = None, pods: tuple[PodInfo, ...] = ()) -> NodeInfo:
-    info = NodeInfo.from_node({"metadata": {"name": name, "labels": labels or {}}})
-    for p in pods:
-        info.add_pod(p)
-    return info
+    """A node with exactly ``labels`` and no allocatable resources."""
+    return node_info(make_node(name, cpu=None, memory=None, pods=None, labels=labels or {}, hostname=False,
+                               capacity=None), *pods)
 
 
 def zone_node(name: str, zone: str | None, *pods: PodInfo) -> NodeInfo:
@@ -155,7 +101,7 @@ U_EXISTING = (Code.UNSCHEDULABLE, (ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_M
 
 def make(nodes: list[NodeInfo], args: dict[str, Any] | None = None,
          ns_labels: dict[str, dict[str, str]] | None = None) -> InterPodAffinity:
-    return InterPodAffinity(args or {}, FakeHandle(nodes, ns_labels))
+    return InterPodAffinity(args or {}, FakeHandle(nodes, namespaces=ns_labels))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -3,19 +3,11 @@
 from __future__ import annotations
 
 import math
-import sys
-from pathlib import Path
 from typing import Any
 
-try:
-    import kubesched  # noqa: F401
-except ModuleNotFoundError:  # pragma: no cover - depends on the environment
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "src"))
+import pytest
 
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
-
-from kubesched.scheduler.framework.interface import (  # noqa: E402
+from kubesched.scheduler.framework.interface import (
     ADD,
     ALL,
     DELETE,
@@ -24,62 +16,19 @@ from kubesched.scheduler.framework.interface import (  # noqa: E402
     Code,
     CycleState,
 )
-from kubesched.scheduler.framework.types import NodeInfo, PodInfo  # noqa: E402
-from kubesched.scheduler.plugins.podtopologyspread import (  # noqa: E402
+from kubesched.scheduler.framework.types import NodeInfo, PodInfo
+from kubesched.scheduler.plugins.podtopologyspread import (
     ERR_REASON_CONSTRAINTS_NOT_MATCH,
     ERR_REASON_NODE_LABEL_NOT_MATCH,
     PodTopologySpread,
     _round_half_away,
 )
+from kubesched.testkit.builders import make_node, make_pod
+from kubesched.testkit.framework import FakeHandle, node_info, pod_info
 
 ZONE = "topology.kubernetes.io/zone"
 HOST = "kubernetes.io/hostname"
 WEB = {"app": "web"}
-
-
-class FakeSnapshot:
-    def __init__(self, nodes: list[NodeInfo]) -> None:
-        self._nodes = nodes
-
-    @property
-    def node_infos(self) -> list[NodeInfo]:
-        return self._nodes
-
-    @property
-    def have_pods_with_affinity(self) -> list[NodeInfo]:
-        return [n for n in self._nodes if n.pods_with_affinity]
-
-    @property
-    def have_pods_with_required_anti_affinity(self) -> list[NodeInfo]:
-        return [n for n in self._nodes if n.pods_with_required_anti_affinity]
-
-    def get(self, node_name: str) -> NodeInfo | None:
-        return next((n for n in self._nodes if n.name == node_name), None)
-
-    def image_num_nodes(self, image: str) -> int:
-        return 0
-
-
-class FakeHandle:
-    def __init__(self, nodes: list[NodeInfo], objects: dict[str, list[dict[str, Any]]] | None = None) -> None:
-        self._snapshot = FakeSnapshot(nodes)
-        self._objects = objects or {}
-
-    def snapshot(self) -> FakeSnapshot:
-        return self._snapshot
-
-    def list(self, kind: str) -> list[dict[str, Any]]:
-        return self._objects.get(kind, [])
-
-    def now(self) -> float:
-        return 0.0
-
-    @property
-    def rng(self) -> np.random.Generator:
-        return np.random.default_rng(0)
-
-    def namespace_labels(self, namespace: str) -> dict[str, str]:
-        return {}
 
 
 def tsc(key: str, max_skew: int = 1, action: str = "DoNotSchedule", selector: dict[str, Any] | None = None,
@@ -95,27 +44,16 @@ def pod(name: str, labels: dict[str, str] | None = None, ns: str = "default", *,
     full_spec: dict[str, Any] = {"containers": [], **(spec or {})}
     if constraints:
         full_spec["topologySpreadConstraints"] = constraints
-    meta: dict[str, Any] = {"name": name, "namespace": ns, "uid": f"{ns}/{name}",
-                            "labels": dict(WEB) if labels is None else labels}
-    if deleting:
-        meta["deletionTimestamp"] = "2024-01-01T00:00:00Z"
-    if owner:
-        meta["ownerReferences"] = [owner]
-    return PodInfo.from_pod({"metadata": meta, "spec": full_spec})
+    return pod_info(make_pod(name, namespace=ns, uid=f"{ns}/{name}", labels=dict(WEB) if labels is None else labels,
+                             deletion_timestamp="2024-01-01T00:00:00Z" if deleting else None,
+                             owner_references=[owner] if owner else None, **full_spec))
 
 
 def node(name: str, zone: str | None, *pods: PodInfo, labels: dict[str, str] | None = None,
          taints: list[dict[str, Any]] | None = None) -> NodeInfo:
-    all_labels = {HOST: name, **(labels or {})}
-    if zone is not None:
-        all_labels[ZONE] = zone
-    obj: dict[str, Any] = {"metadata": {"name": name, "labels": all_labels}}
-    if taints:
-        obj["spec"] = {"taints": taints}
-    info = NodeInfo.from_node(obj)
-    for p in pods:
-        info.add_pod(p)
-    return info
+    all_labels = {**(labels or {}), **({ZONE: zone} if zone is not None else {})}
+    return node_info(make_node(name, cpu=None, memory=None, pods=None, labels=all_labels, capacity=None,
+                               taints=taints), *pods)
 
 
 def web(n: int, prefix: str, **kw: Any) -> tuple[PodInfo, ...]:
@@ -124,7 +62,7 @@ def web(n: int, prefix: str, **kw: Any) -> tuple[PodInfo, ...]:
 
 def make(nodes: list[NodeInfo], args: dict[str, Any] | None = None,
          objects: dict[str, list[dict[str, Any]]] | None = None) -> PodTopologySpread:
-    return PodTopologySpread(args or {}, FakeHandle(nodes, objects))
+    return PodTopologySpread(args or {}, FakeHandle(nodes, objects=objects))
 
 
 UNSCHED = (Code.UNSCHEDULABLE, (ERR_REASON_CONSTRAINTS_NOT_MATCH,))

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from .conftest import create, node, pclass, pod, quota, scenario
+from kubesched.testkit.builders import make_priority_class, make_quota
+from kubesched.testkit.scenarios import create_step
+
+from .conftest import node, pod, scenario
 
 
 # -- §11.30 priority admission: resolution ------------------------------------------------------
@@ -12,20 +15,20 @@ from .conftest import create, node, pclass, pod, quota, scenario
     ("classes", "pod_cls", "priority", "class_name", "policy"),
     [
         pytest.param([], None, 0, None, "PreemptLowerPriority", id="no-classes-priority-0"),
-        pytest.param([pclass("def", 7, global_default=True)], None, 7, "def", "PreemptLowerPriority",
+        pytest.param([make_priority_class("def", 7, global_default=True)], None, 7, "def", "PreemptLowerPriority",
                      id="global-default-applied"),
-        pytest.param([pclass("def", 7, global_default=True), pclass("hi", 1000)], "hi", 1000, "hi",
+        pytest.param([make_priority_class("def", 7, global_default=True), make_priority_class("hi", 1000)], "hi", 1000, "hi",
                      "PreemptLowerPriority", id="named-class-wins-over-default"),
-        pytest.param([pclass("nv", 300, policy="Never")], "nv", 300, "nv", "Never", id="class-policy-copied"),
-        pytest.param([pclass("def", 7, policy="Never", global_default=True)], None, 7, "def", "Never",
+        pytest.param([make_priority_class("nv", 300, policy="Never")], "nv", 300, "nv", "Never", id="class-policy-copied"),
+        pytest.param([make_priority_class("def", 7, policy="Never", global_default=True)], None, 7, "def", "Never",
                      id="default-class-policy-copied"),
-        pytest.param([pclass("neg", -10)], "neg", -10, "neg", "PreemptLowerPriority", id="negative-value"),
+        pytest.param([make_priority_class("neg", -10)], "neg", -10, "neg", "PreemptLowerPriority", id="negative-value"),
         pytest.param([], "system-node-critical", 2_000_001_000, "system-node-critical", "PreemptLowerPriority",
                      id="system-node-critical-builtin"),
     ],
 )
 def test_pod_priority_from_priority_class(simulate, classes, pod_cls, priority, class_name, policy):
-    run = simulate(*classes, node("n1"), pod("p", "1", cls=pod_cls), scenario(until=2), deep=True)
+    run = simulate(*classes, node("n1"), pod("p", "1", priority_class=pod_cls), scenario(until=2), deep=True)
     assert run.result["rejected"] == []
     assert run.pod("p")["priority"] == priority
     spec = run.versions("p")[-1][1]["spec"]
@@ -38,18 +41,18 @@ def test_pod_priority_from_priority_class(simulate, classes, pod_cls, priority, 
 @pytest.mark.parametrize(
     ("docs", "kind", "name", "code", "fragment"),
     [
-        pytest.param([pod("p", "1", cls="nope")], "Pod", "default/p", 403,
+        pytest.param([pod("p", "1", priority_class="nope")], "Pod", "default/p", 403,
                      'pods "p" is forbidden: no PriorityClass with name nope was found', id="unknown-class"),
-        pytest.param([pclass("a", 1, global_default=True), pclass("b", 2, global_default=True)],
+        pytest.param([make_priority_class("a", 1, global_default=True), make_priority_class("b", 2, global_default=True)],
                      "PriorityClass", "b", 403,
                      'priorityclasses.scheduling.k8s.io "b" is forbidden: PriorityClass a is already marked as '
                      "default. Only one default can exist", id="second-global-default"),
-        pytest.param([pclass("big", 1_000_000_001)], "PriorityClass", "big", 422,
+        pytest.param([make_priority_class("big", 1_000_000_001)], "PriorityClass", "big", 422,
                      "maximum allowed value of a user defined priority is 1000000000", id="value-above-1e9"),
-        pytest.param([pclass("system-foo", 10)], "PriorityClass", "system-foo", 422,
+        pytest.param([make_priority_class("system-foo", 10)], "PriorityClass", "system-foo", 422,
                      "priority class names with 'system-' prefix are reserved for system use only",
                      id="system-prefix-reserved"),
-        pytest.param([pclass("lo", 5), pod("p", "1", cls="lo", priority=6)], "Pod", "default/p", 403,
+        pytest.param([make_priority_class("lo", 5), pod("p", "1", priority_class="lo", priority=6)], "Pod", "default/p", 403,
                      "must not be provided in pod spec", id="pod-sets-different-priority"),
     ],
 )
@@ -62,13 +65,13 @@ def test_admission_rejections(simulate, docs, kind, name, code, fragment):
 
 
 def test_value_exactly_1e9_is_allowed(simulate):
-    run = simulate(pclass("max", 1_000_000_000), node("n1"), pod("p", "1", cls="max"), scenario(until=1))
+    run = simulate(make_priority_class("max", 1_000_000_000), node("n1"), pod("p", "1", priority_class="max"), scenario(until=1))
     assert run.result["rejected"] == []
     assert run.pod("p")["priority"] == 1_000_000_000
 
 
 def test_rejected_step_object_does_not_stop_the_run(simulate):
-    run = simulate(node("n1"), scenario([create(1, pod("bad", "1", cls="nope")), create(2, pod("ok", "1"))]))
+    run = simulate(node("n1"), scenario([create_step(1, pod("bad", "1", priority_class="nope")), create_step(2, pod("ok", "1"))]))
     assert [r["name"] for r in run.result["rejected"]] == ["default/bad"]
     assert run.result["rejected"][0]["time"] == 1.0
     assert run.scheduled("ok") == [(2.0, "n1")]
@@ -95,9 +98,9 @@ def test_quota_priority_class_scope_selector(simulate, operator, values, pods, r
     expr = {"scopeName": "PriorityClass", "operator": operator}
     if values is not None:
         expr["values"] = values
-    docs = [pclass("low", 100), pclass("high", 1000), node("n1", cpu="100"),
-            quota("q", {"pods": "1"}, {"matchExpressions": [expr]}),
-            *[pod(name, "100m", cls=cls) for name, cls in pods]]
+    docs = [make_priority_class("low", 100), make_priority_class("high", 1000), node("n1", cpu="100"),
+            make_quota("q", {"pods": "1"}, scopeSelector={"matchExpressions": [expr]}),
+            *[pod(name, "100m", priority_class=cls) for name, cls in pods]]
     run = simulate(*docs, scenario(until=1))
     assert {r["name"].split("/")[1] for r in run.result["rejected"]} == rejected
     for r in run.result["rejected"]:

@@ -14,9 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from kubesched.sim import simulate as simulate_scenario
+from kubesched.testkit.builders import make_priority_class
+from kubesched.testkit.runs import ScenarioRun, run_path
+from kubesched.testkit.scenarios import create_step
 
-from .conftest import Run, create, node, pclass, pod, scenario
+from .conftest import node, pod, scenario
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "preemption-design"
 KEY = ("Preempted", "Nominated", "Scheduled", "Deleted")
@@ -28,11 +30,11 @@ NOT_ELIGIBLE = "0/{n} nodes are available: {n} Insufficient cpu. preemption: not
                "terminating pod on the nominated node.."
 
 
-def load(n: int) -> Run:
-    return Run(simulate_scenario(str(EXAMPLES / f"example-{n}.yaml"), explain=True).result)
+def load(n: int) -> ScenarioRun:
+    return run_path(EXAMPLES / f"example-{n}.yaml", explain=True)
 
 
-def steps(run: Run) -> list[tuple[float, set[tuple]]]:
+def steps(run: ScenarioRun) -> list[tuple[float, set[tuple]]]:
     """Key events grouped by time: ``[(t, {(reason, pod, node[, preemptor])…})…]`` in time order."""
     groups: dict[float, set[tuple]] = defaultdict(set)
     for e in run.events:
@@ -45,7 +47,7 @@ def steps(run: Run) -> list[tuple[float, set[tuple]]]:
     return sorted(groups.items())
 
 
-def index(run: Run, reason: str, pod_name: str, nth: int = 0) -> int:
+def index(run: ScenarioRun, reason: str, pod_name: str, nth: int = 0) -> int:
     hits = [i for i, e in enumerate(run.events) if e["reason"] == reason and e["pod"] == f"default/{pod_name}"]
     return hits[nth]
 
@@ -146,9 +148,9 @@ def test_example_4_f_takes_over_node_1_c_and_d_stay_pending():
 def test_design_minimise_victims(simulate, running, wanted, victims):
     """Capacity 10, running priorities/requests {0:3, 1:1, 2:5, 3:1}; preemptor priority 10. Reprieve in
     importance order (3, 2, 1, 0) keeps every pod that still fits."""
-    docs = [*[pclass(f"c{i}", i) for i in (0, 1, 2, 3, 10)], node("n1", cpu="10"),
-            *[pod(name, str(cpu), cls=f"c{name[1:]}", on="n1") for name, cpu in running.items()],
-            scenario([create(1, pod("p10", str(wanted), cls="c10"))])]
+    docs = [*[make_priority_class(f"c{i}", i) for i in (0, 1, 2, 3, 10)], node("n1", cpu="10"),
+            *[pod(name, str(cpu), priority_class=f"c{name[1:]}", node="n1") for name, cpu in running.items()],
+            scenario([create_step(1, pod("p10", str(wanted), priority_class="c10"))])]
     run = simulate(docs)
     assert run.victims() == victims
     assert {p: run.phase(p) for p in running if p not in victims} == dict.fromkeys(set(running) - victims, "Running")

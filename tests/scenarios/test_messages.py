@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from .conftest import container, node, pod, scenario, taint
+from kubesched.testkit.builders import make_container, make_taint
+
+from .conftest import node, pod, scenario
 
 NO_VICTIMS = "No preemption victims found for incoming pod"
 NOT_HELPFUL = "Preemption is not helpful for scheduling"
@@ -18,7 +20,7 @@ def _pending(name: str = "p", cpu: str | None = "2", **kw) -> dict:
     ("cluster", "pending", "expected"),
     [
         pytest.param(
-            [node(f"a{i:02d}", cpu="1") for i in range(12)] + [node(f"t{i}", taints=[taint()]) for i in range(3)],
+            [node(f"a{i:02d}", cpu="1") for i in range(12)] + [node(f"t{i}", taints=[make_taint()]) for i in range(3)],
             _pending(),
             "0/15 nodes are available: 12 Insufficient cpu, 3 node(s) had untolerated taint {k: v}. "
             f"preemption: 0/15 nodes are available: 12 {NO_VICTIMS}, 3 {NOT_HELPFUL}..",
@@ -31,7 +33,7 @@ def _pending(name: str = "p", cpu: str | None = "2", **kw) -> dict:
             id="10.1-first-failing-plugin-only-cordoned-and-short",
         ),
         pytest.param(
-            [node("n1", cpu="1", taints=[taint("a", "1"), taint("b", "2")])],
+            [node("n1", cpu="1", taints=[make_taint("a", "1"), make_taint("b", "2")])],
             _pending(),
             f"0/1 nodes are available: 1 node(s) had untolerated taint {{a: 1}}. "
             f"preemption: 0/1 nodes are available: 1 {NOT_HELPFUL}..",
@@ -45,7 +47,7 @@ def _pending(name: str = "p", cpu: str | None = "2", **kw) -> dict:
             id="all-failing-resources-listed",
         ),
         pytest.param(
-            [node("n1", pods="1"), pod("be", on="n1")],
+            [node("n1", pods="1"), pod("be", node="n1")],
             _pending(cpu=None),
             f"0/1 nodes are available: 1 Too many pods. preemption: 0/1 nodes are available: 1 {NO_VICTIMS}..",
             id="22-besteffort-rejected-by-pod-count",
@@ -74,10 +76,10 @@ def test_no_nodes_message(simulate):
 @pytest.mark.parametrize(
     ("cluster", "bound"),
     [
-        pytest.param([node("n1", cpu="1"), pod("hog", "1", on="n1")], True, id="fits-with-0-cpu-free"),
-        pytest.param([node("n1", cpu="1", memory="1Gi"), pod("hog", "1", "1Gi", on="n1")], True,
+        pytest.param([node("n1", cpu="1"), pod("hog", "1", node="n1")], True, id="fits-with-0-cpu-free"),
+        pytest.param([node("n1", cpu="1", memory="1Gi"), pod("hog", "1", "1Gi", node="n1")], True,
                      id="fits-with-0-cpu-and-memory-free"),
-        pytest.param([node("n1", pods="1"), pod("hog", on="n1")], False, id="rejected-at-pod-limit"),
+        pytest.param([node("n1", pods="1"), pod("hog", node="n1")], False, id="rejected-at-pod-limit"),
     ],
 )
 def test_besteffort_pod_filtered_as_zero_request(simulate, cluster, bound):
@@ -96,8 +98,8 @@ def test_besteffort_pod_filtered_as_zero_request(simulate, cluster, bound):
 )
 def test_init_containers_and_overhead_count_in_request(simulate, free_cpu, fits):
     """§11.23 / §3.2: max(Σ containers 1+1, init 2) + overhead 250m = 2250m."""
-    p = pod("p", containers=[container("1", name="a"), container("1", name="b")],
-            initContainers=[container("2", name="init")], overhead={"cpu": "250m"})
+    p = pod("p", containers=[make_container("a", "1"), make_container("b", "1")],
+            initContainers=[make_container("init", "2")], overhead={"cpu": "250m"})
     run = simulate(node("n1", cpu=free_cpu), p, scenario(until=5))
     assert bool(run.scheduled("p")) == fits
     if not fits:
@@ -111,8 +113,8 @@ def test_init_containers_and_overhead_count_in_request(simulate, free_cpu, fits)
      pytest.param("1", "2", True, id="containers-dominate")],
 )
 def test_effective_request_is_max_of_init_and_sum_of_containers(simulate, init_cpu, free_cpu, fits):
-    p = pod("p", containers=[container("1", name="a"), container("1", name="b")],
-            initContainers=[container(init_cpu, name="init")])
+    p = pod("p", containers=[make_container("a", "1"), make_container("b", "1")],
+            initContainers=[make_container("init", init_cpu)])
     run = simulate(node("n1", cpu=free_cpu), p, scenario(until=5))
     assert bool(run.scheduled("p")) == fits
 
@@ -120,7 +122,7 @@ def test_effective_request_is_max_of_init_and_sum_of_containers(simulate, init_c
 # -- §2.5 note truncation ----------------------------------------------------------------------
 def test_failed_scheduling_note_truncated_to_1024_but_condition_keeps_full_message(simulate):
     """§2.5: event note ≤ 1024 chars with " ..." suffix; PodScheduled condition has the full text."""
-    nodes = [node(f"n{i:02d}", taints=[taint(f"key-number-{i:02d}", "value")]) for i in range(40)]
+    nodes = [node(f"n{i:02d}", taints=[make_taint(f"key-number-{i:02d}", "value")]) for i in range(40)]
     run = simulate(*nodes, pod("p", "1"), scenario(until=5), deep=True)
     full = run.conditions("p", "PodScheduled")[0][1]["message"]
     assert len(full) > 1024

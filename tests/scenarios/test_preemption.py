@@ -7,7 +7,10 @@ from __future__ import annotations
 
 import pytest
 
-from .conftest import ago, create, delete, node, patch, pclass, pdb, pod, scenario, std_classes, taint
+from kubesched.testkit.builders import make_pdb, make_priority_class, make_taint
+from kubesched.testkit.scenarios import create_step, delete_step, patch_step
+
+from .conftest import ago, node, pod, scenario, std_classes
 
 INSUFFICIENT_1 = "0/1 nodes are available: 1 Insufficient cpu."
 NO_VICTIMS_1 = "preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod."
@@ -28,8 +31,8 @@ def msg(*parts: str) -> str:
 
 # -- §11.4 basic preemption --------------------------------------------------------------------
 def test_basic_preemption_marks_deletes_victim_nominates_and_binds_after_grace(simulate):
-    docs = [*std_classes(), node("n1"), pod("v", "3", cls="low", on="n1"),
-            scenario([create(5, pod("p", "2", cls="high"))])]
+    docs = [*std_classes(), node("n1"), pod("v", "3", priority_class="low", node="n1"),
+            scenario([create_step(5, pod("p", "2", priority_class="high"))])]
     run = simulate(docs, deep=True)
     # victim: Preempted event, DisruptionTarget condition, graceful deletion (30 s default)
     (pre,) = run.ev("Preempted")
@@ -60,9 +63,9 @@ def test_basic_preemption_marks_deletes_victim_nominates_and_binds_after_grace(s
     ],
 )
 def test_no_preemption_message_and_no_nomination(simulate, victim_cls, preemptor_cls, expected):
-    docs = [*std_classes(), pclass("never", 1000, policy="Never"), node("n1"),
-            pod("v", "3", cls=victim_cls, on="n1"),
-            scenario([create(5, pod("p", "2", cls=preemptor_cls))], until=100)]
+    docs = [*std_classes(), make_priority_class("never", 1000, policy="Never"), node("n1"),
+            pod("v", "3", priority_class=victim_cls, node="n1"),
+            scenario([create_step(5, pod("p", "2", priority_class=preemptor_cls))], until=100)]
     run = simulate(docs, deep=True)
     assert run.failed("p")[0] == (5.0, expected)
     assert run.messages("p") == [expected] * len(run.messages("p"))
@@ -87,9 +90,9 @@ def test_no_preemption_message_and_no_nomination(simulate, victim_cls, preemptor
 def test_reprieve_by_importance_not_size(simulate, a, b, preemptor_cpu, deleted):
     """§11.8 / §4.2: victims are reprieved in importance order (priority, then earlier start)."""
     docs = [*std_classes(), node("n1"),
-            pod("a", a[0], cls="low", on="n1", start=a[1]),
-            pod("b", b[0], cls="low", on="n1", start=b[1]),
-            scenario([create(1, pod("p", preemptor_cpu, cls="high"))])]
+            pod("a", a[0], priority_class="low", node="n1", start_time=a[1]),
+            pod("b", b[0], priority_class="low", node="n1", start_time=b[1]),
+            scenario([create_step(1, pod("p", preemptor_cpu, priority_class="high"))])]
     run = simulate(docs)
     assert run.victims() == {deleted}
     assert run.scheduled("p") == [(31.0, "n1")]
@@ -99,9 +102,9 @@ def test_reprieve_by_importance_not_size(simulate, a, b, preemptor_cpu, deleted)
 def test_untolerated_taint_node_is_not_a_candidate(simulate):
     """§11.9: n1 is U&U (untolerated taint) so only n2 is a candidate, even though n1's victim would
     be the cheaper one."""
-    docs = [*std_classes(), node("n1", taints=[taint()]), node("n2"),
-            pod("v1", "4", cls="low", on="n1"), pod("v2", "4", cls="mid", on="n2"),
-            scenario([create(1, pod("p", "2", cls="high"))])]
+    docs = [*std_classes(), node("n1", taints=[make_taint()]), node("n2"),
+            pod("v1", "4", priority_class="low", node="n1"), pod("v2", "4", priority_class="mid", node="n2"),
+            scenario([create_step(1, pod("p", "2", priority_class="high"))])]
     run = simulate(docs)
     assert run.failed("p")[0] == (
         1.0, "0/2 nodes are available: 1 Insufficient cpu, 1 node(s) had untolerated taint {k: v}.")
@@ -113,9 +116,9 @@ def test_untolerated_taint_node_is_not_a_candidate(simulate):
 
 
 def test_all_nodes_unresolvable_preemption_not_helpful(simulate):
-    docs = [*std_classes(), node("n1", taints=[taint()]), node("n2", taints=[taint()]),
-            pod("v1", "4", cls="low", on="n1"), pod("v2", "4", cls="low", on="n2"),
-            scenario([create(1, pod("p", "2", cls="high"))])]
+    docs = [*std_classes(), node("n1", taints=[make_taint()]), node("n2", taints=[make_taint()]),
+            pod("v1", "4", priority_class="low", node="n1"), pod("v2", "4", priority_class="low", node="n2"),
+            scenario([create_step(1, pod("p", "2", priority_class="high"))])]
     run = simulate(docs)
     assert run.failed("p")[0] == (1.0, "0/2 nodes are available: 2 node(s) had untolerated taint {k: v}. "
                                   "preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling..")
@@ -125,38 +128,38 @@ def test_all_nodes_unresolvable_preemption_not_helpful(simulate):
 
 # -- §11.10–13 node choice ---------------------------------------------------------------------
 def _two_node_choice(v1: dict, v2: dict, extra=()) -> list:
-    return [*std_classes(), pclass("neg", -5), node("n1"), node("n2"),
-            *[pod(name, on="n1", **kw) for name, kw in v1.items()],
-            *[pod(name, on="n2", **kw) for name, kw in v2.items()],
+    return [*std_classes(), make_priority_class("neg", -5), node("n1"), node("n2"),
+            *[pod(name, node="n1", **kw) for name, kw in v1.items()],
+            *[pod(name, node="n2", **kw) for name, kw in v2.items()],
             *extra,
-            scenario([create(1, pod("p", "4", cls="high"))])]
+            scenario([create_step(1, pod("p", "4", priority_class="high"))])]
 
 
 @pytest.mark.parametrize(
     ("n1_victims", "n2_victims", "extra", "chosen", "criterion"),
     [
-        pytest.param({"a": dict(cpu="4", cls="low", labels={"app": "g"})}, {"b": dict(cpu="4", cls="mid")},
-                     [pdb("g", {"matchLabels": {"app": "g"}}, 0)], "n2", "fewest PDB violations",
+        pytest.param({"a": dict(cpu="4", priority_class="low", labels={"app": "g"})}, {"b": dict(cpu="4", priority_class="mid")},
+                     [make_pdb("g", {"matchLabels": {"app": "g"}}, min_available=1, disruptions_allowed=0)], "n2", "fewest PDB violations",
                      id="10-pdb-violation-avoided"),
-        pytest.param({"a": dict(cpu="4", cls="low", labels={"app": "g"})}, {"b": dict(cpu="4", cls="mid")},
-                     [pdb("g", {"matchLabels": {"app": "g"}}, 1)], "n1",
+        pytest.param({"a": dict(cpu="4", priority_class="low", labels={"app": "g"})}, {"b": dict(cpu="4", priority_class="mid")},
+                     [make_pdb("g", {"matchLabels": {"app": "g"}}, min_available=1, disruptions_allowed=1)], "n1",
                      "lowest priority of the most important victim", id="10-pdb-with-budget-no-violation"),
-        pytest.param({"a": dict(cpu="4", cls="mid")}, {"b": dict(cpu="4", cls="low")}, [], "n2",
+        pytest.param({"a": dict(cpu="4", priority_class="mid")}, {"b": dict(cpu="4", priority_class="low")}, [], "n2",
                      "lowest priority of the most important victim", id="11-highest-victim-priority"),
-        pytest.param({"a": dict(cpu="4", cls="low")}, {"b": dict(cpu="4", cls="mid")}, [], "n1",
+        pytest.param({"a": dict(cpu="4", priority_class="low")}, {"b": dict(cpu="4", priority_class="mid")}, [], "n1",
                      "lowest priority of the most important victim", id="11-highest-victim-priority-mirror"),
-        pytest.param({"a": dict(cpu="2", cls="low"), "c": dict(cpu="2", cls="low")},
-                     {"b": dict(cpu="4", cls="low")}, [], "n2",
+        pytest.param({"a": dict(cpu="2", priority_class="low"), "c": dict(cpu="2", priority_class="low")},
+                     {"b": dict(cpu="4", priority_class="low")}, [], "n2",
                      "smallest sum of victim priorities", id="12-sum"),
-        pytest.param({"a": dict(cpu="4", cls="low")},
-                     {"b": dict(cpu="2", cls="low"), "c": dict(cpu="2", cls="low")}, [], "n1",
+        pytest.param({"a": dict(cpu="4", priority_class="low")},
+                     {"b": dict(cpu="2", priority_class="low"), "c": dict(cpu="2", priority_class="low")}, [], "n1",
                      "smallest sum of victim priorities", id="12-sum-mirror"),
-        pytest.param({"a": dict(cpu="2", cls="neg"), "c": dict(cpu="2", cls="neg")},
-                     {"b": dict(cpu="4", cls="neg")}, [], "n2",
+        pytest.param({"a": dict(cpu="2", priority_class="neg"), "c": dict(cpu="2", priority_class="neg")},
+                     {"b": dict(cpu="4", priority_class="neg")}, [], "n2",
                      "smallest sum of victim priorities", id="12-sum-negative-priorities-offset-2^31"),
-        pytest.param({"a": dict(cpu="4", cls="low", start=ago(10))}, {"b": dict(cpu="4", cls="low", start=ago(1))},
+        pytest.param({"a": dict(cpu="4", priority_class="low", start_time=ago(10))}, {"b": dict(cpu="4", priority_class="low", start_time=ago(1))},
                      [], "n2", "latest start time of the most important victims", id="13-latest-start"),
-        pytest.param({"a": dict(cpu="4", cls="low", start=ago(1))}, {"b": dict(cpu="4", cls="low", start=ago(10))},
+        pytest.param({"a": dict(cpu="4", priority_class="low", start_time=ago(1))}, {"b": dict(cpu="4", priority_class="low", start_time=ago(10))},
                      [], "n1", "latest start time of the most important victims", id="13-latest-start-mirror"),
     ],
 )
@@ -181,11 +184,11 @@ def test_pick_one_node_for_preemption(simulate, n1_victims, n2_victims, extra, c
 def test_pdb_budget_ordering(simulate, with_pdb, deleted):
     """§11.14 / §4.5: with disruptionsAllowed=1, x (more important) is non-violating and y violating;
     violating pods are reprieved first → y survives, x deleted, numPDBViolations=0."""
-    docs = [*std_classes(), pclass("p200", 200), pclass("p100", 100), node("n1"),
-            pod("x", "2", cls="p200", on="n1", labels={"app": "db"}),
-            pod("y", "2", cls="p100", on="n1", labels={"app": "db"}),
-            *([pdb("db", {"matchLabels": {"app": "db"}}, 1)] if with_pdb else []),
-            scenario([create(1, pod("p", "2", cls="high"))])]
+    docs = [*std_classes(), make_priority_class("p200", 200), make_priority_class("p100", 100), node("n1"),
+            pod("x", "2", priority_class="p200", node="n1", labels={"app": "db"}),
+            pod("y", "2", priority_class="p100", node="n1", labels={"app": "db"}),
+            *([make_pdb("db", {"matchLabels": {"app": "db"}}, min_available=1, disruptions_allowed=1)] if with_pdb else []),
+            scenario([create_step(1, pod("p", "2", priority_class="high"))])]
     run = simulate(docs)
     assert run.victims() == {deleted}
     (decision,) = [d for d in run.decisions("p") if d["outcome"] == "preempted"]
@@ -201,10 +204,10 @@ def test_pdb_budget_ordering(simulate, with_pdb, deleted):
 def test_empty_selector_pdb_does_not_protect(simulate, selector, chosen):
     """§11.15 / §4.5: a PDB with selector {} matches nothing for preemption."""
     docs = [*std_classes(), node("n1"), node("n2"),
-            pod("a", "4", cls="low", on="n1", labels={"app": "a"}),
-            pod("b", "4", cls="mid", on="n2", ns="other", labels={"app": "a"}),
-            pdb("guard", selector, 0),
-            scenario([create(1, pod("p", "4", cls="high"))])]
+            pod("a", "4", priority_class="low", node="n1", labels={"app": "a"}),
+            pod("b", "4", priority_class="mid", node="n2", namespace="other", labels={"app": "a"}),
+            make_pdb("guard", selector, min_available=1, disruptions_allowed=0),
+            scenario([create_step(1, pod("p", "4", priority_class="high"))])]
     run = simulate(docs)
     assert run.nominations("p")[0] == (1.0, chosen)
     assert run.victims() == ({"a"} if chosen == "n1" else {"b"})
@@ -214,11 +217,11 @@ def test_empty_selector_pdb_does_not_protect(simulate, selector, chosen):
 def test_terminating_victim_blocks_repreemption(simulate):
     """§11.16: while v (grace 60 s) terminates, retries of p say "not eligible due to a terminating pod
     on the nominated node." and delete nothing else (w would be the next victim); p keeps n1."""
-    docs = [*std_classes(), pclass("top", 2000), node("n1"),
-            pod("v", "3", cls="low", on="n1", grace=60),
-            pod("w", "1", cls="low", on="n1"),
-            pod("z", cls="top", on="n1"),
-            scenario([create(1, pod("p", "2", cls="high")), delete(20, "z", grace=0)])]
+    docs = [*std_classes(), make_priority_class("top", 2000), node("n1"),
+            pod("v", "3", priority_class="low", node="n1", grace=60),
+            pod("w", "1", priority_class="low", node="n1"),
+            pod("z", priority_class="top", node="n1"),
+            scenario([create_step(1, pod("p", "2", priority_class="high")), delete_step(20, "Pod", "z", namespace="default", grace=0)])]
     run = simulate(docs)
     assert run.preempted() == [(1.0, "v", "p")]
     retries = run.failed("p")[1:]
@@ -237,10 +240,10 @@ def test_nominated_space_reserved_for_lower_or_equal_priority(simulate):
     Timeline (upstream): p fails at 1 (preempts v) and again at 2 (backoff retry, §4.6); z's deletion at
     30.5 retries p (→ backoff 4 s until 34.5) and q (→ backoff 2 s until 32.5); v is deleted at 31, so
     q is tried at 33 with n1 empty but p still nominated; p binds at 35."""
-    docs = [*std_classes(), pclass("top", 2000), node("n1"),
-            pod("v", "3", cls="low", on="n1"), pod("z", cls="top", on="n1"),
-            scenario([create(1, pod("p", "2", cls="high")), create(5, pod("q", "3", cls="mid")),
-                      delete(30.5, "z", grace=0)])]
+    docs = [*std_classes(), make_priority_class("top", 2000), node("n1"),
+            pod("v", "3", priority_class="low", node="n1"), pod("z", priority_class="top", node="n1"),
+            scenario([create_step(1, pod("p", "2", priority_class="high")), create_step(5, pod("q", "3", priority_class="mid")),
+                      delete_step(30.5, "Pod", "z", namespace="default", grace=0)])]
     run = simulate(docs)
     assert run.preempted() == [(1.0, "v", "p")]
     assert run.failed("q")[0] == (
@@ -260,10 +263,10 @@ def test_nominated_space_reserved_for_lower_or_equal_priority(simulate):
 
 # -- §11.18 higher priority ignores nomination -------------------------------------------------
 def test_higher_priority_ignores_nomination_and_repreempts_terminating_victim(simulate):
-    docs = [*std_classes(), pclass("top", 2000), node("n1"),
-            pod("v", "3", cls="low", on="n1"), pod("z", cls="top", on="n1"),
-            scenario([create(1, pod("p", "2", cls="high")), create(5, pod("r", "3", cls="top")),
-                      delete(10, "z", grace=0)])]
+    docs = [*std_classes(), make_priority_class("top", 2000), node("n1"),
+            pod("v", "3", priority_class="low", node="n1"), pod("z", priority_class="top", node="n1"),
+            scenario([create_step(1, pod("p", "2", priority_class="high")), create_step(5, pod("r", "3", priority_class="top")),
+                      delete_step(10, "Pod", "z", namespace="default", grace=0)])]
     run = simulate(docs)
     assert run.preempted() == [(1.0, "v", "p"), (5.0, "v", "r")]
     assert run.failed("r")[0] == (5.0, INSUFFICIENT_1)
@@ -291,9 +294,9 @@ def test_preemption_clears_lower_priority_nominations_on_node(simulate, p1_cls, 
     """§11.19 / §4.4: after preempting on n1, nominations to n1 of pods with lower priority than the
     preemptor are cleared (and only those)."""
     docs = [*std_classes(), node("n1", cpu="6"),
-            pod("v", "3", cls="low", on="n1", start=ago(10)),
-            pod("w", "3", cls="low", on="n1", start=ago(1)),
-            scenario([create(1, pod("p1", "3", cls=p1_cls)), create(5, pod("p2", "3", cls=p2_cls))])]
+            pod("v", "3", priority_class="low", node="n1", start_time=ago(10)),
+            pod("w", "3", priority_class="low", node="n1", start_time=ago(1)),
+            scenario([create_step(1, pod("p1", "3", priority_class=p1_cls)), create_step(5, pod("p2", "3", priority_class=p2_cls))])]
     run = simulate(docs)
     assert run.preempted()[0] == (1.0, "w", "p1")
     assert run.nominations("p1")[0] == (1.0, "n1")
@@ -307,11 +310,11 @@ def test_preemption_clears_lower_priority_nominations_on_node(simulate, p1_cls, 
 # -- §11.20 no candidates clears nomination ----------------------------------------------------
 def test_no_candidates_clears_nomination(simulate):
     """§11.20 / §4.1 step 2: nominated node became untolerated, no other candidate → cleared."""
-    docs = [*std_classes(), pclass("top", 2000), node("n1"),
-            pod("v", "3", cls="low", on="n1"), pod("z", cls="top", on="n1"),
-            scenario([create(1, pod("p", "2", cls="high")),
-                      patch(3, "Node", "n1", {"spec": {"taints": [taint()]}}),
-                      delete(5, "z", grace=0)])]
+    docs = [*std_classes(), make_priority_class("top", 2000), node("n1"),
+            pod("v", "3", priority_class="low", node="n1"), pod("z", priority_class="top", node="n1"),
+            scenario([create_step(1, pod("p", "2", priority_class="high")),
+                      patch_step(3, "Node", "n1", {"spec": {"taints": [make_taint()]}}),
+                      delete_step(5, "Pod", "z", namespace="default", grace=0)])]
     run = simulate(docs)
     assert run.nominations("p") == [(1.0, "n1"), (5.0, None)]
     # (the clearing patch lands while p is in flight, which may requeue it at once: ≥ 1 attempt at t=5)
@@ -333,8 +336,8 @@ def test_no_candidates_clears_nomination(simulate):
     ],
 )
 def test_preemptor_binds_only_after_victim_gone_or_terminal(simulate, victim_kw, bind_at):
-    docs = [*std_classes(), node("n1"), pod("v", "3", cls="low", on="n1", **victim_kw),
-            scenario([create(5, pod("p", "2", cls="high"))])]
+    docs = [*std_classes(), node("n1"), pod("v", "3", priority_class="low", node="n1", **victim_kw),
+            scenario([create_step(5, pod("p", "2", priority_class="high"))])]
     run = simulate(docs)
     assert run.preempted() == [(5.0, "v", "p")]
     assert run.scheduled("p") == [(bind_at, "n1")]
@@ -353,8 +356,8 @@ def test_preemptor_binds_only_after_victim_gone_or_terminal(simulate, victim_kw,
 def test_besteffort_pods_not_preempted_for_resources(simulate, running, preemptor_cpu, victims, bound):
     """§4.2 consequence / §4.7: zero-request pods are reprieved unless pod count requires removal."""
     docs = [*std_classes(), node("n1"),
-            *[pod(n, cpu, cls=c, on="n1") for n, cpu, c in running],
-            scenario([create(1, pod("p", preemptor_cpu, cls="mid"))])]
+            *[pod(n, cpu, priority_class=c, node="n1") for n, cpu, c in running],
+            scenario([create_step(1, pod("p", preemptor_cpu, priority_class="mid"))])]
     run = simulate(docs)
     assert run.victims() == victims
     assert run.phase("be") == "Running"
@@ -367,8 +370,8 @@ def test_besteffort_pods_not_preempted_for_resources(simulate, running, preempto
 def test_besteffort_pod_preempted_when_pod_count_requires(simulate):
     """§4.2: the pod-count limit can make a BestEffort pod a victim."""
     docs = [*std_classes(), node("n1", pods="2"),
-            pod("be", cls="low", on="n1"), pod("h", "1", cls="high", on="n1"),
-            scenario([create(1, pod("p", "1", cls="mid"))])]
+            pod("be", priority_class="low", node="n1"), pod("h", "1", priority_class="high", node="n1"),
+            scenario([create_step(1, pod("p", "1", priority_class="mid"))])]
     run = simulate(docs)
     assert run.failed("p")[0][1].startswith("0/1 nodes are available: 1 Too many pods.")
     assert run.victims() == {"be"}
@@ -381,13 +384,13 @@ def test_node_choice_compares_most_important_victim_after_resort(simulate):
     one. n1's victims are [b (500), a (100, violating)], n2's [c (200, violating)]; both have one
     violation, so step 2 compares 500 (n1) with 200 (n2) → n2. (1.28.7 compared the first *violating*
     victim, 100, and picked n1: §10.2.)"""
-    docs = [*std_classes(), pclass("p100", 100), pclass("p200", 200), pclass("p500", 500),
+    docs = [*std_classes(), make_priority_class("p100", 100), make_priority_class("p200", 200), make_priority_class("p500", 500),
             node("n1"), node("n2"),
-            pod("a", "2", cls="p100", on="n1", labels={"app": "g"}),
-            pod("b", "2", cls="p500", on="n1"),
-            pod("c", "4", cls="p200", on="n2", labels={"app": "g"}),
-            pdb("g", {"matchLabels": {"app": "g"}}, 0),
-            scenario([create(1, pod("p", "4", cls="high"))])]
+            pod("a", "2", priority_class="p100", node="n1", labels={"app": "g"}),
+            pod("b", "2", priority_class="p500", node="n1"),
+            pod("c", "4", priority_class="p200", node="n2", labels={"app": "g"}),
+            make_pdb("g", {"matchLabels": {"app": "g"}}, min_available=1, disruptions_allowed=0),
+            scenario([create_step(1, pod("p", "4", priority_class="high"))])]
     run = simulate(docs)
     (decision,) = [d for d in run.decisions("p") if d["outcome"] == "preempted"]
     assert decision["chosen"] == "n2"
@@ -403,8 +406,8 @@ def test_repreempting_terminating_victim_requeues_preemptor_through_backoff(simu
     DisruptionTarget patch — computed from the *preemptor's* status in 1.28.7, so it always changes
     the victim — and that AssignedPodUpdate during r's cycle sends r to backoffQ: r is retried 1 s
     later ("not eligible due to a terminating pod …"), exactly like the first preemptor was."""
-    docs = [*std_classes(), pclass("top", 2000), node("n1"), pod("v", "3", cls="low", on="n1"),
-            scenario([create(1, pod("p", "2", cls="high")), create(5, pod("r", "3", cls="top"))])]
+    docs = [*std_classes(), make_priority_class("top", 2000), node("n1"), pod("v", "3", priority_class="low", node="n1"),
+            scenario([create_step(1, pod("p", "2", priority_class="high")), create_step(5, pod("r", "3", priority_class="top"))])]
     run = simulate(docs)
     assert run.preempted() == [(1.0, "v", "p"), (5.0, "v", "r")]
     assert [t for t, _ in run.failed("p")][:2] == [1.0, 2.0]

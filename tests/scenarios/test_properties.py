@@ -12,8 +12,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kubesched.sim import simulate
+from kubesched.testkit.builders import make_priority_class
+from kubesched.testkit.scenarios import create_step, write_scenario
 
-from .conftest import create, node, pclass, pod, scenario, write_yaml
+from .conftest import node, pod, scenario
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "preemption-design"
 CLASSES = {"low": 100, "mid": 500, "high": 1000, "never": 1500}
@@ -68,14 +70,20 @@ def _manifest(spec: dict) -> dict:
     cpu = f"{spec['cpu']}m" if spec["cpu"] else None
     mem = f"{spec['mem']}Mi" if spec["mem"] else None
     ann = {"kubesched.io/run-for": f"{spec['run_for']}s"} if spec["run_for"] else None
-    return pod(spec["name"], cpu, mem, cls=spec["cls"], on=spec["on"], grace=spec["grace"], annotations=ann)
+    return pod(spec["name"], cpu, mem, priority_class=spec["cls"], node=spec["on"], grace=spec["grace"], annotations=ann)
+
+
+def write_yaml(path: Path, docs: list[dict]) -> Path:
+    """Write ``docs`` as a scenario next to ``path``. (Hypothesis derives the generated examples from
+    the test's source text, so the test keeps calling it by this name.)"""
+    return write_scenario(path.parent, docs)
 
 
 def _docs(nodes: list[dict], pods: list[dict]) -> list[dict]:
-    docs = [pclass(name, value, policy="Never" if name == NEVER else None) for name, value in CLASSES.items()]
+    docs = [make_priority_class(name, value, policy="Never" if name == NEVER else None) for name, value in CLASSES.items()]
     docs += [node(n["name"], cpu=f"{n['cpu']}m", memory=f"{n['mem']}Mi", pods=str(n["pods"])) for n in nodes]
     docs += [_manifest(p) for p in pods if p["at"] == 0]
-    docs.append(scenario([create(p["at"], _manifest(p)) for p in pods if p["at"] > 0], seed=3))
+    docs.append(scenario([create_step(p["at"], _manifest(p)) for p in pods if p["at"] > 0], seed=3))
     return docs
 
 
@@ -131,7 +139,7 @@ def test_invariants_over_generated_clusters(cluster):
 def _tie_scenario(tmp_path: Path, seed: int) -> Path:
     docs = [node("n1", cpu="1000", memory="4Ti"), node("n2", cpu="1000", memory="4Ti"),
             *[pod(f"p{i:02d}", "10m", "10Mi") for i in range(40)], scenario(seed=seed)]
-    return write_yaml(tmp_path / f"tie-{seed}.yaml", docs)
+    return write_scenario(tmp_path, docs)
 
 
 def test_same_seed_gives_byte_identical_json(tmp_path):

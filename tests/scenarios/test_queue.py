@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from .conftest import container, create, delete, node, patch, pod, scenario, std_classes, taint
+from kubesched.testkit.builders import make_container, make_taint
+from kubesched.testkit.scenarios import create_step, delete_step, patch_step
+
+from .conftest import node, pod, scenario, std_classes
 
 NOT_ENOUGH = "0/1 nodes are available: 1 Insufficient cpu."
 NO_VICTIMS = " preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod.."
@@ -21,7 +24,7 @@ NO_VICTIMS = " preemption: 0/1 nodes are available: 1 No preemption victims foun
 )
 def test_queue_order_priority_then_enqueue_order(simulate, cls_a, cls_b, first):
     """§11.1: initial pending pods are popped by priority, ties by enqueue order (file order)."""
-    run = simulate(std_classes(), node("n1", cpu="4"), pod("a", "1", cls=cls_a), pod("b", "1", cls=cls_b))
+    run = simulate(std_classes(), node("n1", cpu="4"), pod("a", "1", priority_class=cls_a), pod("b", "1", priority_class=cls_b))
     order = [e["pod"].split("/")[1] for e in run.ev("Scheduled")]
     assert order[0] == first
     assert sorted(order) == ["a", "b"]
@@ -35,12 +38,12 @@ def test_queue_order_equal_priority_uses_enqueue_timestamp_not_creation(simulate
     docs = [
         *std_classes(),
         node("n1", cpu="2"),
-        pod("v", "2", cls="low", on="n1"),
-        pod("x", "2", cls="low"),
+        pod("v", "2", priority_class="low", node="n1"),
+        pod("x", "2", priority_class="low"),
         scenario([
-            create(2, pod("y", "2", cls="low", nodeSelector={"kubernetes.io/hostname": "n1"})),
-            create(5, node("n2", cpu="4", taints=[taint(effect="NoExecute")])),
-            delete(10, "v", grace=0),
+            create_step(2, pod("y", "2", priority_class="low", nodeSelector={"kubernetes.io/hostname": "n1"})),
+            create_step(5, node("n2", cpu="4", taints=[make_taint(effect="NoExecute")])),
+            delete_step(10, "Pod", "v", namespace="default", grace=0),
         ]),
     ]
     run = simulate(docs)
@@ -59,8 +62,8 @@ def test_backoff_growth_1_2_4_8_10_10_seconds(simulate):
     steps = []
     for i in range(120):
         t = round(i * 0.5 + 0.1, 3)
-        steps.append(create(t, pod(f"churn{i}", on="n1")))
-        steps.append(delete(round(t + 0.2, 3), f"churn{i}", grace=0))
+        steps.append(create_step(t, pod(f"churn{i}", node="n1")))
+        steps.append(delete_step(round(t + 0.2, 3), "Pod", f"churn{i}", namespace="default", grace=0))
     run = simulate(node("n1", cpu="1"), pod("p", "2"), scenario(steps, until=60))
     times = [t for t, _ in run.failed("p")]
     assert times[0] == 0.0
@@ -111,7 +114,7 @@ def test_removing_last_gate_schedules_immediately_without_backoff(simulate, unga
     docs = [
         node("n1"),
         pod("g", "1", schedulingGates=GATE),
-        scenario([patch(ungate_at, "Pod", "g", {"spec": {"schedulingGates": None}}, ns="default")]),
+        scenario([patch_step(ungate_at, "Pod", "g", {"spec": {"schedulingGates": None}}, namespace="default")]),
     ]
     run = simulate(docs)
     assert run.ev("FailedScheduling", "g") == []
@@ -124,7 +127,7 @@ def test_removing_one_of_two_gates_keeps_pod_gated(simulate):
     docs = [
         node("n1"),
         pod("g", "1", schedulingGates=gates),
-        scenario([patch(3, "Pod", "g", {"spec": {"schedulingGates": [{"name": "example.com/b"}]}}, ns="default")],
+        scenario([patch_step(3, "Pod", "g", {"spec": {"schedulingGates": [{"name": "example.com/b"}]}}, namespace="default")],
                  until=30),
     ]
     run = simulate(docs)
@@ -135,7 +138,7 @@ def test_removing_one_of_two_gates_keeps_pod_gated(simulate):
 # -- §11.33 deleting pod skipped ---------------------------------------------------------------
 def test_pending_pod_with_deletion_timestamp_is_skipped(simulate):
     """§11.33 / §2.1 step 1: event "skip schedule deleting pod: ns/name", no binding."""
-    doomed = pod("d", containers=[container("1")])
+    doomed = pod("d", containers=[make_container("app", "1")])
     doomed["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:30Z"
     doomed["metadata"]["finalizers"] = ["example.com/keep"]
     run = simulate(node("n1"), doomed, scenario(until=10))

@@ -6,7 +6,9 @@ import re
 
 import pytest
 
-from .conftest import node, pod, scenario, taint
+from kubesched.testkit.builders import make_taint
+
+from .conftest import node, pod, scenario
 
 
 def _scores(run, pod_name: str = "p") -> dict[str, dict]:
@@ -22,7 +24,7 @@ def _scores(run, pod_name: str = "p") -> dict[str, dict]:
 )
 def test_nominated_node_tried_first_without_scoring(simulate, nominated, expected, scored):
     status = {"nominatedNodeName": nominated} if nominated else None
-    run = simulate(node("n1"), node("n2"), pod("x", "3", on="n1"), pod("p", "1", status=status),
+    run = simulate(node("n1"), node("n2"), pod("x", "3", node="n1"), pod("p", "1", status=status),
                    scenario(until=5))
     assert run.scheduled("p") == [(0.0, expected)]
     assert bool(_scores(run)) == scored
@@ -30,7 +32,7 @@ def test_nominated_node_tried_first_without_scoring(simulate, nominated, expecte
 
 def test_nominated_node_not_fitting_falls_back_to_all_nodes(simulate):
     """§4.6 step 4: if the nominated node no longer fits, another node is used (nomination stays)."""
-    run = simulate(node("n1"), node("n2"), pod("x", "4", on="n1"),
+    run = simulate(node("n1"), node("n2"), pod("x", "4", node="n1"),
                    pod("p", "1", status={"nominatedNodeName": "n1"}), scenario(until=5))
     assert run.scheduled("p") == [(0.0, "n2")]
     assert run.pod("p")["nominatedNodeName"] == "n1"
@@ -39,7 +41,7 @@ def test_nominated_node_not_fitting_falls_back_to_all_nodes(simulate):
 # -- §11.24 LeastAllocated / BalancedAllocation arithmetic ----------------------------------------
 def test_least_allocated_and_balanced_allocation_arithmetic(simulate):
     run = simulate(node("n1", cpu="4000m", memory="8Gi"), node("n2", cpu="4000m", memory="8Gi"),
-                   pod("x", "1000m", "2Gi", on="n1"), pod("p", "1000m", "1Gi"), scenario(until=5))
+                   pod("x", "1000m", "2Gi", node="n1"), pod("p", "1000m", "1Gi"), scenario(until=5))
     scores = _scores(run)
     assert scores["n1"]["plugins"]["NodeResourcesFit"] == 56  # ⌊(50 + 62)/2⌋
     assert scores["n1"]["plugins"]["NodeResourcesBalancedAllocation"] == 93  # ⌊(1 − 0.125/2)·100⌋
@@ -52,7 +54,7 @@ def test_least_allocated_and_balanced_allocation_arithmetic(simulate):
 def test_default_requests_used_for_scoring_but_not_filtering(simulate):
     """§11.25 / §3.2: no requests → filtered as 0 (fits a cpu-full node), scored as 100m/200Mi."""
     run = simulate(node("n1", cpu="4000m", memory="8Gi"), node("full", cpu="4000m", memory="8Gi"),
-                   pod("hog", "4000m", on="full"), pod("p"), scenario(until=5))
+                   pod("hog", "4000m", node="full"), pod("p"), scenario(until=5))
     scores = _scores(run)
     assert set(scores) == {"n1", "full"}  # the cpu-full node is feasible
     assert scores["n1"]["plugins"]["NodeResourcesFit"] == 97  # cpu ⌊3900·100/4000⌋=97, mem ⌊(8Gi−200Mi)·100/8Gi⌋=97
@@ -71,7 +73,7 @@ def test_default_requests_used_for_scoring_but_not_filtering(simulate):
 )
 def test_taint_toleration_score_weight_3(simulate, n1_taints, n2_taints, n1_weighted, n2_weighted):
     def prefer(n: int) -> list:
-        return [taint(f"t{i}", "x", "PreferNoSchedule") for i in range(n)] or None
+        return [make_taint(f"t{i}", "x", "PreferNoSchedule") for i in range(n)] or None
 
     run = simulate(node("n1", taints=prefer(n1_taints)), node("n2", taints=prefer(n2_taints)),
                    pod("p", "1"), scenario(until=5))
@@ -113,7 +115,7 @@ def test_percentage_of_nodes_to_score_adaptive(simulate, num_nodes, num_tainted,
     """§2.3: N=1000 → 50 − 1000/125 = 42 % → 420 feasible nodes are scored; N ≤ 100 → all.
     The first ``num_tainted`` nodes (in creation order) carry an untolerated PreferNoSchedule taint
     (−300 points), so the pod lands on an untainted node iff one was among those scored."""
-    prefer = [taint("slow", "yes", "PreferNoSchedule")]
+    prefer = [make_taint("slow", "yes", "PreferNoSchedule")]
     nodes = [node(f"n{i:04d}", cpu="8", taints=prefer if i < num_tainted else None) for i in range(num_nodes)]
     run = simulate(*nodes, pod("p", "1"), scenario(until=5))
     ((_, chosen),) = run.scheduled("p")

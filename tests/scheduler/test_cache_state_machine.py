@@ -20,9 +20,7 @@ LABEL_KEYS = ("topology.kubernetes.io/zone", "tier", "kubernetes.io/hostname")
 
 
 def pod_info(name: str, node: str, cpu: int, mem: int, priority: int = 0, host_port: int = 0) -> PodInfo:
-    obj = make_pod(name, f"{cpu}m", f"{mem}Mi", node=node)
-    obj["metadata"]["uid"] = f"uid-{name}"
-    obj["spec"]["priority"] = priority
+    obj = make_pod(name, f"{cpu}m", f"{mem}Mi", uid=f"uid-{name}", node=node, priority=priority)
     if host_port:
         obj["spec"]["containers"][0]["ports"] = [{"containerPort": host_port, "hostPort": host_port}]
     return PodInfo.from_pod(obj)

@@ -23,7 +23,9 @@ from kubesched.scheduler.framework.preemption import PostFilterDryRun, Preemptio
 from kubesched.scheduler.framework.runtime import Framework, Profile
 from kubesched.scheduler.framework.types import NodeInfo, PodInfo
 from kubesched.scheduler.plugins.defaultpreemption import DefaultPreemption
+from kubesched.scheduler.plugins.noderesources import NodeResourcesFit
 from kubesched.testkit.builders import make_node, make_pod
+from kubesched.testkit.framework import FakeHandle
 
 Obj = dict[str, Any]
 
@@ -168,36 +170,38 @@ def test_remove_pod_failure_in_a_dry_run_fails_preemption_with_that_error() -> N
     info = NodeInfo.from_node(make_node("n1"))
     info.add_pod(pod_info("v", priority=1, node="n1"))
 
-    class Handle:
-        metrics = type("M", (), {"preemption_attempts": 0})()
-        rng = np.random.default_rng(0)
-        nominator = _Nominator()
-
-        def __init__(self) -> None:
-            self.framework = fwk
-
-        def now(self) -> float:
-            return 0.0
-
-        def record_preemption(self, record: Any) -> None:
-            self.record = record
-
-        def current_pod(self, p: PodInfo) -> PodInfo:
-            return p
-
-        def snapshot(self) -> Any:
-            return _Snapshot([info])
-
-        def list(self, kind: str) -> list[Obj]:
-            return []
-
-    handle = Handle()
-    plugin = DefaultPreemption({}, handle)  # type: ignore[arg-type]
+    handle = FakeHandle([info], framework=fwk)
+    plugin = DefaultPreemption({}, handle)
     result, status = plugin.post_filter(CycleState(), pod_info("p", priority=100),
                                         {"n1": Status.unschedulable("Insufficient cpu")})
     assert result is None and status.code == Code.ERROR
     assert status.message() == 'preemption: running RemovePod on PreFilter plugin "Ext": cannot remove'
-    assert handle.record.outcome == "error"
+    assert [r.outcome for r in handle.preemptions] == ["error"]
+
+
+def test_default_preemption_on_the_fake_handle_preempts_through_its_cluster() -> None:
+    """The kit's FakeHandle serves the whole preemption path: the dry run on the framework, the
+    victim's DisruptionTarget condition, its deletion and the Preempted event on the handle's cluster,
+    the decision record and the metrics."""
+    victim = pod_info("v", priority=1, node="n1")
+    info = NodeInfo.from_node(make_node("n1", cpu="1"))
+    info.add_pod(victim)
+    handle = FakeHandle([info], objects={"Pod": [victim.obj]})
+    fit = NodeResourcesFit({}, handle)
+    fwk = framework({"preFilter": ["NodeResourcesFit"], "filter": ["NodeResourcesFit"]}, {"NodeResourcesFit": fit})
+    handle.framework = fwk
+    preemptor, state = pod_info("p", priority=100), CycleState()
+    fwk.run_pre_filter(state, preemptor)
+    result, status = DefaultPreemption({}, handle).post_filter(state, preemptor,
+                                                               {"n1": Status.unschedulable("Insufficient cpu")})
+    assert result is not None and result.nominated_node_name == "n1" and status.is_success()
+    writes = handle.cluster.writes  # type: ignore[attr-defined]
+    assert [(verb, obj["metadata"]["name"]) for verb, obj, _ in writes] == [
+        ("patch_pod_status", "v"), ("delete_pod", "v"), ("record_event", "v")]
+    assert writes[0][2]["conditions"][0]["type"] == "DisruptionTarget"
+    assert writes[2][2]["reason"] == "Preempted"
+    assert [r.outcome for r in handle.preemptions] == ["preempted"]
+    assert handle.metrics.preemption_attempts == 1
 
 
 # -- the default plugins -----------------------------------------------------------------------------

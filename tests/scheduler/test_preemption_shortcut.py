@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from kubesched.scheduler.framework.runtime import Framework
 from kubesched.sim import simulate
 from kubesched.testkit.builders import make_node, make_pod, make_priority_class
+from kubesched.testkit.scenarios import create_step, scenario_document
 
 PRIORITIES = [0, 100, 500, 1000]
 
@@ -34,10 +35,9 @@ def scenario(nodes: int, running: list, pending: list) -> list[dict]:
     for i, (prio, cpu, node, _) in enumerate(running):
         docs.append(make_pod(f"r{i}", str(cpu), "1Gi", priority_class=f"p{prio}", node=f"n{node % nodes}",
                              grace=10))
-    steps = [{"at": f"{at}s", "create": make_pod(f"q{i}", str(cpu), "1Gi", priority_class=f"p{prio}")}
+    steps = [create_step(at, make_pod(f"q{i}", str(cpu), "1Gi", priority_class=f"p{prio}"))
              for i, (prio, cpu, _, at) in enumerate(pending)]
-    docs.append({"apiVersion": "kubesched.io/v1alpha1", "kind": "Scenario", "metadata": {"name": "prop"},
-                 "spec": {"seed": 5, "until": "120s", "steps": steps}})
+    docs.append(scenario_document(steps=steps, until="120s", seed=5, name="prop"))
     return docs
 
 

@@ -11,7 +11,8 @@ from kubesched.scheduler.framework.interface import CycleState
 from kubesched.scheduler.framework.types import PodInfo
 from kubesched.scheduler.plugins.noderesources import NodeResourcesBalancedAllocation, NodeResourcesFit
 from kubesched.scheduler.plugins.tainttoleration import TaintToleration
-from kubesched.testkit.builders import make_node, make_pod
+from kubesched.testkit.builders import make_node, make_pod, make_taint
+from kubesched.testkit.framework import cache_of
 
 STRATEGIES = [
     {},
@@ -28,20 +29,12 @@ pod_st = st.tuples(st.one_of(st.none(), st.integers(0, 8000)), st.one_of(st.none
 
 
 def build(nodes: list[tuple[int, int, bool]], pods: list[tuple[int, tuple[int | None, int | None]]]) -> Cache:
-    cache = Cache()
-    for i, (cpu, mem, tainted) in enumerate(nodes):
-        node = make_node(f"n{i}", cpu=str(cpu), memory=f"{mem}Gi", pods=8)
-        if tainted:
-            node["spec"] = {"taints": [{"key": "k", "value": "v", "effect": "PreferNoSchedule"},
-                                       {"key": "h", "effect": "NoSchedule"}]}
-        cache.add_node(node)
-    for j, (i, (cpu, mem)) in enumerate(pods):
-        obj = make_pod(f"p{j}", None if cpu is None else f"{cpu}m", None if mem is None else f"{mem}Mi",
-                       node=f"n{i % len(nodes)}")
-        obj["metadata"]["uid"] = f"u{j}"
-        cache.add_pod(PodInfo.from_pod(obj))
-    cache.update_snapshot()
-    return cache
+    taints = [make_taint("k", "v", "PreferNoSchedule"), {"key": "h", "effect": "NoSchedule"}]
+    return cache_of(
+        [make_node(f"n{i}", cpu=str(cpu), memory=f"{mem}Gi", pods=8, taints=taints if tainted else None)
+         for i, (cpu, mem, tainted) in enumerate(nodes)],
+        [make_pod(f"p{j}", None if cpu is None else f"{cpu}m", None if mem is None else f"{mem}Mi",
+                  uid=f"u{j}", node=f"n{i % len(nodes)}") for j, (i, (cpu, mem)) in enumerate(pods)])
 
 
 @settings(max_examples=80, deadline=None, derandomize=True)

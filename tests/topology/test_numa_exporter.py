@@ -8,26 +8,24 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from kubesched.api.errors import ManifestError
 from kubesched.api.loader import load_scenario
 from kubesched.cluster.embedded.kubelet.machine import spec_from_nrt
 from kubesched.sim import Simulation
+from kubesched.testkit.builders import make_nrt, make_nrt_zone
+from kubesched.testkit.runs import phase, run_docs
+from kubesched.testkit.scenarios import create_step, delete_step, write_scenario
 from kubesched.topology.nrt import parse_nrt, pods_fingerprint
 
-from .conftest import GPU, create, node, nrt, nrt_zone, phase, pod, rejections, scenario, topology, zones
+from .conftest import GPU, node, pod, rejections, scenario, topology, zones
 
 Obj = dict[str, Any]
 Simulate = Callable[..., Obj]
 
 
 def simulation(tmp_path: Path, docs: list[Obj], until: float | None = None) -> Simulation:
-    path = tmp_path / "s.yaml"
-    path.write_text(yaml.safe_dump_all(docs, sort_keys=False))
-    sim = Simulation(load_scenario(str(path)), until=until)
-    sim.run()
-    return sim
+    return run_docs(tmp_path, docs, until=until).sim
 
 
 def stored(sim: Simulation, name: str = "n1") -> Obj:
@@ -44,7 +42,7 @@ def test_object_content(tmp_path: Path) -> None:
     zone_list = [{"cpus": 8, "memory": "16Gi", "reservedMemory": "1Gi", "devices": {GPU: 1}},
                  {"cpus": 8, "memory": "16Gi", "devices": {GPU: 1}, "distances": [21, 10]}]
     topo = topology(zone_list=zone_list, reservedSystemCPUs="0", exporter={"mode": "Watch"})
-    sim = simulation(tmp_path, scenario([node("n1", gpus=2), pod("a", "2", "2Gi", gpu=1, node_name="n1")], topo=topo))
+    sim = simulation(tmp_path, scenario([node("n1", gpus=2), pod("a", "2", "2Gi", gpu=1, node="n1")], topo=topo))
     obj = stored(sim)
     assert obj["apiVersion"] == "topology.node.k8s.io/v1alpha2"
     assert obj["topologyPolicies"] == ["SingleNUMANodeContainerLevel"]
@@ -68,12 +66,12 @@ def test_object_content(tmp_path: Path) -> None:
 
 def test_pods_running_at_time_zero_are_published_at_time_zero_even_when_polling(tmp_path: Path) -> None:
     topo = topology(exporter={"mode": "Poll", "interval": "60s"})
-    sim = simulation(tmp_path, scenario([node("n1"), pod("a", "6", node_name="n1")], topo=topo), until=1.0)
+    sim = simulation(tmp_path, scenario([node("n1"), pod("a", "6", node="n1")], topo=topo), until=1.0)
     assert available(sim) == ["2", "8"]
 
 
 def test_poll_publishes_on_the_grid_watch_on_change(tmp_path: Path) -> None:
-    steps = [create("1s", pod("a", "6"))]
+    steps = [create_step("1s", pod("a", "6"))]
     poll = topology(exporter={"mode": "Poll", "interval": "10s"})
     assert available(simulation(tmp_path, scenario([node("n1")], topo=poll, steps=steps), until=9.0)) == ["8", "8"]
     assert available(simulation(tmp_path, scenario([node("n1")], topo=poll, steps=steps), until=10.0)) == ["2", "8"]
@@ -90,7 +88,7 @@ def test_poll_publishes_on_the_grid_watch_on_change(tmp_path: Path) -> None:
 
 
 def test_released_resources_come_back(tmp_path: Path) -> None:
-    objs = [node("n1"), pod("a", "6", node_name="n1", annotations={"kubesched.io/run-for": "5s"})]
+    objs = [node("n1"), pod("a", "6", node="n1", annotations={"kubesched.io/run-for": "5s"})]
     sim = simulation(tmp_path, scenario(objs, topo=topology(exporter={"mode": "Watch"})), until=6.0)
     assert available(sim) == ["8", "8"]
     assert stored(sim)["attributes"][2]["value"] == pods_fingerprint([])
@@ -111,14 +109,14 @@ def test_entries_match_nodes_by_selector_and_name(tmp_path: Path) -> None:
 
 def test_deleting_a_node_deletes_its_object(tmp_path: Path) -> None:
     docs = scenario([node("n1")], topo=topology(), until="2s")
-    docs[0]["spec"]["steps"] = [{"at": "1s", "delete": {"kind": "Node", "name": "n1"}}]
+    docs[0]["spec"]["steps"] = [delete_step("1s", "Node", "n1")]
     sim = simulation(tmp_path, docs)
     assert sim.cluster.store.get("NodeResourceTopology", None, "n1") is None
 
 
 # -- NodeResourceTopology objects written by the user ---------------------------------------------------------
-USER_NRT = nrt("n1", [nrt_zone(0, {"cpu": "8", "memory": "16Gi"}, {"cpu": "7", "memory": "16Gi"}),
-                      nrt_zone(1, {"cpu": "8", "memory": "16Gi"})])
+USER_NRT = make_nrt("n1", [make_nrt_zone(0, {"cpu": "8", "memory": "16Gi"}, {"cpu": "7", "memory": "16Gi"}),
+                      make_nrt_zone(1, {"cpu": "8", "memory": "16Gi"})])
 
 
 def test_spec_from_a_user_object() -> None:
@@ -135,8 +133,8 @@ def test_spec_from_a_user_object() -> None:
 
 @pytest.mark.parametrize("adopt, c_phase", [(True, "Failed"), (False, "Running")])
 def test_user_objects_are_simulated_when_adopted(simulate: Simulate, adopt: bool, c_phase: str) -> None:
-    objs = [USER_NRT, node("n1"), pod("a", "6", node_name="n1"), pod("b", "6", node_name="n1"),
-            pod("c", "3", node_name="n1")]
+    objs = [USER_NRT, node("n1"), pod("a", "6", node="n1"), pod("b", "6", node="n1"),
+            pod("c", "3", node="n1")]
     result = simulate(scenario(objs, topo={"adoptNodeResourceTopologies": adopt}))
     assert phase(result, "c") == c_phase
     assert len(rejections(result)) == (1 if adopt else 0)
@@ -161,8 +159,7 @@ def test_user_objects_are_simulated_when_adopted(simulate: Simulate, adopt: bool
      "spec.cluster.topology.nodes[0].zones[0].distances", "one cost per zone"),
 ])
 def test_invalid_sections_are_refused_with_the_field_path(tmp_path: Path, section: Obj, path: str, message: str) -> None:
-    file = tmp_path / "bad.yaml"
-    file.write_text(yaml.safe_dump_all(scenario([node("n1")], topo=section), sort_keys=False))
+    file = write_scenario(tmp_path, scenario([node("n1")], topo=section))
     with pytest.raises(ManifestError) as err:
         load_scenario(str(file))
     text = str(err.value)

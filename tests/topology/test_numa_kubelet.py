@@ -149,7 +149,7 @@ def test_container_scope_aligns_each_container_pod_scope_the_whole_pod() -> None
 
 
 def test_init_container_resources_are_reused_by_app_containers() -> None:
-    obj = pod("i", containers=[container("6")], init=[container("8", name="init")])
+    obj = pod("i", containers=[container("6")], init_containers=[container("8", name="init")])
     plan = admit(allocator(), uid(obj, "i"))
     assert [c.name for c in plan.containers] == ["main"]
     assert plan.containers[0].cpus == tuple(range(0, 6))

@@ -11,6 +11,8 @@ from kubesched.scheduler.config import DEFAULT_MULTIPOINT, plugin_registry
 from kubesched.scheduler.framework.interface import Code, CycleState
 from kubesched.scheduler.framework.types import NodeInfo, PodInfo
 from kubesched.scheduler.plugins.noderesourcetopology import NodeResourceTopologyMatch, post_eviction
+from kubesched.testkit.builders import make_nrt, make_nrt_zone
+from kubesched.testkit.framework import FakeHandle
 from kubesched.topology.nrt import parse_nrt, pods_fingerprint
 from kubesched.topology.scoring import (
     balanced_allocation,
@@ -19,7 +21,7 @@ from kubesched.topology.scoring import (
     normalize_numa_score,
 )
 
-from .conftest import GPU, PLUGIN, FakeHandle, container, node, nrt, nrt_zone, pod
+from .conftest import GPU, PLUGIN, container, node, pod
 
 Obj = dict[str, Any]
 
@@ -39,7 +41,7 @@ def node_info(name: str = "n1", cpu: str = "16", gpus: int = 0, pods: list[Obj] 
 
 def plugin(objects: list[Obj], args: Obj | None = None, nodes: list[NodeInfo] | None = None
            ) -> tuple[NodeResourceTopologyMatch, FakeHandle]:
-    handle = FakeHandle(objects, nodes)
+    handle = FakeHandle(nodes, objects={"NodeResourceTopology": objects})
     return NodeResourceTopologyMatch(args or {}, handle), handle
 
 
@@ -61,7 +63,7 @@ def run_score(pl: NodeResourceTopologyMatch, p: Obj, ni: NodeInfo) -> int:
     return pl.score(state, pi, ni)
 
 
-TWO_BY_THREE = [nrt_zone(0, {"cpu": "3", "memory": "8Gi"}), nrt_zone(1, {"cpu": "3", "memory": "8Gi"})]
+TWO_BY_THREE = [make_nrt_zone(0, {"cpu": "3", "memory": "8Gi"}), make_nrt_zone(1, {"cpu": "3", "memory": "8Gi"})]
 
 
 # -- registry -------------------------------------------------------------------------------------------
@@ -86,14 +88,14 @@ def test_invalid_args_are_refused(args: Obj, error: str) -> None:
 
 # -- Filter -----------------------------------------------------------------------------------------------
 def test_request_fitting_the_node_but_no_zone_is_filtered_out() -> None:
-    pl, _ = plugin([nrt("n1", TWO_BY_THREE)])
+    pl, _ = plugin([make_nrt("n1", TWO_BY_THREE)])
     assert run_filter(pl, pod("p", "5"), node_info()) == "cannot align container"
     assert run_filter(pl, pod("q", "3"), node_info()) is None
 
 
 def test_non_guaranteed_cpu_and_memory_are_not_aligned_but_devices_are() -> None:
-    zones = [nrt_zone(0, {"cpu": "3", "memory": "8Gi", GPU: "1"}), nrt_zone(1, {"cpu": "3", "memory": "8Gi", GPU: "1"})]
-    pl, _ = plugin([nrt("n1", zones)])
+    zones = [make_nrt_zone(0, {"cpu": "3", "memory": "8Gi", GPU: "1"}), make_nrt_zone(1, {"cpu": "3", "memory": "8Gi", GPU: "1"})]
+    pl, _ = plugin([make_nrt("n1", zones)])
     ni = node_info(gpus=4)
     assert run_filter(pl, pod("burstable", "5", guaranteed=False), ni) is None
     assert run_filter(pl, pod("besteffort", None, None), ni) is None
@@ -103,34 +105,34 @@ def test_non_guaranteed_cpu_and_memory_are_not_aligned_but_devices_are() -> None
 
 def test_only_single_numa_node_is_filtered_and_nodes_without_object_pass() -> None:
     for policy in ("none", "best-effort", "restricted"):
-        pl, _ = plugin([nrt("n1", TWO_BY_THREE, policy=policy)])
+        pl, _ = plugin([make_nrt("n1", TWO_BY_THREE, policy=policy)])
         assert run_filter(pl, pod("p", "5"), node_info()) is None
     pl, _ = plugin([])
     assert run_filter(pl, pod("p", "5"), node_info()) is None
 
 
 def test_container_scope_charges_each_container_pod_scope_checks_the_sum() -> None:
-    zones = [nrt_zone(0, {"cpu": "4", "memory": "8Gi"}), nrt_zone(1, {"cpu": "4", "memory": "8Gi"})]
+    zones = [make_nrt_zone(0, {"cpu": "4", "memory": "8Gi"}), make_nrt_zone(1, {"cpu": "4", "memory": "8Gi"})]
     two = pod("two", containers=[container("3", name="a"), container("3", name="b")])
-    pl, _ = plugin([nrt("n1", zones, scope="container")])
+    pl, _ = plugin([make_nrt("n1", zones, scope="container")])
     assert run_filter(pl, two, node_info()) is None
     three = pod("three", containers=[container("3", name=c) for c in "abc"])
     assert run_filter(pl, three, node_info()) == "cannot align container"
-    pl, _ = plugin([nrt("n1", zones, scope="pod")])
+    pl, _ = plugin([make_nrt("n1", zones, scope="pod")])
     assert run_filter(pl, two, node_info()) == "cannot align pod"
-    init = pod("init", containers=[container("1")], init=[container("5", name="setup")])
-    pl, _ = plugin([nrt("n1", zones)])
+    init = pod("init", containers=[container("1")], init_containers=[container("5", name="setup")])
+    pl, _ = plugin([make_nrt("n1", zones)])
     assert run_filter(pl, init, node_info()) == "cannot align init container"
 
 
 def test_resource_missing_at_node_level_fails_extended_resource_without_zones_passes() -> None:
-    pl, _ = plugin([nrt("n1", TWO_BY_THREE)])
+    pl, _ = plugin([make_nrt("n1", TWO_BY_THREE)])
     assert run_filter(pl, pod("gpu", "1", gpu=1), node_info(gpus=0)) == "cannot align container"
     assert run_filter(pl, pod("gpu", "1", gpu=1), node_info(gpus=2)) is None
 
 
 # -- Score: hand-computed ---------------------------------------------------------------------------------
-ZONES_A = [nrt_zone(0, {"cpu": "4", "memory": "8Gi"}), nrt_zone(1, {"cpu": "8", "memory": "16Gi"})]
+ZONES_A = [make_nrt_zone(0, {"cpu": "4", "memory": "8Gi"}), make_nrt_zone(1, {"cpu": "8", "memory": "16Gi"})]
 
 
 @pytest.mark.parametrize("strategy, expected", [
@@ -144,28 +146,28 @@ ZONES_A = [nrt_zone(0, {"cpu": "4", "memory": "8Gi"}), nrt_zone(1, {"cpu": "8", 
     ("LeastNUMANodes", 94),
 ])
 def test_pod_scope_scores(strategy: str, expected: int) -> None:
-    pl, _ = plugin([nrt("n1", ZONES_A, scope="pod")], {"scoringStrategy": {"type": strategy}})
+    pl, _ = plugin([make_nrt("n1", ZONES_A, scope="pod")], {"scoringStrategy": {"type": strategy}})
     assert run_score(pl, pod("p", "2", "4Gi"), node_info()) == expected
 
 
 def test_weights_and_cpu_rounding() -> None:
-    zones = [nrt_zone(0, {"cpu": "4", "memory": "16Gi"})]
+    zones = [make_nrt_zone(0, {"cpu": "4", "memory": "16Gi"})]
     args = {"scoringStrategy": {"type": "LeastAllocated", "resources": [{"name": "cpu", "weight": 3},
                                                                          {"name": "memory", "weight": 1}]}}
-    pl, _ = plugin([nrt("n1", zones, scope="pod")], args)
+    pl, _ = plugin([make_nrt("n1", zones, scope="pod")], args)
     # cpu (4-2)/4 -> 50 (1500m counts as 2 cores), memory (16-4)/16 -> 75: (3*50 + 75) // 4 = 56
     assert run_score(pl, pod("p", "1500m", "4Gi"), node_info()) == 56
 
 
 def test_balanced_allocation_uses_the_sample_variance() -> None:
-    zones = [nrt_zone(0, {"cpu": "4", "memory": "16Gi"}), nrt_zone(1, {"cpu": "2", "memory": "4Gi"})]
-    pl, _ = plugin([nrt("n1", zones, scope="pod")], {"scoringStrategy": {"type": "BalancedAllocation"}})
+    zones = [make_nrt_zone(0, {"cpu": "4", "memory": "16Gi"}), make_nrt_zone(1, {"cpu": "2", "memory": "4Gi"})]
+    pl, _ = plugin([make_nrt("n1", zones, scope="pod")], {"scoringStrategy": {"type": "BalancedAllocation"}})
     # zone 0: fractions .5 and .25, sample variance 2 * .125^2 / 1 = .03125 -> 96; zone 1: 1 and 1 -> 100
     assert run_score(pl, pod("p", "2", "4Gi"), node_info()) == 96
 
 
 def test_container_scope_averages_containers() -> None:
-    pl, _ = plugin([nrt("n1", ZONES_A)], {"scoringStrategy": {"type": "LeastAllocated"}})
+    pl, _ = plugin([make_nrt("n1", ZONES_A)], {"scoringStrategy": {"type": "LeastAllocated"}})
     p = pod("p", containers=[container("2", "4Gi", name="a"), container("4", "4Gi", name="b")])
     # a: min(50, 75) = 50; b: zone 0 cpu 0 + memory 50 -> 25, zone 1 cpu 50 + memory 75 -> 62 => 25
     assert run_score(pl, p, node_info()) == (50 + 25) // 2
@@ -173,15 +175,15 @@ def test_container_scope_averages_containers() -> None:
 
 def test_least_numa_nodes_counts_zones_and_distance() -> None:
     costs0, costs1 = {0: 10, 1: 21}, {0: 21, 1: 10}
-    zones = [nrt_zone(0, {"cpu": "8", "memory": "8Gi"}, costs=costs0), nrt_zone(1, {"cpu": "8", "memory": "8Gi"}, costs=costs1)]
-    pl, _ = plugin([nrt("n1", zones, scope="pod", policy="best-effort")], {"scoringStrategy": {"type": "LeastNUMANodes"}})
+    zones = [make_nrt_zone(0, {"cpu": "8", "memory": "8Gi"}, costs=costs0), make_nrt_zone(1, {"cpu": "8", "memory": "8Gi"}, costs=costs1)]
+    pl, _ = plugin([make_nrt("n1", zones, scope="pod", policy="best-effort")], {"scoringStrategy": {"type": "LeastNUMANodes"}})
     assert run_score(pl, pod("one", "6", "4Gi"), node_info()) == 100 - 12 + 6
     assert run_score(pl, pod("two", "10", "4Gi"), node_info()) == 100 - 24 + 6
     assert normalize_numa_score(2, False, 4) == 50
 
 
 def test_score_edge_cases() -> None:
-    pl, _ = plugin([nrt("n1", ZONES_A, policy="restricted")])
+    pl, _ = plugin([make_nrt("n1", ZONES_A, policy="restricted")])
     assert run_score(pl, pod("p", "2", "4Gi"), node_info()) == 0  # not single-numa-node
     assert run_score(pl, pod("b", "2", "4Gi", guaranteed=False), node_info()) == 100
     pl, _ = plugin([])
@@ -197,9 +199,9 @@ def test_strategy_functions_directly() -> None:
 
 
 # -- the reservation-aware views ----------------------------------------------------------------------------
-EIGHT_EIGHT = [nrt_zone(0, {"cpu": "8", "memory": "16Gi"}), nrt_zone(1, {"cpu": "8", "memory": "16Gi"})]
-AFTER_A = [nrt_zone(0, {"cpu": "2", "memory": "15Gi"}, {"cpu": "8", "memory": "16Gi"}),
-           nrt_zone(1, {"cpu": "8", "memory": "16Gi"})]
+EIGHT_EIGHT = [make_nrt_zone(0, {"cpu": "8", "memory": "16Gi"}), make_nrt_zone(1, {"cpu": "8", "memory": "16Gi"})]
+AFTER_A = [make_nrt_zone(0, {"cpu": "2", "memory": "15Gi"}, {"cpu": "8", "memory": "16Gi"}),
+           make_nrt_zone(1, {"cpu": "8", "memory": "16Gi"})]
 
 
 def place(pl: NodeResourceTopologyMatch, handle: FakeHandle, p: Obj, ni: NodeInfo) -> None:
@@ -214,7 +216,7 @@ def place(pl: NodeResourceTopologyMatch, handle: FakeHandle, p: Obj, ni: NodeInf
 
 def test_passthrough_double_counts_pods_placed_since_the_last_update() -> None:
     ni = node_info()
-    pl, handle = plugin([nrt("n1", EIGHT_EIGHT)], nodes=[ni])
+    pl, handle = plugin([make_nrt("n1", EIGHT_EIGHT)], nodes=[ni])
     place(pl, handle, pod("a", "6"), ni)
     # the object still says 8 + 8 free: a second 6-CPU pod passes; so does a third, which the kubelet
     # will reject (only 2 + 2 are left once the second one is placed)
@@ -226,11 +228,11 @@ def test_passthrough_double_counts_pods_placed_since_the_last_update() -> None:
 @pytest.mark.parametrize("args", [{"cacheResyncPeriodSeconds": 5}, {"cacheResyncMode": "OnUpdate"}])
 def test_overreserve_subtracts_reserved_pods_from_every_zone_until_the_object_catches_up(args: Obj) -> None:
     ni = node_info()
-    pl, handle = plugin([nrt("n1", EIGHT_EIGHT, fingerprint=pods_fingerprint([]))], args, nodes=[ni])
+    pl, handle = plugin([make_nrt("n1", EIGHT_EIGHT, fingerprint=pods_fingerprint([]))], args, nodes=[ni])
     place(pl, handle, pod("a", "6"), ni)
     assert run_filter(pl, pod("b", "6"), ni) == "cannot align container"  # 2 + 2 (pessimistic)
     # the exporter publishes a's allocation
-    handle.objects = [nrt("n1", AFTER_A, fingerprint=pods_fingerprint(["default/a"]), rv="2")]
+    handle.objects["NodeResourceTopology"] = [make_nrt("n1", AFTER_A, fingerprint=pods_fingerprint(["default/a"]), rv="2")]
     if "cacheResyncPeriodSeconds" in args:
         assert run_filter(pl, pod("b", "6"), ni) == "cannot align container"  # no resync before t=5
         handle.time = 5.0
@@ -239,19 +241,19 @@ def test_overreserve_subtracts_reserved_pods_from_every_zone_until_the_object_ca
 
 def test_overreserve_does_not_flush_while_the_object_misses_a_pod() -> None:
     ni = node_info()
-    pl, handle = plugin([nrt("n1", EIGHT_EIGHT, fingerprint=pods_fingerprint([]))], {"cacheResyncMode": "OnUpdate"},
+    pl, handle = plugin([make_nrt("n1", EIGHT_EIGHT, fingerprint=pods_fingerprint([]))], {"cacheResyncMode": "OnUpdate"},
                         nodes=[ni])
     place(pl, handle, pod("a", "6"), ni)
     place_b = pod("b", "2")
     place(pl, handle, place_b, ni)
-    handle.objects = [nrt("n1", AFTER_A, fingerprint=pods_fingerprint(["default/a"]), rv="2")]
+    handle.objects["NodeResourceTopology"] = [make_nrt("n1", AFTER_A, fingerprint=pods_fingerprint(["default/a"]), rv="2")]
     # b is not in the object yet: a and b both still count against every zone (8-6-2 = 0)
     assert run_filter(pl, pod("c", "1"), ni) == "cannot align container"
 
 
 def test_discard_reserved_skips_nodes_between_reserve_and_post_bind() -> None:
     ni = node_info()
-    pl, handle = plugin([nrt("n1", EIGHT_EIGHT)], {"discardReservedNodes": True}, nodes=[ni])
+    pl, handle = plugin([make_nrt("n1", EIGHT_EIGHT)], {"discardReservedNodes": True}, nodes=[ni])
     state = CycleState()
     a = info(pod("a", "2"))
     pl.pre_filter(state, a)
@@ -263,9 +265,9 @@ def test_discard_reserved_skips_nodes_between_reserve_and_post_bind() -> None:
 
 # -- preemption dry run ---------------------------------------------------------------------------------------
 def test_post_eviction_gives_victims_exclusive_resources_back_to_their_zone() -> None:
-    zones = [nrt_zone(0, {"cpu": "1", "memory": "10Gi"}, {"cpu": "8", "memory": "16Gi"}, containers=["default/v/main"]),
-             nrt_zone(1, {"cpu": "4", "memory": "16Gi"}, {"cpu": "8", "memory": "16Gi"}, containers=[])]
-    view = parse_nrt(nrt("n1", zones))
+    zones = [make_nrt_zone(0, {"cpu": "1", "memory": "10Gi"}, {"cpu": "8", "memory": "16Gi"}, containers=["default/v/main"]),
+             make_nrt_zone(1, {"cpu": "4", "memory": "16Gi"}, {"cpu": "8", "memory": "16Gi"}, containers=[])]
+    view = parse_nrt(make_nrt("n1", zones))
     victim = info(pod("v", "3", "2Gi"))
     after = post_eviction(view, [victim])
     assert after.zones[0].available == {"cpu": 4000, "memory": 12 * 1024**3}
@@ -275,12 +277,12 @@ def test_post_eviction_gives_victims_exclusive_resources_back_to_their_zone() ->
 
 
 def test_filter_sees_victims_removed_only_when_preemption_is_enabled() -> None:
-    zones = [nrt_zone(0, {"cpu": "1", "memory": "10Gi"}, {"cpu": "8", "memory": "16Gi"}, containers=["default/v/main"]),
-             nrt_zone(1, {"cpu": "4", "memory": "16Gi"}, {"cpu": "8", "memory": "16Gi"}, containers=[])]
+    zones = [make_nrt_zone(0, {"cpu": "1", "memory": "10Gi"}, {"cpu": "8", "memory": "16Gi"}, containers=["default/v/main"]),
+             make_nrt_zone(1, {"cpu": "4", "memory": "16Gi"}, {"cpu": "8", "memory": "16Gi"}, containers=[])]
     victim = pod("v", "6", "2Gi")
     ni = node_info(pods=[victim])
     for mode, expected in (("Enabled", None), ("Disabled", "cannot align container")):
-        pl, _ = plugin([nrt("n1", zones)], {"preemptionMode": mode}, nodes=[ni])
+        pl, _ = plugin([make_nrt("n1", zones)], {"preemptionMode": mode}, nodes=[ni])
         state = CycleState()
         preemptor = info(pod("p", "5"))
         pl.pre_filter(state, preemptor)

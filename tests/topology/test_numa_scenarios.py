@@ -8,29 +8,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
-from kubesched.api.loader import load_scenario
 from kubesched.cluster.embedded.kubelet.topology import TopologySubsystem
-from kubesched.sim import Simulation
 from kubesched.sim import simulate as simulate_scenario
+from kubesched.testkit.builders import make_deployment, make_priority_class
+from kubesched.testkit.runs import events, node_of, phase, run_docs
+from kubesched.testkit.scenarios import create_step
 
-from .conftest import (
-    container,
-    create,
-    deployment,
-    events,
-    node,
-    node_of,
-    phase,
-    pod,
-    priority_class,
-    rejections,
-    scenario,
-    start_time,
-    topology,
-    zones,
-)
+from .conftest import container, node, pod, rejections, scenario, start_time, topology, zones
 
 Obj = dict[str, Any]
 Simulate = Callable[..., Obj]
@@ -40,10 +25,7 @@ CANNOT_ALIGN = "0/1 nodes are available: 1 cannot align container."
 
 def test_guaranteed_integral_cpus_are_exclusive_and_from_one_zone(tmp_path: Path) -> None:
     docs = scenario([node("n1"), pod("a", "6"), pod("b", "6"), pod("shared", "1500m")], topo=topology())
-    path = tmp_path / "s.yaml"
-    path.write_text(yaml.safe_dump_all(docs, sort_keys=False))
-    sim = Simulation(load_scenario(str(path)))
-    sim.run()
+    sim = run_docs(tmp_path, docs).sim
     subsystem = sim.cluster.subsystems["topology"]
     assert isinstance(subsystem, TopologySubsystem)
     server = subsystem.server("n1")
@@ -54,8 +36,8 @@ def test_guaranteed_integral_cpus_are_exclusive_and_from_one_zone(tmp_path: Path
 
 
 def test_fits_the_node_not_a_zone_rejected_by_the_kubelet_filtered_by_the_plugin(simulate: Simulate) -> None:
-    objs = [node("n1"), pod("a", "6", node_name="n1"), pod("b", "6", node_name="n1")]
-    steps = [create("5s", pod("c", "3"))]
+    objs = [node("n1"), pod("a", "6", node="n1"), pod("b", "6", node="n1")]
+    steps = [create_step("5s", pod("c", "3"))]
     default = simulate(scenario(objs, topo=topology(), steps=steps))
     assert [e["pod"] for e in rejections(default)] == ["default/c"]
     assert phase(default, "c") == "Failed"
@@ -71,8 +53,8 @@ def test_fits_the_node_not_a_zone_rejected_by_the_kubelet_filtered_by_the_plugin
 ])
 def test_kubelet_policies_on_a_pod_that_needs_two_zones_of_what_is_free(simulate: Simulate, policy: str,
                                                                        outcome: str) -> None:
-    objs = [node("n1"), pod("a", "5", node_name="n1"), pod("b", "5", node_name="n1"),
-            pod("c", "6", node_name="n1")]
+    objs = [node("n1"), pod("a", "5", node="n1"), pod("b", "5", node="n1"),
+            pod("c", "6", node="n1")]
     result = simulate(scenario(objs, topo=topology(policy)))
     assert phase(result, "c") == outcome
     if outcome == "Failed":
@@ -81,20 +63,20 @@ def test_kubelet_policies_on_a_pod_that_needs_two_zones_of_what_is_free(simulate
 
 def test_restricted_admits_what_can_only_span_zones_single_numa_node_rejects(simulate: Simulate) -> None:
     for policy, outcome in (("restricted", "Running"), ("single-numa-node", "Failed")):
-        result = simulate(scenario([node("n1"), pod("big", "12", node_name="n1")], topo=topology(policy)))
+        result = simulate(scenario([node("n1"), pod("big", "12", node="n1")], topo=topology(policy)))
         assert phase(result, "big") == outcome
 
 
 def test_pod_scope_rejects_a_pod_whose_containers_only_fit_apart(simulate: Simulate) -> None:
-    two = pod("two", containers=[container("5", name="a"), container("5", name="b")], node_name="n1")
+    two = pod("two", containers=[container("5", name="a"), container("5", name="b")], node="n1")
     assert phase(simulate(scenario([node("n1"), two], topo=topology(scope="container"))), "two") == "Running"
-    two = pod("two", containers=[container("5", name="a"), container("5", name="b")], node_name="n1")
+    two = pod("two", containers=[container("5", name="a"), container("5", name="b")], node="n1")
     assert phase(simulate(scenario([node("n1"), two], topo=topology(scope="pod"))), "two") == "Failed"
 
 
 # -- the exporter's freshness decides ---------------------------------------------------------------------
 def _arrivals() -> tuple[list[Obj], list[Obj]]:
-    return [node("n1")], [create("0s", pod("a", "5")), create("2s", pod("b", "5")), create("4s", pod("c", "5"))]
+    return [node("n1")], [create_step("0s", pod("a", "5")), create_step("2s", pod("b", "5")), create_step("4s", pod("c", "5"))]
 
 
 @pytest.mark.parametrize("exporter, c_phase", [
@@ -135,9 +117,9 @@ def test_pods_placed_in_one_burst_are_double_counted_without_the_reservation_vie
 
 
 def test_a_freed_zone_is_used_once_the_exporter_publishes_it(simulate: Simulate) -> None:
-    objs = [node("n1"), pod("a", "6", node_name="n1", annotations={"kubesched.io/run-for": "10s"}),
-            pod("b", "6", node_name="n1")]
-    steps = [create("1s", pod("c", "6"))]
+    objs = [node("n1"), pod("a", "6", node="n1", annotations={"kubesched.io/run-for": "10s"}),
+            pod("b", "6", node="n1")]
+    steps = [create_step("1s", pod("c", "6"))]
     watch = simulate(scenario(objs, topo=topology(exporter={"mode": "Watch"}), plugin=True, steps=steps, until="2m"))
     # a finishes at 10s: its deletion requeues c, and the Watch exporter has already published the freed zone
     assert start_time(watch, "c") == 10.0
@@ -150,14 +132,14 @@ def test_a_freed_zone_is_used_once_the_exporter_publishes_it(simulate: Simulate)
 def test_preemption_evicts_the_victims_that_free_one_zone(simulate: Simulate) -> None:
     quick = {"kubesched.io/exit-after": "1s"}
     objs = [
-        priority_class("low", 100), priority_class("high", 1000), node("n1"),
-        pod("low-a", "3", node_name="n1", priority_class="low", annotations=quick),   # zone 0
-        pod("high-a", "2", node_name="n1", priority_class="high"),                    # zone 0
-        pod("high-b", "4", node_name="n1", priority_class="high"),                    # zone 1
-        pod("low-b", "2", node_name="n1", priority_class="low", annotations=quick),   # zone 0 (1 CPU left)
-        pod("low-c", "2", node_name="n1", priority_class="low", annotations=quick),   # zone 1 (2 CPUs left)
+        make_priority_class("low", 100), make_priority_class("high", 1000), node("n1"),
+        pod("low-a", "3", node="n1", priority_class="low", annotations=quick),   # zone 0
+        pod("high-a", "2", node="n1", priority_class="high"),                    # zone 0
+        pod("high-b", "4", node="n1", priority_class="high"),                    # zone 1
+        pod("low-b", "2", node="n1", priority_class="low", annotations=quick),   # zone 0 (1 CPU left)
+        pod("low-c", "2", node="n1", priority_class="low", annotations=quick),   # zone 1 (2 CPUs left)
     ]
-    steps = [create("5s", pod("urgent", "5", priority_class="high"))]
+    steps = [create_step("5s", pod("urgent", "5", priority_class="high"))]
     topo = topology(exporter={"mode": "Watch"})
     result = simulate(scenario(objs, topo=topo, plugin=True, args={"preemptionMode": "Enabled"}, steps=steps,
                                until="2m"))
@@ -173,9 +155,9 @@ def test_preemption_evicts_the_victims_that_free_one_zone(simulate: Simulate) ->
 def test_deployment_failure_loop_and_its_disappearance(simulate: Simulate) -> None:
     gpu_zones = zones(2, cpus=16, memory="64Gi", gpus=2)
     objs: list[Obj] = [node("bad", "32", "128Gi", gpus=4), node("good", "32", "128Gi", gpus=4),
-                       pod("inf-a", "10", "8Gi", gpu=1, node_name="bad"), pod("inf-b", "10", "8Gi", gpu=1, node_name="bad"),
-                       pod("train", "10", "8Gi", gpu=2, node_name="good"), pod("etl", "10", "8Gi", node_name="good"),
-                       deployment("trainer", 1, container("4", "8Gi", gpu=2))]
+                       pod("inf-a", "10", "8Gi", gpu=1, node="bad"), pod("inf-b", "10", "8Gi", gpu=1, node="bad"),
+                       pod("train", "10", "8Gi", gpu=2, node="good"), pod("etl", "10", "8Gi", node="good"),
+                       make_deployment("trainer", 1, pod("trainer", containers=[container("4", "8Gi", gpu=2)]), namespace="default")]
     topo = topology(zone_list=gpu_zones, exporter={"mode": "Watch"})
     loops = []
     for seed in range(1, 7):

@@ -161,13 +161,18 @@ def simulate(
     explain: bool = False,
     decisions: bool | None = None,
     progress: ProgressCallback | None = None,
+    on_start: Callable[[Simulation], None] | None = None,
 ) -> SimulationOutcome:
     """Simulate ``scenario`` (a loaded Scenario, or a scenario file or directory) to its end.
 
     Raises KubeschedError (ManifestError, ConfigError) on bad input; the keywords are
-    :class:`Simulation`'s and :meth:`Simulation.run`'s.
+    :class:`Simulation`'s and :meth:`Simulation.run`'s, and ``on_start(sim)`` is called once the
+    simulation is built (the scenario's objects created) and before it runs: the place to watch
+    its cluster's store, say.
     """
     if not isinstance(scenario, Scenario):
         scenario = load_scenario(scenario)
     sim = Simulation(scenario, seed=seed, until=until, explain=explain, decisions=decisions)
+    if on_start is not None:
+        on_start(sim)
     return sim.run(progress)

@@ -1,16 +1,16 @@
-"""Helpers for tests that build scenarios in code: write documents to a file and simulate them."""
+"""Scenario documents and steps built in code, and writing them to a file (see
+:mod:`kubesched.testkit.runs` to simulate it)."""
 
 from __future__ import annotations
 
 import itertools
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Self
+from typing import Any
 
 import yaml
 
-from kubesched.sim import Simulation, SimulationOutcome, simulate
+from kubesched.testkit.builders import duration
 
 _counter = itertools.count()
 
@@ -30,58 +30,38 @@ def write_scenario(directory: Path, docs: Iterable[dict[str, Any] | list[dict[st
 
 
 def scenario_document(cluster: dict[str, Any] | None = None, steps: list[dict[str, Any]] | None = None, *,
-                      until: str | None = None, seed: int = 1, name: str = "t") -> dict[str, Any]:
-    """A Scenario document (the optional spec fields only when given)."""
+                      until: str | float | None = None, seed: int = 1, name: str = "t",
+                      config: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A Scenario document (the optional spec fields only when given); ``config`` is its
+    schedulerConfiguration, ``until`` a duration or seconds."""
     spec: dict[str, Any] = {"seed": seed, "steps": steps or []}
     if cluster is not None:
         spec["cluster"] = cluster
-    if until:
-        spec["until"] = until
+    if until is not None and until != "":
+        spec["until"] = duration(until)
+    if config is not None:
+        spec["schedulerConfiguration"] = config
     return {"apiVersion": "kubesched.io/v1alpha1", "kind": "Scenario", "metadata": {"name": name}, "spec": spec}
 
 
-def create_step(at: str, obj: dict[str, Any]) -> dict[str, Any]:
-    return {"at": at, "create": obj}
+def create_step(at: str | float, obj: dict[str, Any]) -> dict[str, Any]:
+    return {"at": duration(at), "create": obj}
 
 
-@dataclass(frozen=True)
-class SimRun:
-    """A finished simulation with lookups tests need (pods named without namespace are ``default``)."""
+def delete_step(at: str | float, kind: str, name: str, *, namespace: str | None = None,
+                grace: int | None = None) -> dict[str, Any]:
+    target: dict[str, Any] = {"kind": kind, "name": name}
+    if namespace:
+        target["namespace"] = namespace
+    if grace is not None:
+        target["gracePeriodSeconds"] = grace
+    return {"at": duration(at), "delete": target}
 
-    outcome: SimulationOutcome
 
-    @classmethod
-    def from_path(cls, path: Path | str, *, until: float | None = None) -> Self:
-        return cls(simulate(path, until=until))
-
-    @classmethod
-    def from_docs(cls, directory: Path, docs: Iterable[dict[str, Any] | list[dict[str, Any]]], *,
-                  until: float | None = None) -> Self:
-        return cls.from_path(write_scenario(directory, docs), until=until)
-
-    @property
-    def result(self) -> dict[str, Any]:
-        return self.outcome.result
-
-    @property
-    def sim(self) -> Simulation:
-        return self.outcome.simulation
-
-    @property
-    def events(self) -> list[dict[str, Any]]:
-        events: list[dict[str, Any]] = self.result["events"]
-        return events
-
-    def ev(self, reason: str, name: str | None = None) -> list[dict[str, Any]]:
-        return [e for e in self.events if e["reason"] == reason
-                and (name is None or e["pod"] in (f"default/{name}", name))]
-
-    def times(self, reason: str, name: str | None = None) -> list[float]:
-        return [e["time"] for e in self.ev(reason, name)]
-
-    def phase(self, name: str) -> str:
-        return str(self.result["pods"][f"default/{name}"]["phase"])
-
-    def node_of(self, name: str) -> str | None:
-        node: str | None = self.result["pods"][f"default/{name}"]["node"]
-        return node
+def patch_step(at: str | float, kind: str, name: str, merge: dict[str, Any], *,
+               namespace: str | None = None) -> dict[str, Any]:
+    """A merge patch of one object."""
+    target: dict[str, Any] = {"kind": kind, "name": name, "merge": merge}
+    if namespace:
+        target["namespace"] = namespace
+    return {"at": duration(at), "patch": target}
