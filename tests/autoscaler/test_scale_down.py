@@ -61,7 +61,7 @@ def test_a_pod_that_fits_nowhere_else_blocks_scale_down(simulate):
     assert run.autoscaler["scaleDowns"] == []
 
 
-def anchored(*docs, cluster_extra=None, until="20m"):
+def anchored(*docs, until="20m"):
     """pool-1 .. pool-3; pool-2 carries an unmovable 3-cpu pod (utilization 75 %, a destination with
     1 cpu free); pool-3 is empty; the docs put something on pool-1."""
     anchor = pod("anchor", cpu="3", node="pool-2", annotations={SAFE: "false"})

@@ -43,7 +43,6 @@ class History:
     compacted_rv: int = 0
     paused: bool = False
     stopping: bool = False
-    streams: set[int] = field(default_factory=set)
     open_streams: dict[int, Stream] = field(default_factory=dict)
 
     def append(self, rv: int, event_type: str, kind: str, obj: Obj) -> None:
