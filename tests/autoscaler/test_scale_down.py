@@ -50,7 +50,7 @@ def test_a_non_empty_node_is_drained_then_removed(simulate):
     assert [(e["time"], e["pod"].split("/")[0]) for e in run.ev("ScaleDown")] == [(120.0, "Node"), (120.0, "default")]
     assert run.ev("ScaleDown")[1]["message"] == "deleting pod for node scale down"
     assert run.times("NodeRemoved", "Node/pool-1") == [140.0]  # once the pod's 20 s grace is over
-    node_obj = run.sim.cluster.store.get("Node", None, "pool-1")
+    node_obj = run.sim.cluster.api.get("Node", None, "pool-1")
     assert node_obj is None
 
 

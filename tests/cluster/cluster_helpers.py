@@ -30,7 +30,7 @@ Obj = dict[str, Any]
 def make_cluster(*, controllers: bool = True) -> EmbeddedCluster:
     loop = EventLoop()
     cluster = EmbeddedCluster(loop, EventLog(loop.now), np.random.default_rng(0))
-    ensure_system_priority_classes(cluster.store)
+    ensure_system_priority_classes(cluster.api)
     if controllers:
         cluster.start_controllers()
     return cluster
@@ -108,7 +108,7 @@ def job(name: str, **spec: Any) -> Obj:
 def pods_of(cluster: EmbeddedCluster, kind: str, name: str) -> list[dict[str, Any]]:
     """Pods whose controller is ``kind/name``, sorted by name."""
     out = []
-    for p in cluster.store.list("Pod"):
+    for p in cluster.api.list("Pod"):
         for ref in p["metadata"].get("ownerReferences") or []:
             if ref.get("controller") and ref["kind"] == kind and ref["name"] == name:
                 out.append(p)
@@ -116,6 +116,6 @@ def pods_of(cluster: EmbeddedCluster, kind: str, name: str) -> list[dict[str, An
 
 
 def get_pod(cluster: EmbeddedCluster, name: str, ns: str = "default") -> dict[str, Any]:
-    found = cluster.store.get("Pod", ns, name)
+    found = cluster.api.get("Pod", ns, name)
     assert found is not None, name
     return found

@@ -16,8 +16,8 @@ def last_rejection(cluster):
 
 
 def test_system_classes_exist(cluster):
-    node_critical = cluster.store.get("PriorityClass", None, "system-node-critical")
-    cluster_critical = cluster.store.get("PriorityClass", None, "system-cluster-critical")
+    node_critical = cluster.api.get("PriorityClass", None, "system-node-critical")
+    cluster_critical = cluster.api.get("PriorityClass", None, "system-cluster-critical")
     assert node_critical["value"] == 2000001000
     assert cluster_critical["value"] == 2000000000
     assert node_critical["preemptionPolicy"] == "PreemptLowerPriority"
@@ -60,12 +60,12 @@ def test_named_class_sets_priority_and_policy(cluster):
 
 def test_class_policy_defaults_to_preempt_lower_priority(cluster):
     cluster.create(make_priority_class("low", 100))
-    assert cluster.store.get("PriorityClass", None, "low")["preemptionPolicy"] == "PreemptLowerPriority"
+    assert cluster.api.get("PriorityClass", None, "low")["preemptionPolicy"] == "PreemptLowerPriority"
 
 
 def test_unknown_class_is_forbidden(cluster):
     assert cluster.create(pod("p", priorityClassName="nope")) is None
-    assert cluster.store.get("Pod", "default", "p") is None
+    assert cluster.api.get("Pod", "default", "p") is None
     rej = last_rejection(cluster)
     assert rej["code"] == 403
     assert rej["name"] == "default/p"

@@ -135,4 +135,6 @@ def test_only_the_api_server_holds_the_object_store() -> None:
             elif isinstance(item, ast.Attribute) and item.attr in ("store", "_store"):
                 offenders.append(f"{path.name}:{item.lineno}: .{item.attr}")
     assert offenders == []
-    assert isinstance(make_cluster(controllers=False).store, ApiServer)
+    cluster = make_cluster(controllers=False)
+    assert isinstance(cluster.api, ApiServer)
+    assert not hasattr(cluster, "store")  # no back door to the object store

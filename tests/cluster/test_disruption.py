@@ -8,7 +8,7 @@ from kubesched.cluster.embedded.controllers.disruption import scaled_value
 
 
 def status(cluster, name="b"):
-    s = cluster.store.get("PodDisruptionBudget", "default", name)["status"]
+    s = cluster.api.get("PodDisruptionBudget", "default", name)["status"]
     return {k: s[k] for k in ("currentHealthy", "desiredHealthy", "expectedPods", "disruptionsAllowed")}
 
 
@@ -24,7 +24,7 @@ def test_min_available_int(cluster):
     running_pods(cluster, 3)
     cluster.create(pdb("b", {"app": "a"}, minAvailable=2))
     assert status(cluster) == {"currentHealthy": 3, "desiredHealthy": 2, "expectedPods": 3, "disruptionsAllowed": 1}
-    cond = cluster.store.get("PodDisruptionBudget", "default", "b")["status"]["conditions"][0]
+    cond = cluster.api.get("PodDisruptionBudget", "default", "b")["status"]["conditions"][0]
     assert (cond["type"], cond["status"], cond["reason"]) == ("DisruptionAllowed", "True", "SufficientPods")
     cluster.delete("Pod", "default", "p0")  # terminating: no longer healthy
     assert status(cluster) == {"currentHealthy": 2, "desiredHealthy": 2, "expectedPods": 3, "disruptionsAllowed": 0}
@@ -48,14 +48,14 @@ def test_max_unavailable_uses_deployment_scale(cluster):
     cluster.create(node("n1"))
     cluster.create(deployment("web", 4))
     cluster.create(pdb("b", {"app": "web"}, maxUnavailable="25%"))
-    (rs,) = cluster.store.list("ReplicaSet")
+    (rs,) = cluster.api.list("ReplicaSet")
     pods = pods_of(cluster, "ReplicaSet", rs["metadata"]["name"])
     for p in pods[:3]:
         bind(cluster, p)
     assert status(cluster) == {"currentHealthy": 3, "desiredHealthy": 3, "expectedPods": 4, "disruptionsAllowed": 0}
     bind(cluster, pods[3])
     assert status(cluster)["disruptionsAllowed"] == 1
-    cluster.store.patch("Deployment", "default", "web", {"spec": {"replicas": 8}})
+    cluster.api.patch("Deployment", "default", "web", {"spec": {"replicas": 8}})
     assert status(cluster)["expectedPods"] == 8
     assert status(cluster)["desiredHealthy"] == 6
 
@@ -71,7 +71,7 @@ def test_pod_of_unscaled_controller_fails_sync(cluster):
     cluster.create(node("n1"))
     cluster.create(daemonset("ds"))
     cluster.create(pdb("b", {"app": "ds"}, maxUnavailable=1))
-    s = cluster.store.get("PodDisruptionBudget", "default", "b")["status"]
+    s = cluster.api.get("PodDisruptionBudget", "default", "b")["status"]
     assert s["disruptionsAllowed"] == 0
     assert s["conditions"][0]["reason"] == "SyncFailed"
     assert s["conditions"][0]["message"].startswith("found no controllers for pod")
@@ -100,7 +100,7 @@ def test_label_change_moves_pod_in_and_out(cluster):
     running_pods(cluster, 2)
     cluster.create(pdb("b", {"app": "a"}, minAvailable=1))
     assert status(cluster)["disruptionsAllowed"] == 1
-    cluster.store.patch("Pod", "default", "p0", {"metadata": {"labels": {"app": "other"}}})
+    cluster.api.patch("Pod", "default", "p0", {"metadata": {"labels": {"app": "other"}}})
     assert status(cluster)["expectedPods"] == 1 and status(cluster)["disruptionsAllowed"] == 0
 
 
@@ -108,9 +108,9 @@ def test_status_written_only_on_change(cluster):
     cluster.create(node("n1"))
     running_pods(cluster, 2)
     cluster.create(pdb("b", {"app": "a"}, minAvailable=1))
-    rv = cluster.store.get("PodDisruptionBudget", "default", "b")["metadata"]["resourceVersion"]
-    cluster.store.patch("Pod", "default", "p0", {"status": {"nominatedNodeName": "n1"}})
-    assert cluster.store.get("PodDisruptionBudget", "default", "b")["metadata"]["resourceVersion"] == rv
+    rv = cluster.api.get("PodDisruptionBudget", "default", "b")["metadata"]["resourceVersion"]
+    cluster.api.patch("Pod", "default", "p0", {"status": {"nominatedNodeName": "n1"}})
+    assert cluster.api.get("PodDisruptionBudget", "default", "b")["metadata"]["resourceVersion"] == rv
 
 
 def test_scaled_value_rounds_up():
@@ -126,19 +126,19 @@ def test_disrupted_pods_are_not_healthy_for_two_minutes(cluster):
     running_pods(cluster, 3)
     cluster.create(pdb("b", {"app": "a"}, minAvailable=1))
     assert status(cluster)["disruptionsAllowed"] == 2
-    cluster.store.patch("PodDisruptionBudget", "default", "b", {"status": {"disruptedPods": {"p0": rfc3339(0)}}})
+    cluster.api.patch("PodDisruptionBudget", "default", "b", {"status": {"disruptedPods": {"p0": rfc3339(0)}}})
     assert status(cluster)["currentHealthy"] == 2 and status(cluster)["disruptionsAllowed"] == 1
     run(cluster, 119)
     assert status(cluster)["currentHealthy"] == 2
     run(cluster, 121)
     assert status(cluster)["currentHealthy"] == 3
-    assert "disruptedPods" not in cluster.store.get("PodDisruptionBudget", "default", "b")["status"]
+    assert "disruptedPods" not in cluster.api.get("PodDisruptionBudget", "default", "b")["status"]
 
 
 def test_invalid_percentage_fails_sync(cluster):
     cluster.create(node("n1"))
     running_pods(cluster, 1)
     cluster.create(pdb("b", {"app": "a"}, maxUnavailable="1"))
-    s = cluster.store.get("PodDisruptionBudget", "default", "b")["status"]
+    s = cluster.api.get("PodDisruptionBudget", "default", "b")["status"]
     assert s["disruptionsAllowed"] == 0
     assert s["conditions"][0]["message"] == "invalid value for IntOrString: invalid type: string is not a percentage"

@@ -18,7 +18,7 @@ def finish(cluster, pod, phase="Succeeded"):
 
 
 def conditions(cluster, name):
-    return {c["type"]: c for c in (cluster.store.get("Job", "default", name)["status"].get("conditions") or [])}
+    return {c["type"]: c for c in (cluster.api.get("Job", "default", name)["status"].get("conditions") or [])}
 
 
 def test_parallelism_and_completions(cluster):
@@ -34,7 +34,7 @@ def test_parallelism_and_completions(cluster):
     finish(cluster, active(cluster, "j")[0])
     assert len(active(cluster, "j")) == 1  # only one completion missing
     finish(cluster, active(cluster, "j")[0])
-    status = cluster.store.get("Job", "default", "j")["status"]
+    status = cluster.api.get("Job", "default", "j")["status"]
     assert status["succeeded"] == 3 and status["active"] == 0
     assert conditions(cluster, "j")["Complete"]["status"] == "True"
     assert "completionTime" in status
@@ -69,7 +69,7 @@ def test_failed_pod_recreated_after_backoff(cluster):
     (p,) = active(cluster, "j")
     finish(cluster, p, "Failed")
     assert active(cluster, "j") == []
-    assert cluster.store.get("Job", "default", "j")["status"]["failed"] == 1
+    assert cluster.api.get("Job", "default", "j")["status"]["failed"] == 1
     run(cluster, 9.9)
     assert active(cluster, "j") == []
     run(cluster, 10.0)
@@ -91,14 +91,14 @@ def test_backoff_limit_fails_the_job(cluster):
     assert (cond["reason"], cond["message"]) == ("BackoffLimitExceeded", "Job has reached the specified backoff limit")
     run(cluster, 100)
     assert active(cluster, "j") == []
-    assert cluster.store.get("Job", "default", "j")["status"]["failed"] == 2
+    assert cluster.api.get("Job", "default", "j")["status"]["failed"] == 2
 
 
 def test_deleted_pod_counts_as_failed(cluster):
     cluster.create(job("j"))
     (p,) = active(cluster, "j")
     cluster.delete("Pod", "default", p["metadata"]["name"])
-    assert cluster.store.get("Job", "default", "j")["status"]["failed"] == 1
+    assert cluster.api.get("Job", "default", "j")["status"]["failed"] == 1
     run(cluster, 10)
     assert len(active(cluster, "j")) == 1
 
@@ -106,9 +106,9 @@ def test_deleted_pod_counts_as_failed(cluster):
 def test_suspend_removes_active_pods(cluster):
     cluster.create(job("j", parallelism=2, completions=2))
     assert len(active(cluster, "j")) == 2
-    cluster.store.patch("Job", "default", "j", {"spec": {"suspend": True}})
+    cluster.api.patch("Job", "default", "j", {"spec": {"suspend": True}})
     assert active(cluster, "j") == []
-    assert cluster.store.get("Job", "default", "j")["status"]["failed"] == 0
+    assert cluster.api.get("Job", "default", "j")["status"]["failed"] == 0
 
 
 def test_backoff_delay_schedule():

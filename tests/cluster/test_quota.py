@@ -10,7 +10,7 @@ from kubesched.testkit.builders import make_priority_class
 
 
 def used(cluster, name="q", ns="default"):
-    return cluster.store.get("ResourceQuota", ns, name)["status"]["used"]
+    return cluster.api.get("ResourceQuota", ns, name)["status"]["used"]
 
 
 @pytest.fixture
@@ -23,7 +23,7 @@ def classes(cluster):
 def test_quota_status_is_initialised_from_existing_pods(cluster):
     cluster.create(pod("a", cpu="250m"))
     cluster.create(quota("q", {"pods": "5", "requests.cpu": "2", "services": "3"}))
-    status = cluster.store.get("ResourceQuota", "default", "q")["status"]
+    status = cluster.api.get("ResourceQuota", "default", "q")["status"]
     assert status["hard"] == {"pods": "5", "requests.cpu": "2", "services": "3"}
     assert status["used"] == {"pods": "1", "requests.cpu": "250m", "services": "0"}
 
@@ -161,7 +161,7 @@ def test_terminating_pod_keeps_its_quota_until_gone(cluster):
     assert used(cluster) == {"pods": "1"}
     assert cluster.create(pod("b")) is None
     run(cluster, 31)
-    assert cluster.store.get("Pod", "default", "a") is None
+    assert cluster.api.get("Pod", "default", "a") is None
     assert used(cluster) == {"pods": "0"}
     assert cluster.create(pod("b")) is not None
 
@@ -169,8 +169,8 @@ def test_terminating_pod_keeps_its_quota_until_gone(cluster):
 def test_quota_spec_change_recounts(cluster):
     cluster.create(quota("q", {"pods": "5"}))
     cluster.create(pod("a", cpu="1"))
-    cluster.store.patch("ResourceQuota", "default", "q", {"spec": {"hard": {"pods": "5", "requests.cpu": "4"}}})
-    assert cluster.store.get("ResourceQuota", "default", "q")["status"] == {
+    cluster.api.patch("ResourceQuota", "default", "q", {"spec": {"hard": {"pods": "5", "requests.cpu": "4"}}})
+    assert cluster.api.get("ResourceQuota", "default", "q")["status"] == {
         "hard": {"pods": "5", "requests.cpu": "4"},
         "used": {"pods": "1", "requests.cpu": "1"},
     }

@@ -24,7 +24,7 @@ def test_replicaset_creates_named_owned_pods(cluster):
         (ref,) = p["metadata"]["ownerReferences"]
         assert (ref["kind"], ref["name"], ref["uid"], ref["controller"]) == ("ReplicaSet", "web", rs["metadata"]["uid"], True)
         assert p["spec"]["priority"] == 0  # went through admission
-    assert cluster.store.get("ReplicaSet", "default", "web")["status"]["replicas"] == 3
+    assert cluster.api.get("ReplicaSet", "default", "web")["status"]["replicas"] == 3
 
 
 def test_pod_names_are_deterministic():
@@ -74,13 +74,13 @@ def test_scale_down_prefers_unscheduled_pods(cluster):
     pods = pods_of(cluster, "ReplicaSet", "web")
     bound = pods[1]["metadata"]["name"]
     bind(cluster, pods[1], "n1")
-    cluster.store.patch("ReplicaSet", "default", "web", {"spec": {"replicas": 1}})
+    cluster.api.patch("ReplicaSet", "default", "web", {"spec": {"replicas": 1}})
     assert [p["metadata"]["name"] for p in pods_of(cluster, "ReplicaSet", "web")] == [bound]
 
 
 def test_scale_up(cluster):
     cluster.create(replicaset("web", 1))
-    cluster.store.patch("ReplicaSet", "default", "web", {"spec": {"replicas": 4}})
+    cluster.api.patch("ReplicaSet", "default", "web", {"spec": {"replicas": 4}})
     assert len(pods_of(cluster, "ReplicaSet", "web")) == 4
 
 
@@ -91,7 +91,7 @@ def test_quota_refusal_is_retried_when_quota_frees(cluster):
     rejected = [r for r in cluster.log.rejected if r["kind"] == "Pod"]
     assert len(rejected) == 1
     assert "exceeded quota: q, requested: pods=1, used: pods=2, limited: pods=2" in rejected[0]["message"]
-    cluster.store.patch("ResourceQuota", "default", "q", {"spec": {"hard": {"pods": "3"}}})
+    cluster.api.patch("ResourceQuota", "default", "q", {"spec": {"hard": {"pods": "3"}}})
     assert len(pods_of(cluster, "ReplicaSet", "web")) == 3
 
 
@@ -112,7 +112,7 @@ def test_deleting_replicaset_deletes_pods(cluster):
 
 def test_deployment_creates_replicaset_and_pods(cluster):
     d = cluster.create(deployment("api", 2))
-    (rs,) = cluster.store.list("ReplicaSet")
+    (rs,) = cluster.api.list("ReplicaSet")
     name = rs["metadata"]["name"]
     h = rs["metadata"]["labels"]["pod-template-hash"]
     assert name == f"api-{h}" and 1 <= len(h) <= 10
@@ -122,18 +122,18 @@ def test_deployment_creates_replicaset_and_pods(cluster):
     pods = pods_of(cluster, "ReplicaSet", name)
     assert len(pods) == 2
     assert all(p["metadata"]["labels"] == {"app": "api", "pod-template-hash": h} for p in pods)
-    status = cluster.store.get("Deployment", "default", "api")["status"]
+    status = cluster.api.get("Deployment", "default", "api")["status"]
     assert status["replicas"] == 2 and status["updatedReplicas"] == 2
 
 
 def test_deployment_scale_and_template_change(cluster):
     cluster.create(deployment("api", 2))
-    cluster.store.patch("Deployment", "default", "api", {"spec": {"replicas": 3}})
-    (rs,) = cluster.store.list("ReplicaSet")
+    cluster.api.patch("Deployment", "default", "api", {"spec": {"replicas": 3}})
+    (rs,) = cluster.api.list("ReplicaSet")
     assert rs["spec"]["replicas"] == 3
     assert len(pods_of(cluster, "ReplicaSet", rs["metadata"]["name"])) == 3
-    cluster.store.patch("Deployment", "default", "api", {"spec": {"template": {"metadata": {"labels": {"v": "2"}}}}})
-    rss = {r["metadata"]["name"]: r for r in cluster.store.list("ReplicaSet")}
+    cluster.api.patch("Deployment", "default", "api", {"spec": {"template": {"metadata": {"labels": {"v": "2"}}}}})
+    rss = {r["metadata"]["name"]: r for r in cluster.api.list("ReplicaSet")}
     assert len(rss) == 2
     assert rss[rs["metadata"]["name"]]["spec"]["replicas"] == 0
     (new_name,) = set(rss) - {rs["metadata"]["name"]}
@@ -144,8 +144,8 @@ def test_deployment_scale_and_template_change(cluster):
 def test_deleting_deployment_deletes_everything(cluster):
     cluster.create(deployment("api", 2))
     cluster.delete("Deployment", "default", "api")
-    assert cluster.store.list("ReplicaSet") == []
-    assert cluster.store.list("Pod") == []
+    assert cluster.api.list("ReplicaSet") == []
+    assert cluster.api.list("Pod") == []
 
 
 def test_objects_existing_before_start_are_reconciled():

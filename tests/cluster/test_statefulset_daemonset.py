@@ -22,7 +22,7 @@ def test_ordered_ready_creates_one_at_a_time(cluster):
     assert names(pods_of(cluster, "StatefulSet", "db")) == ["db-0", "db-1"]
     bind(cluster, "db-1")
     bind(cluster, "db-2")
-    status = cluster.store.get("StatefulSet", "default", "db")["status"]
+    status = cluster.api.get("StatefulSet", "default", "db")["status"]
     assert status["replicas"] == 3 and status["readyReplicas"] == 3
 
 
@@ -64,7 +64,7 @@ def test_ordered_scale_down_highest_first_one_at_a_time(cluster):
     cluster.create(statefulset("db", 3))
     for i in range(3):
         bind(cluster, f"db-{i}")
-    cluster.store.patch("StatefulSet", "default", "db", {"spec": {"replicas": 1}})
+    cluster.api.patch("StatefulSet", "default", "db", {"spec": {"replicas": 1}})
     terminating = [p for p in pods_of(cluster, "StatefulSet", "db") if p["metadata"].get("deletionTimestamp")]
     assert names(terminating) == ["db-2"]
     run(cluster, 31)
@@ -98,7 +98,7 @@ def test_daemonset_pod_per_eligible_node(cluster):
         ("node.kubernetes.io/unschedulable", "NoSchedule"),
     }
     assert all("tolerationSeconds" not in t for t in pods[0]["spec"]["tolerations"])
-    status = cluster.store.get("DaemonSet", "default", "agent")["status"]
+    status = cluster.api.get("DaemonSet", "default", "agent")["status"]
     assert status["desiredNumberScheduled"] == 2
 
 
@@ -130,9 +130,9 @@ def test_daemonset_noexecute_taint_evicts_noschedule_keeps(cluster):
     cluster.create(daemonset("agent"))
     (p,) = pods_of(cluster, "DaemonSet", "agent")
     bind(cluster, p, "n1")
-    cluster.store.patch("Node", None, "n1", {"spec": {"taints": [{"key": "k", "effect": "NoSchedule"}]}})
+    cluster.api.patch("Node", None, "n1", {"spec": {"taints": [{"key": "k", "effect": "NoSchedule"}]}})
     assert len(pods_of(cluster, "DaemonSet", "agent")) == 1
-    cluster.store.patch("Node", None, "n1", {"spec": {"taints": [{"key": "k", "effect": "NoExecute"}]}})
+    cluster.api.patch("Node", None, "n1", {"spec": {"taints": [{"key": "k", "effect": "NoExecute"}]}})
     (p,) = pods_of(cluster, "DaemonSet", "agent")
     assert p["metadata"].get("deletionTimestamp")
 
@@ -153,5 +153,5 @@ def test_daemonset_blocked_by_quota_until_released(cluster):
     cluster.create(quota("q", {"pods": "1"}))
     cluster.create(daemonset("agent"))
     assert len(pods_of(cluster, "DaemonSet", "agent")) == 1
-    cluster.store.patch("ResourceQuota", "default", "q", {"spec": {"hard": {"pods": "2"}}})
+    cluster.api.patch("ResourceQuota", "default", "q", {"spec": {"hard": {"pods": "2"}}})
     assert len(pods_of(cluster, "DaemonSet", "agent")) == 2

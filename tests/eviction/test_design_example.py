@@ -47,13 +47,13 @@ def test_evicted_pod_status_is_what_the_kubelet_writes():
 
 def test_node_condition_and_taint_follow_the_pressure():
     run = run_path(EXAMPLES / "eviction" / "design-example.yaml", until=100)
-    node = run.sim.cluster.store.get("Node", None, "node-1")
+    node = run.sim.cluster.api.get("Node", None, "node-1")
     assert node is not None
     pressure = next(c for c in node["status"]["conditions"] if c["type"] == "MemoryPressure")
     assert (pressure["status"], pressure["reason"]) == ("True", "KubeletHasInsufficientMemory")
     assert {"key": "node.kubernetes.io/memory-pressure", "effect": "NoSchedule"} in node["spec"]["taints"]
     done = run_path(EXAMPLES / "eviction" / "design-example.yaml")
-    node = done.sim.cluster.store.get("Node", None, "node-1")
+    node = done.sim.cluster.api.get("Node", None, "node-1")
     assert node is not None
     pressure = next(c for c in node["status"]["conditions"] if c["type"] == "MemoryPressure")
     assert pressure["status"] == "False"

@@ -44,7 +44,7 @@ def test_with_avoidance_the_replacement_goes_elsewhere_at_once():
     ]
     [applied] = run.eviction["pingPongAvoidance"]
     assert (applied["time"], applied["nodes"], applied["mode"]) == (30.0, ["node-1"], "Preferred")
-    pod = run.sim.cluster.store.get("Pod", "default", applied["pod"].split("/")[1])
+    pod = run.sim.cluster.api.get("Pod", "default", applied["pod"].split("/")[1])
     assert pod is not None and pod["metadata"]["annotations"]["kubesched.io/avoided-nodes"] == "node-1"
 
 
@@ -56,7 +56,7 @@ def test_required_mode(tmp_path):
     assert web_placements(run) == [(0.0, "Scheduled", "node-1"), (30.0, "Evicted", "node-1"),
                                    (30.0, "Scheduled", "node-2")]
     [applied] = run.eviction["pingPongAvoidance"]
-    pod = run.sim.cluster.store.get("Pod", "default", applied["pod"].split("/")[1])
+    pod = run.sim.cluster.api.get("Pod", "default", applied["pod"].split("/")[1])
     assert pod is not None
     terms = pod["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
     assert terms == {"nodeSelectorTerms": [{"matchFields": [
@@ -77,7 +77,7 @@ def test_avoidance_expires_after_its_duration():
     loop.advance()
     cluster.create({**evicted, "metadata": {"name": "c", "ownerReferences": owner}})
     assert [a["pod"] for a in avoidance.applied] == ["default/b"]
-    assert "affinity" not in (cluster.store.get("Pod", "default", "c") or {})["spec"]
+    assert "affinity" not in (cluster.api.get("Pod", "default", "c") or {})["spec"]
 
 
 def test_evictions_long_after_the_start_do_not_count(tmp_path):

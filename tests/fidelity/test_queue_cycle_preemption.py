@@ -102,7 +102,7 @@ def test_pod_failing_with_an_error_waits_in_the_unschedulable_pool(tmp_path: Pat
     result, sim = run(tmp_path, node("n1"), pod("p", affinity=affinity), scenario_document(until=400))
     msg = 'nodeinfo not found for node name "ghost"'
     assert failed(result, "p") == [(0.0, msg), (330.0, msg)]
-    live = sim.cluster.store.get("Pod", "default", "p")
+    live = sim.cluster.api.get("Pod", "default", "p")
     cond = next(c for c in live["status"]["conditions"] if c["type"] == "PodScheduled")
     assert (cond["status"], cond["reason"], cond["message"]) == ("False", "SchedulerError", msg)
 

@@ -48,7 +48,7 @@ def test_the_outcome_is_frozen_and_holds_the_finished_simulation(tmp_path: Path)
     assert outcome.scheduler is outcome.simulation.scheduler
     assert outcome.cluster is outcome.simulation.cluster
     assert outcome.result["endTime"] == outcome.simulation.loop.now()
-    assert outcome.cluster.store.get("Pod", "default", "high")["spec"]["nodeName"] == "n1"
+    assert outcome.cluster.api.get("Pod", "default", "high")["spec"]["nodeName"] == "n1"
 
 
 def test_decision_sections_only_when_asked(tmp_path: Path) -> None:

@@ -29,7 +29,7 @@ def simulation(tmp_path: Path, docs: list[Obj], until: float | None = None) -> S
 
 
 def stored(sim: Simulation, name: str = "n1") -> Obj:
-    obj = sim.cluster.store.get("NodeResourceTopology", None, name)
+    obj = sim.cluster.api.get("NodeResourceTopology", None, name)
     assert obj is not None
     return obj
 
@@ -104,14 +104,14 @@ def test_entries_match_nodes_by_selector_and_name(tmp_path: Path) -> None:
     assert len(stored(sim, "named")["zones"]) == 2
     assert [a["value"] for a in stored(sim, "named")["attributes"][:1]] == ["restricted"]
     assert len(stored(sim, "labelled")["zones"]) == 1
-    assert sim.cluster.store.get("NodeResourceTopology", None, "plain") is None
+    assert sim.cluster.api.get("NodeResourceTopology", None, "plain") is None
 
 
 def test_deleting_a_node_deletes_its_object(tmp_path: Path) -> None:
     docs = scenario([node("n1")], topo=topology(), until="2s")
     docs[0]["spec"]["steps"] = [delete_step("1s", "Node", "n1")]
     sim = simulation(tmp_path, docs)
-    assert sim.cluster.store.get("NodeResourceTopology", None, "n1") is None
+    assert sim.cluster.api.get("NodeResourceTopology", None, "n1") is None
 
 
 # -- NodeResourceTopology objects written by the user ---------------------------------------------------------

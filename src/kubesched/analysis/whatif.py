@@ -13,7 +13,7 @@ from kubesched.api.errors import KubeschedError
 from kubesched.api.loader import Scenario, Step, default_object, load_manifests
 from kubesched.api.selectors import LabelSelector
 from kubesched.cluster.embedded.apiserver.admission import SYSTEM_PRIORITY_CLASSES
-from kubesched.k8s.objects import Obj
+from kubesched.k8s.objects import DEFAULT_NAMESPACE, DEFAULT_SCHEDULER_NAME, Obj, key_of
 from kubesched.sim import simulate
 
 PREEMPTION = "DefaultPreemption"
@@ -36,7 +36,7 @@ class Changes:
         out = []
         if self.preemption is not None:
             out.append("enable preemption" if self.preemption else "disable preemption")
-        out += [f"apply {o['kind']} {_ref(o)}" for o in self.apply]
+        out += [f"apply {o['kind']} {key_of(o)}" for o in self.apply]
         out += [f"re-prioritise {sel} to {pc}" for sel, pc in self.priority_classes]
         out += [f"cordon {n}" for n in self.cordon] + [f"drain {n}" for n in self.drain]
         if self.scheduler_configuration is not None:
@@ -44,16 +44,11 @@ class Changes:
         return out
 
 
-def _ref(obj: Obj) -> str:
-    meta = obj.get("metadata") or {}
-    return f"{meta['namespace']}/{meta['name']}" if meta.get("namespace") else str(meta.get("name"))
-
-
 def with_preemption(config: Obj | None, enabled: bool) -> Obj:
     """A KubeSchedulerConfiguration with DefaultPreemption enabled or disabled in every profile."""
     cfg: dict[str, Any] = copy.deepcopy(config) if config else {
         "apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration"}
-    profiles = cfg.setdefault("profiles", [{"schedulerName": "default-scheduler"}])
+    profiles = cfg.setdefault("profiles", [{"schedulerName": DEFAULT_SCHEDULER_NAME}])
     for profile in profiles:
         plugins = profile.setdefault("plugins", {})
         mp = plugins.setdefault("multiPoint", {})
@@ -94,7 +89,7 @@ def _selects(selector: str, obj: Obj) -> bool:
     """Whether the ``--priority-class`` selector picks this pod, or the pods of this workload."""
     match = _pod_matcher(selector)
     meta = obj.get("metadata") or {}
-    namespace = meta.get("namespace", "default")
+    namespace = meta.get("namespace", DEFAULT_NAMESPACE)
     if obj["kind"] == "Pod":
         return bool(match(namespace, meta["name"], meta.get("labels") or {}))
     if obj["kind"] in POD_TEMPLATE_KINDS:
@@ -137,8 +132,8 @@ def apply_changes(base: Scenario, changes: Changes) -> tuple[Scenario, Scenario]
     objects = changed.objects
     for new in changes.apply:
         new = default_object(new)
-        key = (new["kind"], _ref(new))
-        index = next((i for i, o in enumerate(objects) if (o["kind"], _ref(o)) == key), None)
+        key = (new["kind"], key_of(new))
+        index = next((i for i, o in enumerate(objects) if (o["kind"], key_of(o)) == key), None)
         if index is not None:
             objects[index] = new
         elif new["kind"] in ("PriorityClass", "Namespace"):
@@ -164,7 +159,7 @@ def apply_changes(base: Scenario, changes: Changes) -> tuple[Scenario, Scenario]
             if obj["kind"] == "Pod" and (obj.get("spec") or {}).get("nodeName") == name:
                 meta = obj["metadata"]
                 changed.steps.insert(0, Step(at=0.0, action="delete", kind="Pod", name=meta["name"],
-                                             namespace=meta.get("namespace", "default"), source="--drain"))
+                                             namespace=meta.get("namespace", DEFAULT_NAMESPACE), source="--drain"))
     return baseline, changed
 
 

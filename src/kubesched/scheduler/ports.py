@@ -45,7 +45,10 @@ class Cluster(Protocol):
         action: str,
         note: str,
         related: Obj | None = None,
-    ) -> None: ...
+        node: str | None = None,
+    ) -> None:
+        """Record an Event about ``obj`` (events.k8s.io/v1 fields); ``node`` names the node the event
+        is about, as a structured field the timeline keeps (never parsed back out of ``note``)."""
 
 
 def deliver(handler: ClusterEventHandler, event: str, kind: str, old: Obj | None, new: Obj) -> None:

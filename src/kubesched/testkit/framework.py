@@ -126,9 +126,9 @@ class FakeCluster:
         self.writes.append(("delete_pod", pod, None))
 
     def record_event(self, obj: Obj, *, type: str, reason: str, action: str, note: str,
-                     related: Obj | None = None) -> None:
+                     related: Obj | None = None, node: str | None = None) -> None:
         self.writes.append(("record_event", obj, {"type": type, "reason": reason, "action": action,
-                                                  "note": note, "related": related}))
+                                                  "note": note, "related": related, "node": node}))
 
 
 class FakeHandle:

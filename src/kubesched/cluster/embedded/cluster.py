@@ -40,12 +40,6 @@ class EmbeddedCluster:
         self.settings: dict[str, Any] = {}
         self.subsystems: dict[str, Any] = {}
 
-    @property
-    def store(self) -> ApiServer:
-        """The API server under the name callers used when they reached the object store itself
-        (reads, ``watch``); new code uses :attr:`api` or the :class:`Cluster` methods."""
-        return self.api
-
     def configure(self, settings: dict[str, Any]) -> None:
         """Apply a Scenario's ``spec.cluster`` (validated by the loader): admission settings and the
         optional subsystems (kubelet eviction, cluster autoscaler, NUMA topology)."""

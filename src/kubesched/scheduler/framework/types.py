@@ -15,7 +15,7 @@ from kubesched.api.resources import (
     pod_nonzero_requests,
     pod_requests,
 )
-from kubesched.k8s.objects import DISRUPTION_TARGET
+from kubesched.k8s.objects import DEFAULT_NAMESPACE, DEFAULT_SCHEDULER_NAME, DISRUPTION_TARGET
 from kubesched.k8s.timefmt import parse_rfc3339
 
 if TYPE_CHECKING:
@@ -80,7 +80,7 @@ class PodInfo:
         meta = pod.get("metadata") or {}
         spec = pod.get("spec") or {}
         status = pod.get("status") or {}
-        namespace = meta.get("namespace") or "default"
+        namespace = meta.get("namespace") or DEFAULT_NAMESPACE
         name = meta["name"]
         start = status.get("startTime")
         if previous is not None and _same_resources(previous.spec, spec):
@@ -108,7 +108,7 @@ class PodInfo:
             nonzero_mem=nz_mem,
             node_name=spec.get("nodeName") or "",
             nominated_node_name=status.get("nominatedNodeName") or "",
-            scheduler_name=spec.get("schedulerName") or "default-scheduler",
+            scheduler_name=spec.get("schedulerName") or DEFAULT_SCHEDULER_NAME,
             start_time=parse_rfc3339(start) if start else None,
             deleting=bool(meta.get("deletionTimestamp")),
             gates=tuple(g.get("name", "") for g in spec.get("schedulingGates") or ()),
