@@ -39,7 +39,7 @@ def pod(containers: list, init: list | None = None, overhead: dict | None = None
         (pod([c()]), {}),
         (pod([c(requests={"cpu": "1", "memory": "1Gi"})]), {"cpu": 1000, "memory": 1024 * MI}),
         (pod([c("a", {"cpu": "1"}), c("b", {"cpu": "500m", "memory": "100Mi"})]), {"cpu": 1500, "memory": 100 * MI}),
-        # §11.23: init 2 cpu vs containers 1+1, plus overhead 250m
+        # init 2 cpu vs containers 1+1, plus overhead 250m (upstream PodRequests: max, then + overhead)
         (pod([c("a", {"cpu": "1"}), c("b", {"cpu": "1"})], [c("i", {"cpu": "2"})], {"cpu": "250m"}), {"cpu": 2250}),
         (pod([c("a", {"cpu": "1"})], [c("i", {"cpu": "3"}), c("j", {"cpu": "2", "memory": "1Mi"})]),
          {"cpu": 3000, "memory": MI}),

@@ -1,4 +1,6 @@
-"""Priority admission, PriorityClass validation and pod defaulting (upstream-algorithm.md §5.1/5.2, §11 #30)."""
+"""Priority admission, PriorityClass validation and pod defaulting, as the v1.28 API server does
+them (upstream `plugin/pkg/admission/priority/admission.go`,
+`pkg/apis/scheduling/validation/validation.go`)."""
 
 from __future__ import annotations
 

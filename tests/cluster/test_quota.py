@@ -1,4 +1,5 @@
-"""ResourceQuota admission, scopes and usage release (upstream-algorithm.md §5.3, §11 #31)."""
+"""ResourceQuota admission, scopes and usage release, as the v1.28 API server does them (upstream
+`pkg/quota/v1/evaluator/core/pods.go`, `staging/src/k8s.io/apiserver/pkg/admission/plugin/resourcequota/`)."""
 
 from __future__ import annotations
 

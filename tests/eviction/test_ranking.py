@@ -1,4 +1,7 @@
-"""Kubelet memory-pressure eviction order (upstream-algorithm.md §6 and §11 item 34)."""
+"""Kubelet memory-pressure eviction order, as kubelet v1.28 ranks pods (`rankMemoryPressure` in
+upstream `pkg/kubelet/eviction/helpers.go`): pods whose usage exceeds their memory request first, then
+lower priority, then larger usage above the request; one eviction per monitoring period
+(`pkg/kubelet/eviction/eviction_manager.go`)."""
 
 from __future__ import annotations
 
@@ -67,7 +70,7 @@ def test_eviction_message_names_containers_over_their_request():
         "Container side was using 768Mi, request is 512Mi, has larger consumption of memory. ")
 
 
-# -- §11 item 34 on a simulated kubelet -------------------------------------------------------------
+# -- the same order on a simulated kubelet -----------------------------------------------------------
 def test_34_high_priority_pod_over_request_is_evicted_before_low_priority_pod_within_request(simulate):
     run = simulate(CLASSES, node("n1"),
                    pod("hi", memory="256Mi", usage="memory=1200Mi", priority_class="high", node="n1"),

@@ -1,4 +1,5 @@
-"""A fake Kubernetes API server for the kube backend's tests (python-stack.md §5.2).
+"""A fake Kubernetes API server for the kube backend's tests (no registry ships kube-apiserver, so
+the real-cluster code is tested against this stand-in).
 
 A stdlib ThreadingHTTPServer on 127.0.0.1:0 over kubesched's own :class:`ObjectStore` (and
 :class:`Admission` for creates), speaking the REST the backend uses, quirks included: LIST with

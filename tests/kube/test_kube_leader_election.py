@@ -9,6 +9,15 @@ import pytest
 from fakeapi import FakeApiServer, Fault, Request
 
 from conftest import Replica, node_of, pod, wait_for
+from kubesched.cli.run import resolve_settings
+from kubesched.cluster.kube import (
+    ClientOptions,
+    LeaderElectionConfig,
+    LeaderElector,
+    Transport,
+    load_api_client,
+    wall_clock,
+)
 from kubesched.serve.runner import LOST_LEASE, STOPPED
 from kubesched.testkit.builders import make_node
 
@@ -92,6 +101,37 @@ def test_clean_shutdown_releases_the_lease(fake: FakeApiServer, replicas: Callab
     assert a.stop() == STOPPED
     assert lease(fake)["holderIdentity"] == ""
 
+
+def test_default_lease_is_kube_system_kube_scheduler_with_15s_duration(fake: FakeApiServer, kubeconfig: str) -> None:
+    """kube-scheduler v1.28 elects its leader on the Lease ``kube-system/kube-scheduler`` with
+    leaseDuration 15 s, renewDeadline 10 s and retryPeriod 2 s (the defaults of
+    ``staging/src/k8s.io/component-base/config/v1alpha1/defaults.go`` applied by
+    ``pkg/scheduler/apis/config/v1/defaults.go``); kubesched's defaults are the same, and the Lease it
+    writes says so."""
+    settings = resolve_settings(None, None, None, None, None, None, None)  # `kubesched run` without flags
+    assert settings.leader_elect
+    assert (settings.lease_namespace, settings.lease_name) == ("kube-system", "kube-scheduler")
+    assert (settings.lease_duration, settings.renew_deadline, settings.retry_period) == (15.0, 10.0, 2.0)
+    config = LeaderElectionConfig(identity="a")
+    assert (config.lease_namespace, config.lease_name) == ("kube-system", "kube-scheduler")
+    assert (config.lease_duration, config.renew_deadline, config.retry_period) == (15.0, 10.0, 2.0)
+    transport = Transport(load_api_client(kubeconfig), ClientOptions(qps=0, max_attempts=1, request_timeout=0.5),
+                          user_agent="kubesched/a leader-election")
+    elector = LeaderElector(transport, config, wall_clock)
+    elector.start()
+    try:
+        wait_for(elector.started_leading.is_set, what="a leads")
+        obj = fake.get("Lease", "kube-system", "kube-scheduler")
+        assert obj is not None
+        assert (obj["apiVersion"], obj["kind"]) == ("coordination.k8s.io/v1", "Lease")
+        assert (obj["metadata"]["namespace"], obj["metadata"]["name"]) == ("kube-system", "kube-scheduler")
+        assert obj["spec"]["holderIdentity"] == "a"
+        assert obj["spec"]["leaseDurationSeconds"] == 15
+        assert obj["spec"]["leaseTransitions"] == 0
+        assert elector.is_leader()
+    finally:
+        elector.stop()
+    assert lease(fake)["holderIdentity"] == ""  # released on a clean stop
 
 
 def test_stop_finishes_the_binding_in_flight_then_releases(

@@ -84,7 +84,7 @@ def test_client_qps_is_enforced(fake: FakeApiServer, kubeconfig: str) -> None:
 
 def test_the_fake_reproduces_the_binding_response_quirk(fake: FakeApiServer, kubeconfig: str) -> None:
     """The generated client decodes the binding's 201 ``Status`` as a ``V1Binding`` and raises although
-    the pod is bound (python-stack.md §1.3); kubesched's raw transport binds cleanly."""
+    the pod is bound (kubernetes-client/python#547); kubesched's raw transport binds cleanly."""
     from kubernetes import client
 
     fake.create(make_node("n1"))

@@ -1,4 +1,6 @@
-"""Priority admission and quota scopes (upstream-algorithm.md §5, §11 items 30, 31)."""
+"""Priority admission and quota scopes as the v1.28 API server applies them (upstream
+`plugin/pkg/admission/priority/admission.go`, `pkg/apis/scheduling/validation/validation.go`,
+`pkg/quota/v1/evaluator/core/pods.go`)."""
 
 from __future__ import annotations
 
@@ -10,7 +12,7 @@ from kubesched.testkit.scenarios import create_step
 from .conftest import node, pod, scenario
 
 
-# -- §11.30 priority admission: resolution ------------------------------------------------------
+# -- priority admission: resolution -------------------------------------------------------------
 @pytest.mark.parametrize(
     ("classes", "pod_cls", "priority", "class_name", "policy"),
     [
@@ -37,7 +39,7 @@ def test_pod_priority_from_priority_class(simulate, classes, pod_cls, priority, 
     assert spec["preemptionPolicy"] == policy
 
 
-# -- §11.30 priority admission: rejections ------------------------------------------------------
+# -- priority admission: rejections -------------------------------------------------------------
 @pytest.mark.parametrize(
     ("docs", "kind", "name", "code", "fragment"),
     [
@@ -78,7 +80,7 @@ def test_rejected_step_object_does_not_stop_the_run(simulate):
     assert "default/bad" not in run.result["pods"]
 
 
-# -- §11.31 quota scopes -----------------------------------------------------------------------
+# -- quota scopes (scopeSelector on PriorityClass) ---------------------------------------------
 @pytest.mark.parametrize(
     ("operator", "values", "pods", "rejected"),
     [

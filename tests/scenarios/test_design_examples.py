@@ -1,5 +1,7 @@
-"""The Pod Preemption design proposal's worked examples (examples/preemption-design/) and its
-"minimise victims" rule (upstream-algorithm.md §4.6, §4.7, §11 item 7).
+"""The Pod Preemption design proposal's worked examples (examples/preemption-design/; the proposal is
+kubernetes/community `contributors/design-proposals/scheduling/pod-preemption.md`) and its "minimise
+victims" rule, as kube-scheduler v1.28 realises them: victims chosen by reprieve in importance order,
+the preemptor nominated and bound once its victims are gone.
 
 Each example is checked as a time-ordered list of steps: at each instant, the set of
 Preempted / Nominated / Scheduled / Deleted events (events at the same instant have no order
@@ -136,7 +138,7 @@ def test_example_4_f_takes_over_node_1_c_and_d_stay_pending():
     assert run.result["summary"] == {"scheduled": 1, "pending": 2, "preemptions": 2, "victims": 2}
 
 
-# -- design "minimise victims" (§4.7, §11.7) ----------------------------------------------------
+# -- design "minimise victims": reprieve in importance order ------------------------------------
 @pytest.mark.parametrize(
     ("running", "wanted", "victims"),
     [

@@ -1,4 +1,7 @@
-"""FitError texts and resource accounting (upstream-algorithm.md §2.6, §3.2, §10.1, §11 items 22, 23, 29)."""
+"""FitError texts and resource accounting as kube-scheduler v1.28 has them: the FitError message
+(`FitError.Error` in `pkg/scheduler/framework/types.go`: reasons counted per node and sorted
+bytewise, the first failing filter only), pod requests (`PodRequests` in
+`pkg/api/v1/resource/helpers.go`) and the FailedScheduling note limit."""
 
 from __future__ import annotations
 
@@ -67,12 +70,13 @@ def test_fit_error_message(simulate, cluster, pending, expected):
 
 
 def test_no_nodes_message(simulate):
-    """§2.1 step 2: no nodes → U&U "no nodes available to schedule pods" (no PostFilter)."""
+    """No nodes at all → UnschedulableAndUnresolvable "no nodes available to schedule pods", and no
+    PostFilter (`schedulePod` in `pkg/scheduler/schedule_one.go`)."""
     run = simulate(pod("p", "1"), scenario(until=5))
     assert run.messages("p")[0] == "no nodes available to schedule pods"
 
 
-# -- §11.22 zero-request pods ------------------------------------------------------------------
+# -- zero-request pods -------------------------------------------------------------------------
 @pytest.mark.parametrize(
     ("cluster", "bound"),
     [
@@ -89,7 +93,7 @@ def test_besteffort_pod_filtered_as_zero_request(simulate, cluster, bound):
         assert run.messages("be")[0].startswith("0/1 nodes are available: 1 Too many pods.")
 
 
-# -- §11.23 init containers and overhead -------------------------------------------------------
+# -- init containers and overhead --------------------------------------------------------------
 @pytest.mark.parametrize(
     ("free_cpu", "fits"),
     [pytest.param("2", False, id="2-cpu-free-rejected"),
@@ -97,7 +101,7 @@ def test_besteffort_pod_filtered_as_zero_request(simulate, cluster, bound):
      pytest.param("2250m", True, id="2250m-free-fits")],
 )
 def test_init_containers_and_overhead_count_in_request(simulate, free_cpu, fits):
-    """§11.23 / §3.2: max(Σ containers 1+1, init 2) + overhead 250m = 2250m."""
+    """The effective request is max(Σ containers 1+1, init 2) + overhead 250m = 2250m."""
     p = pod("p", containers=[make_container("a", "1"), make_container("b", "1")],
             initContainers=[make_container("init", "2")], overhead={"cpu": "250m"})
     run = simulate(node("n1", cpu=free_cpu), p, scenario(until=5))
@@ -119,9 +123,10 @@ def test_effective_request_is_max_of_init_and_sum_of_containers(simulate, init_c
     assert bool(run.scheduled("p")) == fits
 
 
-# -- §2.5 note truncation ----------------------------------------------------------------------
+# -- note truncation ---------------------------------------------------------------------------
 def test_failed_scheduling_note_truncated_to_1024_but_condition_keeps_full_message(simulate):
-    """§2.5: event note ≤ 1024 chars with " ..." suffix; PodScheduled condition has the full text."""
+    """The event note is at most 1024 chars, cut with a " ..." suffix (NoteLengthLimit in
+    `pkg/apis/core/validation/events.go`); the PodScheduled condition has the full text."""
     nodes = [node(f"n{i:02d}", taints=[make_taint(f"key-number-{i:02d}", "value")]) for i in range(40)]
     run = simulate(*nodes, pod("p", "1"), scenario(until=5), deep=True)
     full = run.conditions("p", "PodScheduled")[0][1]["message"]

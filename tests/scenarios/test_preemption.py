@@ -1,4 +1,7 @@
-"""Preemption behaviours (upstream-algorithm.md §4, §10, §11 items 4–20, 34, 35).
+"""Preemption behaviours of kube-scheduler v1.28 (upstream
+`pkg/scheduler/framework/preemption/preemption.go`,
+`pkg/scheduler/framework/plugins/defaultpreemption/default_preemption.go`), the nominated-node
+protocol around them, victims' graceful termination, and kubelet eviction under memory pressure.
 
 Defaults unless stated: PriorityClasses low=100, mid=500, high=1000; nodes of 4 cpu.
 """
@@ -29,7 +32,7 @@ def msg(*parts: str) -> str:
     return " ".join(parts[:-1] + (parts[-1] + ".",)) if len(parts) > 1 else parts[0]
 
 
-# -- §11.4 basic preemption --------------------------------------------------------------------
+# -- basic preemption --------------------------------------------------------------------------
 def test_basic_preemption_marks_deletes_victim_nominates_and_binds_after_grace(simulate):
     docs = [*std_classes(), node("n1"), pod("v", "3", priority_class="low", node="n1"),
             scenario([create_step(5, pod("p", "2", priority_class="high"))])]
@@ -47,14 +50,15 @@ def test_basic_preemption_marks_deletes_victim_nominates_and_binds_after_grace(s
     assert run.nominations("p") == [(5.0, "n1")]
     first_cond = run.conditions("p", "PodScheduled")[0]
     assert first_cond == (5.0, {"status": "False", "reason": "Unschedulable", "message": INSUFFICIENT_1})
-    # bound once the victim is gone; binding does not clear nominatedNodeName (§10.8)
+    # bound once the victim is gone; binding does not clear nominatedNodeName in v1.28 (only the
+    # ClearingNominatedNodeNameAfterBinding feature gate, alpha in v1.34, does)
     assert run.scheduled("p") == [(35.0, "n1")]
     assert run.pod("p") == {"node": "n1", "phase": "Running", "priority": 1000, "nominatedNodeName": "n1"}
     assert run.result["summary"]["preemptions"] == 1
     assert run.result["summary"]["victims"] == 1
 
 
-# -- §11.5, §11.6 no preemption ----------------------------------------------------------------
+# -- no preemption: equal priority, preemptionPolicy Never -------------------------------------
 @pytest.mark.parametrize(
     ("victim_cls", "preemptor_cls", "expected"),
     [
@@ -73,11 +77,11 @@ def test_no_preemption_message_and_no_nomination(simulate, victim_cls, preemptor
     assert run.nominations("p") == []
     assert run.pod("p")["nominatedNodeName"] is None
     assert run.pod("v")["phase"] == "Running"
-    # §4: preemption_attempts_total is incremented once per PostFilter call, whatever the outcome
+    # scheduler_preemption_attempts_total counts every PostFilter call, whatever the outcome
     assert run.sim.scheduler.metrics.preemption_attempts == len(run.messages("p")) >= 1
 
 
-# -- §11.8 reprieve order ----------------------------------------------------------------------
+# -- reprieve order ----------------------------------------------------------------------------
 @pytest.mark.parametrize(
     ("a", "b", "preemptor_cpu", "deleted"),
     [
@@ -88,7 +92,8 @@ def test_no_preemption_message_and_no_nomination(simulate, victim_cls, preemptor
     ],
 )
 def test_reprieve_by_importance_not_size(simulate, a, b, preemptor_cpu, deleted):
-    """§11.8 / §4.2: victims are reprieved in importance order (priority, then earlier start)."""
+    """`SelectVictimsOnNode` reprieves victims in importance order (priority, then earlier start
+    time: `MoreImportantPod` in `pkg/scheduler/util/utils.go`), not by size."""
     docs = [*std_classes(), node("n1"),
             pod("a", a[0], priority_class="low", node="n1", start_time=a[1]),
             pod("b", b[0], priority_class="low", node="n1", start_time=b[1]),
@@ -98,10 +103,11 @@ def test_reprieve_by_importance_not_size(simulate, a, b, preemptor_cpu, deleted)
     assert run.scheduled("p") == [(31.0, "n1")]
 
 
-# -- §11.9 unresolvable nodes ------------------------------------------------------------------
+# -- unresolvable nodes ------------------------------------------------------------------------
 def test_untolerated_taint_node_is_not_a_candidate(simulate):
-    """§11.9: n1 is U&U (untolerated taint) so only n2 is a candidate, even though n1's victim would
-    be the cheaper one."""
+    """n1 is UnschedulableAndUnresolvable (untolerated taint), so preemption skips it
+    (`nodesWherePreemptionMightHelp`) and only n2 is a candidate, even though n1's victim would be
+    the cheaper one."""
     docs = [*std_classes(), node("n1", taints=[make_taint()]), node("n2"),
             pod("v1", "4", priority_class="low", node="n1"), pod("v2", "4", priority_class="mid", node="n2"),
             scenario([create_step(1, pod("p", "2", priority_class="high"))])]
@@ -126,7 +132,7 @@ def test_all_nodes_unresolvable_preemption_not_helpful(simulate):
     assert run.nominations("p") == []
 
 
-# -- §11.10–13 node choice ---------------------------------------------------------------------
+# -- node choice -------------------------------------------------------------------------------
 def _two_node_choice(v1: dict, v2: dict, extra=()) -> list:
     return [*std_classes(), make_priority_class("neg", -5), node("n1"), node("n2"),
             *[pod(name, node="n1", **kw) for name, kw in v1.items()],
@@ -164,7 +170,9 @@ def _two_node_choice(v1: dict, v2: dict, extra=()) -> list:
     ],
 )
 def test_pick_one_node_for_preemption(simulate, n1_victims, n2_victims, extra, chosen, criterion):
-    """§11.10–13 / §4.3: lexicographic node choice."""
+    """`pickOneNodeForPreemption` is lexicographic: fewest PDB violations, then the lowest priority
+    of the most important victim, then the smallest sum of victim priorities (each offset by 2^31),
+    then fewest victims, then the latest start time of the most important victims."""
     run = simulate(_two_node_choice(n1_victims, n2_victims, extra))
     (decision,) = [d for d in run.decisions("p") if d["outcome"] == "preempted"]
     assert decision["chosen"] == chosen
@@ -175,15 +183,16 @@ def test_pick_one_node_for_preemption(simulate, n1_victims, n2_victims, extra, c
     assert run.node_of("p") == chosen
 
 
-# -- §11.14 PDB budget ordering ----------------------------------------------------------------
+# -- PDB budget ordering -----------------------------------------------------------------------
 @pytest.mark.parametrize(
     ("with_pdb", "deleted"),
     [pytest.param(True, "x", id="pdb-budget-consumed-by-more-important-x"),
      pytest.param(False, "y", id="no-pdb-less-important-y")],
 )
 def test_pdb_budget_ordering(simulate, with_pdb, deleted):
-    """§11.14 / §4.5: with disruptionsAllowed=1, x (more important) is non-violating and y violating;
-    violating pods are reprieved first → y survives, x deleted, numPDBViolations=0."""
+    """`filterPodsWithPDBViolation` spends a PDB's budget in importance order: with
+    disruptionsAllowed=1, x (more important) is non-violating and y violating; violating pods are
+    reprieved first → y survives, x deleted, numPDBViolations=0."""
     docs = [*std_classes(), make_priority_class("p200", 200), make_priority_class("p100", 100), node("n1"),
             pod("x", "2", priority_class="p200", node="n1", labels={"app": "db"}),
             pod("y", "2", priority_class="p100", node="n1", labels={"app": "db"}),
@@ -195,14 +204,15 @@ def test_pdb_budget_ordering(simulate, with_pdb, deleted):
     assert decision["candidates"][0]["pdbViolations"] == 0
 
 
-# -- §11.15 empty-selector PDB -----------------------------------------------------------------
+# -- empty-selector PDB ------------------------------------------------------------------------
 @pytest.mark.parametrize(
     ("selector", "chosen"),
     [pytest.param({}, "n1", id="empty-selector-ignored"),
      pytest.param({"matchLabels": {"app": "a"}}, "n2", id="matching-selector-protects")],
 )
 def test_empty_selector_pdb_does_not_protect(simulate, selector, chosen):
-    """§11.15 / §4.5: a PDB with selector {} matches nothing for preemption."""
+    """Preemption's PDB check treats a PDB with selector {} as matching nothing (whereas the eviction
+    API and the disruption controller take it to select every pod of the namespace)."""
     docs = [*std_classes(), node("n1"), node("n2"),
             pod("a", "4", priority_class="low", node="n1", labels={"app": "a"}),
             pod("b", "4", priority_class="mid", node="n2", namespace="other", labels={"app": "a"}),
@@ -213,10 +223,11 @@ def test_empty_selector_pdb_does_not_protect(simulate, selector, chosen):
     assert run.victims() == ({"a"} if chosen == "n1" else {"b"})
 
 
-# -- §11.16 terminating victims block re-preemption ---------------------------------------------
+# -- terminating victims block re-preemption ----------------------------------------------------
 def test_terminating_victim_blocks_repreemption(simulate):
-    """§11.16: while v (grace 60 s) terminates, retries of p say "not eligible due to a terminating pod
-    on the nominated node." and delete nothing else (w would be the next victim); p keeps n1."""
+    """`PodEligibleToPreemptOthers`: while v (grace 60 s) terminates, retries of p say "not eligible
+    due to a terminating pod on the nominated node." and delete nothing else (w would be the next
+    victim); p keeps n1."""
     docs = [*std_classes(), make_priority_class("top", 2000), node("n1"),
             pod("v", "3", priority_class="low", node="n1", grace=60),
             pod("w", "1", priority_class="low", node="n1"),
@@ -232,14 +243,17 @@ def test_terminating_victim_blocks_repreemption(simulate):
     assert run.phase("w") == "Running"
 
 
-# -- §11.17 nominated space reserved for ≤ priority --------------------------------------------
+# -- nominated space reserved for ≤ priority ---------------------------------------------------
 def test_nominated_space_reserved_for_lower_or_equal_priority(simulate):
-    """§11.17 / §2.2: q (mid, 3 cpu) created while v terminates cannot preempt (p counted), and once v
-    is gone q is still rejected on the now-empty n1 because pass 1 counts the nominated p.
+    """Filtering counts the pods nominated to a node with priority ≥ the pod's own (pass 1 of
+    `RunFilterPluginsWithNominatedPods`): q (mid, 3 cpu) created while v terminates cannot preempt
+    (p counted), and once v is gone q is still rejected on the now-empty n1 because pass 1 counts the
+    nominated p.
 
-    Timeline (upstream): p fails at 1 (preempts v) and again at 2 (backoff retry, §4.6); z's deletion at
-    30.5 retries p (→ backoff 4 s until 34.5) and q (→ backoff 2 s until 32.5); v is deleted at 31, so
-    q is tried at 33 with n1 empty but p still nominated; p binds at 35."""
+    Timeline (upstream): p fails at 1 (preempts v) and again at 2 (the victim's update, handled while
+    p's cycle was open, sends p through backoffQ: the `moveRequestCycle` rule); z's deletion at 30.5
+    retries p (→ backoff 4 s until 34.5) and q (→ backoff 2 s until 32.5); v is deleted at 31, so q is
+    tried at 33 with n1 empty but p still nominated; p binds at 35."""
     docs = [*std_classes(), make_priority_class("top", 2000), node("n1"),
             pod("v", "3", priority_class="low", node="n1"), pod("z", priority_class="top", node="n1"),
             scenario([create_step(1, pod("p", "2", priority_class="high")), create_step(5, pod("q", "3", priority_class="mid")),
@@ -261,7 +275,7 @@ def test_nominated_space_reserved_for_lower_or_equal_priority(simulate):
     assert run.nominations("q") == []
 
 
-# -- §11.18 higher priority ignores nomination -------------------------------------------------
+# -- higher priority ignores nomination --------------------------------------------------------
 def test_higher_priority_ignores_nomination_and_repreempts_terminating_victim(simulate):
     docs = [*std_classes(), make_priority_class("top", 2000), node("n1"),
             pod("v", "3", priority_class="low", node="n1"), pod("z", priority_class="top", node="n1"),
@@ -284,15 +298,15 @@ def test_higher_priority_ignores_nomination_and_repreempts_terminating_victim(si
     assert run.pod("p")["nominatedNodeName"] is None
 
 
-# -- §11.19 clearing lower nominations ---------------------------------------------------------
+# -- clearing lower nominations ----------------------------------------------------------------
 @pytest.mark.parametrize(
     ("p1_cls", "p2_cls", "p1_cleared"),
     [pytest.param("mid", "high", True, id="lower-priority-nomination-cleared"),
      pytest.param("high", "mid", False, id="higher-priority-nomination-kept")],
 )
 def test_preemption_clears_lower_priority_nominations_on_node(simulate, p1_cls, p2_cls, p1_cleared):
-    """§11.19 / §4.4: after preempting on n1, nominations to n1 of pods with lower priority than the
-    preemptor are cleared (and only those)."""
+    """`prepareCandidate`: after preempting on n1, nominations to n1 of pods with lower priority than
+    the preemptor are cleared (and only those)."""
     docs = [*std_classes(), node("n1", cpu="6"),
             pod("v", "3", priority_class="low", node="n1", start_time=ago(10)),
             pod("w", "3", priority_class="low", node="n1", start_time=ago(1)),
@@ -307,9 +321,10 @@ def test_preemption_clears_lower_priority_nominations_on_node(simulate, p1_cls, 
     assert first_bound == (31.0, "p2" if p1_cleared else "p1")
 
 
-# -- §11.20 no candidates clears nomination ----------------------------------------------------
+# -- no candidates clears nomination -----------------------------------------------------------
 def test_no_candidates_clears_nomination(simulate):
-    """§11.20 / §4.1 step 2: nominated node became untolerated, no other candidate → cleared."""
+    """When no node is left where preemption might help (the nominated node became untolerated, no
+    other candidate), the preemptor's nominatedNodeName is cleared."""
     docs = [*std_classes(), make_priority_class("top", 2000), node("n1"),
             pod("v", "3", priority_class="low", node="n1"), pod("z", priority_class="top", node="n1"),
             scenario([create_step(1, pod("p", "2", priority_class="high")),
@@ -326,7 +341,7 @@ def test_no_candidates_clears_nomination(simulate):
     assert run.phase("p") == "Pending"
 
 
-# -- §11.35 grace period -----------------------------------------------------------------------
+# -- grace period ------------------------------------------------------------------------------
 @pytest.mark.parametrize(
     ("victim_kw", "bind_at"),
     [
@@ -354,7 +369,9 @@ def test_preemptor_binds_only_after_victim_gone_or_terminal(simulate, victim_kw,
     ],
 )
 def test_besteffort_pods_not_preempted_for_resources(simulate, running, preemptor_cpu, victims, bound):
-    """§4.2 consequence / §4.7: zero-request pods are reprieved unless pod count requires removal."""
+    """The Pod Preemption design's rule that BestEffort pods are not preempted to free resources
+    follows from the reprieve: zero-request pods are reprieved unless the pod count requires
+    removal."""
     docs = [*std_classes(), node("n1"),
             *[pod(n, cpu, priority_class=c, node="n1") for n, cpu, c in running],
             scenario([create_step(1, pod("p", preemptor_cpu, priority_class="mid"))])]
@@ -368,7 +385,7 @@ def test_besteffort_pods_not_preempted_for_resources(simulate, running, preempto
 
 
 def test_besteffort_pod_preempted_when_pod_count_requires(simulate):
-    """§4.2: the pod-count limit can make a BestEffort pod a victim."""
+    """The pod-count limit ("Too many pods") can make a BestEffort pod a victim."""
     docs = [*std_classes(), node("n1", pods="2"),
             pod("be", priority_class="low", node="n1"), pod("h", "1", priority_class="high", node="n1"),
             scenario([create_step(1, pod("p", "1", priority_class="mid"))])]
@@ -377,13 +394,14 @@ def test_besteffort_pod_preempted_when_pod_count_requires(simulate):
     assert run.victims() == {"be"}
 
 
-# -- §10.2: 1.28 victims order (violating first, not re-sorted) ----------------------------------
+# -- victims re-sorted by importance (v1.32), not v1.28's violating-first order ------------------
 def test_node_choice_compares_most_important_victim_after_resort(simulate):
-    """§9 (#128307) / §4.3 step 2: kubesched follows the fixed behaviour (the issue asks for it) —
-    victims are re-sorted by importance after the reprieve, so ``victims[0]`` is the most important
-    one. n1's victims are [b (500), a (100, violating)], n2's [c (200, violating)]; both have one
-    violation, so step 2 compares 500 (n1) with 200 (n2) → n2. (1.28.7 compared the first *violating*
-    victim, 100, and picked n1: §10.2.)"""
+    """The second criterion of `pickOneNodeForPreemption` ("lowest priority of the most important
+    victim"): kubesched deliberately follows the behaviour fixed by kubernetes/kubernetes#128307
+    (v1.32) — victims are re-sorted by importance after the reprieve, so ``victims[0]`` is the most
+    important one. n1's victims are [b (500), a (100, violating)], n2's [c (200, violating)]; both
+    have one violation, so the second criterion compares 500 (n1) with 200 (n2) → n2. (v1.28.7 kept
+    the violating victims first, compared the first *violating* victim, 100, and picked n1.)"""
     docs = [*std_classes(), make_priority_class("p100", 100), make_priority_class("p200", 200), make_priority_class("p500", 500),
             node("n1"), node("n2"),
             pod("a", "2", priority_class="p100", node="n1", labels={"app": "g"}),
@@ -400,12 +418,15 @@ def test_node_choice_compares_most_important_victim_after_resort(simulate):
     assert [v["pod"] for v in n1["victims"]] == ["default/b", "default/a"]
 
 
-# -- §10.3 + §10.11: re-preempting a terminating victim re-patches it --------------------------------
+# -- re-preempting a terminating victim re-patches it ------------------------------------------------
 def test_repreempting_terminating_victim_requeues_preemptor_through_backoff(simulate):
-    """§10.11 / §10.3 / §1.4: a second preemptor selecting an already-terminating victim re-issues the
-    DisruptionTarget patch — computed from the *preemptor's* status in 1.28.7, so it always changes
-    the victim — and that AssignedPodUpdate during r's cycle sends r to backoffQ: r is retried 1 s
-    later ("not eligible due to a terminating pod …"), exactly like the first preemptor was."""
+    """v1.28 lets a later preemptor select a victim that is already terminating (with KEP-4832's
+    asynchronous preemption, v1.33 skips the API calls for it). A second preemptor selecting an
+    already-terminating victim re-issues the DisruptionTarget patch — computed from the
+    *preemptor's* status in 1.28.7 (kubernetes/kubernetes#121103, fixed by #126644), so it always
+    changes the victim — and that AssignedPodUpdate during r's cycle sends r to backoffQ (the
+    `moveRequestCycle` rule of v1.28's scheduling queue): r is retried 1 s later ("not eligible due
+    to a terminating pod …"), exactly like the first preemptor was."""
     docs = [*std_classes(), make_priority_class("top", 2000), node("n1"), pod("v", "3", priority_class="low", node="n1"),
             scenario([create_step(1, pod("p", "2", priority_class="high")), create_step(5, pod("r", "3", priority_class="top"))])]
     run = simulate(docs)
@@ -414,7 +435,24 @@ def test_repreempting_terminating_victim_requeues_preemptor_through_backoff(simu
     assert run.failed("r")[:2] == [(5.0, INSUFFICIENT_1), (6.0, msg(INSUFFICIENT_1, NOT_ELIGIBLE_TERMINATING))]
 
 
-# -- §11.34 kubelet eviction -------------------------------------------------------------------
-@pytest.mark.skip(reason="§11.34 kubelet eviction under memory pressure not implemented yet")
-def test_kubelet_eviction_order_under_memory_pressure():
-    pass
+# -- kubelet eviction --------------------------------------------------------------------------
+def test_kubelet_eviction_order_under_memory_pressure(simulate):
+    """The kubelet, not the scheduler, ranks pods by *usage* under memory pressure (v1.28
+    `rankMemoryPressure` in `pkg/kubelet/eviction/helpers.go`): pods using more than their memory
+    request first, then lower priority, then larger usage above the request; one pod per monitoring
+    period (10 s). The 2Gi node keeps the 100Mi hard threshold (memory.available<100Mi) on top of its
+    allocatable, and its pods use 2140Mi: 8Mi available. Of the two pods over their request the
+    low-priority one goes first although its excess is far smaller; 98Mi available is still under
+    the threshold, so the high-priority pod over its request goes next, before the low-priority pod
+    within its request, which keeps running."""
+    docs = [*std_classes(), node("n1", memory="2Gi"),
+            pod("lo-within", memory="1Gi", priority_class="low", node="n1", usage="memory=950Mi"),
+            pod("hi-over", memory="256Mi", priority_class="high", node="n1", usage="memory=1100Mi"),
+            pod("lo-over", memory="64Mi", priority_class="low", node="n1", usage="memory=90Mi"),
+            scenario(cluster={"eviction": {}})]
+    run = simulate(docs)
+    assert run.evicted() == [(10.0, "lo-over"), (20.0, "hi-over")]
+    assert [(e["signal"], e["priority"], e["usage"], e["request"]) for e in run.result["cluster"]["eviction"]["evictions"]] == [
+        ("memory.available", 100, "90Mi", "64Mi"), ("memory.available", 1000, "1100Mi", "256Mi")]
+    assert [run.phase(p) for p in ("lo-over", "hi-over", "lo-within")] == ["Failed", "Failed", "Running"]
+    assert run.ev("Preempted") == []  # nothing was pending: the scheduler's preemption plays no part

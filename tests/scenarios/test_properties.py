@@ -1,5 +1,5 @@
-"""Whole-run invariants over generated clusters, and reproducibility (scenario-format.md: "The same
-scenario and seed always give byte-identical output")."""
+"""Whole-run invariants over generated clusters, and reproducibility: the same scenario and seed
+always give byte-identical output (the promise of the README's `--output json`)."""
 
 from __future__ import annotations
 

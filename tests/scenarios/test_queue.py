@@ -1,4 +1,7 @@
-"""Scheduling queue behaviours (upstream-algorithm.md §1, §11 items 1–3, 32, 33, 36)."""
+"""Scheduling-queue behaviours of kube-scheduler v1.28 (upstream `pkg/scheduler/internal/queue/
+scheduling_queue.go`, `pkg/scheduler/schedule_one.go`): pop order, backoff, the unschedulable-pods
+timeout, scheduling gates and pods already being deleted. (The leader-election Lease is pinned in
+tests/kube/test_kube_leader_election.py.)"""
 
 from __future__ import annotations
 
@@ -13,7 +16,7 @@ NOT_ENOUGH = "0/1 nodes are available: 1 Insufficient cpu."
 NO_VICTIMS = " preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod.."
 
 
-# -- §11.1 queue order -------------------------------------------------------------------------
+# -- queue order -----------------------------------------------------------------------------
 @pytest.mark.parametrize(
     ("cls_a", "cls_b", "first"),
     [
@@ -23,7 +26,8 @@ NO_VICTIMS = " preemption: 0/1 nodes are available: 1 No preemption victims foun
     ],
 )
 def test_queue_order_priority_then_enqueue_order(simulate, cls_a, cls_b, first):
-    """§11.1: initial pending pods are popped by priority, ties by enqueue order (file order)."""
+    """PrioritySort pops the initial pending pods by priority, ties by enqueue order (file order)
+(upstream `pkg/scheduler/framework/plugins/queuesort/priority_sort.go`)."""
     run = simulate(std_classes(), node("n1", cpu="4"), pod("a", "1", priority_class=cls_a), pod("b", "1", priority_class=cls_b))
     order = [e["pod"].split("/")[1] for e in run.ev("Scheduled")]
     assert order[0] == first
@@ -31,8 +35,8 @@ def test_queue_order_priority_then_enqueue_order(simulate, cls_a, cls_b, first):
 
 
 def test_queue_order_equal_priority_uses_enqueue_timestamp_not_creation(simulate):
-    """§11.1 / §10.7: with equal priority the earlier *enqueue Timestamp* wins, and that Timestamp is
-    reset by every failed attempt. ``x`` is created first (t=0) but fails again at t=5 (a NodeAdd
+    """With equal priority the earlier *enqueue Timestamp* wins, not the creation time, and that
+    Timestamp is reset by every failed attempt (v1.28 `AddUnschedulableIfNotPresent`). ``x`` is created first (t=0) but fails again at t=5 (a NodeAdd
     moves only ``x``: ``y``'s nodeSelector fails the precheck); ``y`` last failed at t=2. When the
     node frees up at t=10 both are retried and ``y`` (Timestamp 2) must win the single slot."""
     docs = [
@@ -54,11 +58,13 @@ def test_queue_order_equal_priority_uses_enqueue_timestamp_not_creation(simulate
     assert run.phase("x") == "Pending"
 
 
-# -- §11.2 backoff growth ----------------------------------------------------------------------
+# -- backoff growth --------------------------------------------------------------------------
 def test_backoff_growth_1_2_4_8_10_10_seconds(simulate):
-    """§11.2 / §1.2: a pod that keeps failing while AssignedPodDelete events keep arriving (a churn pod
-    created and deleted every 0.5 s) is re-attempted no sooner than 1, 2, 4, 8, 10, 10 … s after each
-    failure, and at most ~1 s (flush period) later."""
+    """Backoff is podInitialBackoffSeconds (1 s) doubled per attempt up to podMaxBackoffSeconds
+    (10 s), and backoffQ is flushed every second (`calculateBackoffDuration`,
+    `flushBackoffQCompleted`): a pod that keeps failing while AssignedPodDelete events keep arriving
+    (a churn pod created and deleted every 0.5 s) is re-attempted no sooner than 1, 2, 4, 8, 10, 10 … s
+    after each failure, and at most ~1 s (flush period) later."""
     steps = []
     for i in range(120):
         t = round(i * 0.5 + 0.1, 3)
@@ -74,10 +80,11 @@ def test_backoff_growth_1_2_4_8_10_10_seconds(simulate):
         assert backoff <= gap <= backoff + 1.0 + 1e-9, (k, gap, times)
 
 
-# -- §11.3 unschedulable timeout ---------------------------------------------------------------
+# -- unschedulable timeout -------------------------------------------------------------------
 def test_unschedulable_pod_retried_once_between_300_and_330s_in_quiet_cluster(simulate):
-    """§11.3 / §1.3: rejected by NodeResourcesFit, no later relevant event → one retry after the
-    5-minute leftover flush (checked every 30 s), i.e. in (300 s, 330 s]."""
+    """Rejected by NodeResourcesFit, no later relevant event → one retry once the pod has spent
+    DefaultPodMaxInUnschedulablePodsDuration (5 min) in unschedulablePods, which
+    `flushUnschedulablePodsLeftover` checks every 30 s: i.e. in (300 s, 330 s]."""
     run = simulate(node("n1", cpu="1"), pod("p", "2"), scenario(until=400))
     times = [t for t, _ in run.failed("p")]
     assert times[0] == 0.0
@@ -86,12 +93,12 @@ def test_unschedulable_pod_retried_once_between_300_and_330s_in_quiet_cluster(si
     assert run.failed("p")[1][1] == NOT_ENOUGH + NO_VICTIMS
 
 
-# -- §11.32 scheduling gates -------------------------------------------------------------------
+# -- scheduling gates ------------------------------------------------------------------------
 GATE = [{"name": "example.com/wait"}]
 
 
 def test_gated_pod_is_never_attempted_and_counted_as_gated(simulate):
-    """§11.32 / §1.7: gated → no attempt, no FailedScheduling, PodScheduled=False/SchedulingGated,
+    """KEP-3521 (PodSchedulingReadiness, beta in v1.28): gated → no attempt, no FailedScheduling, PodScheduled=False/SchedulingGated,
     pending_pods{queue="gated"}."""
     run = simulate(node("n1"), pod("g", "1", schedulingGates=GATE), scenario(until=20), deep=True)
     assert run.ev("FailedScheduling", "g") == []
@@ -110,7 +117,8 @@ def test_gated_pod_is_never_attempted_and_counted_as_gated(simulate):
 
 @pytest.mark.parametrize("ungate_at", [1, 7, 42])
 def test_removing_last_gate_schedules_immediately_without_backoff(simulate, ungate_at):
-    """§11.32: removing the last gate is a spec update → PreEnqueue passes → activeQ at once."""
+    """Removing the last gate is a spec update → the SchedulingGates PreEnqueue passes → activeQ at
+    once, with no backoff penalty."""
     docs = [
         node("n1"),
         pod("g", "1", schedulingGates=GATE),
@@ -122,7 +130,8 @@ def test_removing_last_gate_schedules_immediately_without_backoff(simulate, unga
 
 
 def test_removing_one_of_two_gates_keeps_pod_gated(simulate):
-    """§1.7: PreEnqueue fails while any gate remains."""
+    """SchedulingGates' PreEnqueue fails while any gate remains
+    (`pkg/scheduler/framework/plugins/schedulinggates/scheduling_gates.go`)."""
     gates = [{"name": "example.com/a"}, {"name": "example.com/b"}]
     docs = [
         node("n1"),
@@ -135,9 +144,10 @@ def test_removing_one_of_two_gates_keeps_pod_gated(simulate):
     assert run.ev("FailedScheduling", "g") == []
 
 
-# -- §11.33 deleting pod skipped ---------------------------------------------------------------
+# -- deleting pod skipped --------------------------------------------------------------------
 def test_pending_pod_with_deletion_timestamp_is_skipped(simulate):
-    """§11.33 / §2.1 step 1: event "skip schedule deleting pod: ns/name", no binding."""
+    """`scheduleOne` skips a popped pod that has a deletionTimestamp: event "skip schedule deleting
+    pod: ns/name", no binding (`pkg/scheduler/schedule_one.go`)."""
     doomed = pod("d", containers=[make_container("app", "1")])
     doomed["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:30Z"
     doomed["metadata"]["finalizers"] = ["example.com/keep"]
@@ -145,8 +155,3 @@ def test_pending_pod_with_deletion_timestamp_is_skipped(simulate):
     assert run.messages("d") == ["skip schedule deleting pod: default/d"]
     assert run.ev("Scheduled", "d") == []
 
-
-# -- §11.36 leader lease -----------------------------------------------------------------------
-@pytest.mark.skip(reason="§11.36 leader-election Lease not implemented yet")
-def test_leader_lease_kube_scheduler_exists_with_15s_duration():
-    pass

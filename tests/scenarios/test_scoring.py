@@ -1,4 +1,7 @@
-"""Filtering/scoring behaviours (upstream-algorithm.md §2.1, §2.3, §2.4, §3.3–3.5, §11 items 21, 24–28)."""
+"""Filtering and scoring behaviours of kube-scheduler v1.28 (upstream `pkg/scheduler/schedule_one.go`
+and the NodeResourcesFit, NodeResourcesBalancedAllocation and TaintToleration plugins under
+`pkg/scheduler/framework/plugins/`): the nominated node first, score arithmetic, plugin weights, the
+random tie-break and percentageOfNodesToScore."""
 
 from __future__ import annotations
 
@@ -16,7 +19,7 @@ def _scores(run, pod_name: str = "p") -> dict[str, dict]:
     return {s["node"]: s for s in attempt["scores"]}
 
 
-# -- §11.21 nominated node first, no scoring ---------------------------------------------------
+# -- nominated node first, no scoring ----------------------------------------------------------
 @pytest.mark.parametrize(
     ("nominated", "expected", "scored"),
     [pytest.param("n1", "n1", False, id="nominated-fits-bound-without-scoring"),
@@ -31,14 +34,15 @@ def test_nominated_node_tried_first_without_scoring(simulate, nominated, expecte
 
 
 def test_nominated_node_not_fitting_falls_back_to_all_nodes(simulate):
-    """§4.6 step 4: if the nominated node no longer fits, another node is used (nomination stays)."""
+    """If the nominated node no longer fits, the other nodes are filtered and scored as usual and
+    another node is used; the nomination stays on the pod object."""
     run = simulate(node("n1"), node("n2"), pod("x", "4", node="n1"),
                    pod("p", "1", status={"nominatedNodeName": "n1"}), scenario(until=5))
     assert run.scheduled("p") == [(0.0, "n2")]
     assert run.pod("p")["nominatedNodeName"] == "n1"
 
 
-# -- §11.24 LeastAllocated / BalancedAllocation arithmetic ----------------------------------------
+# -- LeastAllocated / BalancedAllocation arithmetic -----------------------------------------------
 def test_least_allocated_and_balanced_allocation_arithmetic(simulate):
     run = simulate(node("n1", cpu="4000m", memory="8Gi"), node("n2", cpu="4000m", memory="8Gi"),
                    pod("x", "1000m", "2Gi", node="n1"), pod("p", "1000m", "1Gi"), scenario(until=5))
@@ -50,9 +54,10 @@ def test_least_allocated_and_balanced_allocation_arithmetic(simulate):
     assert run.scheduled("p") == [(0.0, "n2")]
 
 
-# -- §11.25 default requests only in scoring ---------------------------------------------------
+# -- default requests only in scoring ----------------------------------------------------------
 def test_default_requests_used_for_scoring_but_not_filtering(simulate):
-    """§11.25 / §3.2: no requests → filtered as 0 (fits a cpu-full node), scored as 100m/200Mi."""
+    """No requests → filtered as 0 (fits a cpu-full node), scored as 100m/200Mi (the non-zero
+    defaults of `pkg/scheduler/util/pod_resources.go`)."""
     run = simulate(node("n1", cpu="4000m", memory="8Gi"), node("full", cpu="4000m", memory="8Gi"),
                    pod("hog", "4000m", node="full"), pod("p"), scenario(until=5))
     scores = _scores(run)
@@ -64,7 +69,7 @@ def test_default_requests_used_for_scoring_but_not_filtering(simulate):
     assert run.scheduled("p") == [(0.0, "n1")]
 
 
-# -- §11.26 weights ----------------------------------------------------------------------------
+# -- weights: TaintToleration counts 3 times ---------------------------------------------------
 @pytest.mark.parametrize(
     ("n1_taints", "n2_taints", "n1_weighted", "n2_weighted"),
     [pytest.param(0, 1, 300, 0, id="tolerated-vs-one-untolerated-differ-by-300"),
@@ -83,7 +88,7 @@ def test_taint_toleration_score_weight_3(simulate, n1_taints, n2_taints, n1_weig
     assert scores["n1"]["total"] - scores["n2"]["total"] == n1_weighted - n2_weighted
 
 
-# -- §11.27 random tie-break -------------------------------------------------------------------
+# -- random tie-break among the best scores (selectHost) ---------------------------------------
 def test_equal_scores_break_ties_uniformly_at_random(simulate):
     nodes = [node(n, cpu="1000", memory="4Ti") for n in ("n1", "n2")]
     pods = [pod(f"p{i:03d}", "10m", "10Mi") for i in range(100)]
@@ -102,7 +107,7 @@ def test_equal_scores_break_ties_uniformly_at_random(simulate):
     assert 2 <= longest_run <= 20
 
 
-# -- §11.28 percentageOfNodesToScore -----------------------------------------------------------
+# -- percentageOfNodesToScore ------------------------------------------------------------------
 @pytest.mark.parametrize(
     ("num_nodes", "num_tainted", "expected"),
     [
@@ -112,7 +117,8 @@ def test_equal_scores_break_ties_uniformly_at_random(simulate):
     ],
 )
 def test_percentage_of_nodes_to_score_adaptive(simulate, num_nodes, num_tainted, expected):
-    """§2.3: N=1000 → 50 − 1000/125 = 42 % → 420 feasible nodes are scored; N ≤ 100 → all.
+    """Adaptive `numFeasibleNodesToFind` (`pkg/scheduler/schedule_one.go`): N=1000 → 50 − 1000/125 =
+    42 % → 420 feasible nodes are scored; N ≤ 100 → all.
     The first ``num_tainted`` nodes (in creation order) carry an untolerated PreferNoSchedule taint
     (−300 points), so the pod lands on an untainted node iff one was among those scored."""
     prefer = [make_taint("slow", "yes", "PreferNoSchedule")]
