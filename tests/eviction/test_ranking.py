@@ -71,7 +71,7 @@ def test_eviction_message_names_containers_over_their_request():
 
 
 # -- the same order on a simulated kubelet -----------------------------------------------------------
-def test_34_high_priority_pod_over_request_is_evicted_before_low_priority_pod_within_request(simulate):
+def test_high_priority_pod_over_request_is_evicted_before_low_priority_pod_within_request(simulate):
     run = simulate(CLASSES, node("n1"),
                    pod("hi", memory="256Mi", usage="memory=1200Mi", priority_class="high", node="n1"),
                    pod("lo", memory="1Gi", usage="memory=1000Mi", priority_class="low", node="n1"),
@@ -80,7 +80,7 @@ def test_34_high_priority_pod_over_request_is_evicted_before_low_priority_pod_wi
     assert run.phase("hi") == "Failed" and run.phase("lo") == "Running"
 
 
-def test_34_of_two_pods_over_request_the_lower_priority_one_goes_first(simulate):
+def test_of_two_pods_over_request_the_lower_priority_one_goes_first(simulate):
     run = simulate(CLASSES, node("n1"),
                    pod("lo", memory="256Mi", usage="memory=1Gi", priority_class="low", node="n1"),
                    pod("hi", memory="256Mi", usage="memory=1200Mi", priority_class="high", node="n1"),

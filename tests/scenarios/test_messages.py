@@ -27,13 +27,13 @@ def _pending(name: str = "p", cpu: str | None = "2", **kw) -> dict:
             _pending(),
             "0/15 nodes are available: 12 Insufficient cpu, 3 node(s) had untolerated taint {k: v}. "
             f"preemption: 0/15 nodes are available: 12 {NO_VICTIMS}, 3 {NOT_HELPFUL}..",
-            id="29-bytewise-sort-12-before-3",
+            id="bytewise-sort-12-before-3",
         ),
         pytest.param(
             [node("n1", cpu="1", unschedulable=True)],
             _pending(),
             f"0/1 nodes are available: 1 node(s) were unschedulable. preemption: 0/1 nodes are available: 1 {NOT_HELPFUL}..",
-            id="10.1-first-failing-plugin-only-cordoned-and-short",
+            id="first-failing-plugin-only-cordoned-and-short",
         ),
         pytest.param(
             [node("n1", cpu="1", taints=[make_taint("a", "1"), make_taint("b", "2")])],
@@ -53,7 +53,7 @@ def _pending(name: str = "p", cpu: str | None = "2", **kw) -> dict:
             [node("n1", pods="1"), pod("be", node="n1")],
             _pending(cpu=None),
             f"0/1 nodes are available: 1 Too many pods. preemption: 0/1 nodes are available: 1 {NO_VICTIMS}..",
-            id="22-besteffort-rejected-by-pod-count",
+            id="besteffort-rejected-by-pod-count",
         ),
         pytest.param(
             [node("n1", cpu="1", labels={"zone": "a"}), node("n2", cpu="3", labels={"zone": "b"})],

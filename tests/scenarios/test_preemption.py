@@ -62,8 +62,8 @@ def test_basic_preemption_marks_deletes_victim_nominates_and_binds_after_grace(s
 @pytest.mark.parametrize(
     ("victim_cls", "preemptor_cls", "expected"),
     [
-        pytest.param("high", "high", msg(INSUFFICIENT_1, NO_VICTIMS_1), id="5-equal-priority-is-never-a-victim"),
-        pytest.param("low", "never", msg(INSUFFICIENT_1, NOT_ELIGIBLE_NEVER), id="6-preemptionPolicy-Never"),
+        pytest.param("high", "high", msg(INSUFFICIENT_1, NO_VICTIMS_1), id="equal-priority-is-never-a-victim"),
+        pytest.param("low", "never", msg(INSUFFICIENT_1, NOT_ELIGIBLE_NEVER), id="preemptionPolicy-Never"),
     ],
 )
 def test_no_preemption_message_and_no_nomination(simulate, victim_cls, preemptor_cls, expected):
@@ -146,27 +146,27 @@ def _two_node_choice(v1: dict, v2: dict, extra=()) -> list:
     [
         pytest.param({"a": dict(cpu="4", priority_class="low", labels={"app": "g"})}, {"b": dict(cpu="4", priority_class="mid")},
                      [make_pdb("g", {"matchLabels": {"app": "g"}}, min_available=1, disruptions_allowed=0)], "n2", "fewest PDB violations",
-                     id="10-pdb-violation-avoided"),
+                     id="pdb-violation-avoided"),
         pytest.param({"a": dict(cpu="4", priority_class="low", labels={"app": "g"})}, {"b": dict(cpu="4", priority_class="mid")},
                      [make_pdb("g", {"matchLabels": {"app": "g"}}, min_available=1, disruptions_allowed=1)], "n1",
-                     "lowest priority of the most important victim", id="10-pdb-with-budget-no-violation"),
+                     "lowest priority of the most important victim", id="pdb-with-budget-no-violation"),
         pytest.param({"a": dict(cpu="4", priority_class="mid")}, {"b": dict(cpu="4", priority_class="low")}, [], "n2",
-                     "lowest priority of the most important victim", id="11-highest-victim-priority"),
+                     "lowest priority of the most important victim", id="highest-victim-priority"),
         pytest.param({"a": dict(cpu="4", priority_class="low")}, {"b": dict(cpu="4", priority_class="mid")}, [], "n1",
-                     "lowest priority of the most important victim", id="11-highest-victim-priority-mirror"),
+                     "lowest priority of the most important victim", id="highest-victim-priority-mirror"),
         pytest.param({"a": dict(cpu="2", priority_class="low"), "c": dict(cpu="2", priority_class="low")},
                      {"b": dict(cpu="4", priority_class="low")}, [], "n2",
-                     "smallest sum of victim priorities", id="12-sum"),
+                     "smallest sum of victim priorities", id="sum-of-priorities"),
         pytest.param({"a": dict(cpu="4", priority_class="low")},
                      {"b": dict(cpu="2", priority_class="low"), "c": dict(cpu="2", priority_class="low")}, [], "n1",
-                     "smallest sum of victim priorities", id="12-sum-mirror"),
+                     "smallest sum of victim priorities", id="sum-of-priorities-mirror"),
         pytest.param({"a": dict(cpu="2", priority_class="neg"), "c": dict(cpu="2", priority_class="neg")},
                      {"b": dict(cpu="4", priority_class="neg")}, [], "n2",
-                     "smallest sum of victim priorities", id="12-sum-negative-priorities-offset-2^31"),
+                     "smallest sum of victim priorities", id="sum-of-negative-priorities-offset-2^31"),
         pytest.param({"a": dict(cpu="4", priority_class="low", start_time=ago(10))}, {"b": dict(cpu="4", priority_class="low", start_time=ago(1))},
-                     [], "n2", "latest start time of the most important victims", id="13-latest-start"),
+                     [], "n2", "latest start time of the most important victims", id="latest-start"),
         pytest.param({"a": dict(cpu="4", priority_class="low", start_time=ago(1))}, {"b": dict(cpu="4", priority_class="low", start_time=ago(10))},
-                     [], "n1", "latest start time of the most important victims", id="13-latest-start-mirror"),
+                     [], "n1", "latest start time of the most important victims", id="latest-start-mirror"),
     ],
 )
 def test_pick_one_node_for_preemption(simulate, n1_victims, n2_victims, extra, chosen, criterion):

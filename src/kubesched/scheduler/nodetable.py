@@ -1,4 +1,4 @@
-"""The node axis as arrays (DESIGN.md principle 4).
+"""The node axis as arrays, so that filters and scores evaluate every node in one vector operation.
 
 One column per node, in snapshot order; one row per resource. Filters and scores that only need
 numbers (NodeResourcesFit, BalancedAllocation, NodeUnschedulable) evaluate every node in one vector

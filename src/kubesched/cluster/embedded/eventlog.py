@@ -1,4 +1,4 @@
-"""The timeline of a simulation: the ``events`` of a SimulationResult (scenario-format.md)."""
+"""The timeline of a simulation: the ``events`` of a SimulationResult (docs/scenarios.md)."""
 
 from __future__ import annotations
 

@@ -6,9 +6,9 @@ back the raw urllib3 response without reading it — what ``_preload_content=Fal
 generated method. We read the bytes and decode the JSON into plain dicts ourselves (writes whose
 answer nobody needs — binding, status patches, deletes, events — are not decoded at all), so
 
-- the binding-response bug (a ``Status`` body decoded as ``V1Binding``, python-stack.md §1.3) cannot
+- the binding-response bug (a ``Status`` body decoded as ``V1Binding``, kubernetes-client/python#547) cannot
   happen, and
-- no pydantic model is ever built (about 24x cheaper than the client's decoding, §1.4).
+- no pydantic model is ever built (decoding JSON ourselves is about 24x cheaper than the client's models).
 
 This module (with :func:`load_api_client`) is the only place that imports ``kubernetes``.
 

@@ -16,7 +16,7 @@ none):
 - ``disruptionsAllowed`` = max(0, currentHealthy − desiredHealthy), and 0 when expectedPods ≤ 0.
 
 **Pinned budgets.** A PDB *created* with ``status.disruptionsAllowed`` already set (a scenario
-pinning the value, scenario-format.md) keeps that value for its whole life; the other status fields
+pinning the value, see docs/scenarios.md) keeps that value for its whole life; the other status fields
 are still maintained. The status is written only when a value changes.
 """
 
