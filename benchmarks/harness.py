@@ -19,7 +19,6 @@ from typing import Any
 
 import numpy as np
 
-from kubesched.cluster.embedded.apiserver.admission import ensure_system_priority_classes
 from kubesched.cluster.embedded.cluster import EmbeddedCluster
 from kubesched.cluster.embedded.eventlog import EventLog
 from kubesched.des.clock import EventLoop
@@ -54,7 +53,7 @@ class Bench:
         self.loop = EventLoop()
         self.log = EventLog(self.loop.now)
         self.cluster = EmbeddedCluster(self.loop, self.log, np.random.default_rng(seed))
-        ensure_system_priority_classes(self.cluster.store)
+        self.cluster.api.ensure_system_priority_classes()
         self.scheduler = Scheduler(self.cluster, None, np.random.default_rng(seed + 1), self.loop.now)
         self.scheduler.start()
         self.scheduler_loop = SchedulerLoop(self.scheduler, self.loop)
@@ -77,7 +76,7 @@ class Bench:
 
     def bound(self, names: set[str] | None = None) -> int:
         return sum(
-            1 for p in self.cluster.store.iter("Pod")
+            1 for p in self.cluster.api.iter("Pod")
             if (p.get("spec") or {}).get("nodeName") and (names is None or p["metadata"]["name"] in names)
         )
 

@@ -11,11 +11,11 @@ from typing import Any
 
 from kubesched.api.loader import Scenario, Step, default_object, load_manifests
 from kubesched.api.selectors import LabelSelector
-from kubesched.k8s.objects import Obj
+from kubesched.api.validation import WORKLOAD_KINDS
+from kubesched.k8s.objects import DEFAULT_SCHEDULER_NAME, Obj, key_of, namespace_of
 from kubesched.sim import simulate
 
 PREEMPTION = "DefaultPreemption"
-POD_TEMPLATE_KINDS = ("Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "Job")
 
 
 @dataclass
@@ -33,7 +33,7 @@ class Changes:
         out = []
         if self.preemption is not None:
             out.append("enable preemption" if self.preemption else "disable preemption")
-        out += [f"apply {o['kind']} {_ref(o)}" for o in self.apply]
+        out += [f"apply {o['kind']} {key_of(o)}" for o in self.apply]
         out += [f"re-prioritise {sel} to {pc}" for sel, pc in self.priority_classes]
         out += [f"cordon {n}" for n in self.cordon] + [f"drain {n}" for n in self.drain]
         if self.scheduler_configuration is not None:
@@ -41,16 +41,11 @@ class Changes:
         return out
 
 
-def _ref(obj: Obj) -> str:
-    meta = obj.get("metadata") or {}
-    return f"{meta['namespace']}/{meta['name']}" if meta.get("namespace") else str(meta.get("name"))
-
-
 def with_preemption(config: Obj | None, enabled: bool) -> Obj:
     """A KubeSchedulerConfiguration with DefaultPreemption enabled or disabled in every profile."""
     cfg: dict[str, Any] = copy.deepcopy(config) if config else {
         "apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration"}
-    profiles = cfg.setdefault("profiles", [{"schedulerName": "default-scheduler"}])
+    profiles = cfg.setdefault("profiles", [{"schedulerName": DEFAULT_SCHEDULER_NAME}])
     for profile in profiles:
         plugins = profile.setdefault("plugins", {})
         mp = plugins.setdefault("multiPoint", {})
@@ -92,8 +87,8 @@ def apply_changes(base: Scenario, changes: Changes) -> tuple[Scenario, Scenario]
     objects = changed.objects
     for new in changes.apply:
         new = default_object(new)
-        key = (new["kind"], _ref(new))
-        index = next((i for i, o in enumerate(objects) if (o["kind"], _ref(o)) == key), None)
+        key = (new["kind"], key_of(new))
+        index = next((i for i, o in enumerate(objects) if (o["kind"], key_of(o)) == key), None)
         if index is not None:
             objects[index] = new
         elif new["kind"] in ("PriorityClass", "Namespace"):
@@ -106,12 +101,12 @@ def apply_changes(base: Scenario, changes: Changes) -> tuple[Scenario, Scenario]
         match = _pod_matcher(selector)
         for obj in objects:
             meta = obj.get("metadata") or {}
-            if obj["kind"] == "Pod" and match(meta.get("namespace", "default"), meta["name"], meta.get("labels") or {}):
+            if obj["kind"] == "Pod" and match(namespace_of(obj), meta["name"], meta.get("labels") or {}):
                 _reprioritise(obj["spec"], pc)
-            elif obj["kind"] in POD_TEMPLATE_KINDS:
+            elif obj["kind"] in WORKLOAD_KINDS:
                 template = (obj.get("spec") or {}).get("template") or {}
                 tmeta = template.get("metadata") or {}
-                if match(meta.get("namespace", "default"), meta["name"], tmeta.get("labels") or {}):
+                if match(namespace_of(obj), meta["name"], tmeta.get("labels") or {}):
                     _reprioritise(template.setdefault("spec", {}), pc)
     for name in changes.cordon + changes.drain:
         for obj in objects:
@@ -122,7 +117,7 @@ def apply_changes(base: Scenario, changes: Changes) -> tuple[Scenario, Scenario]
             if obj["kind"] == "Pod" and (obj.get("spec") or {}).get("nodeName") == name:
                 meta = obj["metadata"]
                 changed.steps.insert(0, Step(at=0.0, action="delete", kind="Pod", name=meta["name"],
-                                             namespace=meta.get("namespace", "default"), source="--drain"))
+                                             namespace=namespace_of(obj), source="--drain"))
     return baseline, changed
 
 

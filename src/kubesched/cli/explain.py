@@ -13,11 +13,13 @@ from kubesched.analysis.diagnose import PodDiagnosis, diagnose
 from kubesched.api.errors import KubeschedError
 from kubesched.cli.options import cluster_source_options, duration_option, load_source
 from kubesched.cli.tables import Table
+from kubesched.k8s.objects import DEFAULT_NAMESPACE, split_key
 from kubesched.sim import simulate
 
 
 def _split(pod: str) -> tuple[str, str]:
-    return tuple(pod.split("/", 1)) if "/" in pod else ("default", pod)  # type: ignore[return-value]
+    """``namespace/name``, or a bare name in the default namespace."""
+    return split_key(pod) if "/" in pod else (DEFAULT_NAMESPACE, pod)
 
 
 def render_diagnosis(console: Console, d: PodDiagnosis, show_fitting: bool = False) -> None:

@@ -20,7 +20,7 @@ import click
 import yaml
 
 from kubesched.api.durations import parse_duration
-from kubesched.k8s.objects import DEFAULT_SCHEDULER_NAME
+from kubesched.k8s.objects import DEFAULT_SCHEDULER_NAME, object_key
 
 DEFAULT_PORT = 10251
 
@@ -197,6 +197,6 @@ def _build(settings: RunSettings, context: str | None, identity: str, hostname: 
         server.start()
     log.info("starting", extra={"profiles": profiles, "qps": settings.qps, "burst": settings.burst,
                                 "leaderElect": settings.leader_elect, "identity": identity,
-                                "lease": f"{settings.lease_namespace}/{settings.lease_name}",
+                                "lease": object_key("Lease", settings.lease_namespace, settings.lease_name),
                                 "metrics": f"{bind_address}:{port}" if port else None})
     return runner, server

@@ -13,11 +13,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubesched.api.errors import KubeschedError
+from kubesched.k8s.objects import DEFAULT_SCHEDULER_NAME
 from kubesched.scheduler.framework.interface import EXTENSION_POINTS, Handle, Plugin
 from kubesched.scheduler.framework.runtime import Profile
 
 API_VERSION = "kubescheduler.config.k8s.io/v1"
-DEFAULT_SCHEDULER_NAME = "default-scheduler"
 
 # v1.28 default multiPoint list: (name, score weight)
 DEFAULT_MULTIPOINT: list[tuple[str, int]] = [

@@ -389,6 +389,6 @@ def _assume_and_bind(
         ))
     sched.cluster.record_event(
         pod.obj, type="Normal", reason="Scheduled", action="Binding",
-        note=f"Successfully assigned {pod.key} to {node_name}",
+        note=f"Successfully assigned {pod.key} to {node_name}", node=node_name,
     )
     fwk.run_post_bind(state, pod, node_name)

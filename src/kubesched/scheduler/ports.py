@@ -45,7 +45,12 @@ class Cluster(Protocol):
         action: str,
         note: str,
         related: Obj | None = None,
-    ) -> None: ...
+        node: str | None = None,
+    ) -> None:
+        """Record an event about ``obj`` (upstream ``events.EventRecorder.Eventf``). ``related``: the
+        other object involved (the preemptor of a victim); ``node``: the node the event is about
+        (the node a pod was bound to for ``Scheduled``), a structured field so no backend has to read
+        it back out of ``note``."""
 
 
 def deliver(handler: ClusterEventHandler, event: str, kind: str, old: Obj | None, new: Obj) -> None:

@@ -10,7 +10,7 @@ import numpy as np
 
 from kubesched.api.selectors import pod_matches_node_selector_and_affinity
 from kubesched.api.tolerations import find_untolerated_taint
-from kubesched.k8s.objects import Obj
+from kubesched.k8s.objects import Obj, is_terminal, scheduler_name_of
 from kubesched.scheduler import queue as q
 from kubesched.scheduler.cache import Cache
 from kubesched.scheduler.config import build_profile, parse_configuration
@@ -35,12 +35,7 @@ from kubesched.scheduler.plugins.fit import fits
 from kubesched.scheduler.plugins.nodeports import port_conflicts
 from kubesched.scheduler.ports import Cluster
 
-TERMINAL = ("Succeeded", "Failed")
 IGNORED_META = ("resourceVersion", "generation", "managedFields")
-
-
-def _terminal(pod: Obj) -> bool:
-    return (pod.get("status") or {}).get("phase") in TERMINAL
 
 
 def _assigned(pod: Obj) -> bool:
@@ -151,7 +146,7 @@ class Scheduler:
         return self.frameworks.get(pod.scheduler_name)
 
     def _responsible(self, pod: Obj) -> bool:
-        return ((pod.get("spec") or {}).get("schedulerName") or "default-scheduler") in self.frameworks
+        return scheduler_name_of(pod) in self.frameworks
 
     def _pre_enqueue(self, pod: PodInfo) -> Status | None:
         fwk = self.framework_for(pod)
@@ -181,7 +176,7 @@ class Scheduler:
             info = self.cache.add_node(obj)
             self.queue.move_all(q.NODE_ADD, self._pre_check_for_node(info))
         elif kind == "Pod":
-            if _terminal(obj):
+            if is_terminal(obj):
                 return
             if _assigned(obj):
                 pod = PodInfo.from_pod(obj)
@@ -202,8 +197,8 @@ class Scheduler:
             return
         if kind != "Pod":
             return
-        if _terminal(new):
-            if not _terminal(old):
+        if is_terminal(new):
+            if not is_terminal(old):
                 self.on_delete("Pod", old)
             return
         if _assigned(new):
@@ -243,7 +238,7 @@ class Scheduler:
         elif kind == "Node":
             self.cache.remove_node(obj)
         elif kind == "Pod":
-            if _terminal(obj):
+            if is_terminal(obj):
                 return  # the informer stopped seeing it when it turned terminal
             pod = PodInfo.from_pod(obj)
             if _assigned(obj) or self.cache.pod_node(pod.uid) is not None:

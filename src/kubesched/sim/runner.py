@@ -15,11 +15,10 @@ from typing import Any
 import numpy as np
 
 from kubesched.api.loader import Scenario, Step, load_scenario
-from kubesched.cluster.embedded.apiserver.admission import ensure_system_priority_classes
 from kubesched.cluster.embedded.cluster import EmbeddedCluster
 from kubesched.cluster.embedded.eventlog import EventLog
 from kubesched.des.clock import EventLoop
-from kubesched.k8s.objects import ApiError, Obj, key_of
+from kubesched.k8s.objects import ApiError, Obj, is_terminal, key_of, object_key
 from kubesched.scheduler.config import ConfigError
 from kubesched.scheduler.loop import SchedulerLoop
 from kubesched.scheduler.scheduler import Scheduler
@@ -42,7 +41,7 @@ class PodHistory:
         status = obj.get("status") or {}
         if phase is None:
             phase = status.get("phase") or "Pending"
-            if obj["metadata"].get("deletionTimestamp") and phase not in ("Succeeded", "Failed"):
+            if obj["metadata"].get("deletionTimestamp") and not is_terminal(obj):
                 phase = "Terminating"
         self.pods[key_of(obj)] = {
             "node": spec.get("nodeName"),
@@ -91,8 +90,8 @@ class Simulation:
         self.log = EventLog(self.loop.now)
         self.cluster = EmbeddedCluster(self.loop, self.log, np.random.default_rng(cluster_seq))
         self.history = PodHistory()
-        self.cluster.store.watch(self.history)
-        ensure_system_priority_classes(self.cluster.store)
+        self.cluster.watch(self.history)
+        self.cluster.api.ensure_system_priority_classes()
         self.cluster.configure(scenario.cluster)
         self.cluster.start_controllers()
         try:
@@ -125,8 +124,8 @@ class Simulation:
                 assert step.kind and step.name and step.merge is not None
                 self.cluster.patch(step.kind, step.namespace or None, step.name, step.merge)
         except ApiError as err:
-            self.log.reject(step.kind or "?", f"{step.namespace}/{step.name}" if step.namespace else str(step.name),
-                            err.code, err.message)
+            kind = step.kind or "?"
+            self.log.reject(kind, object_key(kind, step.namespace, str(step.name)), err.code, err.message)
 
     # -- the loop -------------------------------------------------------------------------------
     def run(self, progress: ProgressCallback | None = None) -> SimulationOutcome:

@@ -42,8 +42,9 @@ class EmbeddedCluster:
 
     @property
     def store(self) -> ApiServer:
-        """The API server under the name callers used when they reached the object store itself
-        (reads, ``watch``); new code uses :attr:`api` or the :class:`Cluster` methods."""
+        """Deprecated: the API server under the name callers used when they reached the object store
+        itself. Nothing in the package uses it any more (only tests still do); use :attr:`api`, or the
+        :class:`~kubesched.scheduler.ports.Cluster` methods (``get``, ``list``, ``watch``, ``patch``)."""
         return self.api
 
     def configure(self, settings: dict[str, Any]) -> None:
@@ -128,9 +129,9 @@ class EmbeddedCluster:
         related: Obj | None = None,
         node: str | None = None,
     ) -> None:
-        """An event about ``obj`` in the timeline. ``node``: the node the event is about; when the
-        caller does not give it, a ``Scheduled`` event takes the node the pod is bound to and a
-        ``Preempted`` one the victim's node."""
+        """An event about ``obj`` in the timeline. ``node``: the node the event is about (the scheduler
+        gives it for ``Scheduled``); when a caller does not, a ``Scheduled`` event takes the node the
+        pod is bound to and a ``Preempted`` one the victim's node."""
         fields: dict[str, Any] = {}
         if reason == "Scheduled":
             fields["node"] = node if node is not None else self._bound_node(obj)

@@ -15,13 +15,12 @@ from kubesched.api.resources import (
     pod_nonzero_requests,
     pod_requests,
 )
-from kubesched.k8s.objects import DISRUPTION_TARGET
+from kubesched.k8s.objects import DISRUPTION_TARGET, Obj, namespace_of, object_key, scheduler_name_of
 from kubesched.k8s.timefmt import parse_rfc3339
 
 if TYPE_CHECKING:
     from kubesched.scheduler.framework.interface import Status
 
-Obj = dict[str, Any]
 
 CPU = "cpu"
 MEMORY = "memory"
@@ -80,8 +79,9 @@ class PodInfo:
         meta = pod.get("metadata") or {}
         spec = pod.get("spec") or {}
         status = pod.get("status") or {}
-        namespace = meta.get("namespace") or "default"
+        namespace = namespace_of(pod)
         name = meta["name"]
+        key = object_key("Pod", namespace, name)
         start = status.get("startTime")
         if previous is not None and _same_resources(previous.spec, spec):
             requests = previous.requests
@@ -96,10 +96,10 @@ class PodInfo:
         has_aff, has_req_anti = _has_pod_affinity(spec)
         return cls(
             obj=pod,
-            uid=meta.get("uid") or f"{namespace}/{name}",
+            uid=meta.get("uid") or key,
             name=name,
             namespace=namespace,
-            key=f"{namespace}/{name}",
+            key=key,
             labels=meta.get("labels") or {},
             priority=int(spec.get("priority") or 0),
             preemption_policy=spec.get("preemptionPolicy") or "PreemptLowerPriority",
@@ -108,7 +108,7 @@ class PodInfo:
             nonzero_mem=nz_mem,
             node_name=spec.get("nodeName") or "",
             nominated_node_name=status.get("nominatedNodeName") or "",
-            scheduler_name=spec.get("schedulerName") or "default-scheduler",
+            scheduler_name=scheduler_name_of(pod),
             start_time=parse_rfc3339(start) if start else None,
             deleting=bool(meta.get("deletionTimestamp")),
             gates=tuple(g.get("name", "") for g in spec.get("schedulingGates") or ()),
