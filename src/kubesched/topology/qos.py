@@ -12,7 +12,7 @@ from typing import Any
 
 from kubesched.api.quantity import resource_amount
 from kubesched.api.resources import container_requests
-from kubesched.k8s.objects import DEFAULT_NAMESPACE
+from kubesched.k8s.objects import namespace_of, object_key
 
 GUARANTEED = "Guaranteed"
 BURSTABLE = "Burstable"
@@ -107,7 +107,7 @@ class PodRequest:
 
     @property
     def key(self) -> str:
-        return f"{self.namespace}/{self.name}"
+        return object_key("Pod", self.namespace, self.name)
 
     @property
     def guaranteed(self) -> bool:
@@ -137,11 +137,11 @@ def effective_request(
 
 def pod_request(pod: Mapping[str, Any]) -> PodRequest:
     meta = pod.get("metadata") or {}
-    namespace = meta.get("namespace") or DEFAULT_NAMESPACE
+    namespace = namespace_of(pod)
     return PodRequest(
         namespace=namespace,
         name=meta.get("name", ""),
-        uid=meta.get("uid") or f"{namespace}/{meta.get('name', '')}",
+        uid=meta.get("uid") or object_key("Pod", namespace, meta.get("name", "")),
         qos=pod_qos(pod),
         init_containers=tuple(
             ContainerRequest(c.get("name", ""), requests_of(c), init=True)

@@ -41,7 +41,14 @@ from kubesched.cluster.kube.resources import (
     Resource,
 )
 from kubesched.cluster.kube.transport import STRATEGIC_MERGE_PATCH, ClientOptions, Transport
-from kubesched.k8s.objects import DEFAULT_NAMESPACE, DEFAULT_SCHEDULER_NAME, ApiError, Obj, scheduler_name_of
+from kubesched.k8s.objects import (
+    DEFAULT_SCHEDULER_NAME,
+    ApiError,
+    Obj,
+    namespace_of,
+    object_key,
+    scheduler_name_of,
+)
 from kubesched.k8s.timefmt import EPOCH
 from kubesched.scheduler.ports import ClusterEventHandler, deliver
 
@@ -57,8 +64,7 @@ def wall_clock() -> float:
 
 
 def _ns_name(obj: Obj) -> tuple[str, str]:
-    meta = obj.get("metadata") or {}
-    return str(meta.get("namespace") or DEFAULT_NAMESPACE), str(meta["name"])
+    return namespace_of(obj), str((obj.get("metadata") or {})["name"])
 
 
 class KubeCluster:
@@ -197,7 +203,7 @@ class KubeCluster:
             return cached is None or meta.get("uid") != uid or meta.get("resourceVersion") != before
 
         if not self._changes.wait_until(seen, OWN_WRITE_TIMEOUT):
-            log.debug("own write not seen through the watch yet", extra={"pod": f"{namespace}/{name}"})
+            log.debug("own write not seen through the watch yet", extra={"pod": object_key("Pod", namespace, name)})
             return
         for change in self._changes.take_for(("Pod", namespace, name)):
             self._apply(handler, change)
@@ -226,13 +232,13 @@ class KubeCluster:
         except ApiError as err:
             if err.code == 409 and self._bound_to(namespace, name, uid, node_name):
                 log.info("binding already done by an earlier try",
-                         extra={"pod": f"{namespace}/{name}", "node": node_name})
+                         extra={"pod": object_key("Pod", namespace, name), "node": node_name})
                 return
-            log.warning("binding failed", extra={"pod": f"{namespace}/{name}", "node": node_name,
+            log.warning("binding failed", extra={"pod": object_key("Pod", namespace, name), "node": node_name,
                                                  "code": err.code, "error": err.message})
             raise
         if log.isEnabledFor(logging.INFO):
-            log.info("bound pod", extra={"pod": f"{namespace}/{name}", "node": node_name})
+            log.info("bound pod", extra={"pod": object_key("Pod", namespace, name), "node": node_name})
 
     def _bound_to(self, namespace: str, name: str, uid: str | None, node_name: str) -> bool:
         try:
@@ -266,7 +272,7 @@ class KubeCluster:
         before = self._cached_rv(pod) if sync else None
         answer = self.transport.call("DELETE", POD.object_path(namespace, name), body=body, guard=self._guard,
                                      decode=sync)
-        log.info("deleted pod", extra={"pod": f"{namespace}/{name}"})
+        log.info("deleted pod", extra={"pod": object_key("Pod", namespace, name)})
         if sync:
             self._apply_own_write(pod, before, answer)
 

@@ -25,7 +25,7 @@ from typing import Any
 from kubesched.cluster.kube.events import micro_time
 from kubesched.cluster.kube.resources import LEASE
 from kubesched.cluster.kube.transport import Transport
-from kubesched.k8s.objects import ApiError, Obj
+from kubesched.k8s.objects import ApiError, Obj, object_key
 
 log = logging.getLogger("kubesched.kube.leaderelection")
 
@@ -40,6 +40,11 @@ class LeaderElectionConfig:
     lease_duration: float = 15.0
     renew_deadline: float = 10.0
     retry_period: float = 2.0
+
+    @property
+    def lease_key(self) -> str:
+        """``namespace/name`` of the Lease."""
+        return object_key("Lease", self.lease_namespace, self.lease_name)
 
     def validate(self) -> None:
         if not self.lease_duration > self.renew_deadline:
@@ -83,7 +88,7 @@ class LeaderElector:
         """A write guard for :class:`KubeCluster`: refuse writes unless we hold a valid lease."""
         if not self.is_leader():
             raise ApiError(503, "NotLeader", f"{self.config.identity} does not hold the lease "
-                           f"{self.config.lease_namespace}/{self.config.lease_name}")
+                           f"{self.config.lease_key}")
 
     # -- running -----------------------------------------------------------------------------
     def start(self) -> None:
@@ -93,7 +98,7 @@ class LeaderElector:
     def run(self) -> None:
         cfg = self.config
         log.info("attempting to acquire leader lease",
-                 extra={"lease": f"{cfg.lease_namespace}/{cfg.lease_name}", "identity": cfg.identity})
+                 extra={"lease": cfg.lease_key, "identity": cfg.identity})
         while not self.stop_event.is_set():
             acquired = self._try_acquire_or_renew()
             self.state_known.set()
@@ -103,7 +108,7 @@ class LeaderElector:
         else:
             return
         self.started_leading.set()
-        log.info("successfully acquired lease", extra={"lease": f"{cfg.lease_namespace}/{cfg.lease_name}",
+        log.info("successfully acquired lease", extra={"lease": cfg.lease_key,
                                                         "identity": cfg.identity})
         while not self.stop_event.wait(cfg.retry_period):
             if self._try_acquire_or_renew():
@@ -111,7 +116,7 @@ class LeaderElector:
             if self.monotonic() - self._renewed_at >= cfg.renew_deadline or not self._leading:
                 self._leading = False
                 self.lost.set()
-                log.error("leader election lost", extra={"lease": f"{cfg.lease_namespace}/{cfg.lease_name}",
+                log.error("leader election lost", extra={"lease": cfg.lease_key,
                                                          "identity": cfg.identity, "holder": self.holder})
                 return
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from kubesched.api.selectors import LabelSelector
-from kubesched.k8s.objects import Obj
+from kubesched.k8s.objects import Obj, namespace_of
 from kubesched.scheduler.framework.interface import (
     Code,
     CycleState,
@@ -63,8 +63,7 @@ def pdb_violations(victims: list[PodInfo], pdbs: list[dict[str, Any]]) -> tuple[
         violated = False
         if pod.labels:
             for i, pdb in enumerate(pdbs):
-                meta = pdb.get("metadata") or {}
-                if (meta.get("namespace") or "default") != pod.namespace:
+                if namespace_of(pdb) != pod.namespace:
                     continue
                 selector = selectors[i]
                 if selector is None or selector.is_empty or not selector.matches(pod.labels):

@@ -155,7 +155,7 @@ def post_eviction(view: TopologyView, victims: Sequence[PodInfo]) -> TopologyVie
     for victim in victims:
         request = request_of(victim)
         for c in request.containers:
-            zones = out.zone_of_container(f"{victim.namespace}/{victim.name}/{c.name}")
+            zones = out.zone_of_container(f"{victim.key}/{c.name}")
             if len(zones) != 1:
                 continue
             zone = zones[0]

@@ -12,6 +12,7 @@ from typing import Any
 
 from kubesched.api.selectors import LabelSelector, Requirement, pod_matches_node_selector_and_affinity
 from kubesched.api.tolerations import find_untolerated_taint
+from kubesched.k8s.objects import namespace_of
 from kubesched.scheduler.framework.interface import (
     ADD,
     ALL,
@@ -283,8 +284,7 @@ class PodTopologySpread(
     # -- constraints -----------------------------------------------------------------------
     def _find(self, kind: str, namespace: str, name: str) -> Mapping[str, Any] | None:
         for obj in self.handle.list(kind):
-            meta = obj.get("metadata") or {}
-            if meta.get("name") == name and (meta.get("namespace") or "default") == namespace:
+            if (obj.get("metadata") or {}).get("name") == name and namespace_of(obj) == namespace:
                 return obj
         return None
 
@@ -293,7 +293,7 @@ class PodTopologySpread(
         of its controlling ReplicationController / ReplicaSet / StatefulSet, ANDed."""
         label_set: dict[str, str] = {}
         for svc in self.handle.list("Service"):
-            if ((svc.get("metadata") or {}).get("namespace") or "default") != pod.namespace:
+            if namespace_of(svc) != pod.namespace:
                 continue
             sel = (svc.get("spec") or {}).get("selector")
             if sel is None:

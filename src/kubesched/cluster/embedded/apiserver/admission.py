@@ -217,7 +217,7 @@ class Admission:
         self._check_absent(pod)
         self._admit_quota(pod, now)
         meta = pod["metadata"]
-        self.charged.add((meta.get("namespace") or DEFAULT_NAMESPACE, meta["name"]))
+        self.charged.add((namespace_of(pod), meta["name"]))
         return pod
 
     def _admit_priority(self, pod: Obj) -> None:
@@ -260,7 +260,7 @@ class Admission:
 
     def _admit_quota(self, pod: Obj, now: float) -> None:
         meta = pod["metadata"]
-        ns = meta.get("namespace") or DEFAULT_NAMESPACE
+        ns = namespace_of(pod)
         in_ns = sorted(
             (q for q in self.store.iter("ResourceQuota") if q["metadata"].get("namespace") == ns),
             key=lambda q: q["metadata"]["name"],

@@ -25,10 +25,9 @@ from typing import Any
 
 from kubesched.api.quantity import format_quantity, resource_amount
 from kubesched.api.resources import pod_requests
-from kubesched.k8s.objects import is_terminal
+from kubesched.k8s.objects import Obj, is_terminal
 from kubesched.k8s.timefmt import parse_rfc3339
 
-Obj = dict[str, Any]
 Amounts = dict[str, int]
 
 POD_RESOURCES = frozenset(

@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from kubesched.k8s.objcopy import deep_copy
-from kubesched.k8s.objects import ApiError, Obj, is_namespaced
+from kubesched.k8s.objects import DEFAULT_NAMESPACE, ApiError, Obj, is_namespaced, object_key
 from kubesched.k8s.timefmt import rfc3339
 from kubesched.scheduler.ports import ClusterEventHandler, deliver
 
@@ -41,12 +41,8 @@ class ObjectStore:
         self._dispatching = False
 
     # -- reading ---------------------------------------------------------------------------
-    @staticmethod
-    def key(kind: str, namespace: str | None, name: str) -> str:
-        return f"{namespace or 'default'}/{name}" if is_namespaced(kind) else name
-
     def get(self, kind: str, namespace: str | None, name: str) -> Obj | None:
-        return self._objects.get(kind, {}).get(self.key(kind, namespace, name))
+        return self._objects.get(kind, {}).get(object_key(kind, namespace, name))
 
     def list(self, kind: str) -> list[Obj]:
         return list(self._objects.get(kind, {}).values())
@@ -86,8 +82,8 @@ class ObjectStore:
         kind = obj["kind"]
         meta = dict(obj.get("metadata") or {})
         if is_namespaced(kind):
-            meta.setdefault("namespace", "default")
-        key = self.key(kind, meta.get("namespace"), meta["name"])
+            meta.setdefault("namespace", DEFAULT_NAMESPACE)
+        key = object_key(kind, meta.get("namespace"), meta["name"])
         bucket = self._objects.setdefault(kind, {})
         if key in bucket:
             raise ApiError(409, "AlreadyExists", f'{kind.lower()}s "{meta["name"]}" already exists')
@@ -104,7 +100,7 @@ class ObjectStore:
     def update(self, new: Obj) -> Obj:
         kind = new["kind"]
         meta = dict(new["metadata"])
-        key = self.key(kind, meta.get("namespace"), meta["name"])
+        key = object_key(kind, meta.get("namespace"), meta["name"])
         bucket = self._objects.get(kind, {})
         old = bucket.get(key)
         if old is None:
@@ -123,7 +119,7 @@ class ObjectStore:
         return self.update(merge_patch(old, merge))
 
     def remove(self, kind: str, namespace: str | None, name: str) -> Obj:
-        key = self.key(kind, namespace, name)
+        key = object_key(kind, namespace, name)
         bucket = self._objects.get(kind, {})
         old = bucket.pop(key, None)
         if old is None:

@@ -27,12 +27,12 @@ from kubesched.cluster.embedded.controllers.util import (
     is_ready,
 )
 from kubesched.k8s.objects import (
-    DEFAULT_NAMESPACE,
     ApiError,
     Obj,
     is_terminal,
     key_of,
     namespace_of,
+    object_key,
     split_key,
 )
 
@@ -132,7 +132,7 @@ class Controller:
     def pod_changed(self, pod: Obj) -> None:
         ref = controller_ref(pod)
         if ref is not None and ref.get("kind") == self.kind:
-            self.enqueue(f"{namespace_of(pod)}/{ref['name']}")
+            self.enqueue(object_key(self.kind, namespace_of(pod), ref["name"]))
 
     def delete_dependents(self, owner: Obj) -> None:
         """Garbage collection (background propagation): delete the pods ``owner`` controlled."""
@@ -168,7 +168,7 @@ class Controller:
 
     def delete_pod(self, pod: Obj, grace: int | None = None) -> None:
         meta = pod["metadata"]
-        ns = meta.get("namespace") or DEFAULT_NAMESPACE
+        ns = namespace_of(pod)
         try:
             self.cluster.delete("Pod", ns, meta["name"], grace)
         except ApiError:

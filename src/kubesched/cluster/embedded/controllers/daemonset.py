@@ -35,7 +35,7 @@ from kubesched.cluster.embedded.controllers.util import (
     pod_from_template,
 )
 from kubesched.k8s.objcopy import deep_copy
-from kubesched.k8s.objects import Obj, is_terminal, key_of, namespace_of
+from kubesched.k8s.objects import Obj, is_terminal, key_of, namespace_of, object_key
 
 REVISION_LABEL = "controller-revision-hash"
 
@@ -138,8 +138,7 @@ class DaemonSetController(Controller):
     def pod_changed(self, pod: Obj) -> None:
         ref = controller_ref(pod)
         if ref is not None and ref.get("kind") == self.kind:
-            ns = namespace_of(pod)
-            self.enqueue(f"{ns}/{ref['name']}|{target_node(pod) or ''}")
+            self.enqueue(f"{object_key(self.kind, namespace_of(pod), ref['name'])}|{target_node(pod) or ''}")
 
     def _node_changed(self, node_name: str) -> None:
         keys = []

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from kubesched.cluster.embedded.controllers.util import PodKey, controller_ref, is_deleting, is_ready
-from kubesched.k8s.objects import DEFAULT_NAMESPACE, Obj, is_terminal
+from kubesched.k8s.objects import Obj, is_terminal, namespace_of
 
 if TYPE_CHECKING:
     from kubesched.cluster.embedded.cluster import EmbeddedCluster
@@ -87,7 +87,7 @@ class PodIndex:
     def note(self, pod: Obj) -> None:
         ref = controller_ref(pod)
         meta = pod["metadata"]
-        key = (meta.get("namespace") or DEFAULT_NAMESPACE, meta["name"])
+        key = (namespace_of(pod), meta["name"])
         rv = int(meta.get("resourceVersion") or 0)
         old = self._entry.get(key)
         if old is not None and old.rv > rv:
@@ -148,4 +148,4 @@ class PodIndex:
     def on_delete(self, kind: str, obj: Obj) -> None:
         if kind == "Pod":
             meta = obj["metadata"]
-            self.forget(meta.get("namespace") or DEFAULT_NAMESPACE, meta["name"], meta.get("uid", ""))
+            self.forget(namespace_of(obj), meta["name"], meta.get("uid", ""))

@@ -30,7 +30,14 @@ from kubesched.cluster.embedded.controllers.util import (
     replicas_of,
 )
 from kubesched.k8s.objcopy import deep_copy
-from kubesched.k8s.objects import DEFAULT_NAMESPACE, ApiError, Obj, key_of, namespace_of, split_key
+from kubesched.k8s.objects import (
+    ApiError,
+    Obj,
+    key_of,
+    namespace_of,
+    object_key,
+    split_key,
+)
 from kubesched.k8s.timefmt import parse_rfc3339
 
 POD_TEMPLATE_HASH = "pod-template-hash"
@@ -118,7 +125,7 @@ class DeploymentController(Controller):
         if kind == "ReplicaSet":
             ref = controller_ref(new)
             if ref is not None and ref.get("kind") == "Deployment":
-                self.enqueue(f"{namespace_of(new)}/{ref['name']}")
+                self.enqueue(object_key("Deployment", namespace_of(new), ref["name"]))
             return
         if kind == "Deployment" and old is not None and old.get("spec") == new.get("spec"):
             return
@@ -186,7 +193,7 @@ class DeploymentController(Controller):
             "kind": "ReplicaSet",
             "metadata": {
                 "name": f"{meta['name']}-{h}",
-                "namespace": meta.get("namespace") or DEFAULT_NAMESPACE,
+                "namespace": namespace_of(deployment),
                 "labels": dict(tmeta["labels"]),
                 "ownerReferences": [owner_reference(deployment)],
             },

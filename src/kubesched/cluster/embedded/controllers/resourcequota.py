@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from kubesched.cluster.embedded.apiserver import quota as quotas
-from kubesched.k8s.objects import DEFAULT_NAMESPACE, Obj, namespace_of
+from kubesched.k8s.objects import Obj, namespace_of
 
 if TYPE_CHECKING:
     from kubesched.cluster.embedded.cluster import EmbeddedCluster
@@ -58,7 +58,7 @@ class ResourceQuotaController:
     def on_add(self, kind: str, obj: Obj) -> None:
         if kind == "Pod":
             meta = obj["metadata"]
-            key = (meta.get("namespace") or DEFAULT_NAMESPACE, meta["name"])
+            key = (namespace_of(obj), meta["name"])
             # a pod admission charged already is not charged again
             if not self.api.take_quota_charge(*key) and self._quotas(key[0]):
                 self._apply(obj, quotas.pod_usage(obj, self.cluster.now()), release=False)
@@ -83,7 +83,7 @@ class ResourceQuotaController:
     def on_delete(self, kind: str, obj: Obj) -> None:
         if kind == "Pod":
             meta = obj["metadata"]
-            ns = meta.get("namespace") or DEFAULT_NAMESPACE
+            ns = namespace_of(obj)
             self.api.forget_quota_charge(ns, meta["name"])
             if self._quotas(ns):
                 self._apply(obj, quotas.pod_usage(obj, self.cluster.now()), release=True)

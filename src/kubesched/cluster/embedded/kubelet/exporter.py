@@ -78,7 +78,7 @@ def build_nrt(node: str, spec: NodeTopologySpec, server: PodResourcesServer, *, 
 
     for pod in pods:
         for c in pod.containers:
-            who = f"{pod.namespace}/{pod.name}/{c.name}"
+            who = f"{pod.key}/{c.name}"
             for cpu in c.cpu_ids:
                 use("cpu", cpu_zone[cpu], 1000, who)
             for m in c.memory:

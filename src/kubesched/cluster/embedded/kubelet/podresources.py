@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from kubesched.cluster.embedded.kubelet.managers import ContainerAssignment, NodeAllocator, PodAssignment
+from kubesched.k8s.objects import object_key
 
 ADDED = "ADDED"
 DELETED = "DELETED"
@@ -52,7 +53,7 @@ class PodResources:
 
     @property
     def key(self) -> str:
-        return f"{self.namespace}/{self.name}"
+        return object_key("Pod", self.namespace, self.name)
 
 
 @dataclass(frozen=True, slots=True)
