@@ -1,6 +1,10 @@
 """PodTopologySpread: hard spread constraints as a filter, soft ones as a score
 (upstream ``pkg/scheduler/framework/plugins/podtopologyspread``, v1.28 semantics with
 MinDomains, MatchLabelKeys and NodeInclusionPolicy enabled).
+
+PreFilter and PreScore count matching pods over the node table when it can answer, and Filter,
+Score and NormalizeScore also come as vector forms (see ``_topology_spread_vector``); the per-node
+methods stay the reference (and serve explanations and dry runs).
 """
 
 from __future__ import annotations
@@ -9,6 +13,8 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+import numpy as np
 
 from kubesched.api.selectors import LabelSelector, Requirement, pod_matches_node_selector_and_affinity
 from kubesched.api.tolerations import find_untolerated_taint
@@ -19,19 +25,27 @@ from kubesched.scheduler.framework.interface import (
     MAX_NODE_SCORE,
     UPDATE_NODE_LABEL,
     ClusterEvent,
+    Code,
     CycleState,
     EnqueueExtensions,
+    FailureStatusesVector,
     FilterPlugin,
+    FilterVector,
     Handle,
+    NodeTableSnapshot,
+    NormalizeVector,
     PreFilterExtensions,
     PreFilterPlugin,
     PreFilterResult,
     PreScorePlugin,
     ScoreExtensions,
     ScorePlugin,
+    ScoreVector,
     Status,
 )
 from kubesched.scheduler.framework.types import NodeInfo, PodInfo
+from kubesched.scheduler.nodetable import ABSENT, NodeTable
+from kubesched.scheduler.plugins import _topology_spread_vector as vec
 
 NAME = "PodTopologySpread"
 PRE_FILTER_STATE_KEY = "PreFilter" + NAME
@@ -95,22 +109,28 @@ class _NodeInclusion:
         self._affinity: dict[str, bool] = {}
         self._taints: dict[str, bool] = {}
 
+    def affinity_ok(self, node: NodeInfo) -> bool:
+        """The pod's nodeSelector and required node affinity accept the node."""
+        ok = self._affinity.get(node.name)
+        if ok is None:
+            ok = pod_matches_node_selector_and_affinity(self.pod.obj, node.node or {})
+            self._affinity[node.name] = ok
+        return ok
+
+    def taints_ok(self, node: NodeInfo) -> bool:
+        """The pod tolerates the node's NoSchedule and NoExecute taints."""
+        tolerated = self._taints.get(node.name)
+        if tolerated is None:
+            tolerated = find_untolerated_taint(
+                node.taints, self.pod.tolerations, _DO_NOT_SCHEDULE_TAINT_EFFECTS) is None
+            self._taints[node.name] = tolerated
+        return tolerated
+
     def matches(self, c: Constraint, node: NodeInfo) -> bool:
-        if c.node_affinity_policy == HONOR and not self.trivial_affinity:
-            ok = self._affinity.get(node.name)
-            if ok is None:
-                ok = pod_matches_node_selector_and_affinity(self.pod.obj, node.node or {})
-                self._affinity[node.name] = ok
-            if not ok:
-                return False
-        if c.node_taints_policy == HONOR and node.taints:
-            tolerated = self._taints.get(node.name)
-            if tolerated is None:
-                tolerated = find_untolerated_taint(
-                    node.taints, self.pod.tolerations, _DO_NOT_SCHEDULE_TAINT_EFFECTS) is None
-                self._taints[node.name] = tolerated
-            if not tolerated:
-                return False
+        if c.node_affinity_policy == HONOR and not self.trivial_affinity and not self.affinity_ok(node):
+            return False
+        if c.node_taints_policy == HONOR and node.taints and not self.taints_ok(node):
+            return False
         return True
 
 
@@ -185,6 +205,7 @@ class PreScoreState:
     ignored_nodes: set[str]
     counts: list[dict[str, int]]  # per constraint (non-hostname): topology value -> matching pods
     weights: list[float]
+    scored_valid: np.ndarray | None = None  # not ignored, per node of the last score_vector call
 
     def clone(self) -> PreScoreState:
         return self
@@ -268,8 +289,8 @@ def _controller_ref(pod: PodInfo) -> Mapping[str, Any] | None:
 
 
 class PodTopologySpread(
-    PreFilterPlugin, PreFilterExtensions, FilterPlugin, PreScorePlugin, ScorePlugin, ScoreExtensions,
-    EnqueueExtensions,
+    PreFilterPlugin, PreFilterExtensions, FilterPlugin, FilterVector, FailureStatusesVector, PreScorePlugin,
+    ScorePlugin, ScoreVector, ScoreExtensions, NormalizeVector, EnqueueExtensions,
 ):
     name = NAME
 
@@ -344,8 +365,10 @@ class PodTopologySpread(
         if not constraints:
             return None, Status.skip()
         inclusion = _NodeInclusion(pod)
-        counts: list[dict[str, int]] = [{} for _ in constraints]
-        for node in self.handle.snapshot().node_infos:
+        snapshot = self.handle.snapshot()
+        vector_counts = vec.pre_filter_counts(snapshot, constraints, inclusion, pod.namespace)
+        counts: list[dict[str, int]] = [{} for _ in constraints] if vector_counts is None else vector_counts
+        for node in snapshot.node_infos if vector_counts is None else ():
             if node.node is None:
                 continue
             labels = node.labels or {}
@@ -418,6 +441,12 @@ class PodTopologySpread(
             return Status.skip()
         # Only system-default spreading tolerates nodes lacking some topology keys (e.g. no zone).
         require_all = bool(pod.spec.get("topologySpreadConstraints")) or not self.system_defaulted
+        inclusion = _NodeInclusion(pod)
+        vector = vec.pre_score_counts(self.handle.snapshot(), constraints, inclusion, pod.namespace, nodes,
+                                      require_all, LABEL_HOSTNAME)
+        if vector is not None:
+            state.write(PRE_SCORE_STATE_KEY, PreScoreState(constraints, *vector))
+            return None
         ignored: set[str] = set()
         counts: list[dict[str, int]] = [{} for _ in constraints]
         for node in nodes:
@@ -433,7 +462,6 @@ class PodTopologySpread(
             size = len(nodes) - len(ignored) if c.topology_key == LABEL_HOSTNAME else len(counts[i])
             weights.append(math.log(size + 2))
 
-        inclusion = _NodeInclusion(pod)
         for node in all_nodes:
             if node.node is None:
                 continue
@@ -485,3 +513,92 @@ class PodTopologySpread(
                 scores[i] = MAX_NODE_SCORE
             else:
                 scores[i] = MAX_NODE_SCORE * (hi + (lo or 0) - scores[i]) // hi
+
+    # -- vector forms ----------------------------------------------------------------------
+    def _skews(self, s: PreFilterState, pod: PodInfo, table: NodeTable) -> list[tuple[np.ndarray, np.ndarray]] | None:
+        """Per constraint: (node has the topology key, skew exceeds maxSkew) over every node."""
+        columns = vec.columns_of(table, s.constraints)
+        if columns is None:
+            return None
+        out = []
+        for i, (c, column) in enumerate(zip(s.constraints, columns)):
+            self_match = 1 if c.selector.matches(pod.labels) else 0
+            skew = vec.domain_counts(column, s.counts[i]) + (self_match - s.min_match(i))
+            out.append((column.codes != ABSENT, skew > c.max_skew))
+        return out
+
+    def filter_vector(self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot) -> np.ndarray | None:
+        s = state.read(PRE_FILTER_STATE_KEY)
+        table = vec.table_of(snapshot)
+        if not isinstance(s, PreFilterState) or table is None:
+            return None
+        skews = self._skews(s, pod, table)
+        if skews is None:
+            return None
+        mask = np.ones(table.n, dtype=bool)
+        for present, too_skewed in skews:
+            mask &= present & ~too_skewed
+        return mask
+
+    def failure_statuses(
+        self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot, idx: np.ndarray
+    ) -> list[Status]:
+        s = state.read(PRE_FILTER_STATE_KEY)
+        table = vec.table_of(snapshot)
+        skews = self._skews(s, pod, table) if isinstance(s, PreFilterState) and table is not None else None
+        if table is None or skews is None:
+            nodes = snapshot.node_infos
+            return [self.filter(state, pod, nodes[int(i)]) or Status(Code.SUCCESS) for i in idx]
+        # 0: missing label, 1: too skewed (the first failing constraint decides)
+        reason = np.full(len(idx), -1, dtype=np.int64)
+        for present, too_skewed in skews:
+            reason[(reason < 0) & ~present[idx]] = 0
+            reason[(reason < 0) & too_skewed[idx]] = 1
+        statuses = (Status.unresolvable(ERR_REASON_NODE_LABEL_NOT_MATCH, plugin=NAME),
+                    Status.unschedulable(ERR_REASON_CONSTRAINTS_NOT_MATCH, plugin=NAME))
+        return [statuses[r] for r in reason.tolist()]
+
+    def score_vector(
+        self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot, idx: np.ndarray
+    ) -> np.ndarray:
+        s = state.read(PRE_SCORE_STATE_KEY)
+        table = vec.table_of(snapshot)
+        columns = vec.columns_of(table, s.constraints) if isinstance(s, PreScoreState) and table else None
+        nodes = snapshot.node_infos
+        if not isinstance(s, PreScoreState) or table is None or columns is None:
+            if isinstance(s, PreScoreState):
+                s.scored_valid = np.array([nodes[int(i)].name not in s.ignored_nodes for i in idx], dtype=bool)
+            return np.array([self.score(state, pod, nodes[int(i)]) for i in idx], dtype=np.int64)
+        total = np.zeros(len(idx), dtype=np.float64)
+        for i, (c, column) in enumerate(zip(s.constraints, columns)):
+            present = column.codes[idx] != ABSENT
+            if c.topology_key == LABEL_HOSTNAME:
+                cnt = vec.matching_per_node(table, c, pod.namespace)[idx]
+            else:
+                cnt = vec.domain_counts(column, s.counts[i])[idx]
+            part = cnt.astype(np.float64) * s.weights[i] + float(c.max_skew - 1)
+            total = np.where(present, total + part, total)
+        scores = vec.round_half_away(total)
+        if s.ignored_nodes:
+            valid = np.array([nodes[int(i)].name not in s.ignored_nodes for i in idx], dtype=bool)
+            scores[~valid] = 0
+            s.scored_valid = valid
+        else:
+            s.scored_valid = None
+        return scores
+
+    def normalize_vector(self, state: CycleState, pod: PodInfo, scores: np.ndarray) -> np.ndarray:
+        s = state.read(PRE_SCORE_STATE_KEY)
+        if not isinstance(s, PreScoreState):
+            return scores
+        valid = s.scored_valid if s.scored_valid is not None else np.ones(len(scores), dtype=bool)
+        out = np.zeros(len(scores), dtype=np.int64)
+        if not valid.any():
+            return out
+        lo = int(scores[valid].min())
+        hi = max(0, int(scores[valid].max()))
+        if hi == 0:
+            out[valid] = MAX_NODE_SCORE
+        else:
+            out[valid] = MAX_NODE_SCORE * (hi + lo - scores[valid]) // hi
+        return out
