@@ -74,7 +74,7 @@ class PodGroups:
     group, how many of its pods each node holds. A label selector is then matched once per group
     rather than once per pod (pod topology spreading counts matching pods per node and domain)."""
 
-    __slots__ = ("n", "key", "namespace", "labels", "nodes", "_per_node")
+    __slots__ = ("n", "key", "namespace", "labels", "nodes", "_per_node", "_arrays")
 
     def __init__(self, infos: list[NodeInfo]) -> None:
         self.n = len(infos)
@@ -83,6 +83,7 @@ class PodGroups:
         self.labels: list[dict[str, str]] = []
         self.nodes: list[dict[int, int]] = []  # per group: node index -> pods of the group there
         self._per_node: list[dict[int, int]] = [{} for _ in infos]  # per node: group -> pods
+        self._arrays: list[tuple[np.ndarray, np.ndarray] | None] = []  # per group: nodes as arrays
         for i, info in enumerate(infos):
             self.set_node(i, info.pods)
 
@@ -94,6 +95,7 @@ class PodGroups:
             self.namespace.append(pod.namespace)
             self.labels.append(pod.labels)
             self.nodes.append({})
+            self._arrays.append(None)
         return g
 
     def set_node(self, index: int, pods: list[PodInfo]) -> None:
@@ -108,8 +110,11 @@ class PodGroups:
             return
         for g in before.keys() - now.keys():
             del self.nodes[g][index]
+            self._arrays[g] = None
         for g, count in now.items():
-            self.nodes[g][index] = count
+            if before.get(g) != count:
+                self.nodes[g][index] = count
+                self._arrays[g] = None
         self._per_node[index] = now
 
     def count(self, namespace: str, matches: Callable[[dict[str, str]], bool]) -> np.ndarray:
@@ -118,8 +123,13 @@ class PodGroups:
         for g, ns in enumerate(self.namespace):
             where = self.nodes[g]
             if ns == namespace and where and matches(self.labels[g]):
-                out[np.fromiter(where.keys(), dtype=np.int64, count=len(where))] += np.fromiter(
-                    where.values(), dtype=np.int64, count=len(where))
+                arrays = self._arrays[g]
+                if arrays is None:
+                    arrays = self._arrays[g] = (
+                        np.fromiter(where.keys(), dtype=np.int64, count=len(where)),
+                        np.fromiter(where.values(), dtype=np.int64, count=len(where)),
+                    )
+                out[arrays[0]] += arrays[1]
         return out
 
 

@@ -10,6 +10,7 @@ caller then runs the per-node loop.
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
     from kubesched.scheduler.plugins.podtopologyspread import Constraint, _NodeInclusion
 
 HONOR = "Honor"
+_INDEX = operator.attrgetter("index")
 
 
 def table_of(snapshot: NodeTableSnapshot) -> NodeTable | None:
@@ -136,9 +138,11 @@ def pre_score_counts(snapshot: NodeTableSnapshot, constraints: Sequence[Constrai
     if columns is None:
         return None
     nodes = snapshot.node_infos
-    idx = np.fromiter((n.index for n in feasible), dtype=np.int64, count=len(feasible))
-    if any(nodes[i] is not n for i, n in zip(idx.tolist(), feasible)):
-        return None
+    positions = list(map(_INDEX, feasible))
+    if max(positions, default=-1) >= len(nodes) or not all(
+            map(operator.is_, map(nodes.__getitem__, positions), feasible)):
+        return None  # not the snapshot's NodeInfos
+    idx = np.array(positions, dtype=np.int64)
     all_keys = has_all_keys(table, columns) if require_all else np.ones(table.n, dtype=bool)
     kept = idx[all_keys[idx]]
     ignored = {nodes[i].name for i in idx[~all_keys[idx]].tolist()}
