@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from kubesched.scheduler.framework.interface import NodeTableSnapshot
+from kubesched.scheduler.framework.interface import MAX_NODE_SCORE, NodeTableSnapshot
 from kubesched.scheduler.framework.types import NodeInfo, PodInfo
 from kubesched.scheduler.nodetable import ABSENT, LabelColumn, NodeTable
 from kubesched.scheduler.plugins.nodeaffinity import _pod_required
@@ -181,4 +181,61 @@ def round_half_away(x: np.ndarray) -> np.ndarray:
     """Go ``math.Round`` for non-negative values, elementwise."""
     r = np.floor(x)
     out: np.ndarray = np.where(x - r >= 0.5, r + 1, r).astype(np.int64)
+    return out
+
+
+#: per constraint, over every node: (the node has the topology key, the skew there exceeds maxSkew)
+Skew = tuple[np.ndarray, np.ndarray]
+
+
+def skews(table: NodeTable, constraints: Sequence[Constraint], counts: Sequence[dict[str, int]],
+          min_matches: Sequence[int], pod_labels: dict[str, str]) -> list[Skew] | None:
+    """Filter's two tests of each constraint on every node, from PreFilter's counts."""
+    columns = columns_of(table, constraints)
+    if columns is None:
+        return None
+    out = []
+    for c, column, per_value, min_match in zip(constraints, columns, counts, min_matches):
+        self_match = 1 if c.selector.matches(pod_labels) else 0
+        skew = domain_counts(column, per_value) + (self_match - min_match)
+        out.append((column.codes != ABSENT, skew > c.max_skew))
+    return out
+
+
+def first_failure(per_constraint: Sequence[Skew], idx: np.ndarray) -> np.ndarray:
+    """For nodes ``idx`` (known to fail): 0 where the first failing constraint finds the topology
+    key missing, 1 where it finds the skew too large."""
+    reason = np.full(len(idx), -1, dtype=np.int64)
+    for present, too_skewed in per_constraint:
+        reason[(reason < 0) & ~present[idx]] = 0
+        reason[(reason < 0) & too_skewed[idx]] = 1
+    return reason
+
+
+def spread_scores(table: NodeTable, constraints: Sequence[Constraint], counts: Sequence[dict[str, int]],
+                  weights: Sequence[float], namespace: str, idx: np.ndarray, hostname: str) -> np.ndarray | None:
+    """Score of nodes ``idx`` (ignored nodes left to the caller), summed in the per-node order."""
+    columns = columns_of(table, constraints)
+    if columns is None:
+        return None
+    total = np.zeros(len(idx), dtype=np.float64)
+    for c, column, per_value, weight in zip(constraints, columns, counts, weights):
+        present = column.codes[idx] != ABSENT
+        if c.topology_key == hostname:
+            cnt = matching_per_node(table, c, namespace)[idx]
+        else:
+            cnt = domain_counts(column, per_value)[idx]
+        total = np.where(present, total + (cnt.astype(np.float64) * weight + float(c.max_skew - 1)), total)
+    return round_half_away(total)
+
+
+def normalize(scores: np.ndarray, valid: np.ndarray | None) -> np.ndarray:
+    """NormalizeScore: the lowest valid score gets the most; invalid (ignored) nodes get 0."""
+    valid = np.ones(len(scores), dtype=bool) if valid is None else valid
+    out = np.zeros(len(scores), dtype=np.int64)
+    if not valid.any():
+        return out
+    lo = int(scores[valid].min())
+    hi = max(0, int(scores[valid].max()))
+    out[valid] = MAX_NODE_SCORE if hi == 0 else MAX_NODE_SCORE * (hi + lo - scores[valid]) // hi
     return out

@@ -44,7 +44,6 @@ from kubesched.scheduler.framework.interface import (
     Status,
 )
 from kubesched.scheduler.framework.types import NodeInfo, PodInfo
-from kubesched.scheduler.nodetable import ABSENT, NodeTable
 from kubesched.scheduler.plugins import _topology_spread_vector as vec
 
 NAME = "PodTopologySpread"
@@ -515,27 +514,19 @@ class PodTopologySpread(
                 scores[i] = MAX_NODE_SCORE * (hi + (lo or 0) - scores[i]) // hi
 
     # -- vector forms ----------------------------------------------------------------------
-    def _skews(self, s: PreFilterState, pod: PodInfo, table: NodeTable) -> list[tuple[np.ndarray, np.ndarray]] | None:
-        """Per constraint: (node has the topology key, skew exceeds maxSkew) over every node."""
-        columns = vec.columns_of(table, s.constraints)
-        if columns is None:
-            return None
-        out = []
-        for i, (c, column) in enumerate(zip(s.constraints, columns)):
-            self_match = 1 if c.selector.matches(pod.labels) else 0
-            skew = vec.domain_counts(column, s.counts[i]) + (self_match - s.min_match(i))
-            out.append((column.codes != ABSENT, skew > c.max_skew))
-        return out
-
-    def filter_vector(self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot) -> np.ndarray | None:
+    def _skews(self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot) -> list[vec.Skew] | None:
         s = state.read(PRE_FILTER_STATE_KEY)
         table = vec.table_of(snapshot)
         if not isinstance(s, PreFilterState) or table is None:
             return None
-        skews = self._skews(s, pod, table)
+        return vec.skews(table, s.constraints, s.counts, [s.min_match(i) for i in range(len(s.constraints))],
+                         pod.labels)
+
+    def filter_vector(self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot) -> np.ndarray | None:
+        skews = self._skews(state, pod, snapshot)
         if skews is None:
             return None
-        mask = np.ones(table.n, dtype=bool)
+        mask = np.ones(len(snapshot.node_infos), dtype=bool)
         for present, too_skewed in skews:
             mask &= present & ~too_skewed
         return mask
@@ -543,62 +534,36 @@ class PodTopologySpread(
     def failure_statuses(
         self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot, idx: np.ndarray
     ) -> list[Status]:
-        s = state.read(PRE_FILTER_STATE_KEY)
-        table = vec.table_of(snapshot)
-        skews = self._skews(s, pod, table) if isinstance(s, PreFilterState) and table is not None else None
-        if table is None or skews is None:
+        skews = self._skews(state, pod, snapshot)
+        if skews is None:
             nodes = snapshot.node_infos
             return [self.filter(state, pod, nodes[int(i)]) or Status(Code.SUCCESS) for i in idx]
-        # 0: missing label, 1: too skewed (the first failing constraint decides)
-        reason = np.full(len(idx), -1, dtype=np.int64)
-        for present, too_skewed in skews:
-            reason[(reason < 0) & ~present[idx]] = 0
-            reason[(reason < 0) & too_skewed[idx]] = 1
         statuses = (Status.unresolvable(ERR_REASON_NODE_LABEL_NOT_MATCH, plugin=NAME),
                     Status.unschedulable(ERR_REASON_CONSTRAINTS_NOT_MATCH, plugin=NAME))
-        return [statuses[r] for r in reason.tolist()]
+        return [statuses[r] for r in vec.first_failure(skews, idx).tolist()]
 
     def score_vector(
         self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot, idx: np.ndarray
     ) -> np.ndarray:
         s = state.read(PRE_SCORE_STATE_KEY)
-        table = vec.table_of(snapshot)
-        columns = vec.columns_of(table, s.constraints) if isinstance(s, PreScoreState) and table else None
         nodes = snapshot.node_infos
-        if not isinstance(s, PreScoreState) or table is None or columns is None:
-            if isinstance(s, PreScoreState):
-                s.scored_valid = np.array([nodes[int(i)].name not in s.ignored_nodes for i in idx], dtype=bool)
+        if not isinstance(s, PreScoreState):
             return np.array([self.score(state, pod, nodes[int(i)]) for i in idx], dtype=np.int64)
-        total = np.zeros(len(idx), dtype=np.float64)
-        for i, (c, column) in enumerate(zip(s.constraints, columns)):
-            present = column.codes[idx] != ABSENT
-            if c.topology_key == LABEL_HOSTNAME:
-                cnt = vec.matching_per_node(table, c, pod.namespace)[idx]
-            else:
-                cnt = vec.domain_counts(column, s.counts[i])[idx]
-            part = cnt.astype(np.float64) * s.weights[i] + float(c.max_skew - 1)
-            total = np.where(present, total + part, total)
-        scores = vec.round_half_away(total)
+        valid = None
         if s.ignored_nodes:
             valid = np.array([nodes[int(i)].name not in s.ignored_nodes for i in idx], dtype=bool)
+        s.scored_valid = valid  # for normalize_vector, which sees the scores only
+        table = vec.table_of(snapshot)
+        scores = None if table is None else vec.spread_scores(
+            table, s.constraints, s.counts, s.weights, pod.namespace, idx, LABEL_HOSTNAME)
+        if scores is None:
+            return np.array([self.score(state, pod, nodes[int(i)]) for i in idx], dtype=np.int64)
+        if valid is not None:
             scores[~valid] = 0
-            s.scored_valid = valid
-        else:
-            s.scored_valid = None
         return scores
 
     def normalize_vector(self, state: CycleState, pod: PodInfo, scores: np.ndarray) -> np.ndarray:
         s = state.read(PRE_SCORE_STATE_KEY)
         if not isinstance(s, PreScoreState):
             return scores
-        valid = s.scored_valid if s.scored_valid is not None else np.ones(len(scores), dtype=bool)
-        out = np.zeros(len(scores), dtype=np.int64)
-        if not valid.any():
-            return out
-        lo = int(scores[valid].min())
-        hi = max(0, int(scores[valid].max()))
-        if hi == 0:
-            out[valid] = MAX_NODE_SCORE
-        else:
-            out[valid] = MAX_NODE_SCORE * (hi + lo - scores[valid]) // hi
-        return out
+        return vec.normalize(scores, s.scored_valid)
