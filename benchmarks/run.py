@@ -11,6 +11,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 import node_affinity  # noqa: E402
 import preemption_basic  # noqa: E402
 import scheduling_basic  # noqa: E402
+import topology_spreading  # noqa: E402
 
 KUBE_HINT = "real-cluster backend against the fake API server: python benchmarks/kube_fakeapi.py"
 
@@ -22,10 +23,14 @@ def main() -> None:
     if quick:
         print(scheduling_basic.run(500, 100, 1000).line())
         print(node_affinity.run(500, 100, 1000).line())
+        print(topology_spreading.run(500, 100, 1000).line())
+        print(topology_spreading.run_deployments(500, 100, 1000).line())
         print(preemption_basic.run(100).line())
         return
     print(scheduling_basic.run(5000, 1000, 10000).line(), flush=True)
     print(node_affinity.run(5000, 1000, 1000).line(), flush=True)
+    print(topology_spreading.run(5000, 1000, 1000).line(), flush=True)
+    print(topology_spreading.run_deployments(5000, 1000, 1000).line(), flush=True)
     print(preemption_basic.run(500).line(), flush=True)
     print(preemption_basic.run(5000).line(), flush=True)
     print(KUBE_HINT)

@@ -11,13 +11,13 @@ for: built on first use after a rebuild, then kept in step on every node update.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
 
 from kubesched.api.selectors import parse_int64
-from kubesched.scheduler.framework.types import CPU, EPHEMERAL_STORAGE, MEMORY, PODS, NodeInfo
+from kubesched.scheduler.framework.types import CPU, EPHEMERAL_STORAGE, MEMORY, PODS, NodeInfo, PodInfo
 
 BASE_RESOURCES = (CPU, MEMORY, EPHEMERAL_STORAGE)
 
@@ -69,6 +69,70 @@ class LabelColumn:
         return self._ints, self._int_ok
 
 
+class PodGroups:
+    """The nodes' pods grouped by (namespace, labels), leaving out pods being deleted: for each
+    group, how many of its pods each node holds. A label selector is then matched once per group
+    rather than once per pod (pod topology spreading counts matching pods per node and domain)."""
+
+    __slots__ = ("n", "key", "namespace", "labels", "nodes", "_per_node", "_arrays")
+
+    def __init__(self, infos: list[NodeInfo]) -> None:
+        self.n = len(infos)
+        self.key: dict[tuple[str, tuple[tuple[str, str], ...]], int] = {}
+        self.namespace: list[str] = []
+        self.labels: list[dict[str, str]] = []
+        self.nodes: list[dict[int, int]] = []  # per group: node index -> pods of the group there
+        self._per_node: list[dict[int, int]] = [{} for _ in infos]  # per node: group -> pods
+        self._arrays: list[tuple[np.ndarray, np.ndarray] | None] = []  # per group: nodes as arrays
+        for i, info in enumerate(infos):
+            self.set_node(i, info.pods)
+
+    def _group(self, pod: PodInfo) -> int:
+        key = (pod.namespace, tuple(sorted(pod.labels.items())))
+        g = self.key.get(key)
+        if g is None:
+            g = self.key[key] = len(self.namespace)
+            self.namespace.append(pod.namespace)
+            self.labels.append(pod.labels)
+            self.nodes.append({})
+            self._arrays.append(None)
+        return g
+
+    def set_node(self, index: int, pods: list[PodInfo]) -> None:
+        """Record that node ``index`` now holds ``pods``."""
+        now: dict[int, int] = {}
+        for pod in pods:
+            if not pod.deleting:
+                g = self._group(pod)
+                now[g] = now.get(g, 0) + 1
+        before = self._per_node[index]
+        if now == before:
+            return
+        for g in before.keys() - now.keys():
+            del self.nodes[g][index]
+            self._arrays[g] = None
+        for g, count in now.items():
+            if before.get(g) != count:
+                self.nodes[g][index] = count
+                self._arrays[g] = None
+        self._per_node[index] = now
+
+    def count(self, namespace: str, matches: Callable[[dict[str, str]], bool]) -> np.ndarray:
+        """Per node: its pods of ``namespace`` (not being deleted) whose labels ``matches``."""
+        out = np.zeros(self.n, dtype=np.int64)
+        for g, ns in enumerate(self.namespace):
+            where = self.nodes[g]
+            if ns == namespace and where and matches(self.labels[g]):
+                arrays = self._arrays[g]
+                if arrays is None:
+                    arrays = self._arrays[g] = (
+                        np.fromiter(where.keys(), dtype=np.int64, count=len(where)),
+                        np.fromiter(where.values(), dtype=np.int64, count=len(where)),
+                    )
+                out[arrays[0]] += arrays[1]
+        return out
+
+
 class NodeTable:
     def __init__(self) -> None:
         self.resources: list[str] = list(BASE_RESOURCES)
@@ -83,6 +147,8 @@ class NodeTable:
         self.has_hard_taints = np.zeros(0, dtype=bool)
         self.has_prefer_taints = np.zeros(0, dtype=bool)
         self.has_ports = np.zeros(0, dtype=bool)  # the node's pods use host ports
+        self.has_object = np.zeros(0, dtype=bool)  # the NodeInfo has its Node object
+        self._pod_groups: PodGroups | None = None
         self._infos: list[NodeInfo] = []
         self._labels: dict[str, LabelColumn | None] = {}
         self._name_index: dict[str, int] = {}
@@ -122,6 +188,8 @@ class NodeTable:
         self.has_hard_taints = np.zeros(n, dtype=bool)
         self.has_prefer_taints = np.zeros(n, dtype=bool)
         self.has_ports = np.zeros(n, dtype=bool)
+        self.has_object = np.zeros(n, dtype=bool)
+        self._pod_groups = None
         self.priority_requested = {}
         self.priority_count = {}
         self._infos = list(nodes)
@@ -147,6 +215,7 @@ class NodeTable:
             else:
                 self.alloc[self.row[name], i] = amount
         self.unschedulable[i] = info.unschedulable
+        self.has_object[i] = info.node is not None
         self.has_hard_taints[i] = any(
             t.get("effect") in ("NoSchedule", "NoExecute") for t in info.taints
         )
@@ -166,6 +235,14 @@ class NodeTable:
         self.nonzero[1, i] = info.nonzero_mem
         self.pod_count[i] = len(info.pods)
         self.has_ports[i] = bool(info.used_ports)
+        if self._pod_groups is not None:
+            self._pod_groups.set_node(i, info.pods)
+
+    def pod_groups(self) -> PodGroups:
+        """The nodes' pods by (namespace, labels), built now if no one asked since the last rebuild."""
+        if self._pod_groups is None:
+            self._pod_groups = PodGroups(self._infos)
+        return self._pod_groups
 
     def label_column(self, key: str) -> LabelColumn | None:
         """The column of label ``key``, built now if no one asked for it since the last rebuild;

@@ -1,6 +1,10 @@
 """PodTopologySpread: hard spread constraints as a filter, soft ones as a score
 (upstream ``pkg/scheduler/framework/plugins/podtopologyspread``, v1.28 semantics with
 MinDomains, MatchLabelKeys and NodeInclusionPolicy enabled).
+
+PreFilter and PreScore count matching pods over the node table when it can answer, and Filter,
+Score and NormalizeScore also come as vector forms (see ``_topology_spread_vector``); the per-node
+methods stay the reference (and serve explanations and dry runs).
 """
 
 from __future__ import annotations
@@ -9,6 +13,8 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+import numpy as np
 
 from kubesched.api.selectors import LabelSelector, Requirement, pod_matches_node_selector_and_affinity
 from kubesched.api.tolerations import find_untolerated_taint
@@ -20,19 +26,26 @@ from kubesched.scheduler.framework.interface import (
     MAX_NODE_SCORE,
     UPDATE_NODE_LABEL,
     ClusterEvent,
+    Code,
     CycleState,
     EnqueueExtensions,
+    FailureStatusesVector,
     FilterPlugin,
+    FilterVector,
     Handle,
+    NodeTableSnapshot,
+    NormalizeVector,
     PreFilterExtensions,
     PreFilterPlugin,
     PreFilterResult,
     PreScorePlugin,
     ScoreExtensions,
     ScorePlugin,
+    ScoreVector,
     Status,
 )
 from kubesched.scheduler.framework.types import NodeInfo, PodInfo
+from kubesched.scheduler.plugins import _topology_spread_vector as vec
 
 NAME = "PodTopologySpread"
 PRE_FILTER_STATE_KEY = "PreFilter" + NAME
@@ -96,22 +109,28 @@ class _NodeInclusion:
         self._affinity: dict[str, bool] = {}
         self._taints: dict[str, bool] = {}
 
+    def affinity_ok(self, node: NodeInfo) -> bool:
+        """The pod's nodeSelector and required node affinity accept the node."""
+        ok = self._affinity.get(node.name)
+        if ok is None:
+            ok = pod_matches_node_selector_and_affinity(self.pod.obj, node.node or {})
+            self._affinity[node.name] = ok
+        return ok
+
+    def taints_ok(self, node: NodeInfo) -> bool:
+        """The pod tolerates the node's NoSchedule and NoExecute taints."""
+        tolerated = self._taints.get(node.name)
+        if tolerated is None:
+            tolerated = find_untolerated_taint(
+                node.taints, self.pod.tolerations, _DO_NOT_SCHEDULE_TAINT_EFFECTS) is None
+            self._taints[node.name] = tolerated
+        return tolerated
+
     def matches(self, c: Constraint, node: NodeInfo) -> bool:
-        if c.node_affinity_policy == HONOR and not self.trivial_affinity:
-            ok = self._affinity.get(node.name)
-            if ok is None:
-                ok = pod_matches_node_selector_and_affinity(self.pod.obj, node.node or {})
-                self._affinity[node.name] = ok
-            if not ok:
-                return False
-        if c.node_taints_policy == HONOR and node.taints:
-            tolerated = self._taints.get(node.name)
-            if tolerated is None:
-                tolerated = find_untolerated_taint(
-                    node.taints, self.pod.tolerations, _DO_NOT_SCHEDULE_TAINT_EFFECTS) is None
-                self._taints[node.name] = tolerated
-            if not tolerated:
-                return False
+        if c.node_affinity_policy == HONOR and not self.trivial_affinity and not self.affinity_ok(node):
+            return False
+        if c.node_taints_policy == HONOR and node.taints and not self.taints_ok(node):
+            return False
         return True
 
 
@@ -186,6 +205,7 @@ class PreScoreState:
     ignored_nodes: set[str]
     counts: list[dict[str, int]]  # per constraint (non-hostname): topology value -> matching pods
     weights: list[float]
+    scored_valid: np.ndarray | None = None  # not ignored, per node of the last score_vector call
 
     def clone(self) -> PreScoreState:
         return self
@@ -269,8 +289,8 @@ def _controller_ref(pod: PodInfo) -> Mapping[str, Any] | None:
 
 
 class PodTopologySpread(
-    PreFilterPlugin, PreFilterExtensions, FilterPlugin, PreScorePlugin, ScorePlugin, ScoreExtensions,
-    EnqueueExtensions,
+    PreFilterPlugin, PreFilterExtensions, FilterPlugin, FilterVector, FailureStatusesVector, PreScorePlugin,
+    ScorePlugin, ScoreVector, ScoreExtensions, NormalizeVector, EnqueueExtensions,
 ):
     name = NAME
 
@@ -344,8 +364,10 @@ class PodTopologySpread(
         if not constraints:
             return None, Status.skip()
         inclusion = _NodeInclusion(pod)
-        counts: list[dict[str, int]] = [{} for _ in constraints]
-        for node in self.handle.snapshot().node_infos:
+        snapshot = self.handle.snapshot()
+        vector_counts = vec.pre_filter_counts(snapshot, constraints, inclusion, pod.namespace)
+        counts: list[dict[str, int]] = [{} for _ in constraints] if vector_counts is None else vector_counts
+        for node in snapshot.node_infos if vector_counts is None else ():
             if node.node is None:
                 continue
             labels = node.labels or {}
@@ -418,6 +440,12 @@ class PodTopologySpread(
             return Status.skip()
         # Only system-default spreading tolerates nodes lacking some topology keys (e.g. no zone).
         require_all = bool(pod.spec.get("topologySpreadConstraints")) or not self.system_defaulted
+        inclusion = _NodeInclusion(pod)
+        vector = vec.pre_score_counts(self.handle.snapshot(), constraints, inclusion, pod.namespace, nodes,
+                                      require_all, LABEL_HOSTNAME)
+        if vector is not None:
+            state.write(PRE_SCORE_STATE_KEY, PreScoreState(constraints, *vector))
+            return None
         ignored: set[str] = set()
         counts: list[dict[str, int]] = [{} for _ in constraints]
         for node in nodes:
@@ -433,7 +461,6 @@ class PodTopologySpread(
             size = len(nodes) - len(ignored) if c.topology_key == LABEL_HOSTNAME else len(counts[i])
             weights.append(math.log(size + 2))
 
-        inclusion = _NodeInclusion(pod)
         for node in all_nodes:
             if node.node is None:
                 continue
@@ -485,3 +512,58 @@ class PodTopologySpread(
                 scores[i] = MAX_NODE_SCORE
             else:
                 scores[i] = MAX_NODE_SCORE * (hi + (lo or 0) - scores[i]) // hi
+
+    # -- vector forms ----------------------------------------------------------------------
+    def _skews(self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot) -> list[vec.Skew] | None:
+        s = state.read(PRE_FILTER_STATE_KEY)
+        table = vec.table_of(snapshot)
+        if not isinstance(s, PreFilterState) or table is None:
+            return None
+        return vec.skews(table, s.constraints, s.counts, [s.min_match(i) for i in range(len(s.constraints))],
+                         pod.labels)
+
+    def filter_vector(self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot) -> np.ndarray | None:
+        skews = self._skews(state, pod, snapshot)
+        if skews is None:
+            return None
+        mask = np.ones(len(snapshot.node_infos), dtype=bool)
+        for present, too_skewed in skews:
+            mask &= present & ~too_skewed
+        return mask
+
+    def failure_statuses(
+        self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot, idx: np.ndarray
+    ) -> list[Status]:
+        skews = self._skews(state, pod, snapshot)
+        if skews is None:
+            nodes = snapshot.node_infos
+            return [self.filter(state, pod, nodes[int(i)]) or Status(Code.SUCCESS) for i in idx]
+        statuses = (Status.unresolvable(ERR_REASON_NODE_LABEL_NOT_MATCH, plugin=NAME),
+                    Status.unschedulable(ERR_REASON_CONSTRAINTS_NOT_MATCH, plugin=NAME))
+        return [statuses[r] for r in vec.first_failure(skews, idx).tolist()]
+
+    def score_vector(
+        self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot, idx: np.ndarray
+    ) -> np.ndarray:
+        s = state.read(PRE_SCORE_STATE_KEY)
+        nodes = snapshot.node_infos
+        if not isinstance(s, PreScoreState):
+            return np.array([self.score(state, pod, nodes[int(i)]) for i in idx], dtype=np.int64)
+        valid = None
+        if s.ignored_nodes:
+            valid = np.array([nodes[int(i)].name not in s.ignored_nodes for i in idx], dtype=bool)
+        s.scored_valid = valid  # for normalize_vector, which sees the scores only
+        table = vec.table_of(snapshot)
+        scores = None if table is None else vec.spread_scores(
+            table, s.constraints, s.counts, s.weights, pod.namespace, idx, LABEL_HOSTNAME)
+        if scores is None:
+            return np.array([self.score(state, pod, nodes[int(i)]) for i in idx], dtype=np.int64)
+        if valid is not None:
+            scores[~valid] = 0
+        return scores
+
+    def normalize_vector(self, state: CycleState, pod: PodInfo, scores: np.ndarray) -> np.ndarray:
+        s = state.read(PRE_SCORE_STATE_KEY)
+        if not isinstance(s, PreScoreState):
+            return scores
+        return vec.normalize(scores, s.scored_valid)

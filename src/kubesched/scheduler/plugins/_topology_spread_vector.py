@@ -1,0 +1,241 @@
+"""PodTopologySpread over the node table: matching pods counted per node from the table's pod
+groups, then summed per topology domain with ``np.bincount`` over the topology key's label column.
+
+Every function here mirrors a per-node loop of :mod:`kubesched.scheduler.plugins.podtopologyspread`
+exactly (same eligible nodes, same domains, same dict order where it matters) and returns None when
+the table cannot answer (a label column it cannot represent, a snapshot without a table); the
+caller then runs the per-node loop.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from kubesched.scheduler.framework.interface import MAX_NODE_SCORE, NodeTableSnapshot
+from kubesched.scheduler.framework.types import NodeInfo, PodInfo
+from kubesched.scheduler.nodetable import ABSENT, LabelColumn, NodeTable
+from kubesched.scheduler.plugins.nodeaffinity import _pod_required
+
+if TYPE_CHECKING:
+    from kubesched.scheduler.plugins.podtopologyspread import Constraint, _NodeInclusion
+
+HONOR = "Honor"
+_INDEX = operator.attrgetter("index")
+
+
+def table_of(snapshot: NodeTableSnapshot) -> NodeTable | None:
+    """The snapshot's node table when it is in step with its node list and every node has its
+    Node object (Filter's "node not found" error is left to the per-node path)."""
+    table = getattr(snapshot, "table", None)
+    if not isinstance(table, NodeTable) or table.n != len(snapshot.node_infos) or not table.has_object.all():
+        return None
+    return table
+
+
+def columns_of(table: NodeTable, constraints: Sequence[Constraint]) -> list[LabelColumn] | None:
+    out = []
+    for c in constraints:
+        column = table.label_column(c.topology_key)
+        if column is None:
+            return None
+        out.append(column)
+    return out
+
+
+def has_all_keys(table: NodeTable, columns: Sequence[LabelColumn]) -> np.ndarray:
+    mask = np.ones(table.n, dtype=bool)
+    for column in columns:
+        mask &= column.codes != ABSENT
+    return mask
+
+
+def matching_per_node(table: NodeTable, c: Constraint, namespace: str) -> np.ndarray:
+    """``count_pods_matching(node.pods, c.selector, namespace)`` for every node."""
+    if c.selector.is_empty:
+        return np.zeros(table.n, dtype=np.int64)
+    return table.pod_groups().count(namespace, c.selector.matches)
+
+
+def _affinity_mask(table: NodeTable, nodes: list[NodeInfo], pod: PodInfo, inclusion: _NodeInclusion,
+                   candidates: np.ndarray) -> np.ndarray:
+    compiled = _pod_required(pod)
+    if isinstance(compiled, tuple):
+        mask = np.ones(table.n, dtype=bool)
+        for part in compiled:
+            if part is not None:
+                part_mask = part.mask(table)
+                if part_mask is None:
+                    break
+                mask &= part_mask
+        else:
+            return mask
+    mask = np.zeros(table.n, dtype=bool)
+    for i in np.flatnonzero(candidates).tolist():
+        mask[i] = inclusion.affinity_ok(nodes[i])
+    return mask
+
+
+def inclusion_mask(table: NodeTable, nodes: list[NodeInfo], c: Constraint, inclusion: _NodeInclusion,
+                   candidates: np.ndarray) -> np.ndarray:
+    """``candidates`` narrowed to the nodes ``inclusion.matches(c, node)`` accepts."""
+    mask = candidates.copy()
+    if c.node_affinity_policy == HONOR and not inclusion.trivial_affinity:
+        mask &= _affinity_mask(table, nodes, inclusion.pod, inclusion, candidates)
+    if c.node_taints_policy == HONOR:
+        for i in np.flatnonzero(mask & table.has_hard_taints).tolist():
+            mask[i] = inclusion.taints_ok(nodes[i])
+    return mask
+
+
+def pre_filter_counts(snapshot: NodeTableSnapshot, constraints: Sequence[Constraint],
+                      inclusion: _NodeInclusion, namespace: str) -> list[dict[str, int]] | None:
+    """PreFilter's per-constraint counts (topology value -> matching pods), values in the order
+    the per-node loop first meets them."""
+    table = table_of(snapshot)
+    if table is None:
+        return None
+    columns = columns_of(table, constraints)
+    if columns is None:
+        return None
+    nodes = snapshot.node_infos
+    base = table.has_object & has_all_keys(table, columns)
+    out: list[dict[str, int]] = []
+    for c, column in zip(constraints, columns):
+        eligible = inclusion_mask(table, nodes, c, inclusion, base)
+        codes = column.codes[eligible]
+        sums = np.zeros(len(column.values), dtype=np.int64)
+        np.add.at(sums, codes, matching_per_node(table, c, namespace)[eligible])
+        present, first = np.unique(codes, return_index=True)
+        ordered = present[np.argsort(first, kind="stable")].tolist()
+        values = column.values
+        out.append({values[code]: int(sums[code]) for code in ordered})
+    return out
+
+
+def _value_codes(column: LabelColumn) -> tuple[np.ndarray, int]:
+    """Node codes with a missing key read as the value "" (as ``labels.get(key, "")`` does), and
+    the number of codes."""
+    empty = column.code.get("")
+    size = len(column.values)
+    if empty is None:
+        empty, size = size, size + 1
+    return np.where(column.codes == ABSENT, empty, column.codes), size
+
+
+def pre_score_counts(snapshot: NodeTableSnapshot, constraints: Sequence[Constraint], inclusion: _NodeInclusion,
+                     namespace: str, feasible: list[NodeInfo], require_all: bool, hostname: str,
+                     ) -> tuple[set[str], list[dict[str, int]], list[float]] | None:
+    """PreScore's ignored nodes, per-constraint counts and weights."""
+    table = table_of(snapshot)
+    if table is None:
+        return None
+    columns = columns_of(table, constraints)
+    if columns is None:
+        return None
+    nodes = snapshot.node_infos
+    positions = list(map(_INDEX, feasible))
+    if max(positions, default=-1) >= len(nodes) or not all(
+            map(operator.is_, map(nodes.__getitem__, positions), feasible)):
+        return None  # not the snapshot's NodeInfos
+    idx = np.array(positions, dtype=np.int64)
+    all_keys = has_all_keys(table, columns) if require_all else np.ones(table.n, dtype=bool)
+    kept = idx[all_keys[idx]]
+    ignored = {nodes[i].name for i in idx[~all_keys[idx]].tolist()}
+    counts: list[dict[str, int]] = []
+    weights: list[float] = []
+    base = table.has_object & all_keys
+    for c, column in zip(constraints, columns):
+        if c.topology_key == hostname:
+            counts.append({})
+            weights.append(math.log(len(feasible) - len(ignored) + 2))
+            continue
+        codes, size = _value_codes(column)
+        domain = np.zeros(size, dtype=bool)
+        domain[codes[kept]] = True
+        weights.append(math.log(int(domain.sum()) + 2))
+        eligible = inclusion_mask(table, nodes, c, inclusion, base & domain[codes])
+        sums = np.zeros(size, dtype=np.int64)
+        np.add.at(sums, codes[eligible], matching_per_node(table, c, namespace)[eligible])
+        values = column.values
+        counts.append({(values[k] if k < len(values) else ""): int(sums[k]) for k in np.flatnonzero(domain).tolist()})
+    return ignored, counts, weights
+
+
+def domain_counts(column: LabelColumn, counts: dict[str, int]) -> np.ndarray:
+    """Per node: ``counts.get(value, 0)`` for the node's value of the column's key (0 where absent)."""
+    per_code = np.zeros(len(column.values) + 1, dtype=np.int64)  # the last slot stands for "absent"
+    for value, num in counts.items():
+        code = column.code.get(value)
+        if code is not None:
+            per_code[code] = num
+    result: np.ndarray = per_code[column.codes]  # ABSENT (-1) reads the last slot
+    return result
+
+
+def round_half_away(x: np.ndarray) -> np.ndarray:
+    """Go ``math.Round`` for non-negative values, elementwise."""
+    r = np.floor(x)
+    out: np.ndarray = np.where(x - r >= 0.5, r + 1, r).astype(np.int64)
+    return out
+
+
+#: per constraint, over every node: (the node has the topology key, the skew there exceeds maxSkew)
+Skew = tuple[np.ndarray, np.ndarray]
+
+
+def skews(table: NodeTable, constraints: Sequence[Constraint], counts: Sequence[dict[str, int]],
+          min_matches: Sequence[int], pod_labels: dict[str, str]) -> list[Skew] | None:
+    """Filter's two tests of each constraint on every node, from PreFilter's counts."""
+    columns = columns_of(table, constraints)
+    if columns is None:
+        return None
+    out = []
+    for c, column, per_value, min_match in zip(constraints, columns, counts, min_matches):
+        self_match = 1 if c.selector.matches(pod_labels) else 0
+        skew = domain_counts(column, per_value) + (self_match - min_match)
+        out.append((column.codes != ABSENT, skew > c.max_skew))
+    return out
+
+
+def first_failure(per_constraint: Sequence[Skew], idx: np.ndarray) -> np.ndarray:
+    """For nodes ``idx`` (known to fail): 0 where the first failing constraint finds the topology
+    key missing, 1 where it finds the skew too large."""
+    reason = np.full(len(idx), -1, dtype=np.int64)
+    for present, too_skewed in per_constraint:
+        reason[(reason < 0) & ~present[idx]] = 0
+        reason[(reason < 0) & too_skewed[idx]] = 1
+    return reason
+
+
+def spread_scores(table: NodeTable, constraints: Sequence[Constraint], counts: Sequence[dict[str, int]],
+                  weights: Sequence[float], namespace: str, idx: np.ndarray, hostname: str) -> np.ndarray | None:
+    """Score of nodes ``idx`` (ignored nodes left to the caller), summed in the per-node order."""
+    columns = columns_of(table, constraints)
+    if columns is None:
+        return None
+    total = np.zeros(len(idx), dtype=np.float64)
+    for c, column, per_value, weight in zip(constraints, columns, counts, weights):
+        present = column.codes[idx] != ABSENT
+        if c.topology_key == hostname:
+            cnt = matching_per_node(table, c, namespace)[idx]
+        else:
+            cnt = domain_counts(column, per_value)[idx]
+        total = np.where(present, total + (cnt.astype(np.float64) * weight + float(c.max_skew - 1)), total)
+    return round_half_away(total)
+
+
+def normalize(scores: np.ndarray, valid: np.ndarray | None) -> np.ndarray:
+    """NormalizeScore: the lowest valid score gets the most; invalid (ignored) nodes get 0."""
+    valid = np.ones(len(scores), dtype=bool) if valid is None else valid
+    out = np.zeros(len(scores), dtype=np.int64)
+    if not valid.any():
+        return out
+    lo = int(scores[valid].min())
+    hi = max(0, int(scores[valid].max()))
+    out[valid] = MAX_NODE_SCORE if hi == 0 else MAX_NODE_SCORE * (hi + lo - scores[valid]) // hi
+    return out
