@@ -17,12 +17,13 @@ from typing import Any
 import numpy as np
 
 from kubesched.api.selectors import parse_int64
+from kubesched.scheduler.framework.interface import ABSENT_LABEL
 from kubesched.scheduler.framework.types import CPU, EPHEMERAL_STORAGE, MEMORY, PODS, NodeInfo, PodInfo
 
 BASE_RESOURCES = (CPU, MEMORY, EPHEMERAL_STORAGE)
 
 #: the code of a node that lacks the label key
-ABSENT = -1
+ABSENT = ABSENT_LABEL
 
 
 class LabelColumn:

@@ -17,7 +17,7 @@ Success is spelled ``None`` in hot paths (filters, AddPod/RemovePod) so that pas
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
@@ -176,9 +176,13 @@ class SnapshotView(Protocol):
         """On how many nodes ``image`` is present."""
 
 
+#: the code of a node label column where the node lacks the key
+ABSENT_LABEL = -1
+
+
 class LabelColumnView(Protocol):
-    """One node label key over the node axis: ``codes[i]`` is the code of node i's value, negative
-    where node i lacks the key; ``code`` maps each value to its code."""
+    """One node label key over the node axis: ``codes[i]`` is the code of node i's value,
+    :data:`ABSENT_LABEL` where node i lacks the key; ``code`` maps each value to its code."""
 
     @property
     def codes(self) -> np.ndarray: ...
@@ -186,8 +190,19 @@ class LabelColumnView(Protocol):
     @property
     def code(self) -> Mapping[str, int]: ...
 
+    @property
+    def values(self) -> list[str]:
+        """Indexed by code: the label value."""
+
     def as_int64(self) -> tuple[np.ndarray, np.ndarray]:
         """Indexed by code: the value as a base-10 int64 and whether it parses as one."""
+
+
+class PodGroupsView(Protocol):
+    """The nodes' pods grouped by (namespace, labels), pods being deleted left out."""
+
+    def count(self, namespace: str, matches: Callable[[dict[str, str]], bool]) -> np.ndarray:
+        """Per node: how many of its pods of ``namespace`` have labels that ``matches``."""
 
 
 class NodeTableView(Protocol):
@@ -232,6 +247,13 @@ class NodeTableView(Protocol):
     @property
     def nameless(self) -> list[int]:
         """The nodes whose object has no name."""
+
+    @property
+    def has_object(self) -> np.ndarray:
+        """Whether the node's Node object is known (a NodeInfo may exist for pods alone)."""
+
+    def pod_groups(self) -> PodGroupsView:
+        """The nodes' pods by (namespace, labels), kept until the table is rebuilt."""
 
     def label_column(self, key: str) -> LabelColumnView | None:
         """The column of node label ``key``; None when some node's value cannot be represented

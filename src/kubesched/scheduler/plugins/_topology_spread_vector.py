@@ -16,9 +16,14 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from kubesched.scheduler.framework.interface import MAX_NODE_SCORE, NodeTableSnapshot
+from kubesched.scheduler.framework.interface import (
+    ABSENT_LABEL,
+    MAX_NODE_SCORE,
+    LabelColumnView,
+    NodeTableSnapshot,
+    NodeTableView,
+)
 from kubesched.scheduler.framework.types import NodeInfo, PodInfo
-from kubesched.scheduler.nodetable import ABSENT, LabelColumn, NodeTable
 from kubesched.scheduler.plugins.nodeaffinity import _pod_required
 
 if TYPE_CHECKING:
@@ -28,16 +33,16 @@ HONOR = "Honor"
 _INDEX = operator.attrgetter("index")
 
 
-def table_of(snapshot: NodeTableSnapshot) -> NodeTable | None:
+def table_of(snapshot: NodeTableSnapshot) -> NodeTableView | None:
     """The snapshot's node table when it is in step with its node list and every node has its
     Node object (Filter's "node not found" error is left to the per-node path)."""
     table = getattr(snapshot, "table", None)
-    if not isinstance(table, NodeTable) or table.n != len(snapshot.node_infos) or not table.has_object.all():
+    if table is None or table.n != len(snapshot.node_infos) or not table.has_object.all():
         return None
     return table
 
 
-def columns_of(table: NodeTable, constraints: Sequence[Constraint]) -> list[LabelColumn] | None:
+def columns_of(table: NodeTableView, constraints: Sequence[Constraint]) -> list[LabelColumnView] | None:
     out = []
     for c in constraints:
         column = table.label_column(c.topology_key)
@@ -47,21 +52,21 @@ def columns_of(table: NodeTable, constraints: Sequence[Constraint]) -> list[Labe
     return out
 
 
-def has_all_keys(table: NodeTable, columns: Sequence[LabelColumn]) -> np.ndarray:
+def has_all_keys(table: NodeTableView, columns: Sequence[LabelColumnView]) -> np.ndarray:
     mask = np.ones(table.n, dtype=bool)
     for column in columns:
-        mask &= column.codes != ABSENT
+        mask &= column.codes != ABSENT_LABEL
     return mask
 
 
-def matching_per_node(table: NodeTable, c: Constraint, namespace: str) -> np.ndarray:
+def matching_per_node(table: NodeTableView, c: Constraint, namespace: str) -> np.ndarray:
     """``count_pods_matching(node.pods, c.selector, namespace)`` for every node."""
     if c.selector.is_empty:
         return np.zeros(table.n, dtype=np.int64)
     return table.pod_groups().count(namespace, c.selector.matches)
 
 
-def _affinity_mask(table: NodeTable, nodes: list[NodeInfo], pod: PodInfo, inclusion: _NodeInclusion,
+def _affinity_mask(table: NodeTableView, nodes: list[NodeInfo], pod: PodInfo, inclusion: _NodeInclusion,
                    candidates: np.ndarray) -> np.ndarray:
     compiled = _pod_required(pod)
     if isinstance(compiled, tuple):
@@ -80,7 +85,7 @@ def _affinity_mask(table: NodeTable, nodes: list[NodeInfo], pod: PodInfo, inclus
     return mask
 
 
-def inclusion_mask(table: NodeTable, nodes: list[NodeInfo], c: Constraint, inclusion: _NodeInclusion,
+def inclusion_mask(table: NodeTableView, nodes: list[NodeInfo], c: Constraint, inclusion: _NodeInclusion,
                    candidates: np.ndarray) -> np.ndarray:
     """``candidates`` narrowed to the nodes ``inclusion.matches(c, node)`` accepts."""
     mask = candidates.copy()
@@ -117,14 +122,14 @@ def pre_filter_counts(snapshot: NodeTableSnapshot, constraints: Sequence[Constra
     return out
 
 
-def _value_codes(column: LabelColumn) -> tuple[np.ndarray, int]:
+def _value_codes(column: LabelColumnView) -> tuple[np.ndarray, int]:
     """Node codes with a missing key read as the value "" (as ``labels.get(key, "")`` does), and
     the number of codes."""
     empty = column.code.get("")
     size = len(column.values)
     if empty is None:
         empty, size = size, size + 1
-    return np.where(column.codes == ABSENT, empty, column.codes), size
+    return np.where(column.codes == ABSENT_LABEL, empty, column.codes), size
 
 
 def pre_score_counts(snapshot: NodeTableSnapshot, constraints: Sequence[Constraint], inclusion: _NodeInclusion,
@@ -166,14 +171,14 @@ def pre_score_counts(snapshot: NodeTableSnapshot, constraints: Sequence[Constrai
     return ignored, counts, weights
 
 
-def domain_counts(column: LabelColumn, counts: dict[str, int]) -> np.ndarray:
+def domain_counts(column: LabelColumnView, counts: dict[str, int]) -> np.ndarray:
     """Per node: ``counts.get(value, 0)`` for the node's value of the column's key (0 where absent)."""
     per_code = np.zeros(len(column.values) + 1, dtype=np.int64)  # the last slot stands for "absent"
     for value, num in counts.items():
         code = column.code.get(value)
         if code is not None:
             per_code[code] = num
-    result: np.ndarray = per_code[column.codes]  # ABSENT (-1) reads the last slot
+    result: np.ndarray = per_code[column.codes]  # ABSENT_LABEL (-1) reads the last slot
     return result
 
 
@@ -188,7 +193,7 @@ def round_half_away(x: np.ndarray) -> np.ndarray:
 Skew = tuple[np.ndarray, np.ndarray]
 
 
-def skews(table: NodeTable, constraints: Sequence[Constraint], counts: Sequence[dict[str, int]],
+def skews(table: NodeTableView, constraints: Sequence[Constraint], counts: Sequence[dict[str, int]],
           min_matches: Sequence[int], pod_labels: dict[str, str]) -> list[Skew] | None:
     """Filter's two tests of each constraint on every node, from PreFilter's counts."""
     columns = columns_of(table, constraints)
@@ -198,7 +203,7 @@ def skews(table: NodeTable, constraints: Sequence[Constraint], counts: Sequence[
     for c, column, per_value, min_match in zip(constraints, columns, counts, min_matches):
         self_match = 1 if c.selector.matches(pod_labels) else 0
         skew = domain_counts(column, per_value) + (self_match - min_match)
-        out.append((column.codes != ABSENT, skew > c.max_skew))
+        out.append((column.codes != ABSENT_LABEL, skew > c.max_skew))
     return out
 
 
@@ -212,7 +217,7 @@ def first_failure(per_constraint: Sequence[Skew], idx: np.ndarray) -> np.ndarray
     return reason
 
 
-def spread_scores(table: NodeTable, constraints: Sequence[Constraint], counts: Sequence[dict[str, int]],
+def spread_scores(table: NodeTableView, constraints: Sequence[Constraint], counts: Sequence[dict[str, int]],
                   weights: Sequence[float], namespace: str, idx: np.ndarray, hostname: str) -> np.ndarray | None:
     """Score of nodes ``idx`` (ignored nodes left to the caller), summed in the per-node order."""
     columns = columns_of(table, constraints)
@@ -220,7 +225,7 @@ def spread_scores(table: NodeTable, constraints: Sequence[Constraint], counts: S
         return None
     total = np.zeros(len(idx), dtype=np.float64)
     for c, column, per_value, weight in zip(constraints, columns, counts, weights):
-        present = column.codes[idx] != ABSENT
+        present = column.codes[idx] != ABSENT_LABEL
         if c.topology_key == hostname:
             cnt = matching_per_node(table, c, namespace)[idx]
         else:
