@@ -14,6 +14,9 @@ DEFAULT_NAMESPACE = "default"
 DEFAULT_SCHEDULER_NAME = "default-scheduler"
 #: the pod condition set on pods about to be disrupted (preemption victims, kubelet evictions)
 DISRUPTION_TARGET = "DisruptionTarget"
+#: the score range of a scheduler Score plugin after NormalizeScore (``framework.MaxNodeScore``)
+MAX_NODE_SCORE = 100
+MIN_NODE_SCORE = 0
 #: pod phases a pod never leaves (``v1.PodSucceeded``, ``v1.PodFailed``)
 TERMINAL_PHASES = ("Succeeded", "Failed")
 

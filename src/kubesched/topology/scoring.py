@@ -23,10 +23,10 @@ import itertools
 import math
 from collections.abc import Callable, Mapping, Sequence
 
+from kubesched.k8s.objects import MAX_NODE_SCORE
 from kubesched.topology.nrt import Zone
 from kubesched.topology.qos import GUARANTEED, is_numa_affine
 
-MAX_NODE_SCORE = 100
 MIN_NODE_SCORE = 0
 MAX_DISTANCE = 255
 DEFAULT_WEIGHT = 1

@@ -21,6 +21,10 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
+# the score range, re-exported for plugins (its one definition is with the other shared constants)
+from kubesched.k8s.objects import MAX_NODE_SCORE as MAX_NODE_SCORE
+from kubesched.k8s.objects import MIN_NODE_SCORE as MIN_NODE_SCORE
+
 if TYPE_CHECKING:
     import numpy as np
 
@@ -29,9 +33,6 @@ if TYPE_CHECKING:
     from kubesched.scheduler.framework.types import NodeInfo, PodInfo
     from kubesched.scheduler.ports import Cluster
 
-#: the highest score a Score plugin may give a node (after NormalizeScore); the lowest is 0
-MAX_NODE_SCORE = 100
-MIN_NODE_SCORE = 0
 
 
 class Code(enum.IntEnum):

@@ -35,6 +35,7 @@ from typing import Any
 from kubesched.scheduler.framework.interface import (
     ADD,
     DELETE,
+    MAX_NODE_SCORE,
     UPDATE,
     UPDATE_NODE_ALLOCATABLE,
     ClusterEvent,
@@ -72,7 +73,6 @@ from kubesched.topology.qos import (
     pod_request,
 )
 from kubesched.topology.scoring import (
-    MAX_NODE_SCORE,
     STRATEGIES,
     container_scope_score,
     least_numa_nodes,
