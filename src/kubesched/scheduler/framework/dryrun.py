@@ -10,7 +10,7 @@ NodeInfo and of the cycle state). Two forms of :class:`~kubesched.scheduler.fram
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from kubesched.scheduler.framework.interface import (
     CycleState,
@@ -44,8 +44,30 @@ class ClonedNode:
         self._node.add_pod(pod)
         return self._runner.run_add_pod(self._state, self._pod, pod, self._node)
 
+    def remove_pods(self, pods: Sequence[PodInfo]) -> Status | None:
+        for pod in pods:
+            status = self.remove_pod(pod)
+            if status is not None:
+                return status
+        return None
+
     def run_filters(self, pods_only: bool) -> Status | None:
         return self._runner.run_filter_with_nominated(self._state, self._pod, self._node, pods_only)
+
+    def reprieve(self, pods: Sequence[PodInfo]) -> tuple[list[bool], Status | None]:
+        kept: list[bool] = []
+        for pod in pods:
+            status = self.add_pod(pod)
+            if status is not None:
+                return kept, status
+            if self.run_filters(pods_only=True) is None:
+                kept.append(True)
+                continue
+            status = self.remove_pod(pod)
+            if status is not None:
+                return kept, status
+            kept.append(False)
+        return kept, None
 
 
 class ArithmeticNode:
@@ -85,6 +107,13 @@ class ArithmeticNode:
     def add_pod(self, pod: PodInfo) -> Status | None:
         self._view.add_pod(pod)
         return None
+
+    def remove_pods(self, pods: Sequence[PodInfo]) -> Status | None:
+        self._view.remove_pods(pods)
+        return None
+
+    def reprieve(self, pods: Sequence[PodInfo]) -> tuple[list[bool], Status | None]:
+        return self._view.reprieve(pods), None
 
     def run_filters(self, pods_only: bool) -> Status | None:
         arithmetic = self._arithmetic

@@ -17,7 +17,7 @@ Success is spelled ``None`` in hot paths (filters, AddPod/RemovePod) so that pas
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
@@ -311,9 +311,17 @@ class DryRunNode(Protocol):
     def add_pod(self, pod: PodInfo) -> Status | None:
         """Put ``pod`` back (NodeInfo.AddPodInfo + RunPreFilterExtensionAddPod)."""
 
+    def remove_pods(self, pods: Sequence[PodInfo]) -> Status | None:
+        """:meth:`remove_pod` for each of ``pods`` in order; the first failure."""
+
     def run_filters(self, pods_only: bool) -> Status | None:
         """RunFilterPluginsWithNominatedPods on the node as it is now. ``pods_only`` skips the filters
         whose verdict does not depend on the node's pods: valid once they passed on this node."""
+
+    def reprieve(self, pods: Sequence[PodInfo]) -> tuple[list[bool], Status | None]:
+        """The reprieve loop of ``SelectVictimsOnNode``, on a node where the filters passed: each of
+        ``pods`` in order is added back and stays when ``run_filters(pods_only=True)`` still passes,
+        else is removed again. Which pods stayed, and the first add/remove failure (which ends it)."""
 
 
 class PluginsRunner(Protocol):
@@ -551,8 +559,14 @@ class ResourceView(Protocol):
 
     def remove_pod(self, pod: PodInfo) -> None: ...
 
+    def remove_pods(self, pods: Sequence[PodInfo]) -> None: ...
+
     def filter(self) -> Status | None:
         """The plugin's Filter verdict on the node with those pods."""
+
+    def reprieve(self, pods: Sequence[PodInfo]) -> list[bool]:
+        """Add each of ``pods`` in order, keeping it where :meth:`filter` then passes and taking it
+        off again where not; which were kept."""
 
 
 @runtime_checkable

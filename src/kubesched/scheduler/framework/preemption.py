@@ -144,7 +144,8 @@ def start_time(pod: PodInfo, now: float) -> float:
 def importance_key(pod: PodInfo, now: float) -> tuple[int, float]:
     """Sort key, most important first (upstream ``util.MoreImportantPod``): higher priority, then
     the earlier (whole-second) start time."""
-    return (-pod.priority, start_time(pod, now))
+    started = pod.start_time  # start_time(pod, now), inline: this key sorts every dry run's pods
+    return (-pod.priority, float(math.floor(started)) if started is not None else now)
 
 
 class Evaluator:
@@ -260,18 +261,16 @@ class Evaluator:
         n = len(potential)
         offset, num_candidates = policy.get_offset_and_num_candidates(n)
         arithmetic = fwk.preemption_arithmetic(state)
-        known_fail = None
+        order = np.roll(np.arange(n), -offset)
+        deferred: list[int] = []  # nodes known to fail; their status is only needed without candidates
         if arithmetic is not None and policy.victims_are_lower_priority_pods:
-            known_fail = self._certain_failures(state, pod, potential, statuses, arithmetic)
+            known_fail = self._certain_failures(state, pod, potential, statuses, arithmetic)[order]
+            deferred = order[known_fail].tolist()
+            order = order[~known_fail]
         non_violating: list[Candidate] = []
         violating_candidates: list[Candidate] = []
-        deferred: list[NodeInfo] = []  # nodes known to fail; their status is only needed without candidates
-        for i in range(n):
-            k = (offset + i) % n
+        for k in order.tolist():
             info = potential[k]
-            if known_fail is not None and known_fail[k]:
-                deferred.append(info)
-                continue
             victims, violating, status = policy.select_victims_on_node(
                 pod, fwk.dry_run_node(state, pod, info, arithmetic), pdbs
             )
@@ -286,7 +285,8 @@ class Evaluator:
             node_statuses[info.name] = status
         candidates = non_violating + violating_candidates
         if not candidates:
-            for info in deferred:  # known to fail the first check, so a status comes back
+            for k in deferred:  # known to fail the first check, so a status comes back
+                info = potential[k]
                 rejected = policy.select_victims_on_node(pod, fwk.dry_run_node(state, pod, info, arithmetic), [])[2]
                 assert rejected is not None
                 node_statuses[info.name] = rejected
@@ -308,11 +308,10 @@ class Evaluator:
             if k is not None:
                 nominated[k] = handle.framework.nominated_pods_to_add(pod, node_name)
         fails = arithmetic.preemption_failures(state, pod, handle.snapshot(), potential, nominated)
-        for k, info in enumerate(potential):
-            status = statuses.get(info.name)
-            if status is None or status.plugin != arithmetic.name:
-                fails[k] = False
-        return fails
+        name, get = arithmetic.name, statuses.get
+        rejected_by_it = [(status := get(info.name)) is not None and status.plugin == name for info in potential]
+        result: np.ndarray = fails & np.array(rejected_by_it, dtype=bool)
+        return result
 
     # -- picking one ------------------------------------------------------------------------------
     def _select_candidate(self, candidates: list[Candidate], record: PreemptionRecord) -> Candidate:

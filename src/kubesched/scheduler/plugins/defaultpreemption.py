@@ -55,6 +55,8 @@ def _pdb_selector(pdb: dict[str, Any]) -> LabelSelector | None:
 def pdb_violations(victims: list[PodInfo], pdbs: list[dict[str, Any]]) -> tuple[list[PodInfo], list[PodInfo]]:
     """Upstream filterPodsWithPDBViolation: split (importance-ordered) pods into violating and
     non-violating, consuming each PDB's disruptionsAllowed in order."""
+    if not pdbs:
+        return [], list(victims)
     allowed = [int((pdb.get("status") or {}).get("disruptionsAllowed") or 0) for pdb in pdbs]
     selectors = [_pdb_selector(pdb) for pdb in pdbs]
     violating: list[PodInfo] = []
@@ -142,11 +144,14 @@ class DefaultPreemption(PostFilterPlugin, PostFilterDryRun, PreemptionPolicy):
         """Remove every potential victim; if the pod then fits, add them back one by one, most
         important first (PDB-violating ones before the others), keeping as victims those without
         which it no longer fits. Returns (victims, keys of the PDB-violating victims, failure)."""
-        potential = [p for p in node.pods if self.can_be_victim(p, pod)]
-        for victim in potential:
-            status = node.remove_pod(victim)
-            if status is not None:
-                return [], [], status
+        if self.victims_are_lower_priority_pods:
+            priority = pod.priority
+            potential = [p for p in node.pods if p.priority < priority]
+        else:
+            potential = [p for p in node.pods if self.can_be_victim(p, pod)]
+        status = node.remove_pods(potential)
+        if status is not None:
+            return [], [], status
         if not potential:
             return [], [], Status.unresolvable(NO_VICTIMS)
         status = node.run_filters(pods_only=False)
@@ -155,21 +160,14 @@ class DefaultPreemption(PostFilterPlugin, PostFilterDryRun, PreemptionPolicy):
         now = self.handle.now()
         potential.sort(key=lambda p: importance_key(p, now))
         violating, non_violating = pdb_violations(potential, pdbs)
-        victims: list[PodInfo] = []
-        violating_keys: list[str] = []
-        for group, counts_as_violation in ((violating, True), (non_violating, False)):
-            for p in group:
-                status = node.add_pod(p)
-                if status is not None:
-                    return [], [], status
-                if node.run_filters(pods_only=True) is None:
-                    continue  # reprieved
-                status = node.remove_pod(p)
-                if status is not None:
-                    return [], [], status
-                victims.append(p)
-                if counts_as_violation:
-                    violating_keys.append(p.key)
+        # the PDB-violating pods are reprieved first
+        kept, status = node.reprieve(violating + non_violating)
+        if status is not None:
+            return [], [], status
+        if not violating:  # the victims are a subsequence of an importance-ordered list
+            return [p for p, stays in zip(non_violating, kept) if not stays], [], None
+        victims = [p for p, stays in zip(violating + non_violating, kept) if not stays]
+        violating_keys = [p.key for p, stays in zip(violating, kept) if not stays]
         # upstream #128307 (v1.32): victims re-sorted by importance so victims[0] is the most important
         victims.sort(key=lambda p: importance_key(p, now))
         return victims, violating_keys, None

@@ -8,7 +8,7 @@ scheduler's node-event pre-check, the autoscaler's simulated nodes and ``explain
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from kubesched.api.resources import is_extended_resource_name, is_scalar_resource_name
@@ -58,6 +58,11 @@ def fit_requests(
     return checked
 
 
+def insufficient(resource: str) -> str:
+    """The reason a resource falls short (``Insufficient <name>``)."""
+    return f"Insufficient {resource}"
+
+
 def fits(
     checked: Iterable[tuple[str, int]], *, allocatable: Mapping[str, int], requested: Mapping[str, int],
     pods: int, allowed_pods: int | None,
@@ -73,5 +78,21 @@ def fits(
         capacity = allocatable.get(resource, 0)
         used = requested.get(resource, 0)
         if amount > capacity - used:
-            out.append(InsufficientResource(resource, f"Insufficient {resource}", amount, used, capacity))
+            out.append(InsufficientResource(resource, insufficient(resource), amount, used, capacity))
     return out
+
+
+def headroom(
+    checked: Iterable[tuple[str, int]], *, allocatable: Mapping[str, int], requested: Mapping[str, int]
+) -> list[int]:
+    """What would be left of each resource of ``checked`` with the pod placed: capacity minus what
+    is used minus the pod's amount. :func:`fits` reports a resource exactly where this is negative,
+    so pods moving on and off the node become plain additions (the preemption arithmetic)."""
+    return [allocatable.get(resource, 0) - requested.get(resource, 0) - amount for resource, amount in checked]
+
+
+def shortfall_reasons(names: Sequence[str], left: Sequence[int], pods_left: int) -> tuple[str, ...]:
+    """The reasons :func:`fits` gives, from the :func:`headroom` ``left`` of each of ``names`` and
+    the pod slots ``pods_left`` once the pod is counted (negative: too many pods)."""
+    reasons = (TOO_MANY_PODS,) if pods_left < 0 else ()
+    return reasons + tuple(insufficient(name) for name, value in zip(names, left) if value < 0)

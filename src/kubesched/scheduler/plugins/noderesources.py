@@ -9,8 +9,8 @@ they agree. NodeResourcesFit also offers the resource-only preemption arithmetic
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -42,8 +42,10 @@ from kubesched.scheduler.plugins.fit import (
     TOO_MANY_PODS,
     fit_requests,
     fits,
+    headroom,
     is_ignorable,
     is_tracked_scalar,
+    shortfall_reasons,
 )
 from kubesched.scheduler.plugins.helpers import go_div
 
@@ -164,6 +166,10 @@ def balanced_score(requested: list[int], allocatable: list[int]) -> int:
 class _FitState:
     requests: dict[str, int]
     checked: list[tuple[str, int]]  # resources to check, in upstream order
+    names: tuple[str, ...] = field(init=False)  # the resources of ``checked``
+
+    def __post_init__(self) -> None:
+        self.names = tuple(resource for resource, _ in self.checked)
 
     def clone(self) -> _FitState:
         return self
@@ -256,7 +262,7 @@ class NodeResourcesFit(
 
     # -- preemption arithmetic ------------------------------------------------------------------
     def preemption_view(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> _ResourceView:
-        return _ResourceView(self._state(state, pod).checked, node)
+        return _ResourceView(self._state(state, pod), node)
 
     def preemption_failures(
         self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot, nodes: list[NodeInfo],
@@ -277,11 +283,12 @@ class NodeResourcesFit(
             resource: table.requested[table.row[resource], idx] - lower_requested[table.row[resource]]
             for resource, _ in checked
         }
-        for k, others in nominated.items():
-            for other in others:
-                pods_after[k] += 1
-                for resource in used_after:
-                    used_after[resource][k] += other.requests.get(resource, 0)
+        added = [(k, other) for k, others in nominated.items() for other in others]
+        if added:
+            at = np.array([k for k, _ in added], dtype=np.int64)
+            np.add.at(pods_after, at, 1)
+            for resource, used in used_after.items():
+                np.add.at(used, at, np.array([other.requests.get(resource, 0) for _, other in added], dtype=np.int64))
         fails = pods_after + 1 > table.allowed_pods[idx]
         for resource, amount in checked:
             fails |= amount > table.alloc[table.row[resource], idx] - used_after[resource]
@@ -344,34 +351,58 @@ class NodeResourcesFit(
 
 
 class _ResourceView:
-    """A node's requested resources and pod count, with pods added and removed by arithmetic (the
-    parts of a NodeInfo the fit check reads), judged as Filter judges a NodeInfo."""
+    """A node as Filter judges it for one pod, kept as the
+    :func:`~kubesched.scheduler.plugins.fit.headroom` left of each checked resource and the pod
+    slots left once the pod is placed: pods move on and off by subtraction and addition, and the
+    node fits while nothing is negative."""
 
-    __slots__ = ("checked", "allocatable", "requested", "allowed_pods", "pods")
+    __slots__ = ("names", "left", "pods_left")
 
-    def __init__(self, checked: list[tuple[str, int]], node: NodeInfo) -> None:
-        self.checked = checked
-        self.allocatable = node.allocatable
-        self.requested = dict(node.requested)
-        self.allowed_pods = node.allowed_pods
-        self.pods = len(node.pods)
+    def __init__(self, fit: _FitState, node: NodeInfo) -> None:
+        self.names = fit.names
+        self.left = headroom(fit.checked, allocatable=node.allocatable, requested=node.requested)
+        self.pods_left = node.allowed_pods - len(node.pods) - 1
 
-    def _account(self, pod: PodInfo, sign: int) -> None:
-        requested = self.requested
-        for resource, amount in pod.requests.items():
-            requested[resource] = requested.get(resource, 0) + sign * amount
-        self.pods += sign
+    def _take(self, pod: PodInfo, sign: int) -> None:
+        left, requests = self.left, pod.requests
+        for i, name in enumerate(self.names):
+            amount = requests.get(name)
+            if amount:
+                left[i] -= sign * amount
+        self.pods_left -= sign
 
     def add_pod(self, pod: PodInfo) -> None:
-        self._account(pod, 1)
+        self._take(pod, 1)
 
     def remove_pod(self, pod: PodInfo) -> None:
-        self._account(pod, -1)
+        self._take(pod, -1)
+
+    def remove_pods(self, pods: Sequence[PodInfo]) -> None:
+        for pod in pods:
+            self._take(pod, -1)
 
     def filter(self) -> Status | None:
-        short = fits(self.checked, allocatable=self.allocatable, requested=self.requested, pods=self.pods,
-                     allowed_pods=self.allowed_pods)
-        return Status(Code.UNSCHEDULABLE, tuple(r.reason for r in short)) if short else None
+        left = self.left
+        if self.pods_left >= 0 and (not left or min(left) >= 0):
+            return None
+        return Status(Code.UNSCHEDULABLE, shortfall_reasons(self.names, self.left, self.pods_left))
+
+    def reprieve(self, pods: Sequence[PodInfo]) -> list[bool]:
+        names, left = self.names, self.left
+        kept: list[bool] = []
+        for pod in pods:
+            # filter() with the pod added: a pod slot left, and no headroom going negative
+            stays = self.pods_left >= 1
+            if stays:
+                requests = pod.requests
+                for name, value in zip(names, left):
+                    if requests.get(name, 0) > value:
+                        stays = False
+                        break
+                else:
+                    self._take(pod, 1)
+            kept.append(stays)
+        return kept
 
 
 class NodeResourcesBalancedAllocation(ScorePlugin, ScoreVector):
