@@ -39,6 +39,8 @@ def build_result(sim: Simulation, *, decisions: bool = False) -> dict[str, Any]:
         "cluster": sim.cluster.subsystem_reports(),
         "endTime": round(sim.loop.now(), 6),
     }
+    if sim.initial.restore:
+        result["snapshot"] = sim.initial.report()
     if decisions:
         result["preemptionDecisions"] = [r.to_dict() for r in sim.scheduler.preemptions]
         result["attempts"] = [a.to_dict() for a in sim.scheduler.attempts]

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from kubesched.api.loader import Scenario, Step, load_scenario
+from kubesched.api.snapshot import plan_initial_objects
 from kubesched.cluster.embedded.cluster import EmbeddedCluster
 from kubesched.cluster.embedded.eventlog import EventLog
 from kubesched.des.clock import EventLoop
@@ -105,7 +106,10 @@ class Simulation:
         except ConfigError as err:
             source = scenario.scheduler_configuration_source or f"scenario {scenario.name}: spec.schedulerConfiguration"
             raise ConfigError(f"{source}: {err}") from err
-        for obj in scenario.objects:
+        self.initial = plan_initial_objects(scenario.objects)
+        for obj in self.initial.restore:
+            self.cluster.restore(obj)
+        for obj in self.initial.create:
             self.cluster.create(obj)
         self.scheduler.start()
         for step in scenario.steps:

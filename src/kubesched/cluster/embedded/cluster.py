@@ -86,6 +86,14 @@ class EmbeddedCluster:
         except ApiError:
             return None
 
+    def restore(self, obj: Obj) -> Obj | None:
+        """Restore an object of a snapshot (it exists already: no admission). A refused object (a
+        duplicate) is logged as rejected and ``None`` returned, as are the API server's own objects."""
+        try:
+            return self.api.restore(obj, audit=self._timeline)
+        except ApiError:
+            return None
+
     def patch(self, kind: str, namespace: str | None, name: str, merge: Obj) -> Obj:
         return self.api.patch(kind, namespace, name, merge)
 

@@ -258,6 +258,20 @@ class Admission:
             )
         spec["preemptionPolicy"] = policy
 
+    def restore_priority(self, pod: Obj) -> None:
+        """A restored pod (already admitted in its cluster) keeps ``spec.priority``; one without it
+        (e.g. given another class for a what-if) gets what priority admission would give, or 0 when
+        its class is unknown."""
+        spec = pod.setdefault("spec", {})
+        if spec.get("priority") is not None:
+            return
+        spec.pop("preemptionPolicy", None)
+        try:
+            self._admit_priority(pod)
+        except ApiError:
+            spec["priority"] = 0
+            spec.setdefault("preemptionPolicy", PREEMPT_LOWER_PRIORITY)
+
     def _admit_quota(self, pod: Obj, now: float) -> None:
         meta = pod["metadata"]
         ns = namespace_of(pod)

@@ -10,6 +10,7 @@ doing what the real API server does for it:
   ``NamespaceAutoProvision`` admission plugin does), then the admission chain of
   :mod:`~kubesched.cluster.embedded.apiserver.admission` runs (defaulting, priority, default
   tolerations, resource quota) before the object is stored;
+- :meth:`restore`: an object of a snapshot, which already exists, is stored as it is (no admission);
 - :meth:`bind` (``pods/binding``): the pod must still exist with the same uid, be unassigned and
   ungated, and the node must exist; the pod gets ``spec.nodeName`` and ``PodScheduled=True``;
 - :meth:`patch_pod_status` (``pods/status``): conditions merged by type, an empty value removes a
@@ -33,7 +34,12 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Protocol
 
-from kubesched.cluster.embedded.apiserver.admission import Admission, ensure_system_priority_classes
+from kubesched.cluster.embedded.apiserver.admission import (
+    SYSTEM_PRIORITY_CLASSES,
+    Admission,
+    ensure_system_priority_classes,
+    resource_name,
+)
 from kubesched.cluster.embedded.apiserver.store import ObjectStore
 from kubesched.k8s.objcopy import deep_copy
 from kubesched.k8s.objects import DEFAULT_NAMESPACE, ApiError, Obj, is_namespaced
@@ -112,6 +118,38 @@ class ApiServer:
             if audit is not None:
                 audit.refused(obj, err)
             raise
+
+    def restore(self, obj: Obj, audit: CreateAudit | None = None) -> Obj | None:
+        """Store an object that already exists in the cluster a snapshot was taken of (it carries its
+        uid, timestamps and status): no admission runs again. A pod without ``spec.priority`` gets the
+        one its class gives (0 if the class is unknown). Objects the API server made itself are kept
+        as they are (``None`` is returned): the two ``system-`` PriorityClasses, and a Namespace
+        created implicitly before its own document came (its labels are taken over)."""
+        obj = deep_copy(obj)
+        kind = obj["kind"]
+        meta = obj.setdefault("metadata", {})
+        if is_namespaced(kind):
+            meta.setdefault("namespace", DEFAULT_NAMESPACE)
+            self._ensure_namespace(meta["namespace"])
+        ns = meta.get("namespace") if is_namespaced(kind) else None
+        present = self._store.get(kind, ns, meta["name"])
+        if present is not None and kind == "PriorityClass" and meta["name"] in SYSTEM_PRIORITY_CLASSES:
+            return None
+        if present is not None and kind == "Namespace":
+            self._store.update({**present, "metadata": {**present["metadata"], "labels": meta.get("labels") or {}}})
+            return None
+        try:
+            if present is not None:
+                raise ApiError(409, "AlreadyExists", f'{resource_name(kind)} "{meta["name"]}" already exists')
+            if kind == "Pod":
+                self.admission.restore_priority(obj)
+        except ApiError as err:
+            if audit is not None:
+                audit.refused(obj, err)
+            raise
+        if audit is not None:
+            audit.admitted(obj)
+        return self._store.create(obj)
 
     def _ensure_namespace(self, namespace: str) -> None:
         if self._store.get("Namespace", None, namespace) is None:

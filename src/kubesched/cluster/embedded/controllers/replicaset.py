@@ -8,7 +8,8 @@ preference: unscheduled before scheduled, Pending before Running, not ready befo
 on nodes holding more of this ReplicaSet's pods first, ready for less time first, newer first.
 
 Deployment: one ReplicaSet ``<deployment>-<hash>`` per pod template (``pod-template-hash`` label
-added to its selector, labels and template), scaled to ``spec.replicas``; ReplicaSets of older
+added to its selector, labels and template), scaled to ``spec.replicas``; an owned ReplicaSet whose
+template equals the Deployment's (the hash label aside) is the current one, whatever its name; ReplicaSets of older
 templates are scaled to 0 at once (no surge / unavailability pacing of RollingUpdate).
 """
 
@@ -83,6 +84,23 @@ def template_hash(template: Any, collision_count: int = 0) -> str:
     for byte in data:
         h = ((h ^ byte) * 0x01000193) & 0xFFFFFFFF
     return "".join(NAME_ALPHABET[ord(c) % len(NAME_ALPHABET)] for c in str(h))
+
+
+def _without_hash(template: Any) -> Any:
+    template = template if isinstance(template, dict) else {}
+    meta = template.get("metadata") or {}
+    labels = {k: v for k, v in (meta.get("labels") or {}).items() if k != POD_TEMPLATE_HASH}
+    return {**template, "metadata": {**meta, "labels": labels}}
+
+
+def _newest_matching(replica_sets: list[Obj], template: Obj) -> Obj | None:
+    """Upstream ``FindNewReplicaSet``: the oldest owned ReplicaSet whose pod template equals the
+    Deployment's, the ``pod-template-hash`` label aside (how a Deployment finds the ReplicaSet it
+    made, whatever hash function made its name: a snapshot's ReplicaSets are adopted as they are)."""
+    wanted = _without_hash(template)
+    matching = [rs for rs in replica_sets if _without_hash((rs.get("spec") or {}).get("template")) == wanted]
+    matching.sort(key=lambda rs: (creation_time(rs), rs["metadata"]["name"]))
+    return matching[0] if matching else None
 
 
 class ReplicaSetController(Controller):
@@ -161,17 +179,17 @@ class DeploymentController(Controller):
         spec = deployment.get("spec") or {}
         owned = self._replica_sets(deployment)
         collisions = int((deployment.get("status") or {}).get("collisionCount") or 0)
-        while True:
-            h = template_hash(spec.get("template") or {}, collisions)
-            existing = self.api.get("ReplicaSet", ns, f"{name}-{h}")
-            if existing is None or (controller_ref(existing) or {}).get("uid") == deployment["metadata"]["uid"]:
-                break
-            collisions += 1
-        current = existing
+        current = _newest_matching(owned, spec.get("template") or {})
         want = replicas_of(deployment)
         if current is None:
-            current = self.cluster.create(self._new_replica_set(deployment, h))
-        elif replicas_of(current) != want:
+            while True:  # a ReplicaSet of the hash name that another owner has: a hash collision
+                h = template_hash(spec.get("template") or {}, collisions)
+                clash = self.api.get("ReplicaSet", ns, f"{name}-{h}")
+                if clash is None or (controller_ref(clash) or {}).get("uid") == deployment["metadata"]["uid"]:
+                    break
+                collisions += 1
+            current = clash or self.cluster.create(self._new_replica_set(deployment, h))
+        if current is not None and replicas_of(current) != want:
             current = self.api.update({**current, "spec": {**current["spec"], "replicas": want}})
         for rs in owned:
             if current is not None and rs["metadata"]["uid"] == current["metadata"]["uid"]:

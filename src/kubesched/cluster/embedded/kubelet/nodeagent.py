@@ -1,6 +1,7 @@
 """Simulated kubelets: the pod lifecycle on the nodes (annotations described in docs/scenarios.md).
 
-- A bound pod starts at once: phase Running, ``status.startTime`` = bind time.
+- A bound pod starts at once: phase Running, ``status.startTime`` = bind time. A pod that is already
+  Running when it is created (restored from a snapshot) is running from then on, without admission.
 - ``kubesched.io/run-for: D``: the pod succeeds D after it started.
 - Deleting a running pod makes it Terminating for its grace period (``terminationGracePeriodSeconds``,
   default 30, or ``kubesched.io/exit-after`` if shorter); it keeps its node until it is gone.
@@ -80,7 +81,10 @@ class NodeAgent:
 
     def _start(self, pod: Obj) -> None:
         status = pod.get("status") or {}
-        if status.get("phase") == "Running" or is_terminal(pod):
+        if is_terminal(pod):
+            return
+        if status.get("phase") == "Running":
+            self._resume(pod)
             return
         node_name = pod["spec"]["nodeName"]
         node = self.api.get("Node", None, node_name) or {"metadata": {"name": node_name}}
@@ -109,10 +113,20 @@ class NodeAgent:
         # logged before the update: watchers reacting to it (e.g. an OrderedReady StatefulSet
         # creating the next pod) then appear after it in the timeline
         self.cluster.log.record("Started", key_of(pod), node=pod["spec"]["nodeName"])
-        started = self.api.update(new)
+        self._running(self.api.update(new), node_name)
+
+    def _resume(self, pod: Obj) -> None:
+        """A pod that was already running when the simulation began (restored from a snapshot, or
+        written with ``status.phase: Running``): its kubelet admitted it long ago, so it is not asked
+        again; it is running from now on, as its managers and the timeline learn."""
+        node_name = pod["spec"]["nodeName"]
+        self.cluster.log.record("Started", key_of(pod), node=node_name)
+        self._running(pod, node_name)
+
+    def _running(self, started: Obj, node_name: str) -> None:
         for handler in self._lifecycle_handlers:
             handler.pod_started(started, node_name)
-        run_for = _annotation_seconds(pod, RUN_FOR)
+        run_for = _annotation_seconds(started, RUN_FOR)
         if run_for is not None:
             uid = started["metadata"]["uid"]
             self.cluster.loop.call_later(run_for, lambda: self._complete(started, uid))

@@ -1,0 +1,237 @@
+"""Snapshots: objects that already exist in a cluster, as `kubectl get -o yaml` or a live read gives them.
+
+A scenario's objects are normally *created* at time 0, in file order and through admission, like
+``kubectl apply``. An object that carries ``metadata.uid`` was read from a cluster: it already exists.
+Such objects are *restored* instead (see :func:`plan_initial_objects`):
+
+- **order does not matter**: they are restored before the scenario's other objects, kind by kind in
+  an order that keeps the cluster consistent (namespaces and classes first; pods before the
+  controllers that own them, so that every controller finds its pods when it starts, and Deployments
+  last, so that they find their ReplicaSets), and within a kind by namespace and name, the order in
+  which an informer's first list hands them to the scheduler and the controllers;
+- **no re-admission**: a pod keeps ``spec.priority``, ``nodeName``, ``startTime``, its conditions and
+  its phase; the two ``system-`` PriorityClasses every dump contains are the ones the API server has;
+- **time**: the snapshot's latest timestamp becomes the simulation's time 0 (every timestamp of the
+  restored objects is shifted by the same amount), so objects made during the simulation are newer
+  than the restored ones, as they would be;
+- **PodDisruptionBudget status** is recomputed from the pods (a dump's ``disruptionsAllowed`` was right
+  when it was taken, not once the simulation changes the cluster);
+- **absent controllers**: a pod whose controlling ReplicaSet or StatefulSet is not in the snapshot is
+  given one, made from the pod itself (its labels and spec), so that a deleted or evicted pod comes
+  back as it would in the cluster; the plan's ``notes`` say so. Pods of other absent controllers
+  (DaemonSets, Jobs, custom controllers) are not recreated, and the notes say that too.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from kubesched.k8s.objects import DEFAULT_NAMESPACE, Obj, is_namespaced, is_terminal
+from kubesched.k8s.timefmt import parse_rfc3339, rfc3339
+
+#: restore order by kind (kinds not listed come just before pods)
+_RESTORE_RANK = {
+    "Namespace": 0,
+    "PriorityClass": 1,
+    "Node": 2,
+    "NodeResourceTopology": 3,
+    "ResourceQuota": 4,
+    "Service": 5,
+    "PodDisruptionBudget": 6,
+    "Pod": 20,
+    "ReplicationController": 21,
+    "ReplicaSet": 22,
+    "StatefulSet": 23,
+    "DaemonSet": 24,
+    "Job": 25,
+    "Deployment": 26,
+}
+_UNLISTED_RANK = 10
+
+#: fields holding a metav1.Time / MicroTime that the restored objects carry
+_TIME_FIELDS = frozenset({
+    "creationTimestamp", "deletionTimestamp", "startTime", "completionTime", "lastTransitionTime",
+    "lastProbeTime", "lastHeartbeatTime", "lastUpdateTime", "startedAt", "finishedAt", "lastScaleTime",
+})
+
+#: the annotation a controller made up for an absent one carries
+SYNTHESIZED = "kubesched.io/synthesized-from-pod"
+#: controllers kubesched can stand in for when a snapshot lacks them
+_SYNTHESIZABLE = ("ReplicaSet", "StatefulSet")
+
+
+def is_existing(obj: Any) -> bool:
+    """Whether ``obj`` was read from a cluster (it carries the uid the API server gave it)."""
+    if not isinstance(obj, dict):
+        return False
+    return bool((obj.get("metadata") or {}).get("uid"))
+
+
+@dataclass
+class InitialPlan:
+    """How a scenario's initial objects come into being: ``restore`` (existing objects, in restore
+    order, already shifted in time) then ``create`` (the others, in file order). ``shift`` is the
+    number of seconds every restored timestamp was moved back by; ``notes`` are for the reader."""
+
+    restore: list[Obj] = field(default_factory=list)
+    create: list[Obj] = field(default_factory=list)
+    shift: float = 0.0
+    notes: list[str] = field(default_factory=list)
+
+    def report(self) -> dict[str, Any]:
+        """The result's ``snapshot`` section."""
+        kinds: dict[str, int] = {}
+        for obj in self.restore:
+            kinds[obj["kind"]] = kinds.get(obj["kind"], 0) + 1
+        return {
+            "restored": dict(sorted(kinds.items())),
+            "takenAt": rfc3339(self.shift),
+            "notes": list(self.notes),
+        }
+
+
+def plan_initial_objects(objects: Iterable[Obj]) -> InitialPlan:
+    """Split ``objects`` into the restored and the created (see the module's description)."""
+    plan = InitialPlan()
+    existing: list[Obj] = []
+    for obj in objects:
+        (existing if is_existing(obj) else plan.create).append(obj)
+    if not existing:
+        return plan
+    existing = [copy.deepcopy(obj) for obj in existing]
+    plan.shift = _latest_time(existing)
+    for obj in existing:
+        _shift_times(obj, plan.shift)
+        if obj["kind"] == "PodDisruptionBudget":
+            obj.pop("status", None)
+    existing.extend(_stand_ins(existing, plan.notes))
+    plan.restore = sorted(existing, key=_restore_order)
+    return plan
+
+
+def _restore_order(obj: Obj) -> tuple[int, str, str]:
+    """By kind, then as a list from the API server returns them (etcd's key order: namespace, name)."""
+    meta = obj.get("metadata") or {}
+    return _RESTORE_RANK.get(obj["kind"], _UNLISTED_RANK), meta.get("namespace") or "", meta.get("name") or ""
+
+
+# -- time ---------------------------------------------------------------------------------------------
+def _walk_times(value: Any, visit: Any) -> None:
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if key in _TIME_FIELDS and isinstance(item, str):
+                visit(value, key, item)
+            else:
+                _walk_times(item, visit)
+    elif isinstance(value, list):
+        for item in value:
+            _walk_times(item, visit)
+
+
+def _seconds(text: str) -> float | None:
+    try:
+        return parse_rfc3339(text)
+    except ValueError:
+        return None
+
+
+def _latest_time(objects: list[Obj]) -> float:
+    latest: list[float] = []
+
+    def visit(_owner: dict[str, Any], _key: str, text: str) -> None:
+        seconds = _seconds(text)
+        if seconds is not None:
+            latest.append(seconds)
+
+    for obj in objects:
+        _walk_times(obj, visit)
+    return float(math.ceil(max(latest))) if latest else 0.0
+
+
+def _shift_times(obj: Obj, shift: float) -> None:
+    if not shift:
+        return
+
+    def visit(owner: dict[str, Any], key: str, text: str) -> None:
+        seconds = _seconds(text)
+        if seconds is not None:
+            owner[key] = rfc3339(seconds - shift)
+
+    _walk_times(obj, visit)
+
+
+# -- absent controllers ---------------------------------------------------------------------------------
+def _controller_ref(obj: Obj) -> dict[str, Any] | None:
+    for ref in (obj.get("metadata") or {}).get("ownerReferences") or []:
+        if ref.get("controller"):
+            return dict(ref)
+    return None
+
+
+def _stand_ins(existing: list[Obj], notes: list[str]) -> list[Obj]:
+    """A controller for every ReplicaSet or StatefulSet that owns pods of the snapshot but is not in
+    it; notes for the pods whose absent controller kubesched does not stand in for."""
+    present = {(obj.get("metadata") or {}).get("uid") for obj in existing}
+    orphans: dict[tuple[str, str, str, str], list[Obj]] = {}
+    for obj in existing:
+        if obj["kind"] != "Pod" or is_terminal(obj):
+            continue
+        ref = _controller_ref(obj)
+        if ref is None or ref.get("uid") in present:
+            continue
+        namespace = obj["metadata"].get("namespace") or DEFAULT_NAMESPACE
+        key = (str(ref.get("kind")), namespace, str(ref.get("name")), str(ref.get("uid")))
+        orphans.setdefault(key, []).append(obj)
+    made: list[Obj] = []
+    for (kind, namespace, name, uid), pods in sorted(orphans.items()):
+        if kind in _SYNTHESIZABLE:
+            made.append(_stand_in(kind, namespace, name, uid, pods))
+            notes.append(f"{kind} {namespace}/{name} is not in the snapshot: kubesched stands in for it with "
+                         f"{len(pods)} replica(s) made from its pod {pods[0]['metadata']['name']}")
+        else:
+            names = ", ".join(p["metadata"]["name"] for p in pods[:3]) + (", ..." if len(pods) > 3 else "")
+            notes.append(f"{kind} {namespace}/{name} is not in the snapshot: its pods ({names}) are not "
+                         "recreated if they go")
+    return made
+
+
+def _template_of(pod: Obj) -> Obj:
+    spec = copy.deepcopy(pod.get("spec") or {})
+    for key in ("nodeName", "priority", "preemptionPolicy", "hostname", "subdomain"):
+        spec.pop(key, None)
+    labels = dict((pod.get("metadata") or {}).get("labels") or {})
+    return {"metadata": {"labels": labels}, "spec": spec}
+
+
+def _common_labels(pods: list[Obj]) -> dict[str, str]:
+    common = dict((pods[0].get("metadata") or {}).get("labels") or {})
+    for pod in pods[1:]:
+        labels = (pod.get("metadata") or {}).get("labels") or {}
+        common = {k: v for k, v in common.items() if labels.get(k) == v}
+    return common
+
+
+def _stand_in(kind: str, namespace: str, name: str, uid: str, pods: list[Obj]) -> Obj:
+    pods = sorted(pods, key=lambda p: p["metadata"]["name"])
+    template = _template_of(pods[0])
+    selector = _common_labels(pods)
+    template["metadata"]["labels"] = {**template["metadata"]["labels"], **selector}
+    meta: dict[str, Any] = {"name": name, "uid": uid, "annotations": {SYNTHESIZED: pods[0]["metadata"]["name"]}}
+    if is_namespaced(kind):
+        meta["namespace"] = namespace
+    spec: dict[str, Any] = {"replicas": len(pods), "selector": {"matchLabels": selector}, "template": template}
+    if kind == "StatefulSet":
+        ordinals = [_ordinal(p["metadata"]["name"], name) for p in pods]
+        spec["replicas"] = max([o for o in ordinals if o is not None], default=len(pods) - 1) + 1
+        spec["serviceName"] = (pods[0].get("spec") or {}).get("subdomain") or name
+        spec["podManagementPolicy"] = "Parallel"
+    return {"apiVersion": "apps/v1", "kind": kind, "metadata": meta, "spec": spec}
+
+
+def _ordinal(pod_name: str, owner: str) -> int | None:
+    suffix = pod_name[len(owner) + 1:] if pod_name.startswith(owner + "-") else ""
+    return int(suffix) if suffix.isdigit() else None

@@ -1,0 +1,121 @@
+"""A `kubectl get -o yaml` dump describes objects that already exist: they are restored, not re-created."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from kubesched.api.loader import Step, load_scenario
+from kubesched.k8s.timefmt import parse_rfc3339
+from kubesched.sim import Simulation, simulate
+from kubesched.testkit.dumps import ClusterDump
+
+
+def _cluster(with_pending: bool = True) -> ClusterDump:
+    dump = ClusterDump()
+    for i, zone in enumerate(("zone-a", "zone-a", "zone-b")):
+        dump.node(f"node-{i}", cpu="4", memory="16Gi", zone=zone)
+    dump.daemonset_pods("node-agent")
+    dump.system_classes()
+    dump.priority_class("online", 100000)
+    dump.priority_class("batch", 100, preemption_policy="Never")
+    web, _, _ = dump.deployment("web", 3, ["node-0", "node-1", "node-2"], namespace="shop", cpu="1",
+                                priority_class="online", priority=100000)
+    dump.deployment("reports", 2, ["node-0", None] if with_pending else ["node-0", "node-1"], namespace="batch",
+                    cpu="500m", priority_class="batch", priority=100)
+    dump.pdb("web", "shop", {"app": "web"}, min_available=2, allowed=0, healthy=3, expected=3)
+    return dump
+
+
+def _write(tmp_path: Path, doc: Any, name: str = "snap.yaml") -> Path:
+    path = tmp_path / name
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    return path
+
+
+def test_pods_before_their_classes_are_restored_with_their_priorities(tmp_path: Path) -> None:
+    dump = _cluster()
+    result = simulate(_write(tmp_path, dump.as_list())).result
+    assert result["rejected"] == []  # neither the pods (before their classes) nor the system classes
+    pods = result["pods"]
+    assert len(pods) == len(dump.pods)
+    web = [p for k, p in pods.items() if k.startswith("shop/web-")]
+    assert [p["priority"] for p in web] == [100000] * 3
+    assert {p["node"] for p in web} == {"node-0", "node-1", "node-2"}
+    assert all(p["phase"] == "Running" for p in web)
+    agents = [p for k, p in pods.items() if k.startswith("kube-system/node-agent-")]
+    assert [p["priority"] for p in agents] == [2000001000] * 3
+
+
+def test_running_pods_start_at_time_zero_and_the_pending_one_is_scheduled(tmp_path: Path) -> None:
+    dump = _cluster()
+    result = simulate(_write(tmp_path, dump.as_list())).result
+    started = {e["pod"]: e for e in result["events"] if e["reason"] == "Started"}
+    running = [p for p in dump.pods if p["spec"].get("nodeName")]
+    for pod in running:
+        key = f"{pod['metadata']['namespace']}/{pod['metadata']['name']}"
+        assert started[key]["time"] == 0
+        assert started[key]["node"] == pod["spec"]["nodeName"]
+    pending = next(p for p in dump.pods if not p["spec"].get("nodeName"))
+    key = f"batch/{pending['metadata']['name']}"
+    assert result["pods"][key]["phase"] == "Running"
+    assert any(e["reason"] == "Scheduled" and e["pod"] == key for e in result["events"])
+    assert result["summary"]["scheduled"] == 1
+    assert result["snapshot"]["restored"]["Pod"] == len(dump.pods)
+    # the dump's latest timestamp: the nodes' last heartbeat, a minute before it was taken
+    assert result["snapshot"]["takenAt"] == "2026-11-20T09:29:00Z"
+
+
+def test_controllers_in_the_dump_adopt_their_replica_sets_and_pods(tmp_path: Path) -> None:
+    dump = _cluster(with_pending=False)
+    result = simulate(_write(tmp_path, dump.as_list(with_workloads=True))).result
+    assert set(result["pods"]) == {f"{p['metadata']['namespace']}/{p['metadata']['name']}" for p in dump.pods}
+    assert not [e for e in result["events"] if e["reason"] in ("Deleted", "Terminating", "Scheduled")]
+
+
+def test_the_order_of_a_dump_does_not_matter(tmp_path: Path) -> None:
+    dump = _cluster()
+    listed = dump.as_list(with_workloads=True)
+    reordered = {**listed, "items": list(reversed(listed["items"]))}
+    a = simulate(_write(tmp_path, listed, "a.yaml")).result
+    b = simulate(_write(tmp_path, reordered, "b.yaml")).result
+    assert a["pods"] == b["pods"] and a["events"] == b["events"]
+
+
+def test_a_pod_whose_replica_set_is_absent_is_replaced_when_it_goes(tmp_path: Path) -> None:
+    dump = _cluster(with_pending=False)
+    scenario = load_scenario(_write(tmp_path, dump.as_list()))  # no deploy/rs in the dump
+    victim = next(p for p in dump.pods if p["metadata"]["name"].startswith("web-"))
+    scenario.steps.append(Step(at=10.0, action="delete", kind="Pod", name=victim["metadata"]["name"],
+                               namespace="shop"))
+    result = simulate(scenario).result
+    assert any("ReplicaSet shop/web-" in note and "stands in" in note for note in result["snapshot"]["notes"])
+    web = {k: p for k, p in result["pods"].items() if k.startswith("shop/web-")}
+    assert web[f"shop/{victim['metadata']['name']}"]["phase"] == "Deleted"
+    replacements = [k for k in web if k not in {f"shop/{p['metadata']['name']}" for p in dump.pods}]
+    assert len(replacements) == 1
+    assert web[replacements[0]]["phase"] == "Running"
+    assert web[replacements[0]]["priority"] == 100000
+
+
+def test_a_dumped_pdb_status_is_recomputed_from_the_pods(tmp_path: Path) -> None:
+    dump = _cluster()  # the dump says disruptionsAllowed 0; 3 healthy web pods, minAvailable 2 allow 1
+    sim = Simulation(load_scenario(_write(tmp_path, dump.as_list())))
+    sim.run()
+    pdb = sim.cluster.get("PodDisruptionBudget", "shop", "web")
+    assert pdb is not None
+    assert pdb["status"]["disruptionsAllowed"] == 1
+    assert pdb["status"]["currentHealthy"] == 3
+
+
+def test_restored_objects_are_older_than_anything_the_simulation_makes(tmp_path: Path) -> None:
+    dump = _cluster()
+    sim = Simulation(load_scenario(_write(tmp_path, dump.as_list())))
+    sim.run()
+    for pod in sim.cluster.list("Pod"):
+        assert parse_rfc3339(pod["metadata"]["creationTimestamp"]) <= 0
+        assert parse_rfc3339(pod["status"]["startTime"]) <= sim.loop.now()
+    node = sim.cluster.get("Node", None, "node-0")
+    assert node is not None and parse_rfc3339(node["metadata"]["creationTimestamp"]) < 0
