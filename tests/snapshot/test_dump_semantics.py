@@ -119,3 +119,18 @@ def test_restored_objects_are_older_than_anything_the_simulation_makes(tmp_path:
         assert parse_rfc3339(pod["status"]["startTime"]) <= sim.loop.now()
     node = sim.cluster.get("Node", None, "node-0")
     assert node is not None and parse_rfc3339(node["metadata"]["creationTimestamp"]) < 0
+
+
+def test_a_pod_terminating_in_the_dump_goes_when_its_grace_period_ends(tmp_path: Path) -> None:
+    dump = _cluster(with_pending=False)
+    pod = next(p for p in dump.pods if p["metadata"]["name"].startswith("reports-"))
+    # deleted 10 s before the dump's last heartbeat, with the default 30 s grace period: 20 s left
+    pod["metadata"]["deletionTimestamp"] = "2026-11-20T09:29:20Z"
+    pod["metadata"]["deletionGracePeriodSeconds"] = 30
+    result = simulate(_write(tmp_path, dump.as_list(with_workloads=True))).result
+    key = f"batch/{pod['metadata']['name']}"
+    assert [(e["time"], e["reason"]) for e in result["events"] if e["pod"] == key] == [
+        (0.0, "Created"), (0.0, "Started"), (20.0, "Deleted")]
+    replacement = [k for k in result["pods"] if k.startswith("batch/reports-") and k != key
+                   and k not in {f"batch/{p['metadata']['name']}" for p in dump.pods}]
+    assert len(replacement) == 1  # its ReplicaSet (in the dump) replaces it

@@ -142,9 +142,9 @@ def _seconds(text: str) -> float | None:
 def _latest_time(objects: list[Obj]) -> float:
     latest: list[float] = []
 
-    def visit(_owner: dict[str, Any], _key: str, text: str) -> None:
+    def visit(_owner: dict[str, Any], key: str, text: str) -> None:
         seconds = _seconds(text)
-        if seconds is not None:
+        if seconds is not None and key != "deletionTimestamp":  # a deadline, in the future
             latest.append(seconds)
 
     for obj in objects:

@@ -43,6 +43,12 @@ def render_result(console: Console, result: dict[str, Any]) -> None:
         extras.append(f"kubelet topology rejections {sum(rejected.values())}")
     if extras:
         console.print("  " + ", ".join(extras))
+    snapshot = result.get("snapshot")
+    if snapshot:
+        restored = ", ".join(f"{n} {kind}" for kind, n in snapshot["restored"].items())
+        console.print(f"  snapshot taken at {snapshot['takenAt']} (t=0): restored {restored}")
+        for note in snapshot["notes"]:
+            console.print(f"  note: {note}")
     pods = Table(title="Pods", title_justify="left")
     for col in ("pod", "priority", "phase", "node", "nominated node"):
         pods.add_column(col)

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 from kubesched.api.durations import parse_duration
 from kubesched.cluster.embedded.kubelet.lifecycle import PodAdmitHandler, PodLifecycleHandler
 from kubesched.k8s.objects import Obj, is_terminal, key_of
-from kubesched.k8s.timefmt import rfc3339
+from kubesched.k8s.timefmt import parse_rfc3339, rfc3339
 
 if TYPE_CHECKING:
     from kubesched.cluster.embedded.cluster import EmbeddedCluster
@@ -71,8 +71,16 @@ class NodeAgent:
 
         def start() -> None:
             current = self._current(pod, uid)
-            if current is not None and not current["metadata"].get("deletionTimestamp"):
+            if current is None:
+                return
+            deadline = current["metadata"].get("deletionTimestamp")
+            if not deadline:
                 self._start(current)
+            elif (current.get("status") or {}).get("phase") == "Running":
+                # restored while terminating: it runs until its grace period ends, then goes
+                self._resume(current)
+                wait = max(0.0, parse_rfc3339(deadline) - self.cluster.now())
+                self.cluster.loop.call_later(wait, lambda: self._finish_termination(current, uid))
 
         self.cluster.loop.call_at(self.cluster.now(), start)
 
