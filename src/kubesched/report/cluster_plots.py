@@ -67,9 +67,11 @@ def cluster_charts(result: dict[str, Any]) -> list[tuple[str, str]]:
     if nodes:
         hours = (cluster.get("autoscaler") or {}).get("nodeHours")
         title = "Nodes over time" + (f" ({hours:g} node-hours)" if hours is not None else "")
-        charts.append((title, step_chart(title, nodes, x_label="simulated seconds", y_label="nodes")))
+        charts.append((title, step_chart(title, nodes, x_label="simulated seconds", y_label="nodes",
+                                         integer=True)))
     evictions = eviction_series(cluster, end)
     if evictions:
         title = "Evictions over time (cumulative)"
-        charts.append((title, step_chart(title, evictions, x_label="simulated seconds", y_label="pods")))
+        charts.append((title, step_chart(title, evictions, x_label="simulated seconds", y_label="pods",
+                                         integer=True)))
     return charts

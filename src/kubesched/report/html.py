@@ -45,11 +45,11 @@ def whatif_report(diff: dict[str, Any]) -> str:
     groups = [f"{r['priorityClass']} ({r['namespace']})" for r in impact]
     sections.append(bar_chart("Running pods per PriorityClass (namespace)", groups, {
         "baseline": [r["runningBefore"] for r in impact], "changed": [r["runningAfter"] for r in impact]},
-        y_label="pods"))
+        y_label="pods", integer=True))
     base_series, new_series = pod_counts_over_time(base["events"]), pod_counts_over_time(new["events"])
     sections.append(step_chart("Pending pods over time", {
         "baseline": base_series["pending"], "changed": new_series["pending"]}, x_label="simulated seconds",
-        y_label="pods", x_end=max(base["endTime"], new["endTime"])))
+        y_label="pods", x_end=max(base["endTime"], new["endTime"]), integer=True, emphasise_first=True))
     sections.append("<h2>Pods that would be preempted</h2>" + _table(
         ["t (s)", "victim", "priority", "preemptor", "node", "deciding criterion", "violates PDB"],
         [[f"{p['time']:g}", p["victim"], p["victimPriority"], p["preemptor"], p["node"], p["criterion"],
@@ -66,31 +66,65 @@ def whatif_report(diff: dict[str, Any]) -> str:
     return _page(f"What if: {diff['scenario']}", sections)
 
 
+#: above this many nodes the per-node chart becomes a histogram of nodes by requested share
+NODES_PER_BAR_LIMIT = 40
+SHARE_BUCKETS = [f"{lo}-{lo + 10}%" for lo in range(0, 100, 10)] + ["over 100%"]
+
+
+def _requested_share(row: dict[str, Any], resource: str) -> float:
+    from kubesched.api.quantity import parse_quantity
+
+    alloc = parse_quantity(row[resource]["allocatable"])
+    return float(parse_quantity(row[resource]["requested"]) / alloc * 100) if alloc else 0.0
+
+
+def node_chart(nodes: list[dict[str, Any]]) -> str:
+    """Requested share of cpu and memory per node, or for many nodes how many nodes are how full."""
+    shares = {"cpu %": [_requested_share(n, "cpu") for n in nodes],
+              "memory %": [_requested_share(n, "memory") for n in nodes]}
+    if len(nodes) <= NODES_PER_BAR_LIMIT:
+        return bar_chart("Requested / allocatable per node at the end", [n["node"] for n in nodes], shares,
+                         y_label="%")
+    counts = {name.replace(" %", ""): [0.0] * len(SHARE_BUCKETS) for name in shares}
+    for name, values in shares.items():
+        for value in values:
+            counts[name.replace(" %", "")][min(int(value // 10), 10) if value <= 100 else 10] += 1
+    return bar_chart(f"Nodes by requested share of allocatable at the end ({len(nodes)} nodes)", SHARE_BUCKETS,
+                     counts, y_label="nodes", integer=True)
+
+
+def _topology_section(cluster: dict[str, Any]) -> list[str]:
+    topology = cluster.get("topology")
+    if not topology:
+        return []
+    reasons = sorted({r for n in topology.get("nodes") or [] for r in (n.get("rejected") or {})})
+    rows = [[n["node"], n.get("policy", ""), n.get("admitted", 0),
+             *[(n.get("rejected") or {}).get(r, 0) for r in reasons]] for n in topology.get("nodes") or []]
+    chart = bar_chart("Kubelet topology admissions per node", [r[0] for r in rows], {
+        "admitted": [float(r[2]) for r in rows],
+        **{f"rejected: {reason}": [float(r[3 + i]) for r in rows] for i, reason in enumerate(reasons)}},
+        y_label="pods", integer=True) if rows else ""
+    return ["<h2>NUMA topology: kubelet admissions</h2>", chart,
+            _table(["node", "policy", "admitted", *[f"rejected ({r})" for r in reasons]], rows)]
+
+
 def simulation_report(result: dict[str, Any]) -> str:
     s = result["summary"]
     series = pod_counts_over_time(result["events"])
-    nodes = result["nodes"]
-
-    def pct(row: dict[str, Any], resource: str) -> float:
-        from kubesched.api.quantity import parse_quantity
-
-        alloc = parse_quantity(row[resource]["allocatable"])
-        return float(parse_quantity(row[resource]["requested"]) / alloc * 100) if alloc else 0.0
-
     sections = [
         f"<p>seed {result['seed']} &middot; ended at t={result['endTime']:g}s &middot; scheduled {s['scheduled']}, "
         f"pending {s['pending']}, preemptions {s['preemptions']}, victims {s['victims']}</p>",
         step_chart("Pods over time", {"pending": series["pending"], "running": series["running"]},
-                   x_label="simulated seconds", y_label="pods", x_end=result["endTime"]),
-        bar_chart("Requested / allocatable per node at the end", [n["node"] for n in nodes], {
-            "cpu %": [pct(n, "cpu") for n in nodes], "memory %": [pct(n, "memory") for n in nodes]},
-            y_label="%"),
+                   x_label="simulated seconds", y_label="pods", x_end=result["endTime"], integer=True),
+        node_chart(result["nodes"]),
         *(svg for _, svg in cluster_charts(result)),
+        *_topology_section(result.get("cluster") or {}),
         "<h2>Pods</h2>" + _table(["pod", "priority", "phase", "node", "nominated node"], [
             [k, p["priority"], p["phase"], p["node"] or "-", p["nominatedNodeName"] or "-"]
             for k, p in result["pods"].items()]),
-        "<h2>Timeline</h2>" + _table(["t (s)", "event", "pod", "node", "message"], [
-            [f"{e['time']:g}", e["reason"], e["pod"], e.get("node") or "", e.get("message") or ""]
+        "<h2>Timeline</h2>" + _table(["t (s)", "event", "pod", "node", "preemptor", "message"], [
+            [f"{e['time']:g}", e["reason"], e["pod"], e.get("node") or "", e.get("preemptor") or "",
+             e.get("message") or ""]
             for e in result["events"] if e["reason"] not in ("Created", "Started")]),
     ]
     return _page(f"Simulation: {result['scenario']}", sections)

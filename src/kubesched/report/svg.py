@@ -1,102 +1,172 @@
-"""Minimal SVG charts (grouped bars, step lines). Hand-written to keep reports dependency-free."""
+"""SVG charts for the HTML reports (grouped bars, step lines), written by hand.
+
+Reports are single self-contained files that open offline; a plotting library would have to embed
+its JavaScript runtime (megabytes) in every report to stay that way, for the two chart types used
+here. What a library would otherwise give is done here explicitly, and checked in a real browser by
+the tests: labels never overlap (long names are shortened in the middle, where names of one
+workload differ least, and turned upright when they would collide), charts with hundreds of categories show
+the largest ones and fold the rest into "others", counts get whole-number ticks, and a baseline drawn
+under a changed series stays visible where both coincide.
+"""
 
 from __future__ import annotations
 
+import math
 from html import escape
 
 PALETTE = ("#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1")
-WIDTH, HEIGHT = 720, 300
-LEFT, RIGHT, TOP, BOTTOM = 60, 20, 36, 70
+WIDTH = 720
+PLOT_HEIGHT = 194
+LEFT, RIGHT, TOP = 60, 20, 36
+CHAR_W = 6.2  # average advance of an 11px sans-serif character
+MAX_LABEL = 24  # characters of a category label
+MAX_GROUPS = 40  # categories drawn one by one; beyond, the largest MAX_GROUPS - 1 and "others"
 
 
-def _nice_max(value: float) -> float:
-    if value <= 0:
-        return 1.0
-    magnitude = 10 ** len(str(int(value))) / 10
-    for step in (1, 2, 5, 10):
-        if value <= step * magnitude:
-            return float(step * magnitude)
-    return float(value)
+def shorten(text: str, limit: int = MAX_LABEL) -> str:
+    """``text`` cut to ``limit`` characters in the middle: names of one workload share their start
+    and differ at the end (``web-7d4b9c-x2k9p``), so both ends are kept."""
+    if len(text) <= limit:
+        return text
+    head = (limit - 1) // 2
+    tail = limit - 1 - head
+    return text[:head] + "…" + text[-tail:]
 
 
-def _frame(title: str, y_max: float, y_label: str) -> list[str]:
-    parts = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{HEIGHT}" '
-        f'viewBox="0 0 {WIDTH} {HEIGHT}" font-family="sans-serif" font-size="11">',
-        f'<text x="{WIDTH / 2}" y="18" text-anchor="middle" font-size="14" font-weight="bold">{escape(title)}</text>',
-    ]
-    plot_h = HEIGHT - TOP - BOTTOM
-    for i in range(5):
-        value = y_max * i / 4
-        y = TOP + plot_h - plot_h * i / 4
+def nice_ticks(top: float, integer: bool = False, count: int = 4) -> list[float]:
+    """Tick values from 0 to at least ``top`` at a 1-2-5 step (whole numbers when ``integer``)."""
+    if top <= 0:
+        return [0.0, 1.0]
+    raw = top / count
+    magnitude = 10 ** math.floor(math.log10(raw))
+    step = next(m * magnitude for m in (1, 2, 2.5, 5, 10) if m * magnitude >= raw)
+    if integer:
+        step = max(1.0, math.ceil(step))
+    n = math.ceil(top / step - 1e-9)
+    return [round(i * step, 10) for i in range(n + 1)]
+
+
+def _label_extent(labels: list[str], slanted: bool) -> float:
+    longest = max((len(label) for label in labels), default=0) * CHAR_W
+    return longest + 10 if slanted else 12.0
+
+
+def _legend(names: list[str], top: float) -> tuple[list[str], float]:
+    """Legend entries, wrapped onto as many rows as they need; returns the parts and their height."""
+    parts: list[str] = []
+    x, y = float(LEFT), top
+    for i, name in enumerate(names):
+        label = shorten(name, 40)
+        width = 24 + CHAR_W * len(label)
+        if x + width > WIDTH - RIGHT and x > LEFT:
+            x, y = float(LEFT), y + 16
+        color = PALETTE[i % len(PALETTE)]
+        parts.append(f'<rect x="{x:.1f}" y="{y:.1f}" width="10" height="10" fill="{color}"/>')
+        parts.append(f'<text x="{x + 14:.1f}" y="{y + 9:.1f}">{escape(label)}</text>')
+        x += width
+    return parts, (y - top + 16) if names else 0.0
+
+
+def _svg(title: str, height: float, body: list[str]) -> str:
+    head = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{height:.0f}" '
+            f'viewBox="0 0 {WIDTH} {height:.0f}" font-family="sans-serif" font-size="11" role="img">',
+            f'<title>{escape(title)}</title>',
+            f'<text x="{WIDTH / 2}" y="18" text-anchor="middle" font-size="14" font-weight="bold">{escape(title)}</text>']
+    return "\n".join([*head, *body, "</svg>"])
+
+
+def _y_axis(ticks: list[float], y_label: str) -> list[str]:
+    parts = []
+    top = ticks[-1]
+    for value in ticks:
+        y = TOP + PLOT_HEIGHT - PLOT_HEIGHT * value / top
         parts.append(f'<line x1="{LEFT}" y1="{y:.1f}" x2="{WIDTH - RIGHT}" y2="{y:.1f}" stroke="#ddd"/>')
         parts.append(f'<text x="{LEFT - 6}" y="{y + 4:.1f}" text-anchor="end">{value:g}</text>')
-    parts.append(f'<text x="14" y="{TOP + plot_h / 2}" transform="rotate(-90 14 {TOP + plot_h / 2})" '
-                 f'text-anchor="middle">{escape(y_label)}</text>')
+    mid = TOP + PLOT_HEIGHT / 2
+    parts.append(f'<text x="14" y="{mid}" transform="rotate(-90 14 {mid})" text-anchor="middle">{escape(y_label)}</text>')
     return parts
 
 
-def _legend(names: list[str]) -> list[str]:
-    parts = []
-    x = LEFT
-    for i, name in enumerate(names):
-        color = PALETTE[i % len(PALETTE)]
-        parts.append(f'<rect x="{x}" y="{HEIGHT - 18}" width="10" height="10" fill="{color}"/>')
-        parts.append(f'<text x="{x + 14}" y="{HEIGHT - 9}">{escape(name)}</text>')
-        x += 24 + 7 * len(name)
-    return parts
+def fold_groups(groups: list[str], series: dict[str, list[float]],
+                limit: int = MAX_GROUPS) -> tuple[list[str], dict[str, list[float]]]:
+    """At most ``limit`` categories: the largest ``limit - 1`` (by their largest value, in their
+    order) and ``others (n)`` holding the mean of the rest."""
+    if len(groups) <= limit:
+        return groups, series
+    size = [max(values[i] for values in series.values()) for i in range(len(groups))]
+    keep = sorted(sorted(range(len(groups)), key=lambda i: -size[i])[:limit - 1])
+    rest = [i for i in range(len(groups)) if i not in set(keep)]
+    folded = {name: [values[i] for i in keep] + [sum(values[i] for i in rest) / len(rest)]
+              for name, values in series.items()}
+    return [groups[i] for i in keep] + [f"others ({len(rest)}, mean)"], folded
 
 
-def bar_chart(title: str, groups: list[str], series: dict[str, list[float]], y_label: str = "") -> str:
-    """Grouped bars: one group per category, one bar per series."""
-    y_max = _nice_max(max((v for values in series.values() for v in values), default=0))
-    parts = _frame(title, y_max, y_label)
-    plot_w, plot_h = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
+def bar_chart(title: str, groups: list[str], series: dict[str, list[float]], y_label: str = "",
+              integer: bool = False) -> str:
+    """Grouped bars: one group per category, one bar per series (``integer``: counts)."""
+    groups, series = fold_groups(groups, series)
+    ticks = nice_ticks(max((v for values in series.values() for v in values), default=0), integer)
+    plot_w = WIDTH - LEFT - RIGHT
     n_groups, n_series = max(len(groups), 1), max(len(series), 1)
     group_w = plot_w / n_groups
+    labels = [shorten(g) for g in groups]
+    slanted = any(len(label) * CHAR_W > group_w - 4 for label in labels)
+    parts = _y_axis(ticks, y_label)
     bar_w = group_w * 0.8 / n_series
+    base = TOP + PLOT_HEIGHT
     for g, group in enumerate(groups):
         gx = LEFT + g * group_w + group_w * 0.1
-        for s, values in enumerate(series.values()):
+        for s, (name, values) in enumerate(series.items()):
             value = values[g]
-            h = plot_h * value / y_max
-            x = gx + s * bar_w
-            parts.append(f'<rect x="{x:.1f}" y="{TOP + plot_h - h:.1f}" width="{bar_w:.1f}" height="{h:.1f}" '
-                         f'fill="{PALETTE[s % len(PALETTE)]}"><title>{escape(group)}: {value:g}</title></rect>')
-        label_x = LEFT + g * group_w + group_w / 2
-        parts.append(f'<text x="{label_x:.1f}" y="{TOP + plot_h + 14}" text-anchor="middle">{escape(group[:18])}</text>')
-    parts.extend(_legend(list(series)))
-    parts.append("</svg>")
-    return "\n".join(parts)
+            h = PLOT_HEIGHT * value / ticks[-1]
+            parts.append(f'<rect x="{gx + s * bar_w:.1f}" y="{base - h:.1f}" width="{bar_w:.1f}" height="{h:.1f}" '
+                         f'fill="{PALETTE[s % len(PALETTE)]}"><title>{escape(group)} {escape(name)}: '
+                         f'{value:.4g}</title></rect>')
+        cx = LEFT + g * group_w + group_w / 2
+        if slanted:
+            parts.append(f'<text class="category" x="{cx + 4:.1f}" y="{base + 8}" text-anchor="end" '
+                         f'transform="rotate(-90 {cx + 4:.1f} {base + 8})">{escape(labels[g])}<title>{escape(group)}'
+                         '</title></text>')
+        else:
+            parts.append(f'<text class="category" x="{cx:.1f}" y="{base + 14}" text-anchor="middle">'
+                         f'{escape(labels[g])}<title>{escape(group)}</title></text>')
+    legend_top = base + _label_extent(labels, slanted) + 12
+    legend, legend_h = _legend(list(series), legend_top)
+    return _svg(title, legend_top + legend_h + 6, parts + legend)
 
 
 def step_chart(title: str, series: dict[str, list[tuple[float, float]]], x_label: str = "", y_label: str = "",
-               x_end: float | None = None) -> str:
-    """Step lines (values hold until the next point, or ``x_end``): counts over simulated time."""
-    x_max = max([x for points in series.values() for x, _ in points] + [x_end or 0.0]) or 1.0
-    y_max = _nice_max(max((y for points in series.values() for _, y in points), default=0))
-    parts = _frame(title, y_max, y_label)
-    plot_w, plot_h = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
+               x_end: float | None = None, integer: bool = False, emphasise_first: bool = False) -> str:
+    """Step lines (values hold until the next point, or ``x_end``): counts over simulated time.
+    ``emphasise_first``: the first series (a baseline) is drawn wide and pale under the others, so
+    it shows where they coincide."""
+    x_last = max([x for points in series.values() for x, _ in points] + [x_end or 0.0])
+    x_ticks = nice_ticks(x_last, integer=x_last >= 4)
+    x_max = x_ticks[-1]
+    y_ticks = nice_ticks(max((y for points in series.values() for _, y in points), default=0), integer)
+    plot_w = WIDTH - LEFT - RIGHT
+    base = TOP + PLOT_HEIGHT
 
     def sx(x: float) -> float:
         return LEFT + plot_w * x / x_max
 
     def sy(y: float) -> float:
-        return TOP + plot_h - plot_h * y / y_max
+        return base - PLOT_HEIGHT * y / y_ticks[-1]
 
+    parts = _y_axis(y_ticks, y_label)
     for s, (name, points) in enumerate(series.items()):
         if not points:
             continue
         path = [f"M{sx(points[0][0]):.1f},{sy(points[0][1]):.1f}"]
         for x1, y1 in points[1:]:
             path.append(f"H{sx(x1):.1f}V{sy(y1):.1f}")
-        path.append(f"H{sx(x_max):.1f}")
-        parts.append(f'<path d="{"".join(path)}" fill="none" stroke="{PALETTE[s % len(PALETTE)]}" '
-                     f'stroke-width="2"><title>{escape(name)}</title></path>')
-    for i in range(5):
-        x = x_max * i / 4
-        parts.append(f'<text x="{sx(x):.1f}" y="{TOP + plot_h + 14}" text-anchor="middle">{x:g}</text>')
-    parts.append(f'<text x="{LEFT + plot_w / 2}" y="{TOP + plot_h + 30}" text-anchor="middle">{escape(x_label)}</text>')
-    parts.extend(_legend(list(series)))
-    parts.append("</svg>")
-    return "\n".join(parts)
+        path.append(f"H{sx(x_last if x_last > 0 else x_max):.1f}")
+        style = 'stroke-width="7" stroke-opacity="0.35"' if emphasise_first and s == 0 else 'stroke-width="2"'
+        parts.append(f'<path d="{"".join(path)}" fill="none" stroke="{PALETTE[s % len(PALETTE)]}" {style}>'
+                     f'<title>{escape(name)}</title></path>')
+    for x in x_ticks:
+        parts.append(f'<text x="{sx(x):.1f}" y="{base + 14}" text-anchor="middle">{x:g}</text>')
+    axis = x_label + (" (the run ended at t=0)" if x_last == 0 else "")
+    parts.append(f'<text x="{LEFT + plot_w / 2}" y="{base + 30}" text-anchor="middle">{escape(axis)}</text>')
+    legend, legend_h = _legend(list(series), base + 42)
+    return _svg(title, base + 42 + legend_h + 6, parts + legend)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 GONE = ("Deleted", "Completed", "Evicted", "Failed")
@@ -10,12 +11,12 @@ GONE = ("Deleted", "Completed", "Evicted", "Failed")
 def pod_counts_over_time(events: list[dict[str, Any]]) -> dict[str, list[tuple[float, float]]]:
     """Pending and running pod counts after each instant at which either changed."""
     state: dict[str, str] = {}
+    counts: Counter[str] = Counter()
     points: dict[str, list[tuple[float, float]]] = {"pending": [], "running": []}
 
-    def snapshot(t: float) -> None:
-        pending = sum(1 for s in state.values() if s == "pending")
-        running = sum(1 for s in state.values() if s == "running")
-        for name, value in (("pending", pending), ("running", running)):
+    def record(t: float) -> None:
+        for name in ("pending", "running"):
+            value = counts[name]
             series = points[name]
             if series and series[-1][0] == t:
                 series[-1] = (t, value)
@@ -24,13 +25,23 @@ def pod_counts_over_time(events: list[dict[str, Any]]) -> dict[str, list[tuple[f
 
     for event in events:
         pod, reason = event["pod"], event["reason"]
-        before = dict(state)
+        before = state.get(pod)
         if reason == "Created":
-            state[pod] = "pending"
+            after: str | None = "pending"
         elif reason in ("Scheduled", "Started"):
-            state[pod] = "running"
+            after = "running"
         elif reason in GONE:
-            state.pop(pod, None)
-        if state != before:
-            snapshot(event["time"])
+            after = None
+        else:
+            continue
+        if after == before:
+            continue
+        if before is not None:
+            counts[before] -= 1
+        if after is None:
+            del state[pod]
+        else:
+            state[pod] = after
+            counts[after] += 1
+        record(event["time"])
     return points
