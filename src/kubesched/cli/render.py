@@ -10,12 +10,18 @@ from rich.markup import escape
 
 from kubesched.api.quantity import parse_quantity
 from kubesched.cli.tables import Table
+from kubesched.report.svg import shorten
 
-TIMELINE_REASONS = (
-    "Scheduled", "FailedScheduling", "Preempted", "Nominated", "Terminating", "Deleted",
-    "Completed", "Rejected", "Evicted", "Failed",
-)
+#: lifecycle events left out of the timeline (one of each per pod; the pods table has the outcome)
+TIMELINE_OMITTED = ("Created", "Started")
 TIMELINE_LIMIT = 60
+MEMORY_UNITS = (("Ti", 2**40), ("Gi", 2**30), ("Mi", 2**20), ("Ki", 2**10))
+
+
+def _cores(amount: str) -> str:
+    """A cpu amount in cores (one unit per column): ``1500m`` → ``1.5``."""
+    value = float(parse_quantity(amount))
+    return f"{value:g}" if value >= 0.01 or value == 0 else f"{value:.3f}"
 
 
 def _pct(requested: str, allocatable: str) -> str:
@@ -25,7 +31,19 @@ def _pct(requested: str, allocatable: str) -> str:
     return f"{float(parse_quantity(requested) / alloc) * 100:.0f}%"
 
 
-def render_result(console: Console, result: dict[str, Any]) -> None:
+def memory_unit(amounts: list[str]) -> tuple[str, int]:
+    """The binary unit in which the largest of ``amounts`` reads best (one unit per column)."""
+    largest = max((parse_quantity(a) for a in amounts), default=0)
+    return next(((unit, size) for unit, size in MEMORY_UNITS if largest >= size), ("", 1))
+
+
+def in_unit(amount: str, size: int) -> str:
+    value = float(parse_quantity(amount)) / size
+    return f"{value:.0f}" if value.is_integer() or value >= 100 else f"{value:.1f}"
+
+
+def render_result(console: Console, result: dict[str, Any], events_limit: int | None = TIMELINE_LIMIT) -> None:
+    """``events_limit``: timeline rows shown (None: all)."""
     summary = result["summary"]
     console.print(
         f"[bold]{result['scenario']}[/]  seed {result['seed']}  ended at t={result['endTime']:g}s  "
@@ -50,30 +68,36 @@ def render_result(console: Console, result: dict[str, Any]) -> None:
         for note in snapshot["notes"]:
             console.print(f"  note: {note}")
     pods = Table(title="Pods", title_justify="left")
-    for col in ("pod", "priority", "phase", "node", "nominated node"):
+    name_width = max(24, console.width - 52)  # long names lose their middle, not their distinguishing end
+    pods.add_column("pod", no_wrap=True)
+    for col in ("priority", "phase", "node", "nominated node"):
         pods.add_column(col)
     for key, pod in result["pods"].items():
-        pods.add_row(key, str(pod["priority"]), pod["phase"], pod["node"] or "-", pod["nominatedNodeName"] or "-")
+        pods.add_row(shorten(key, name_width), str(pod["priority"]), pod["phase"], pod["node"] or "-",
+                     pod["nominatedNodeName"] or "-")
     console.print(pods)
 
     nodes = Table(title="Nodes (requested / allocatable at the end)", title_justify="left")
-    for col in ("node", "cpu", "cpu %", "memory", "memory %", "pods"):
+    unit, size = memory_unit([row["memory"]["allocatable"] for row in result["nodes"]])
+    for col in ("node", "cpu", "cpu %", f"memory ({unit or 'bytes'})", "memory %", "pods"):
         nodes.add_column(col)
     for row in result["nodes"]:
         cpu, mem = row["cpu"], row["memory"]
         nodes.add_row(
-            row["node"],
-            f"{cpu['requested']} / {cpu['allocatable']}", _pct(cpu["requested"], cpu["allocatable"]),
-            f"{mem['requested']} / {mem['allocatable']}", _pct(mem["requested"], mem["allocatable"]),
+            shorten(row["node"], max(20, console.width - 56)),
+            f"{_cores(cpu['requested'])} / {_cores(cpu['allocatable'])}", _pct(cpu["requested"], cpu["allocatable"]),
+            f"{in_unit(mem['requested'], size)} / {in_unit(mem['allocatable'], size)}",
+            _pct(mem["requested"], mem["allocatable"]),
             f"{row['pods']} / {row['allocatablePods']}",
         )
     console.print(nodes)
 
-    events = [e for e in result["events"] if e["reason"] in TIMELINE_REASONS]
+    events = [e for e in result["events"] if e["reason"] not in TIMELINE_OMITTED]
+    shown = events if events_limit is None else events[:events_limit]
     timeline = Table(title="Timeline", title_justify="left")
     for col in ("t (s)", "event", "pod", "details"):
         timeline.add_column(col, overflow="fold")
-    for event in events[:TIMELINE_LIMIT]:
+    for event in shown:
         details = event.get("message") or ""
         if event.get("node") and event["reason"] != "FailedScheduling":
             details = f"node {event['node']}" + (f"; {details}" if details else "")
@@ -83,10 +107,10 @@ def render_result(console: Console, result: dict[str, Any]) -> None:
             details += f" (preemptor {event['preemptor']})"
         timeline.add_row(f"{event['time']:g}", event["reason"], event["pod"], details)
     console.print(timeline)
-    if len(events) > TIMELINE_LIMIT:
-        counts = Counter(e["reason"] for e in events[TIMELINE_LIMIT:])
+    if len(shown) < len(events):
+        counts = Counter(e["reason"] for e in events[len(shown):])
         rest = ", ".join(f"{n} {reason}" for reason, n in sorted(counts.items()))
-        console.print(f"... {len(events) - TIMELINE_LIMIT} more events ({rest}); use --output json for all")
+        console.print(f"... {len(events) - len(shown)} more events ({rest}); --events 0 shows them all")
     if result["rejected"]:
         rejected = Table(title="Rejected by admission", title_justify="left")
         for col in ("t (s)", "kind", "name", "code", "message"):

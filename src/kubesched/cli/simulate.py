@@ -54,6 +54,8 @@ def run_simulation(
               help="Print why POD (namespace/name or name) was placed, pending or preempted.")
 @click.option("--decisions", is_flag=True,
               help="With --output json: include every scheduling attempt and preemption decision.")
+@click.option("--events", "events_limit", type=click.IntRange(min=0), default=60, show_default=True,
+              help="Timeline rows in the table output (0: all). Created and Started events are left out.")
 @click.option("--progress/--no-progress", default=None, help="Show a progress bar (default: when stderr is a terminal).")
 @output_file_option("--report",
                     help="Also write a self-contained HTML report (plots of pods over time and node utilisation).")
@@ -64,6 +66,7 @@ def simulate(
     until: float | None,
     explain_pod: str | None,
     decisions: bool,
+    events_limit: int,
     progress: bool | None,
     report: str | None,
 ) -> None:
@@ -85,7 +88,7 @@ def simulate(
         click.echo(json.dumps(result, indent=2))
         return
     console = Console(highlight=False)
-    render_result(console, result)
+    render_result(console, result, events_limit or None)
     if explain_pod is not None:
         render_explain(console, result, explain_pod)
     if report:
