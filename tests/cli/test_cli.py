@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import yaml
 from click.testing import CliRunner
 
 from kubesched.cli.main import cli
@@ -105,3 +106,38 @@ def test_output_is_identical_across_processes_and_hash_seeds() -> None:
                               capture_output=True, text=True, env=env, check=True)
         outputs.add(proc.stdout)
     assert len(outputs) == 1
+
+
+def test_big_runs_are_summarised_by_workload_and_pool_unless_every_pod_is_asked_for(tmp_path: Path) -> None:
+    from kubesched.testkit.builders import make_deployment, make_node, make_pod
+
+    objects = [make_node(f"pool-a-{i:03d}") for i in range(150)] + [make_node(f"pool-b-{i:03d}") for i in range(60)]
+    objects += [make_deployment("web", 240, make_pod("web", cpu="500m")), make_pod("solo", cpu="100")]
+    path = tmp_path / "big.yaml"
+    path.write_text(yaml.safe_dump_all(objects))
+    out = CliRunner().invoke(cli, ["simulate", str(path), "--no-progress", "--events", "3"], env={"COLUMNS": "100"})
+    assert out.exit_code == 0, out.output
+    assert "Pods by workload (241 pods" in out.output
+    rows = {line.split("│")[1].strip(): line for line in out.output.splitlines() if line.startswith("│")}
+    assert rows["default/web"].split("│")[2].strip() == "240"  # Running
+    assert rows["default/solo"].split("│")[3].strip() == "1"  # Pending
+    assert rows["pool-a"].split("│")[2].strip() == "150" and rows["pool-b"].split("│")[2].strip() == "60"
+    assert "... 238 more events (1 FailedScheduling, 237 Scheduled); --events 0 shows them all" in out.output
+    every = CliRunner().invoke(cli, ["simulate", str(path), "--no-progress", "--pods", "all"], env={"COLUMNS": "100"})
+    assert every.exit_code == 0 and "Pods by workload" not in every.output
+    assert sum(1 for line in every.output.splitlines() if line.startswith("│ default/web-")) == 240
+
+
+def test_progress_is_reported_within_a_long_instant() -> None:
+    from kubesched.api.loader import scenario_from_objects
+    from kubesched.sim import simulate
+    from kubesched.testkit.builders import make_deployment, make_node, make_pod
+
+    objects = [make_node(f"n{i}") for i in range(50)] + [make_deployment("web", 1000, make_pod("web", cpu="100m"))]
+    seen: list = []
+    simulate(scenario_from_objects(objects, "x", "x.yaml"), progress=seen.append)
+    within = [s for s in seen if s.now == 0 and 0 < s.cycles < 1000]
+    assert len(within) >= 4  # the bar moves while the 1000 pods of t=0 are scheduled
+    assert [s.running for s in within] == sorted(s.running for s in within)
+    assert all(s.pending + s.running == 1000 for s in within)
+    assert seen[-1].running == 1000 and seen[-1].pending == 0

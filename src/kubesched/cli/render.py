@@ -15,6 +15,7 @@ from kubesched.report.svg import shorten
 #: lifecycle events left out of the timeline (one of each per pod; the pods table has the outcome)
 TIMELINE_OMITTED = ("Created", "Started")
 TIMELINE_LIMIT = 60
+SUMMARY_ABOVE = 200
 MEMORY_UNITS = (("Ti", 2**40), ("Gi", 2**30), ("Mi", 2**20), ("Ki", 2**10))
 
 
@@ -42,8 +43,10 @@ def in_unit(amount: str, size: int) -> str:
     return f"{value:.0f}" if value.is_integer() or value >= 100 else f"{value:.1f}"
 
 
-def render_result(console: Console, result: dict[str, Any], events_limit: int | None = TIMELINE_LIMIT) -> None:
-    """``events_limit``: timeline rows shown (None: all)."""
+def render_result(console: Console, result: dict[str, Any], events_limit: int | None = TIMELINE_LIMIT,
+                  list_every_pod: bool = False) -> None:
+    """``events_limit``: timeline rows shown (None: all). Runs with more than ``SUMMARY_ABOVE`` pods
+    (nodes) get a summary by workload (pool) unless ``list_every_pod``."""
     summary = result["summary"]
     console.print(
         f"[bold]{result['scenario']}[/]  seed {result['seed']}  ended at t={result['endTime']:g}s  "
@@ -67,6 +70,20 @@ def render_result(console: Console, result: dict[str, Any], events_limit: int | 
         console.print(f"  snapshot taken at {snapshot['takenAt']} (t=0): restored {restored}")
         for note in snapshot["notes"]:
             console.print(f"  note: {note}")
+    if list_every_pod or len(result["pods"]) <= SUMMARY_ABOVE:
+        _pods_table(console, result)
+    else:
+        _pods_summary(console, result)
+
+    if list_every_pod or len(result["nodes"]) <= SUMMARY_ABOVE:
+        _nodes_table(console, result)
+    else:
+        _nodes_summary(console, result)
+    _timeline(console, result, events_limit)
+    _rejected(console, result)
+
+
+def _pods_table(console: Console, result: dict[str, Any]) -> None:
     pods = Table(title="Pods", title_justify="left")
     name_width = max(24, console.width - 52)  # long names lose their middle, not their distinguishing end
     pods.add_column("pod", no_wrap=True)
@@ -77,6 +94,69 @@ def render_result(console: Console, result: dict[str, Any], events_limit: int | 
                      pod["nominatedNodeName"] or "-")
     console.print(pods)
 
+
+def workload_of(pod_key: str) -> str:
+    """``namespace/name`` with the suffixes controllers generate taken off (``web-7d4b9c5f8-x2k9p`` →
+    ``web``, ``db-2`` → ``db``): the workload a pod most likely belongs to, judged by its name."""
+    namespace, _, name = pod_key.partition("/")
+    parts = name.split("-")
+    while len(parts) > 1 and (parts[-1].isdigit() or (len(parts[-1]) in (5, 9, 10) and _generated(parts[-1]))):
+        parts.pop()
+    return f"{namespace}/{'-'.join(parts)}"
+
+
+def _generated(word: str) -> bool:
+    """Characters of a generated name suffix (no vowels, as Kubernetes' name generator uses) and a digit
+    or consonant mix that words rarely have."""
+    return all(c in "bcdfghjklmnpqrstvwxz2456789" for c in word)
+
+
+def pool_of(node: str) -> str:
+    """A node's pool, judged by its name: the name without its last dash-separated part."""
+    head, sep, _ = node.rpartition("-")
+    return head if sep and head else node
+
+
+def _pods_summary(console: Console, result: dict[str, Any]) -> None:
+    groups: dict[str, Counter[str]] = {}
+    for key, pod in result["pods"].items():
+        groups.setdefault(workload_of(key), Counter())[pod["phase"]] += 1
+    seen = {phase for counts in groups.values() for phase in counts}
+    phases = [p for p in ("Running", "Pending", "Succeeded", "Failed", "Terminating", "Deleted") if p in seen]
+    table = Table(title=f"Pods by workload ({len(result['pods']):,} pods; --pods all lists each)",
+                  title_justify="left")
+    table.add_column("workload (by pod name)", no_wrap=True)
+    for phase in phases:
+        table.add_column(phase, justify="right")
+    for workload, counts in sorted(groups.items()):
+        table.add_row(shorten(workload, max(24, console.width - 60)), *[f"{counts[p]:,}" if counts[p] else "-"
+                                                                       for p in phases])
+    console.print(table)
+
+
+def _nodes_summary(console: Console, result: dict[str, Any]) -> None:
+    pools: dict[str, list[dict[str, Any]]] = {}
+    for row in result["nodes"]:
+        pools.setdefault(pool_of(row["node"]), []).append(row)
+    table = Table(title=f"Nodes by pool ({len(result['nodes']):,} nodes; --pods all lists each)",
+                  title_justify="left")
+    for col in ("pool (by node name)", "nodes", "pods", "cpu % mean", "cpu % max", "memory % mean", "memory % max"):
+        table.add_column(col, justify="left" if col.startswith("pool") else "right")
+    for pool, rows in sorted(pools.items()):
+        cpu = [_share(r["cpu"]) for r in rows]
+        mem = [_share(r["memory"]) for r in rows]
+        table.add_row(shorten(pool, max(20, console.width - 66)), f"{len(rows):,}", f"{sum(r['pods'] for r in rows):,}",
+                      f"{sum(cpu) / len(cpu):.0f}%", f"{max(cpu):.0f}%", f"{sum(mem) / len(mem):.0f}%",
+                      f"{max(mem):.0f}%")
+    console.print(table)
+
+
+def _share(amounts: dict[str, str]) -> float:
+    alloc = parse_quantity(amounts["allocatable"])
+    return float(parse_quantity(amounts["requested"]) / alloc * 100) if alloc else 0.0
+
+
+def _nodes_table(console: Console, result: dict[str, Any]) -> None:
     nodes = Table(title="Nodes (requested / allocatable at the end)", title_justify="left")
     unit, size = memory_unit([row["memory"]["allocatable"] for row in result["nodes"]])
     for col in ("node", "cpu", "cpu %", f"memory ({unit or 'bytes'})", "memory %", "pods"):
@@ -92,6 +172,8 @@ def render_result(console: Console, result: dict[str, Any], events_limit: int | 
         )
     console.print(nodes)
 
+
+def _timeline(console: Console, result: dict[str, Any], events_limit: int | None) -> None:
     events = [e for e in result["events"] if e["reason"] not in TIMELINE_OMITTED]
     shown = events if events_limit is None else events[:events_limit]
     timeline = Table(title="Timeline", title_justify="left")
@@ -111,6 +193,9 @@ def render_result(console: Console, result: dict[str, Any], events_limit: int | 
         counts = Counter(e["reason"] for e in events[len(shown):])
         rest = ", ".join(f"{n} {reason}" for reason, n in sorted(counts.items()))
         console.print(f"... {len(events) - len(shown)} more events ({rest}); --events 0 shows them all")
+
+
+def _rejected(console: Console, result: dict[str, Any]) -> None:
     if result["rejected"]:
         rejected = Table(title="Rejected by admission", title_justify="left")
         for col in ("t (s)", "kind", "name", "code", "message"):

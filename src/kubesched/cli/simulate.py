@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,7 @@ from kubesched.cli.options import duration_option, output_file_option, seed_opti
 from kubesched.cli.render import find_pod, render_explain, render_result
 from kubesched.report.html import simulation_report
 from kubesched.sim import simulate as simulate_scenario
+from kubesched.sim.runner import RunStatus
 
 
 def run_simulation(
@@ -31,15 +33,21 @@ def run_simulation(
     with Progress(
         TextColumn("[bold]simulating[/] {task.description}"),
         BarColumn(),
-        TextColumn("t={task.fields[now]}"),
+        TextColumn("{task.fields[state]}"),
         TimeElapsedColumn(),
         console=console,
         transient=True,
     ) as progress:
-        task = progress.add_task(scenario.name, total=until or scenario.until or None, now="0s")
+        end = until or scenario.until
+        task = progress.add_task(scenario.name, total=end or None, state="t=0s")
+        started = time.monotonic()
 
-        def report(now: float, end: float | None) -> None:
-            progress.update(task, completed=now, now=f"{now:g}s")
+        def report(status: RunStatus) -> None:
+            elapsed = time.monotonic() - started
+            rate = f", {status.cycles / elapsed:,.0f} attempts/s" if elapsed > 0.5 else ""
+            state = (f"t={status.now:g}s  running {status.running:,}  pending {status.pending:,}  "
+                     f"finished {status.finished:,}{rate}")
+            progress.update(task, completed=status.now if end else None, state=state)
 
         return simulate_scenario(scenario, seed=seed, until=until, explain=explain, progress=report).result
 
@@ -56,6 +64,9 @@ def run_simulation(
               help="With --output json: include every scheduling attempt and preemption decision.")
 @click.option("--events", "events_limit", type=click.IntRange(min=0), default=60, show_default=True,
               help="Timeline rows in the table output (0: all). Created and Started events are left out.")
+@click.option("--pods", "pods_listing", type=click.Choice(["auto", "all"]), default="auto", show_default=True,
+              help="auto: above 200 pods (nodes), the table output summarises them by workload (node pool); "
+                   "all: one row per pod and per node.")
 @click.option("--progress/--no-progress", default=None, help="Show a progress bar (default: when stderr is a terminal).")
 @output_file_option("--report",
                     help="Also write a self-contained HTML report (plots of pods over time and node utilisation).")
@@ -67,6 +78,7 @@ def simulate(
     explain_pod: str | None,
     decisions: bool,
     events_limit: int,
+    pods_listing: str,
     progress: bool | None,
     report: str | None,
 ) -> None:
@@ -88,7 +100,7 @@ def simulate(
         click.echo(json.dumps(result, indent=2))
         return
     console = Console(highlight=False)
-    render_result(console, result, events_limit or None)
+    render_result(console, result, events_limit or None, list_every_pod=pods_listing == "all")
     if explain_pod is not None:
         render_explain(console, result, explain_pod)
     if report:

@@ -119,13 +119,14 @@ class SchedulerLoop:
             self.on_cycle_error(err)
             return False
 
-    def run_instant(self) -> int:
+    def run_instant(self, after_cycle: Callable[[], None] = _nothing) -> int:
         """Discrete-event time: run every callback due now and every cycle they make possible,
-        until neither is left; then arm the flushes (on demand). Return how many cycles ran."""
+        until neither is left; then arm the flushes (on demand). Return how many cycles ran.
+        ``after_cycle()`` is called after each cycle (progress reports of long instants)."""
         cycles = 0
         while True:
             ran = self.timers.run_due()
-            n = self.run_cycles()
+            n = self.run_cycles(after_cycle=after_cycle)
             cycles += n
             if not ran and not n:
                 break

@@ -8,7 +8,9 @@ two steps, for callers that attach something to the cluster before it runs.
 from __future__ import annotations
 
 import functools
+from collections import Counter
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +30,29 @@ from kubesched.sim.result import build_result
 
 QUIET_HORIZON = 600.0  # without `until`: how long pods may keep backing off once nothing else happens
 
-ProgressCallback = Callable[[float, float | None], None]
+#: how many scheduling cycles may run within one instant between two progress reports
+CYCLES_PER_REPORT = 200
+
+
+@dataclass(frozen=True, slots=True)
+class RunStatus:
+    """Where a running simulation is: simulated time (and its end, if set), scheduling cycles run,
+    and the pods now: ``pending`` (not bound), ``running`` (bound, started or about to),
+    ``finished`` (Succeeded or Failed)."""
+
+    now: float
+    until: float | None
+    cycles: int
+    pending: int
+    running: int
+    finished: int
+
+
+ProgressCallback = Callable[[RunStatus], None]
+
+
+def _state(phase: str, node: str | None) -> str:
+    return "Bound" if phase == "Pending" and node else phase
 
 
 class PodHistory:
@@ -36,6 +60,8 @@ class PodHistory:
 
     def __init__(self) -> None:
         self.pods: dict[str, dict[str, Any]] = {}
+        #: pods by their current phase (``Deleted`` ones included; a bound Pending pod is ``Bound``)
+        self.phases: Counter[str] = Counter()
 
     def _record(self, obj: Obj, phase: str | None = None) -> None:
         spec = obj.get("spec") or {}
@@ -44,7 +70,12 @@ class PodHistory:
             phase = status.get("phase") or "Pending"
             if obj["metadata"].get("deletionTimestamp") and phase not in TERMINAL_PHASES:
                 phase = "Terminating"
-        self.pods[key_of(obj)] = {
+        key = key_of(obj)
+        previous = self.pods.get(key)
+        if previous is not None:
+            self.phases[_state(previous["phase"], previous["node"])] -= 1
+        self.phases[_state(phase, spec.get("nodeName"))] += 1
+        self.pods[key] = {
             "node": spec.get("nodeName"),
             "phase": phase,
             "priority": spec.get("priority", 0),
@@ -133,14 +164,29 @@ class Simulation:
                             err.code, err.message)
 
     # -- the loop -------------------------------------------------------------------------------
+    def status(self, cycles: int = 0) -> RunStatus:
+        phases = self.history.phases
+        return RunStatus(self.loop.now(), self.until, cycles, phases["Pending"],
+                         phases["Bound"] + phases["Running"] + phases["Terminating"],
+                         phases["Succeeded"] + phases["Failed"])
+
     def run(self, progress: ProgressCallback | None = None) -> SimulationOutcome:
-        """Run to the end (``until``, else until nothing more can happen); ``progress(now, until)``
-        is called after every simulated instant, so it should be cheap."""
+        """Run to the end (``until``, else until nothing more can happen). ``progress(status)`` is
+        called after every simulated instant and every ``CYCLES_PER_REPORT`` cycles within one, so
+        it should be cheap."""
         loop = self.loop
+        cycles = 0
+
+        def after_cycle() -> None:
+            nonlocal cycles
+            cycles += 1
+            if progress is not None and cycles % CYCLES_PER_REPORT == 0:
+                progress(self.status(cycles))
+
         while True:
-            self.scheduler_loop.run_instant()
+            self.scheduler_loop.run_instant(after_cycle)
             if progress is not None:
-                progress(loop.now(), self.until)
+                progress(self.status(cycles))
             if self.until is None and not self._more_can_happen():
                 break
             if not loop.advance(self.until):
