@@ -32,7 +32,7 @@ class ReferenceDriver:
         self._backoff_at: float | None = None
         self._unschedulable_at: float | None = None
 
-    def run_instant(self) -> int:
+    def run_instant(self, after_cycle: object = None) -> int:
         cycles = 0
         while True:
             ran = self.loop.run_due()
