@@ -75,7 +75,7 @@ def test_simulation_run_returns_the_outcome_and_reports_progress(tmp_path: Path)
     path = _preempting(tmp_path)
     seen: list[tuple[float, float | None]] = []
     sim = Simulation(load_scenario(path), until=60.0)
-    outcome = sim.run(progress=lambda now, until: seen.append((now, until)))
+    outcome = sim.run(progress=lambda status: seen.append((status.now, status.until)))
     assert outcome.simulation is sim
     assert outcome.result["endTime"] == 60.0
     times = [t for t, _ in seen]
