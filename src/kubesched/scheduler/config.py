@@ -148,7 +148,7 @@ def parse_configuration(config: dict[str, Any] | None) -> SchedulerSettings:
         raise ConfigError(f"apiVersion: only {API_VERSION} is supported, got {version!r}")
     unknown = unknown_configuration_fields(config)
     if unknown:  # kube-scheduler decodes its configuration strictly
-        raise ConfigError("; ".join(f'unknown field "{path}"' for path in unknown))
+        raise ConfigError("; ".join(f"{path}: unknown field" for path in unknown))
     percentage = config.get("percentageOfNodesToScore", 0) or 0
     if not isinstance(percentage, int) or not 0 <= percentage <= 100:
         raise ConfigError("percentageOfNodesToScore: must be an integer in 0..100")
