@@ -126,6 +126,7 @@ def test_a_scheduler_configuration_document_in_a_scenario_directory(tmp_path: Pa
     shutil.copy(EXAMPLE, folder / "cluster.yaml")
     (folder / "scheduler.yaml").write_text(NO_PREEMPTION)
     assert preemptions(invoke("simulate", str(folder), "-o", "json")) == 0
+    refused(invoke("simulate", str(folder / "scheduler.yaml")), "nothing to simulate: only a KubeSchedulerConfiguration")
     # one given on the command line replaces it
     with_preemption = tmp_path / "default.yaml"
     with_preemption.write_text("apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n")

@@ -78,7 +78,7 @@ class Scenario:
     sources: list[str] = field(default_factory=list)
     #: ``spec.cluster``: settings of the embedded cluster's subsystems (admission, eviction, ...)
     cluster: dict[str, Any] = field(default_factory=dict)
-    #: fields the objects' kinds do not declare, one warning each (see :func:`unknown_field_warnings`)
+    #: fields the objects' kinds do not declare, one warning each (an error with :func:`strict_error`)
     warnings: list[ManifestError] = field(default_factory=list)
 
 
@@ -255,7 +255,7 @@ def load_scheduler_configuration(path: str) -> dict[str, Any]:
                             file=file)
     obj = docs[0].obj
     if not isinstance(obj, dict) or obj.get("kind") != SCHEDULER_CONFIGURATION_KIND:
-        raise ManifestError(f"expected a {SCHEDULER_CONFIGURATION_KIND} document", file=file, document=1,
+        raise ManifestError(f"expected a {SCHEDULER_CONFIGURATION_KIND} document", file=file, document=docs[0].document,
                             object_ref=object_ref(obj) or None)
     _validate(docs)
     return copy.deepcopy(obj)
@@ -298,6 +298,10 @@ def load_scenario(path: str | Path) -> Scenario:
         raise ManifestError(f"nothing to simulate: the {what} no Kubernetes object or Scenario",
                             file=STDIN_NAME if stdin else str(p))
     _validate(docs)
+    if all(d.obj.get("kind") == SCHEDULER_CONFIGURATION_KIND for d in docs):
+        raise ManifestError(f"nothing to simulate: only a {SCHEDULER_CONFIGURATION_KIND}; give it with "
+                            "--scheduler-config, or beside the objects of a scenario",
+                            file=STDIN_NAME if stdin else str(p))
     scenario = Scenario(name="stdin" if stdin else p.stem if p.is_file() else p.name,
                         warnings=_unknown_field_warnings(docs))
     _take_scheduler_configuration(scenario, docs)
