@@ -9,9 +9,10 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from kubesched.api.errors import KubeschedError
+from kubesched.api.errors import KubeschedError, ManifestError
 from kubesched.api.loader import Scenario, Step, default_object, load_manifests
 from kubesched.api.selectors import LabelSelector
+from kubesched.api.validation import SCHEDULER_CONFIGURATION_KIND
 from kubesched.cluster.embedded.apiserver.admission import SYSTEM_PRIORITY_CLASSES
 from kubesched.k8s.objects import DEFAULT_NAMESPACE, DEFAULT_SCHEDULER_NAME, Obj, key_of
 from kubesched.sim import simulate
@@ -282,7 +283,16 @@ def whatif(base: Scenario, changes: Changes, *, seed: int | None = None,
     return compare(baseline, changed, before, after, changes), changed
 
 
-def load_change_objects(paths: list[str]) -> list[Obj]:
+def load_change_objects(paths: list[str], warnings: list[ManifestError] | None = None) -> list[Obj]:
+    """The objects of ``--apply`` files (Scenario documents left out); unknown fields are appended to
+    ``warnings``. A KubeSchedulerConfiguration is refused: ``--scheduler-config`` is its place."""
     from pathlib import Path
 
-    return [obj for obj, _ in load_manifests([Path(p) for p in paths]) if obj.get("kind") != "Scenario"]
+    objects = []
+    for obj, source in load_manifests([Path(p) for p in paths], warnings):
+        if obj.get("kind") == SCHEDULER_CONFIGURATION_KIND:
+            raise WhatIfError(f"{source}: --apply takes objects; give a {SCHEDULER_CONFIGURATION_KIND} "
+                              "with --scheduler-config")
+        if obj.get("kind") != "Scenario":
+            objects.append(obj)
+    return objects

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 import json
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -17,11 +18,21 @@ import yaml
 from kubesched.api.boundedyaml import YamlLimitError, check_bounds, compose_documents
 from kubesched.api.durations import parse_duration
 from kubesched.api.errors import ManifestError
+from kubesched.api.known_fields import unknown_fields
 from kubesched.api.resources import default_pod_requests_from_limits
-from kubesched.api.validation import SCENARIO_KIND, WORKLOAD_KINDS, object_ref, validate_object
+from kubesched.api.validation import (
+    SCENARIO_KIND,
+    SCHEDULER_CONFIGURATION_KIND,
+    WORKLOAD_KINDS,
+    object_ref,
+    validate_object,
+)
 from kubesched.k8s.objects import DEFAULT_NAMESPACE, is_namespaced
 
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
+#: the path that means standard input (read as YAML, which includes JSON), named ``STDIN_NAME`` in messages
+STDIN = "-"
+STDIN_NAME = "<stdin>"
 
 _BaseLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
@@ -67,6 +78,8 @@ class Scenario:
     sources: list[str] = field(default_factory=list)
     #: ``spec.cluster``: settings of the embedded cluster's subsystems (admission, eviction, ...)
     cluster: dict[str, Any] = field(default_factory=dict)
+    #: fields the objects' kinds do not declare, one warning each (an error with :func:`strict_error`)
+    warnings: list[ManifestError] = field(default_factory=list)
 
 
 @dataclass
@@ -87,6 +100,8 @@ class _Doc:
 
 
 def _files_of(path: Path) -> list[Path]:
+    if str(path) == STDIN:
+        return [path]
     if path.is_dir():
         return sorted(
             (p for p in path.iterdir() if p.is_file() and p.suffix.lower() in MANIFEST_SUFFIXES),
@@ -123,9 +138,10 @@ def _yaml_documents(text: str, file: str) -> list[tuple[int, Any]]:
 
 
 def _read_file(path: Path) -> list[_Doc]:
-    file = str(path)
+    stdin = str(path) == STDIN
+    file = STDIN_NAME if stdin else str(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = sys.stdin.read() if stdin else path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise ManifestError(f"cannot read file: {exc}", file=file) from exc
     if path.suffix.lower() == ".json":
@@ -163,23 +179,39 @@ def _read(paths: list[Path]) -> list[_Doc]:
 
 def _validate(docs: list[_Doc]) -> None:
     errors: list[ManifestError] = []
-    scenario_docs = 0
+    seen = {SCENARIO_KIND: 0, SCHEDULER_CONFIGURATION_KIND: 0}
     for doc in docs:
         for path, message in validate_object(doc.obj, doc.path_prefix):
             errors.append(ManifestError(message, file=doc.file, document=doc.document, path=path,
                                         object_ref=object_ref(doc.obj) or None))
-        if isinstance(doc.obj, dict) and doc.obj.get("kind") == SCENARIO_KIND:
-            scenario_docs += 1
+        kind = doc.obj.get("kind") if isinstance(doc.obj, dict) else None
+        if kind in seen:
+            seen[kind] += 1
             if doc.item is not None:
-                errors.append(ManifestError("a Scenario cannot be an item of a List", file=doc.file,
-                                            document=doc.document, path=doc.path_prefix, object_ref=SCENARIO_KIND))
-            elif scenario_docs > 1:
-                errors.append(ManifestError("more than one Scenario document", file=doc.file,
+                errors.append(ManifestError(f"a {kind} cannot be an item of a List", file=doc.file,
+                                            document=doc.document, path=doc.path_prefix, object_ref=kind))
+            elif seen[kind] > 1:
+                errors.append(ManifestError(f"more than one {kind} document", file=doc.file,
                                             document=doc.document, object_ref=object_ref(doc.obj) or None))
     if errors:
         first, *rest = errors
         raise ManifestError(first.message, file=first.file, document=first.document, path=first.path,
                             object_ref=first.object_ref, related=rest)
+
+
+def _unknown_field_warnings(docs: list[_Doc]) -> list[ManifestError]:
+    return [ManifestError(f'unknown field "{path}"', file=doc.file, document=doc.document,
+                          object_ref=object_ref(doc.obj) or None)
+            for doc in docs for path in unknown_fields(doc.obj, doc.path_prefix)]
+
+
+def strict_error(warnings: list[ManifestError]) -> ManifestError | None:
+    """The unknown-field warnings as one error (all of them listed), for ``--strict``; None if none."""
+    if not warnings:
+        return None
+    first, *rest = warnings
+    return ManifestError(first.message, file=first.file, document=first.document, object_ref=first.object_ref,
+                         related=rest)
 
 
 def default_object(obj: dict[str, Any]) -> dict[str, Any]:
@@ -199,13 +231,34 @@ def default_object(obj: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def load_manifests(paths: list[Path]) -> list[tuple[dict[str, Any], str]]:
-    """Every object of the given files/directories as ``(defaulted object, source)`` pairs in order,
-    ``source`` being ``"file.yaml: document N"`` (``", items[i]"`` appended for List items).  Scenario
-    documents are included as they are.  Raises ManifestError if anything is malformed."""
+def load_manifests(paths: list[Path], warnings: list[ManifestError] | None = None) -> list[tuple[dict[str, Any], str]]:
+    """Every object of the given files/directories (``-``: standard input) as ``(defaulted object,
+    source)`` pairs in order, ``source`` being ``"file.yaml: document N"`` (``", items[i]"`` appended
+    for List items).  Scenario and KubeSchedulerConfiguration documents are included as they are.
+    Raises ManifestError if anything is malformed; unknown fields are appended to ``warnings``."""
     docs = _read(list(paths))
     _validate(docs)
+    if warnings is not None:
+        warnings.extend(_unknown_field_warnings(docs))
     return [(default_object(d.obj), d.source) for d in docs]
+
+
+def load_scheduler_configuration(path: str) -> dict[str, Any]:
+    """A KubeSchedulerConfiguration file (``-``: standard input): exactly one document, of that kind,
+    without unknown fields.  Raises ManifestError naming the file."""
+    docs = _read([Path(path)])
+    file = STDIN_NAME if path == STDIN else path
+    if not docs:
+        raise ManifestError(f"expected a {SCHEDULER_CONFIGURATION_KIND} document, found none", file=file)
+    if len(docs) != 1 or docs[0].item is not None:
+        raise ManifestError(f"expected a single document, a {SCHEDULER_CONFIGURATION_KIND}; found {len(docs)} objects",
+                            file=file)
+    obj = docs[0].obj
+    if not isinstance(obj, dict) or obj.get("kind") != SCHEDULER_CONFIGURATION_KIND:
+        raise ManifestError(f"expected a {SCHEDULER_CONFIGURATION_KIND} document", file=file, document=docs[0].document,
+                            object_ref=object_ref(obj) or None)
+    _validate(docs)
+    return copy.deepcopy(obj)
 
 
 def _step(raw: dict[str, Any], source: str) -> Step:
@@ -232,18 +285,30 @@ def _step(raw: dict[str, Any], source: str) -> Step:
 
 
 def load_scenario(path: str | Path) -> Scenario:
-    """Load a scenario file or directory (read in name order).  The Scenario document is optional;
-    without one the scenario is just the initial objects.  Its name defaults to the file or
-    directory stem.  Raises ManifestError if anything is malformed."""
+    """Load a scenario file or directory (read in name order; ``-``: standard input).  The Scenario
+    document is optional; without one the scenario is just the initial objects.  Its name defaults
+    to the file or directory stem.  A KubeSchedulerConfiguration document is the scenario's
+    configuration.  Raises ManifestError if anything is malformed; fields that the objects' kinds do
+    not declare are listed in the Scenario's ``warnings``."""
     p = Path(path)
+    stdin = str(p) == STDIN
     docs = _read([p])
     if not docs:
-        what = "directory has no YAML or JSON file with" if p.is_dir() else "file has"
-        raise ManifestError(f"nothing to simulate: the {what} no Kubernetes object or Scenario", file=str(p))
+        what = "directory has no YAML or JSON file with" if p.is_dir() else "input has" if stdin else "file has"
+        raise ManifestError(f"nothing to simulate: the {what} no Kubernetes object or Scenario",
+                            file=STDIN_NAME if stdin else str(p))
     _validate(docs)
-    scenario = Scenario(name=p.stem if p.is_file() else p.name)
+    if all(d.obj.get("kind") == SCHEDULER_CONFIGURATION_KIND for d in docs):
+        raise ManifestError(f"nothing to simulate: only a {SCHEDULER_CONFIGURATION_KIND}; give it with "
+                            "--scheduler-config, or beside the objects of a scenario",
+                            file=STDIN_NAME if stdin else str(p))
+    scenario = Scenario(name="stdin" if stdin else p.stem if p.is_file() else p.name,
+                        warnings=_unknown_field_warnings(docs))
+    _take_scheduler_configuration(scenario, docs)
     for doc in docs:
         obj = doc.obj
+        if obj.get("kind") == SCHEDULER_CONFIGURATION_KIND:
+            continue
         if obj.get("kind") != SCENARIO_KIND:
             scenario.objects.append(default_object(obj))
             scenario.sources.append(doc.source)
@@ -261,6 +326,22 @@ def load_scenario(path: str | Path) -> Scenario:
         steps = [_step(raw, f"{doc.source}, spec.steps[{i}]") for i, raw in enumerate(spec.get("steps") or [])]
         scenario.steps = sorted(steps, key=lambda s: s.at)
     return scenario
+
+
+def _take_scheduler_configuration(scenario: Scenario, docs: list[_Doc]) -> None:
+    """A KubeSchedulerConfiguration document, if there is one, configures the scenario's scheduler;
+    a Scenario that has its own ``spec.schedulerConfiguration`` too is refused (which one?)."""
+    config = next((d for d in docs if d.obj.get("kind") == SCHEDULER_CONFIGURATION_KIND), None)
+    if config is None:
+        return
+    other = next((d for d in docs if d.obj.get("kind") == SCENARIO_KIND
+                  and (d.obj.get("spec") or {}).get("schedulerConfiguration") is not None), None)
+    if other is not None:
+        raise ManifestError(f"two scheduler configurations: this document and {other.source}, "
+                            "spec.schedulerConfiguration; keep one", file=config.file, document=config.document,
+                            object_ref=SCHEDULER_CONFIGURATION_KIND)
+    scenario.scheduler_configuration = copy.deepcopy(config.obj)
+    scenario.scheduler_configuration_source = config.source
 
 
 def scenario_from_objects(objects: list[dict[str, Any]], name: str, source: str) -> Scenario:

@@ -33,6 +33,7 @@ from kubesched.api._checks import (
     key_path,
     type_name,
 )
+from kubesched.api.known_fields import unknown_configuration_fields
 from kubesched.api.selectors import LabelSelector
 from kubesched.api.validation_cluster import validate_cluster_config
 from kubesched.api.validation_pod import (
@@ -74,6 +75,7 @@ QUOTA_SCOPES = ("Terminating", "NotTerminating", "BestEffort", "NotBestEffort", 
 POD_PHASES = ("Pending", "Running", "Succeeded", "Failed", "Unknown")
 WORKLOAD_KINDS = frozenset({"Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "Job"})
 _SCENARIO_SPEC_FIELDS = frozenset({"seed", "until", "schedulerConfiguration", "steps", "cluster"})
+_SCENARIO_FIELDS = frozenset({"apiVersion", "kind", "metadata", "spec"})
 _STEP_ACTIONS = ("create", "delete", "patch")
 
 
@@ -110,6 +112,9 @@ def validate_object(obj: Any, path: str = "") -> list[tuple[str, str]]:
     kind = expect_str(obj.get("kind"), key_path(path, "kind"), errs, required=True, non_empty=True)
     api_version = expect_str(obj.get("apiVersion"), key_path(path, "apiVersion"), errs, required=True, non_empty=True)
     if kind is None:
+        return errs
+    if kind == SCHEDULER_CONFIGURATION_KIND:
+        check_scheduler_configuration(obj, path, errs)
         return errs
     if kind not in KINDS:
         errs.append((key_path(path, "kind"), f'unsupported kind "{kind}": supported kinds are {", ".join(KINDS)}'))
@@ -342,7 +347,7 @@ def _validate_step(step: Any, path: str, errs: Errors) -> None:
     if "create" in s:
         cpath = key_path(path, "create")
         created = s["create"]
-        if isinstance(created, dict) and created.get("kind") in (SCENARIO_KIND, "List"):
+        if isinstance(created, dict) and created.get("kind") in (SCENARIO_KIND, "List", SCHEDULER_CONFIGURATION_KIND):
             errs.append((key_path(cpath, "kind"), f"a step cannot create a {created.get('kind')}"))
         else:
             errs.extend(validate_object(created, cpath))
@@ -359,6 +364,8 @@ def _validate_step(step: Any, path: str, errs: Errors) -> None:
 
 
 def _validate_scenario(obj: dict[str, Any], path: str, errs: Errors) -> None:
+    for extra in sorted(set(obj) - _SCENARIO_FIELDS, key=str):
+        errs.append((key_path(path, str(extra)), "unknown field in a Scenario"))
     spath = key_path(path, "spec")
     spec = expect_dict(obj.get("spec"), spath, errs)
     if spec is None:
@@ -370,14 +377,23 @@ def _validate_scenario(obj: dict[str, Any], path: str, errs: Errors) -> None:
     cpath = key_path(spath, "schedulerConfiguration")
     config = expect_dict(spec.get("schedulerConfiguration"), cpath, errs)
     if config is not None:
-        if config.get("kind") != SCHEDULER_CONFIGURATION_KIND:
-            errs.append((key_path(cpath, "kind"), f'must be "{SCHEDULER_CONFIGURATION_KIND}"'))
-        expect_str(config.get("apiVersion"), key_path(cpath, "apiVersion"), errs)
+        check_scheduler_configuration(config, cpath, errs)
     if spec.get("cluster") is not None:
         validate_cluster_config(spec["cluster"], key_path(spath, "cluster"), errs)
     steps_path = key_path(spath, "steps")
     for i, step in enumerate(expect_list(spec.get("steps"), steps_path, errs) or []):
         _validate_step(step, idx_path(steps_path, i), errs)
+
+
+def check_scheduler_configuration(config: dict[str, Any], path: str, errs: Errors) -> None:
+    """The shape of a KubeSchedulerConfiguration (a Scenario's ``spec.schedulerConfiguration`` or a
+    document of its own): its kind, and no unknown field (kube-scheduler decodes it strictly). The
+    scheduler checks the values when it is built from it."""
+    if config.get("kind") != SCHEDULER_CONFIGURATION_KIND:
+        errs.append((key_path(path, "kind"), f'must be "{SCHEDULER_CONFIGURATION_KIND}"'))
+    expect_str(config.get("apiVersion"), key_path(path, "apiVersion"), errs)
+    for field in unknown_configuration_fields(config):
+        errs.append((f"{path}.{field}" if path else field, "unknown field"))
 
 
 def _validate_service(obj: dict[str, Any], path: str, errs: Errors) -> None:

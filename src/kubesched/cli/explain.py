@@ -11,7 +11,18 @@ from rich.markup import escape
 
 from kubesched.analysis.diagnose import PodDiagnosis, diagnose
 from kubesched.api.errors import KubeschedError
-from kubesched.cli.options import cluster_source_options, duration_option, load_source, seed_option
+from kubesched.cli.options import (
+    INPUT_PATH,
+    cluster_source_options,
+    duration_option,
+    load_source,
+    one_standard_input,
+    report_unknown_fields,
+    scheduler_config_option,
+    seed_option,
+    strict_option,
+    with_scheduler_config,
+)
 from kubesched.cli.tables import Table
 from kubesched.k8s.objects import DEFAULT_NAMESPACE, split_key
 from kubesched.sim import simulate
@@ -60,20 +71,25 @@ def render_diagnosis(console: Console, d: PodDiagnosis) -> None:
 
 @click.command()
 @click.argument("pod")
-@click.argument("scenario", type=click.Path(exists=True), required=False)
+@click.argument("scenario", type=INPUT_PATH, required=False)
 @cluster_source_options
 @duration_option("--at", help="Diagnose the cluster as it is at this simulated time (default: the end).")
 @seed_option()
 @click.option("--output", "-o", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@scheduler_config_option("KubeSchedulerConfiguration to simulate with, instead of the scenario's own.")
+@strict_option()
 def explain(pod: str, scenario: str | None, at: float | None, seed: int | None, output: str,
-            kubeconfig: str | None, context: str | None) -> None:
+            kubeconfig: str | None, context: str | None, scheduler_config: str | None, strict: bool) -> None:
     """Explain why POD (namespace/name or name) is pending in SCENARIO (a scenario or a snapshot of
-    manifests, e.g. `kubectl get nodes,pods,pdb,priorityclasses -A -o yaml`) or in a live cluster read
-    through --kubeconfig: every filter that rejects it on every node, what would have to change, and
+    manifests, e.g. `kubectl get nodes,pods,pdb,priorityclasses -A -o yaml`; - for standard input) or in a
+    live cluster read through --kubeconfig: every filter that rejects it on every node, what would have to change, and
     whether preemption would help and whom it would cost."""
     namespace, name = _split(pod)
+    one_standard_input(scenario, scheduler_config)
     try:
-        outcome = simulate(load_source(scenario, kubeconfig, context), seed=seed, until=at, explain=True)
+        source = with_scheduler_config(load_source(scenario, kubeconfig, context), scheduler_config)
+        report_unknown_fields(source.warnings, strict)
+        outcome = simulate(source, seed=seed, until=at, explain=True)
         diagnosis = diagnose(outcome.scheduler, namespace, name)
     except KeyError as err:
         click.echo(f"error: {err.args[0]}", err=True)

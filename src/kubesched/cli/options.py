@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Any
 
 import click
-import yaml
 
 from kubesched.api.durations import parse_duration
 
@@ -51,22 +50,63 @@ def output_file_option(*names: str, help: str) -> Callable[[Any], Any]:
 
 
 def load_scheduler_config(path: str, param_hint: str) -> dict[str, Any]:
-    """A KubeSchedulerConfiguration file: one YAML document, a mapping that the scheduler accepts."""
+    """A KubeSchedulerConfiguration file (``-``: standard input): one document, of that kind, without
+    unknown fields, whose top level the scheduler accepts; problems are reported against the option."""
+    from kubesched.api.errors import ManifestError
+    from kubesched.api.loader import load_scheduler_configuration
     from kubesched.scheduler.config import ConfigError, parse_configuration
 
     try:
-        with open(path, encoding="utf-8") as fh:
-            loaded = yaml.load(fh, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-    except (OSError, yaml.YAMLError) as exc:
-        raise click.BadParameter(f"{path}: {exc}", param_hint=param_hint) from exc
-    if not isinstance(loaded, dict):
-        raise click.BadParameter(f"{path}: expected a KubeSchedulerConfiguration document",
-                                 param_hint=param_hint)
+        loaded = load_scheduler_configuration(path)
+    except ManifestError as exc:
+        raise click.BadParameter(str(exc), param_hint=param_hint) from exc
     try:
         parse_configuration(loaded)
     except ConfigError as exc:
         raise click.BadParameter(f"{path}: {exc}", param_hint=param_hint) from exc
     return loaded
+
+
+#: an input path: a file or a directory, or ``-`` for standard input
+INPUT_PATH = click.Path(exists=True, allow_dash=True)
+
+
+def strict_option() -> Callable[[Any], Any]:
+    """``--strict``: unknown fields are errors instead of warnings."""
+    return click.option("--strict", is_flag=True,
+                        help="Refuse objects with fields their kind does not declare (typos such as nodeSelectr), "
+                             "as kubectl's strict field validation does; without it each is a warning on stderr.")
+
+
+def scheduler_config_option(help: str) -> Callable[[Any], Any]:
+    """``--scheduler-config FILE`` (``-``: standard input), loaded by :func:`load_scheduler_config`."""
+    return click.option("--scheduler-config", type=click.Path(exists=True, dir_okay=False, allow_dash=True),
+                        default=None, metavar="FILE", help=help)
+
+
+def report_unknown_fields(warnings: list[Any], strict: bool) -> None:
+    """Each unknown field as a warning line on stderr, or (``strict``) all of them as one ManifestError."""
+    from kubesched.api.loader import strict_error
+
+    error = strict_error(warnings) if strict else None
+    if error is not None:
+        raise error
+    for warning in warnings:
+        click.echo(f"warning: {warning}", err=True)
+
+
+def one_standard_input(*paths: str | None) -> None:
+    """Refuse ``-`` (standard input) given for more than one input: it can be read only once."""
+    if sum(1 for p in paths if p == "-") > 1:
+        raise click.UsageError("standard input (-) can be read only once: give it to one argument or option")
+
+
+def with_scheduler_config(scenario: Any, path: str | None) -> Any:
+    """The scenario with the KubeSchedulerConfiguration of ``--scheduler-config`` (replacing its own)."""
+    if path is not None:
+        scenario.scheduler_configuration = load_scheduler_config(path, "--scheduler-config")
+        scenario.scheduler_configuration_source = f"--scheduler-config {path}"
+    return scenario
 
 
 def cluster_source_options(func: Any) -> Any:
@@ -98,5 +138,5 @@ def load_source(snapshot: str | None, kubeconfig: str | None, context: str | Non
             raise click.ClickException(f"reading the cluster failed: {err.code} {err.message}") from err
         return scenario_from_objects(objects, "live-cluster", f"cluster ({kubeconfig})")
     if snapshot is None:
-        raise click.UsageError("give a SNAPSHOT file or directory, or --kubeconfig")
+        raise click.UsageError("give a SNAPSHOT file or directory (- for standard input), or --kubeconfig")
     return load_scenario(snapshot)

@@ -13,8 +13,18 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 from kubesched.api.errors import KubeschedError
-from kubesched.api.loader import load_scenario
-from kubesched.cli.options import duration_option, output_file_option, seed_option
+from kubesched.api.loader import Scenario, load_scenario
+from kubesched.cli.options import (
+    INPUT_PATH,
+    duration_option,
+    one_standard_input,
+    output_file_option,
+    report_unknown_fields,
+    scheduler_config_option,
+    seed_option,
+    strict_option,
+    with_scheduler_config,
+)
 from kubesched.cli.render import find_pod, render_explain, render_result
 from kubesched.report.html import simulation_report
 from kubesched.sim import simulate as simulate_scenario
@@ -22,11 +32,10 @@ from kubesched.sim.runner import RunStatus
 
 
 def run_simulation(
-    path: str, seed: int | None, until: float | None, explain: bool, show_progress: bool
+    scenario: Scenario, seed: int | None, until: float | None, explain: bool, show_progress: bool
 ) -> dict[str, Any]:
-    """Load and simulate; return the SimulationResult (with the decision sections when ``explain``).
+    """Simulate; return the SimulationResult (with the decision sections when ``explain``).
     Raises KubeschedError on bad input."""
-    scenario = load_scenario(path)
     if not show_progress:
         return simulate_scenario(scenario, seed=seed, until=until, explain=explain).result
     console = Console(stderr=True)
@@ -53,7 +62,7 @@ def run_simulation(
 
 
 @click.command()
-@click.argument("scenario", type=click.Path(exists=True, dir_okay=True, readable=True))
+@click.argument("scenario", type=INPUT_PATH)
 @click.option("--output", "-o", type=click.Choice(["table", "json"]), default="table", show_default=True,
               help="table for people, json for programs (the SimulationResult contract).")
 @seed_option()
@@ -61,12 +70,15 @@ def run_simulation(
 @click.option("--explain", "explain_pod", metavar="POD", default=None,
               help="Print why POD (namespace/name or name) was placed, pending or preempted.")
 @click.option("--decisions", is_flag=True,
-              help="With --output json: include every scheduling attempt and preemption decision.")
+              help="With --output json: include every scheduling attempt and preemption decision (the table "
+                   "output has no room for them: use --explain POD there).")
 @click.option("--events", "events_limit", type=click.IntRange(min=0), default=60, show_default=True,
               help="Timeline rows in the table output (0: all). Created and Started events are left out.")
 @click.option("--pods", "pods_listing", type=click.Choice(["auto", "all"]), default="auto", show_default=True,
               help="auto: above 200 pods (nodes), the table output summarises them by workload (node pool); "
                    "all: one row per pod and per node.")
+@scheduler_config_option("KubeSchedulerConfiguration to simulate with, instead of the scenario's own.")
+@strict_option()
 @click.option("--progress/--no-progress", default=None, help="Show a progress bar (default: when stderr is a terminal).")
 @output_file_option("--report",
                     help="Also write a self-contained HTML report (plots of pods over time and node utilisation).")
@@ -81,13 +93,19 @@ def simulate(
     pods_listing: str,
     progress: bool | None,
     report: str | None,
+    scheduler_config: str | None,
+    strict: bool,
 ) -> None:
-    """Simulate SCENARIO (a YAML file or a directory of them) and report what the scheduler did."""
+    """Simulate SCENARIO (a YAML or JSON file, a directory of them, or - for standard input) and report
+    what the scheduler did."""
     if decisions and output != "json":
         raise click.UsageError("--decisions adds to the JSON output: use it with --output json")
+    one_standard_input(scenario, scheduler_config)
     show_progress = sys.stderr.isatty() if progress is None else progress
     try:
-        result = run_simulation(scenario, seed, until, decisions or explain_pod is not None, show_progress)
+        loaded = with_scheduler_config(load_scenario(scenario), scheduler_config)
+        report_unknown_fields(loaded.warnings, strict)
+        result = run_simulation(loaded, seed, until, decisions or explain_pod is not None, show_progress)
     except KubeschedError as err:
         click.echo(f"error: {err}", err=True)
         sys.exit(2)

@@ -13,14 +13,19 @@ from rich.console import Console
 from rich.markup import escape
 
 from kubesched.analysis.whatif import Changes, load_change_objects, scenario_documents, whatif
-from kubesched.api.errors import KubeschedError
+from kubesched.api.errors import KubeschedError, ManifestError
 from kubesched.cli.options import (
+    INPUT_PATH,
     cluster_source_options,
     duration_option,
     load_scheduler_config,
     load_source,
+    one_standard_input,
     output_file_option,
+    report_unknown_fields,
+    scheduler_config_option,
     seed_option,
+    strict_option,
 )
 from kubesched.cli.tables import Table
 from kubesched.report.html import whatif_report
@@ -77,20 +82,21 @@ def render_whatif(console: Console, diff: dict[str, Any]) -> None:
 
 
 @click.command()
-@click.argument("snapshot", type=click.Path(exists=True), required=False)
+@click.argument("snapshot", type=INPUT_PATH, required=False)
 @cluster_source_options
 @click.option("--enable-preemption", is_flag=True,
               help="Baseline without preemption (the first stage of a rollout), changed with it.")
 @click.option("--disable-preemption", is_flag=True, help="The reverse.")
-@click.option("--apply", "apply_files", multiple=True, type=click.Path(exists=True),
-              help="Manifests to add or replace (PriorityClasses, PDBs, pods, workloads...). Repeatable.")
+@click.option("--apply", "apply_files", multiple=True, type=INPUT_PATH,
+              help="Manifests to add or replace (PriorityClasses, PDBs, pods, workloads...); a file, a directory "
+                   "or - for standard input. Repeatable.")
 @click.option("--priority-class", "priority_classes", multiple=True, metavar="SELECTOR:CLASS",
               help="Re-prioritise pods (and workloads' pod templates): SELECTOR is ns/name, ns/* or labels "
                    "k=v[,k=v]; e.g. 'app=batch:low' or 'default/*:low'. Repeatable.")
 @click.option("--cordon", multiple=True, metavar="NODE", help="Cordon a node. Repeatable.")
 @click.option("--drain", multiple=True, metavar="NODE", help="Cordon a node and delete its pods at t=0. Repeatable.")
-@click.option("--scheduler-config", type=click.Path(exists=True, dir_okay=False),
-              help="KubeSchedulerConfiguration for the changed run.")
+@scheduler_config_option("KubeSchedulerConfiguration for the changed run.")
+@strict_option()
 @seed_option()
 @duration_option("--until", help="Simulated duration of both runs (default: until nothing more happens).")
 @click.option("--output", "-o", type=click.Choice(["table", "json", "html"]), default="table", show_default=True)
@@ -100,15 +106,17 @@ def render_whatif(console: Console, diff: dict[str, Any]) -> None:
 def whatif_cmd(snapshot: str, enable_preemption: bool, disable_preemption: bool, apply_files: tuple[str, ...], priority_classes: tuple[str, ...],
                cordon: tuple[str, ...], drain: tuple[str, ...], scheduler_config: str | None, seed: int | None,
                until: float | None, output: str, report: str | None, save_changed: str | None,
-               kubeconfig: str | None, context: str | None) -> None:
+               kubeconfig: str | None, context: str | None, strict: bool) -> None:
     """Simulate SNAPSHOT (manifests, a scenario, or `kubectl get nodes,pods,pdb,priorityclasses,resourcequotas
-    -A -o yaml` output) — or a live cluster read through --kubeconfig — as it is and with the changes,
-    from the same seed, and report the difference."""
+    -A -o yaml` output; - for standard input) — or a live cluster read through --kubeconfig — as it is and
+    with the changes, from the same seed, and report the difference."""
     if enable_preemption and disable_preemption:
         raise click.UsageError("--enable-preemption and --disable-preemption exclude each other")
     preemption = True if enable_preemption else False if disable_preemption else None
+    one_standard_input(snapshot, scheduler_config, *apply_files)
+    warnings: list[ManifestError] = []
     try:
-        changes = Changes(preemption=preemption, apply=load_change_objects(list(apply_files)),
+        changes = Changes(preemption=preemption, apply=load_change_objects(list(apply_files), warnings),
                           cordon=list(cordon), drain=list(drain))
         for item in priority_classes:
             selector, sep, pc = item.rpartition(":")
@@ -118,7 +126,9 @@ def whatif_cmd(snapshot: str, enable_preemption: bool, disable_preemption: bool,
         if scheduler_config:
             changes.scheduler_configuration = load_scheduler_config(scheduler_config, "--scheduler-config")
             changes.scheduler_configuration_source = f"--scheduler-config {scheduler_config}"
-        diff, changed = whatif(load_source(snapshot, kubeconfig, context), changes, seed=seed, until=until)
+        base = load_source(snapshot, kubeconfig, context)
+        report_unknown_fields([*base.warnings, *warnings], strict)
+        diff, changed = whatif(base, changes, seed=seed, until=until)
     except KubeschedError as err:
         click.echo(f"error: {err}", err=True)
         sys.exit(2)

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubesched.api.errors import KubeschedError
+from kubesched.api.known_fields import unknown_configuration_fields
 from kubesched.k8s.objects import DEFAULT_SCHEDULER_NAME
 from kubesched.scheduler.framework.interface import EXTENSION_POINTS, Handle, Plugin
 from kubesched.scheduler.framework.runtime import Profile
@@ -145,6 +146,9 @@ def parse_configuration(config: dict[str, Any] | None) -> SchedulerSettings:
     version = config.get("apiVersion", API_VERSION)
     if version != API_VERSION:
         raise ConfigError(f"apiVersion: only {API_VERSION} is supported, got {version!r}")
+    unknown = unknown_configuration_fields(config)
+    if unknown:  # kube-scheduler decodes its configuration strictly
+        raise ConfigError("; ".join(f"{path}: unknown field" for path in unknown))
     percentage = config.get("percentageOfNodesToScore", 0) or 0
     if not isinstance(percentage, int) or not 0 <= percentage <= 100:
         raise ConfigError("percentageOfNodesToScore: must be an integer in 0..100")

@@ -1,0 +1,162 @@
+"""Unknown fields on the command line (a warning per field, an error with --strict), standard input
+(-), and the scheduler configuration given with --scheduler-config or as a document of the scenario."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from kubesched.cli.main import cli
+
+ROOT = Path(__file__).resolve().parents[2]
+DUMP = ROOT / "tests" / "api" / "fixtures" / "kubectl-dump.yaml"
+EXAMPLE = ROOT / "examples" / "preemption-design" / "example-1.yaml"  # C preempts A and B
+ROLLOUT = ROOT / "examples" / "rollout"
+NO_PREEMPTION = """\
+apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+- schedulerName: default-scheduler
+  plugins:
+    multiPoint:
+      disabled: [{name: DefaultPreemption}]
+"""
+FIELD = '"items[5].spec.template.spec.containers[0].resources.requets"'
+
+
+def invoke(*args: str, stdin: str | None = None) -> Result:
+    return CliRunner().invoke(cli, list(args), input=stdin)
+
+
+def refused(result: Result, *words: str) -> None:
+    assert result.exit_code == 2, result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit), repr(result.exception)
+    assert "Traceback" not in result.output
+    for word in words:
+        assert word in result.output, result.output
+
+
+@pytest.fixture
+def misspelt(tmp_path: Path) -> Path:
+    """The kubectl dump whose Deployment asks for `resources.requets` (its ReplicaSet and pod are right)."""
+    text = DUMP.read_text()
+    path = tmp_path / "snap.yaml"
+    path.write_text(text.replace("            requests:\n", "            requets:\n", 1))
+    return path
+
+
+def test_simulate_warns_once_per_unknown_field_and_runs(misspelt: Path) -> None:
+    result = invoke("simulate", str(misspelt), "-o", "json")
+    assert result.exit_code == 0, result.output
+    assert result.stderr.splitlines() == [f"warning: {misspelt}: document 1 (Deployment shop/web): unknown field {FIELD}"]
+    assert json.loads(result.stdout)["kind"] == "SimulationResult"
+
+
+@pytest.mark.parametrize("command", [
+    ["simulate", "{snap}", "--strict", "--report", "{report}"],
+    ["explain", "shop/web-7d4b9c8f6d-x2kqp", "{snap}", "--strict"],
+    ["whatif", "{snap}", "--strict", "--cordon", "worker-1", "--report", "{report}", "--save-changed", "{saved}"],
+])
+def test_strict_turns_unknown_fields_into_an_error_before_anything_runs(misspelt: Path, tmp_path: Path,
+                                                                        command: list[str]) -> None:
+    paths = {"snap": str(misspelt), "report": str(tmp_path / "r.html"), "saved": str(tmp_path / "changed.yaml")}
+    result = invoke(*(arg.format(**paths) for arg in command))
+    refused(result, f"error: {misspelt}: document 1 (Deployment shop/web): unknown field {FIELD}")
+    assert result.stdout == ""
+    assert not (tmp_path / "r.html").exists() and not (tmp_path / "changed.yaml").exists()
+
+
+def test_whatif_warns_about_the_files_it_applies(tmp_path: Path) -> None:
+    classes = tmp_path / "classes.yaml"
+    classes.write_text((ROLLOUT / "classes.yaml").read_text().replace("value:", "valeu: 1\nvalue:", 1))
+    result = invoke("whatif", str(ROLLOUT / "cluster.yaml"), "--apply", str(classes), "-o", "json")
+    assert result.exit_code == 0, result.output
+    assert result.stderr.startswith(f"warning: {classes}: document 1 (PriorityClass ")
+    assert result.stderr.rstrip().endswith('unknown field "valeu"')
+    refused(invoke("whatif", str(ROLLOUT / "cluster.yaml"), "--apply", str(classes), "--strict"), 'unknown field "valeu"')
+
+
+@pytest.mark.parametrize("command", [["simulate", str(EXAMPLE)], ["explain", "c", str(EXAMPLE)],
+                                     ["whatif", str(ROLLOUT / "cluster.yaml")]])
+@pytest.mark.parametrize("content, words", [
+    (NO_PREEMPTION + "podMaxBackoff: 5\n", ["podMaxBackoff: unknown field"]),
+    (NO_PREEMPTION.replace("plugins:", "plugin:"), ["profiles[0].plugin: unknown field"]),
+    ("", ["expected a KubeSchedulerConfiguration document, found none"]),
+])
+def test_a_bad_scheduler_config_is_named_by_its_file(tmp_path: Path, command: list[str], content: str,
+                                                     words: list[str]) -> None:
+    config = tmp_path / "config.yaml"
+    config.write_text(content)
+    result = invoke(*command, "--scheduler-config", str(config))
+    refused(result, "--scheduler-config", str(config), *words)
+    assert "spec.schedulerConfiguration" not in result.output
+
+
+def preemptions(result: Result) -> int:
+    assert result.exit_code == 0, result.output
+    return int(json.loads(result.stdout)["summary"]["preemptions"])
+
+
+def test_simulate_and_explain_take_a_scheduler_config(tmp_path: Path) -> None:
+    config = tmp_path / "no-preemption.yaml"
+    config.write_text(NO_PREEMPTION)
+    assert preemptions(invoke("simulate", str(EXAMPLE), "-o", "json")) > 0
+    assert preemptions(invoke("simulate", str(EXAMPLE), "-o", "json", "--scheduler-config", str(config))) == 0
+
+    def phase(*extra: str) -> str:
+        result = invoke("explain", "c", str(EXAMPLE), "-o", "json", *extra)
+        assert result.exit_code == 0, result.output
+        return str(json.loads(result.stdout)["phase"])
+
+    assert phase() == "Running"  # C preempted A and B
+    assert phase("--scheduler-config", str(config)) == "Pending"
+    unregistered = tmp_path / "unregistered.yaml"
+    unregistered.write_text(NO_PREEMPTION + "      enabled: [{name: NoSuchPlugin}]\n")
+    refused(invoke("explain", "c", str(EXAMPLE), "--scheduler-config", str(unregistered)),
+            f"--scheduler-config {unregistered}", "NoSuchPlugin")
+
+
+def test_a_scheduler_configuration_document_in_a_scenario_directory(tmp_path: Path) -> None:
+    folder = tmp_path / "scenario"
+    folder.mkdir()
+    shutil.copy(EXAMPLE, folder / "cluster.yaml")
+    (folder / "scheduler.yaml").write_text(NO_PREEMPTION)
+    assert preemptions(invoke("simulate", str(folder), "-o", "json")) == 0
+    refused(invoke("simulate", str(folder / "scheduler.yaml")), "nothing to simulate: only a KubeSchedulerConfiguration")
+    # one given on the command line replaces it
+    with_preemption = tmp_path / "default.yaml"
+    with_preemption.write_text("apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n")
+    assert preemptions(invoke("simulate", str(folder), "-o", "json", "--scheduler-config", str(with_preemption))) > 0
+    cluster = folder / "cluster.yaml"
+    cluster.write_text(EXAMPLE.read_text().replace(
+        "spec:\n  seed: 1\n", "spec:\n  seed: 1\n  schedulerConfiguration: {apiVersion: kubescheduler.config.k8s.io/v1, "
+                              "kind: KubeSchedulerConfiguration}\n"))
+    refused(invoke("simulate", str(folder)), "two scheduler configurations", str(folder / "scheduler.yaml"),
+            f"{cluster}: document 8, spec.schedulerConfiguration")
+
+
+def test_standard_input_for_a_scenario_an_apply_file_and_a_scheduler_config(misspelt: Path) -> None:
+    result = invoke("simulate", "-", "-o", "json", stdin=misspelt.read_text())
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["scenario"] == "stdin"
+    assert result.stderr.startswith('warning: <stdin>: document 1 (Deployment shop/web): unknown field "items[5]')
+
+    assert preemptions(invoke("simulate", str(EXAMPLE), "-o", "json", "--scheduler-config", "-",
+                              stdin=NO_PREEMPTION)) == 0
+    result = invoke("whatif", str(ROLLOUT / "cluster.yaml"), "--apply", "-", "--priority-class", "app=batch:batch",
+                    "-o", "json", stdin=(ROLLOUT / "classes.yaml").read_text())
+    assert result.exit_code == 0, result.output
+    assert "apply PriorityClass batch" in json.loads(result.stdout)["changes"]
+    refused(invoke("whatif", "-", "--apply", "-", stdin=misspelt.read_text()), "standard input (-) can be read only once")
+    refused(invoke("simulate", "-", stdin=""), "<stdin>: nothing to simulate")
+
+
+def test_whatif_apply_refuses_a_scheduler_configuration(tmp_path: Path) -> None:
+    config = tmp_path / "config.yaml"
+    config.write_text(NO_PREEMPTION)
+    refused(invoke("whatif", str(ROLLOUT / "cluster.yaml"), "--apply", str(config)),
+            f"{config}: document 1: --apply takes objects", "--scheduler-config")

@@ -1,0 +1,158 @@
+"""Regenerate ``src/kubesched/api/known_fields_data.py``: the field names of every kind the loader
+accepts, read from the models of the official ``kubernetes`` Python client (``pip install
+'kubesched[kube]'``), for the unknown-field warnings of ``kubesched.api.known_fields``.
+
+    python tools/gen_known_fields.py            # rewrite the module
+    python tools/gen_known_fields.py --check    # exit 1 if the committed module is out of date
+
+The client's models (``openapi_types`` and ``attribute_map`` of ``V1Pod`` and the types it refers
+to) are generated from the API server's OpenAPI document, so they name every field of the API
+version the client was built for: a superset of v1.28's, once the few v1.28 alpha fields dropped
+since (:data:`V1_28_FIELDS`) are added back. NodeResourceTopology is a CRD the client
+does not know: its fields are written out below (topology.node.k8s.io/v1alpha2). The output is
+deterministic: types and fields in sorted order, one type per line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+OUTPUT = Path(__file__).resolve().parents[1] / "src" / "kubesched" / "api" / "known_fields_data.py"
+
+#: kind -> the client's model of it
+ROOT_MODELS = {
+    "Pod": "V1Pod",
+    "Node": "V1Node",
+    "Namespace": "V1Namespace",
+    "PriorityClass": "V1PriorityClass",
+    "ResourceQuota": "V1ResourceQuota",
+    "PodDisruptionBudget": "V1PodDisruptionBudget",
+    "Deployment": "V1Deployment",
+    "ReplicaSet": "V1ReplicaSet",
+    "StatefulSet": "V1StatefulSet",
+    "DaemonSet": "V1DaemonSet",
+    "Job": "V1Job",
+    "Service": "V1Service",
+    "ReplicationController": "V1ReplicationController",
+}
+
+#: NodeResourceTopology (topology.node.k8s.io/v1alpha2), in the same notation as the output
+NRT_TYPES: dict[str, dict[str, str]] = {
+    "NodeResourceTopology": {"apiVersion": "", "kind": "", "metadata": "ObjectMeta", "topologyPolicies": "",
+                             "zones": "[NRTZone]", "attributes": "[NRTAttributeInfo]"},
+    "NRTZone": {"name": "", "type": "", "parent": "", "costs": "[NRTCostInfo]",
+                "attributes": "[NRTAttributeInfo]", "resources": "[NRTResourceInfo]"},
+    "NRTCostInfo": {"name": "", "value": ""},
+    "NRTAttributeInfo": {"name": "", "value": ""},
+    "NRTResourceInfo": {"name": "", "capacity": "", "allocatable": "", "available": ""},
+}
+
+
+#: v1.28 fields that the client's newer API no longer has (alpha fields dropped later): type -> fields
+V1_28_FIELDS: dict[str, dict[str, str]] = {
+    "PodResourceClaim": {"source": "ClaimSource"},  # replaced by resourceClaimName in v1.31
+    "ClaimSource": {"resourceClaimName": "", "resourceClaimTemplateName": ""},
+}
+
+
+def _short(model: str) -> str:
+    """``V1PodSpec`` -> ``PodSpec``; other prefixes (``V1alpha3...``, ``CoreV1...``) are kept."""
+    return model[2:] if re.fullmatch(r"V1[A-Z]\w*", model) else model
+
+
+def collect(client: Any) -> dict[str, dict[str, str]]:
+    """Every model reachable from :data:`ROOT_MODELS`: short name -> {JSON field: reference}. A
+    reference is ``""`` (scalar, list or map of scalars, or free-form), ``"T"`` (an object of type
+    T), ``"[T]"`` (a list of them) or ``"{T}"`` (a map of string to them)."""
+    types: dict[str, dict[str, str]] = {}
+    origin: dict[str, str] = {}
+
+    def reference(type_text: str) -> str:
+        if m := re.fullmatch(r"[Ll]ist\[(.+)\]", type_text):
+            inner = reference(m.group(1))
+            return f"[{inner}]" if inner and not inner.startswith(("[", "{")) else ""
+        if m := re.fullmatch(r"[Dd]ict\((?:str|\w+), (.+)\)|Dict\[str, (.+)\]", type_text):
+            inner = reference(m.group(1) or m.group(2))
+            return f"{{{inner}}}" if inner and not inner.startswith(("[", "{")) else ""
+        model = getattr(client, type_text, None)
+        if model is None or not hasattr(model, "openapi_types"):
+            return ""  # str, int, bool, datetime, object (IntOrString, RawExtension, FieldsV1)
+        return visit(type_text)
+
+    def visit(model_name: str) -> str:
+        name = _short(model_name)
+        if origin.setdefault(name, model_name) != model_name:
+            raise SystemExit(f"two models shorten to {name}: {origin[name]} and {model_name}")
+        if name in types:
+            return name
+        model = getattr(client, model_name)
+        fields: dict[str, str] = {}
+        types[name] = fields
+        for attribute, type_text in model.openapi_types.items():
+            fields[model.attribute_map[attribute]] = reference(type_text)
+        return name
+
+    for model_name in ROOT_MODELS.values():
+        visit(model_name)
+    for name, fields in V1_28_FIELDS.items():
+        types.setdefault(name, {}).update(fields)
+    for name, fields in NRT_TYPES.items():
+        if name in types:
+            raise SystemExit(f"{name} is defined twice")
+        types[name] = fields
+    return types
+
+
+def render(types: dict[str, dict[str, str]], client_version: str) -> str:
+    kinds = {**{kind: _short(model) for kind, model in ROOT_MODELS.items()},
+             "NodeResourceTopology": "NodeResourceTopology"}
+    lines = [
+        '"""Field names of the kinds kubesched loads. Generated by tools/gen_known_fields.py from the models',
+        f"of the kubernetes Python client {client_version} (plus NodeResourceTopology v1alpha2): do not edit.",
+        "",
+        'A type maps each JSON field to "" (a scalar, a list or map of scalars, or free-form), "T" (an',
+        'object of type T), "[T]" (a list of them) or "{T}" (a map of string to them).',
+        '"""',
+        "",
+        "from types import MappingProxyType",
+        "",
+        "#: kind -> its type",
+        "KIND_TYPES = MappingProxyType({",
+        *(f"    {kind!r}: {kinds[kind]!r}," for kind in sorted(kinds)),
+        "})",
+        "",
+        "#: type -> {field: reference}",
+        "TYPES = MappingProxyType({",
+    ]
+    for name in sorted(types):
+        fields = ", ".join(f"{f!r}: {types[name][f]!r}" for f in sorted(types[name]))
+        lines.append(f"    {name!r}: {{{fields}}},")
+    lines.append("})")
+    return "\n".join(lines).replace("'", '"') + "\n"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--check", action="store_true", help="only compare with the committed module")
+    args = parser.parse_args()
+    import kubernetes
+    import kubernetes.client
+
+    text = render(collect(kubernetes.client), kubernetes.__version__)
+    if args.check:
+        current = OUTPUT.read_text(encoding="utf-8") if OUTPUT.exists() else ""
+        if current != text:
+            print(f"{OUTPUT} is out of date: run python tools/gen_known_fields.py", file=sys.stderr)
+            return 1
+        return 0
+    OUTPUT.write_text(text, encoding="utf-8")
+    print(f"wrote {OUTPUT} ({len(text.splitlines())} lines)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
