@@ -80,6 +80,11 @@ class Bench:
             if (p.get("spec") or {}).get("nodeName") and (names is None or p["metadata"]["name"] in names)
         )
 
+    def bound_in(self, namespace: str) -> int:
+        """Pods of ``namespace`` that have a node."""
+        return sum(1 for p in self.cluster.api.iter("Pod")
+                   if p["metadata"].get("namespace") == namespace and (p.get("spec") or {}).get("nodeName"))
+
     def measure(self, name: str, objs: list[dict[str, Any]], settle: float = 0.0,
                 trace_memory: bool = False) -> Measurement:
         """Time creating ``objs`` and scheduling until quiet (``settle`` more simulated seconds).
