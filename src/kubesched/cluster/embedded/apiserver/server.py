@@ -103,12 +103,7 @@ class ApiServer:
     # -- create ----------------------------------------------------------------------------------
     def create(self, obj: Obj, audit: CreateAudit | None = None) -> Obj:
         """Admit and store a copy of ``obj``; raises :class:`ApiError` when it is refused."""
-        obj = deep_copy(obj)
-        kind = obj["kind"]
-        meta = obj.setdefault("metadata", {})
-        if is_namespaced(kind):
-            meta.setdefault("namespace", DEFAULT_NAMESPACE)
-            self._ensure_namespace(meta["namespace"])
+        obj, kind, meta = self._incoming(obj)
         try:
             admitted = self.admission.admit_create(obj, self._clock())
             if audit is not None:
@@ -125,12 +120,7 @@ class ApiServer:
         one its class gives (0 if the class is unknown). Objects the API server made itself are kept
         as they are (``None`` is returned): the two ``system-`` PriorityClasses, and a Namespace
         created implicitly before its own document came (its labels are taken over)."""
-        obj = deep_copy(obj)
-        kind = obj["kind"]
-        meta = obj.setdefault("metadata", {})
-        if is_namespaced(kind):
-            meta.setdefault("namespace", DEFAULT_NAMESPACE)
-            self._ensure_namespace(meta["namespace"])
+        obj, kind, meta = self._incoming(obj)
         ns = meta.get("namespace") if is_namespaced(kind) else None
         present = self._store.get(kind, ns, meta["name"])
         if present is not None and kind == "PriorityClass" and meta["name"] in SYSTEM_PRIORITY_CLASSES:
@@ -150,6 +140,16 @@ class ApiServer:
         if audit is not None:
             audit.admitted(obj)
         return self._store.create(obj)
+
+    def _incoming(self, obj: Obj) -> tuple[Obj, str, Obj]:
+        """A copy of a new object, its kind and metadata; its namespace defaulted and made to exist."""
+        obj = deep_copy(obj)
+        kind = obj["kind"]
+        meta = obj.setdefault("metadata", {})
+        if is_namespaced(kind):
+            meta.setdefault("namespace", DEFAULT_NAMESPACE)
+            self._ensure_namespace(meta["namespace"])
+        return obj, kind, meta
 
     def _ensure_namespace(self, namespace: str) -> None:
         if self._store.get("Namespace", None, namespace) is None:
