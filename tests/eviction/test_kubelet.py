@@ -112,3 +112,25 @@ def test_a_terminating_pod_still_counts_and_can_be_evicted(simulate):
     assert run.evicted() == [(10.0, "leaving")]  # killed at once instead of at 65 s
     assert run.phase("staying") == "Running"
     assert [e["time"] for e in run.ev("Deleted", "leaving")] == [10.0]
+
+
+def test_a_met_threshold_stays_met_until_the_minimum_reclaim_is_available(simulate):
+    pods = [pod(name, usage="memory=520Mi", node="n1") for name in ("a", "b", "c", "d")]
+    settings = {"evictionHard": {"memory.available": "300Mi"}}
+    # capacity = 2Gi allocatable + the 300Mi threshold = 2348Mi; 4 × 520Mi used: 268Mi available
+    without = simulate(node("n1"), *pods, scenario({"eviction": settings}, [], until="60s"))
+    assert [t for t, _ in without.evicted()] == [10.0]  # 788Mi available afterwards: resolved
+    reclaim = {**settings, "evictionMinimumReclaim": {"memory.available": "1Gi"}}
+    run = simulate(node("n1"), *pods, scenario({"eviction": reclaim}, [], until="60s"))
+    # resolved only once 300Mi + 1Gi = 1324Mi are available: 788Mi, then 1308Mi, then 1828Mi
+    assert [t for t, _ in run.evicted()] == [10.0, 20.0, 30.0]
+
+
+def test_minimum_reclaim_is_validated_like_a_threshold(tmp_path):
+    import pytest
+
+    from kubesched.api.errors import ManifestError
+    from kubesched.testkit.runs import run_docs
+
+    with pytest.raises(ManifestError, match=r"spec\.cluster\.eviction\.evictionMinimumReclaim\[memory\.available\]: invalid threshold"):
+        run_docs(tmp_path, [node("n1"), scenario({"eviction": {"evictionMinimumReclaim": {"memory.available": "x"}}})])

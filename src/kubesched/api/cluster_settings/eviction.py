@@ -73,26 +73,46 @@ PING_PONG_MODES = ("Preferred", "Required")
 _TOP_FIELDS = frozenset({
     "monitoringPeriod", "evictionHard", "evictionSoft", "evictionSoftGracePeriod", "evictionMaxPodGracePeriod",
     "evictionPressureTransitionPeriod", "nodeStatusUpdateFrequency", "taintNodesByCondition", "defaultUsage",
-    "nodes", "avoidPingPong",
+    "nodes", "avoidPingPong", "evictionMinimumReclaim",
 })
 _NODE_FIELDS = frozenset({"names", "nodeSelector", "evictionHard", "evictionSoft", "evictionSoftGracePeriod",
-                          "evictionMaxPodGracePeriod"})
+                          "evictionMaxPodGracePeriod", "evictionMinimumReclaim"})
+
+
+@dataclass(frozen=True, slots=True)
+class Amount:
+    """A threshold amount: ``quantity`` (absolute) or ``percentage`` (of capacity, 0..1)."""
+
+    quantity: int | None
+    percentage: float | None
+
+    def of(self, capacity: int) -> int:
+        if self.quantity is not None:
+            return self.quantity
+        return int(capacity * (self.percentage or 0.0))
+
+
+NO_RECLAIM = Amount(0, None)
 
 
 @dataclass(frozen=True, slots=True)
 class Threshold:
-    """``signal < value``: ``quantity`` (absolute) or ``percentage`` (of capacity, 0..1)."""
+    """``signal < value``: ``quantity`` (absolute) or ``percentage`` (of capacity, 0..1). Once met, it
+    stays met until ``value + min_reclaim`` is available again (``evictionMinimumReclaim``)."""
 
     signal: Signal
     quantity: int | None
     percentage: float | None
     grace_period: float = 0.0
     hard: bool = True
+    min_reclaim: Amount = NO_RECLAIM
 
     def value(self, capacity: int) -> int:
-        if self.quantity is not None:
-            return self.quantity
-        return int(capacity * (self.percentage or 0.0))
+        return Amount(self.quantity, self.percentage).of(capacity)
+
+    def resolved_at(self, capacity: int) -> int:
+        """What must be available for a met threshold to be resolved."""
+        return self.value(capacity) + self.min_reclaim.of(capacity)
 
     def text(self, capacity: int) -> str:
         from kubesched.api.quantity import format_quantity
@@ -186,6 +206,7 @@ def _check_node_fields(cfg: dict[str, Any], path: str, errs: Errors) -> None:
     _check_threshold_map(cfg.get("evictionHard"), key_path(path, "evictionHard"), errs)
     _check_threshold_map(cfg.get("evictionSoft"), key_path(path, "evictionSoft"), errs)
     _check_grace_map(cfg.get("evictionSoftGracePeriod"), key_path(path, "evictionSoftGracePeriod"), errs)
+    _check_threshold_map(cfg.get("evictionMinimumReclaim"), key_path(path, "evictionMinimumReclaim"), errs)
     expect_int(cfg.get("evictionMaxPodGracePeriod"), key_path(path, "evictionMaxPodGracePeriod"), errs, minimum=0)
     soft = cfg.get("evictionSoft") or {}
     grace = cfg.get("evictionSoftGracePeriod") or {}
@@ -232,19 +253,22 @@ def validate_config(cfg: dict[str, Any], path: str, errs: Errors) -> None:
 
 
 # -- parsing (after validation) ------------------------------------------------------------------
-def _thresholds(hard: dict[str, Any], soft: dict[str, Any], grace: dict[str, Any]) -> tuple[Threshold, ...]:
+def _amount(signal: Signal, text: Any) -> Amount:
+    if isinstance(text, str) and text.endswith("%"):
+        return Amount(None, float(text[:-1]) / 100)
+    return Amount(resource_amount(signal.resource, text), None)
+
+
+def _thresholds(hard: dict[str, Any], soft: dict[str, Any], grace: dict[str, Any],
+                reclaim: dict[str, Any]) -> tuple[Threshold, ...]:
     out: list[Threshold] = []
     for is_hard, mapping in ((True, hard), (False, soft)):
         for name, text in mapping.items():
             signal = SIGNALS[name]
-            quantity: int | None = None
-            pct: float | None = None
-            if isinstance(text, str) and text.endswith("%"):
-                pct = float(text[:-1]) / 100
-            else:
-                quantity = resource_amount(signal.resource, text)
+            amount = _amount(signal, text)
             period = 0.0 if is_hard else parse_duration(grace[name])
-            out.append(Threshold(signal, quantity, pct, period, is_hard))
+            minimum = _amount(signal, reclaim[name]) if name in reclaim else NO_RECLAIM
+            out.append(Threshold(signal, amount.quantity, amount.percentage, period, is_hard, minimum))
     return tuple(out)
 
 
@@ -253,14 +277,15 @@ def _node_settings(cfg: dict[str, Any], base: dict[str, Any]) -> NodeSettings:
     hard = merged.get("evictionHard")
     return NodeSettings(
         _thresholds(dict(DEFAULT_EVICTION_HARD if hard is None else hard), dict(merged.get("evictionSoft") or {}),
-                    dict(merged.get("evictionSoftGracePeriod") or {})),
+                    dict(merged.get("evictionSoftGracePeriod") or {}), dict(merged.get("evictionMinimumReclaim") or {})),
         int(merged.get("evictionMaxPodGracePeriod") or 0),
     )
 
 
 def parse_config(cfg: dict[str, Any]) -> EvictionConfig:
     """The validated section as an :class:`EvictionConfig`."""
-    node_keys = ("evictionHard", "evictionSoft", "evictionSoftGracePeriod", "evictionMaxPodGracePeriod")
+    node_keys = ("evictionHard", "evictionSoft", "evictionSoftGracePeriod", "evictionMaxPodGracePeriod",
+                 "evictionMinimumReclaim")
     base = {k: cfg[k] for k in node_keys if cfg.get(k) is not None}
     overrides = []
     for entry in cfg.get("nodes") or []:

@@ -8,7 +8,8 @@ Each simulated kubelet runs the eviction manager's synchronize loop every ``moni
    Capacity is the Node's ``status.capacity``; a Node that only gives ``allocatable`` is taken to
    reserve exactly the hard threshold (capacity = allocatable + threshold), so pods may use their
    whole allocatable before the node is under pressure;
-2. thresholds met: ``available < threshold`` (hard at once, soft once met for its grace period);
+2. thresholds met: ``available < threshold`` (hard at once, soft once met for its grace period); a
+   met threshold stays met until ``threshold + evictionMinimumReclaim`` is available again;
 3. node conditions (MemoryPressure, DiskPressure) hold while a threshold was met within the last
    ``evictionPressureTransitionPeriod`` (5 min). A change reaches the Node object with the next
    node status update (every ``nodeStatusUpdateFrequency``, half a period after the eviction loop),
@@ -161,8 +162,14 @@ class EvictionManager:
             return
         settings = self.config.for_node(node)
         observed = self._observe(node, settings, name)
-        met = [t for t in settings.thresholds
-               if t.signal.name in observed and observed[t.signal.name][1] < t.value(observed[t.signal.name][0])]
+        # met now, or met before and not yet resolved: available below threshold + minimum reclaim
+        # (upstream thresholdsMet with and without enforceMinReclaim, merged)
+        met = []
+        for t in settings.thresholds:
+            if t.signal.name in observed:
+                cap, available = observed[t.signal.name]
+                if available < (t.resolved_at(cap) if t in state.first_observed else t.value(cap)):
+                    met.append(t)
         state.first_observed = {t: state.first_observed.get(t, now) for t in met}
         for t in met:
             state.last_observed[t.signal.condition] = now
