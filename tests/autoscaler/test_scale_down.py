@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from kubesched.testkit.builders import make_pdb, make_priority_class
-from kubesched.testkit.scenarios import create_step, patch_step
+from kubesched.testkit.scenarios import create_step, delete_step, patch_step
 from kubesched.testkit.scenarios import scenario_document as scenario
 
 from .conftest import autoscaler, deployment, group, node, pod
@@ -75,9 +75,10 @@ def test_unreplicated_pods_block_unless_safe_to_evict(simulate):
     blocked = simulate(anchored(pod("bare", node="pool-1")))
     assert [(s["time"], s["node"]) for s in blocked.autoscaler["scaleDowns"]] == [(120.0, "pool-3")]
     safe = simulate(anchored(pod("bare", node="pool-1", annotations={SAFE: "true"})))
-    # empty nodes go first (in bulk), the non-empty one at the next loop; the pod is deleted
+    # empty nodes go in bulk and the non-empty one is drained in the same loop (parallel drain,
+    # cluster-autoscaler 1.28's default); the pod is deleted
     assert [(s["time"], s["node"], s["pods"]) for s in safe.autoscaler["scaleDowns"]] == [
-        (120.0, "pool-3", []), (130.0, "pool-1", ["default/bare"])]
+        (120.0, "pool-3", []), (120.0, "pool-1", ["default/bare"])]
     assert safe.phase("bare") == "Deleted"
     evict_false = simulate(anchored(pod("bare", node="pool-1", annotations={SAFE: "false"})))
     assert [s["node"] for s in evict_false.autoscaler["scaleDowns"]] == ["pool-3"]
@@ -137,3 +138,43 @@ def test_pending_pods_keep_the_space_they_would_take(simulate):
                             [create_step("1s", pod("late", cpu="3", priority_class="low"))], until="20m"))
     assert run.node_of("late") == "pool-2"
     assert "pool-2" not in [s["node"] for s in run.autoscaler["scaleDowns"]]
+
+
+def test_a_node_running_only_expendable_pods_is_empty(simulate):
+    # pool-1 runs a 3-cpu pod of priority -100 (below the default cutoff of -10): left out of the
+    # autoscaler's snapshot, so pool-1 is empty (utilization 0) and goes with the empty ones
+    run = simulate(make_priority_class("filler", -100),
+                   *anchored(pod("spare", cpu="3", node="pool-1", priority_class="filler")))
+    assert [(s["time"], s["node"], s["pods"]) for s in run.autoscaler["scaleDowns"]] == [
+        (120.0, "pool-1", []), (120.0, "pool-3", [])]
+    assert run.phase("spare") == "Deleted"
+
+
+def test_a_node_that_failed_the_removal_simulation_is_rechecked_after_five_minutes(simulate):
+    # pool-1's pod (1.5 cpu) cannot move while pool-2 and pool-3 carry 3-cpu anchors: pool-1 fails the
+    # removal simulation. At 3m pool-3's anchor is replaced by a 1-cpu one, so the pod would
+    # fit there, but pool-1 is looked at again only 5 minutes after it failed.
+    def docs(**settings):
+        return [pod("a2", cpu="3", node="pool-2", annotations={SAFE: "false"}),
+                pod("a3", cpu="3", node="pool-3", grace=0, annotations={SAFE: "false"}),
+                deployment("web", 1, cpu="1500m"),
+                scenario(autoscaler(group(initial=3, min_size=0), scaleDownUnneededTime="1m",
+                                    scaleDownDelayAfterAdd="0s", **settings),
+                         [delete_step("3m", "Pod", "a3"),
+                          create_step("3m", pod("small", cpu="1", node="pool-3", annotations={SAFE: "false"}))],
+                         until="10m")]
+
+    def drained(run):
+        return [s["time"] for s in run.autoscaler["scaleDowns"] if s["node"] == "pool-1"]
+
+    # first found unremovable at the 10 s scan (the pod is bound after the scan at 0 s): looked at
+    # again at 310 s, unneeded from then, removed 1m later
+    assert drained(simulate(*docs())) == [370.0]
+    assert drained(simulate(*docs(unremovableNodeRecheckTimeout="10s"))) == [240.0]  # unneeded from 3m
+
+
+def test_node_hours_including_provisioning(simulate):
+    run = simulate(deployment("web", 6), scenario(autoscaler(group(min_size=1, max_size=3, delay="30s"), **FAST),
+                                                  [patch_step("5m", "Deployment", "web", {"spec": {"replicas": 2}})]))
+    # the second node was asked for at 10 s and registered at 40 s: 30 s billed before it is a Node
+    assert run.autoscaler["nodeHoursIncludingProvisioning"] == round((40 + 2 * 380 + 30) / 3600, 4)

@@ -115,3 +115,12 @@ def test_pods_that_fit_an_upcoming_node_do_not_scale_up_again(simulate):
         create_step("1s", pod("a", cpu="2", priority_class="low")), create_step("30s", pod("b", cpu="2", priority_class="low"))]))
     assert [s["to"] for s in run.autoscaler["scaleUps"]] == [2]
     assert run.node_of("a") == run.node_of("b") == "pool-2"
+
+
+def test_pods_marked_unschedulable_a_moment_ago_wait_for_the_next_loop(simulate):
+    # marked at 9 s: 1 s old at the 10 s scan, all of them "new" (upstream's 2 s buffer): the
+    # autoscaler waits one loop for more to come; marked at 7 s, they are 3 s old and scale up at 10 s
+    late = simulate(CLASSES, full_node(), scenario(autoscaler(), [create_step("9s", pod("p", cpu="2", priority_class="low"))]))
+    assert [s["time"] for s in late.autoscaler["scaleUps"]] == [20.0]
+    early = simulate(CLASSES, full_node(), scenario(autoscaler(), [create_step("7s", pod("p", cpu="2", priority_class="low"))]))
+    assert [s["time"] for s in early.autoscaler["scaleUps"]] == [10.0]

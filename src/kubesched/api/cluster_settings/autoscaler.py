@@ -13,7 +13,9 @@ Names follow the real cluster-autoscaler's flags (camelCased); defaults are its 
       scaleDownUnneededTime: 10m
       scaleDownUtilizationThreshold: 0.5    # max(cpu, memory) requested / allocatable
       maxGracefulTerminationSec: 600
-      maxEmptyBulkDelete: 10
+      maxEmptyBulkDelete: 10                # empty nodes removed at once
+      maxDrainParallelism: 1                # non-empty nodes drained at once, in the same loop (parallel drain)
+      unremovableNodeRecheckTimeout: 5m     # a node that failed the removal simulation is not re-checked sooner
       skipNodesWithSystemPods: true
       ignoreDaemonSetsUtilization: false
       nodeGroups:
@@ -62,7 +64,7 @@ _TOP_FIELDS = frozenset({
     "scanInterval", "expendablePodsPriorityCutoff", "newPodScaleUpDelay", "expander", "maxNodesTotal",
     "scaleDownEnabled", "scaleDownDelayAfterAdd", "scaleDownUnneededTime", "scaleDownUtilizationThreshold",
     "maxGracefulTerminationSec", "maxEmptyBulkDelete", "skipNodesWithSystemPods", "ignoreDaemonSetsUtilization",
-    "nodeGroups",
+    "nodeGroups", "maxDrainParallelism", "unremovableNodeRecheckTimeout",
 })
 _GROUP_FIELDS = frozenset({"name", "minSize", "maxSize", "initialSize", "scaleUpDelay", "nodeStartupTime",
                            "priority", "template"})
@@ -108,6 +110,8 @@ class AutoscalerConfig:
     scale_down_utilization_threshold: float = 0.5
     max_graceful_termination: int = 600
     max_empty_bulk_delete: int = 10
+    max_drain_parallelism: int = 1
+    unremovable_recheck_timeout: float = 300.0
     skip_nodes_with_system_pods: bool = True
     ignore_daemonsets_utilization: bool = False
 
@@ -161,7 +165,8 @@ def validate_config(cfg: dict[str, Any], path: str, errs: Errors) -> None:
     """Validate ``spec.cluster.autoscaler`` (appends ``(field path, message)`` to ``errs``)."""
     for extra in sorted(set(cfg) - _TOP_FIELDS, key=str):
         errs.append((key_path(path, str(extra)), "unknown field in spec.cluster.autoscaler"))
-    for name in ("scanInterval", "newPodScaleUpDelay", "scaleDownDelayAfterAdd", "scaleDownUnneededTime"):
+    for name in ("scanInterval", "newPodScaleUpDelay", "scaleDownDelayAfterAdd", "scaleDownUnneededTime",
+                 "unremovableNodeRecheckTimeout"):
         seconds = check_duration(cfg.get(name), key_path(path, name), errs)
         if name == "scanInterval" and seconds is not None and seconds <= 0:
             errs.append((key_path(path, name), "must be greater than 0"))
@@ -169,6 +174,7 @@ def validate_config(cfg: dict[str, Any], path: str, errs: Errors) -> None:
     expect_enum(cfg.get("expander"), EXPANDERS, key_path(path, "expander"), errs)
     for name in ("maxNodesTotal", "maxGracefulTerminationSec", "maxEmptyBulkDelete"):
         expect_int(cfg.get(name), key_path(path, name), errs, minimum=0)
+    expect_int(cfg.get("maxDrainParallelism"), key_path(path, "maxDrainParallelism"), errs, minimum=1)
     for name in ("scaleDownEnabled", "skipNodesWithSystemPods", "ignoreDaemonSetsUtilization"):
         expect_bool(cfg.get(name), key_path(path, name), errs)
     threshold = cfg.get("scaleDownUtilizationThreshold")
@@ -215,6 +221,8 @@ def parse_config(cfg: dict[str, Any]) -> AutoscalerConfig:
         scale_down_utilization_threshold=0.5 if threshold is None else float(threshold),
         max_graceful_termination=int(cfg.get("maxGracefulTerminationSec", 600)),
         max_empty_bulk_delete=int(cfg.get("maxEmptyBulkDelete", 10)),
+        max_drain_parallelism=int(cfg.get("maxDrainParallelism", 1)),
+        unremovable_recheck_timeout=seconds(cfg.get("unremovableNodeRecheckTimeout"), 300.0),
         skip_nodes_with_system_pods=cfg.get("skipNodesWithSystemPods", True) is not False,
         ignore_daemonsets_utilization=cfg.get("ignoreDaemonSetsUtilization", False) is True,
     )

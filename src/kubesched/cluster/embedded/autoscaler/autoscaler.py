@@ -18,7 +18,9 @@ the scheduler. For the rest each node group with room estimates, by binpacking o
 how many new nodes it needs; the expander picks one group and it grows: each new Node is registered
 ``scaleUpDelay`` later (NotReady, tainted ``node.kubernetes.io/not-ready:NoSchedule``) and becomes
 Ready ``nodeStartupTime`` after that. Pods get ``TriggeredScaleUp`` events, pods no group can help
-``NotTriggerScaleUp``. No scale-down in a loop that scaled up.
+``NotTriggerScaleUp``. No scale-down in a loop that scaled up. When every candidate was marked
+unschedulable less than 2 s before the loop, the loop waits for more (no scale-up, no scale-down).
+Expendable pods are left out of the autoscaler's snapshot altogether (their space counts as free).
 
 **Scale-down.** A Ready group node is *unneeded* when its utilization (max of cpu and memory
 requested / allocatable) is below ``scaleDownUtilizationThreshold`` and every pod on it that matters
@@ -27,13 +29,16 @@ can go elsewhere: DaemonSet, mirror and expendable pods don't matter; a pod with
 ``safe-to-evict: "false"``, a kube-system pod without a PodDisruptionBudget, a PDB without budget,
 or a pod that fits on no other node blocks. A node unneeded for ``scaleDownUnneededTime`` — and not
 within ``scaleDownDelayAfterAdd`` of a scale-up, and not taking its group below ``minSize`` — is
-removed: empty nodes in bulk, others one at a time. Removal taints the node
+removed: empty nodes in bulk and, in the same loop, up to ``maxDrainParallelism`` others (parallel
+drain, the default of cluster-autoscaler 1.28). A node that fails the removal simulation is not
+considered again for ``unremovableNodeRecheckTimeout``. Removal taints the node
 ``ToBeDeletedByClusterAutoscaler:NoSchedule``, deletes its pods (grace capped at
 ``maxGracefulTerminationSec``; events ``ScaleDown``), and deletes the Node once they are gone.
 
 Node lifecycle events are recorded with pod ``Node/<name>``: ``NodeAdded``, ``NodeReady``,
 ``NodeRemoved``. ``report()`` → ``cluster.autoscaler``: ``nodeCount`` (``[[t, n], ...]``, every Node
-object of the cluster), ``nodeHours``, per-group ``groups``, ``scaleUps`` and ``scaleDowns``.
+object of the cluster), ``nodeHours``, ``nodeHoursIncludingProvisioning``, per-group ``groups``,
+``scaleUps`` and ``scaleDowns``.
 
 The loop's timers are background timers; a pod turning unschedulable, a node that will become
 removable, provisioning and draining hold foreground timers, so a run without ``until`` goes on
@@ -96,6 +101,10 @@ class ClusterAutoscaler:
         cluster.api.watch(self.pods)
         cluster.api.watch(self.nodes)
         self.upcoming: dict[str, NodeGroup] = {}  # decided, not yet registered
+        self.requested_at: dict[str, float] = {}  # upcoming node -> when it was asked of the cloud
+        self.provisioning_seconds = 0.0  # asked for, not yet registered: billed, not in nodeCount
+        self.drains: set[str] = set()  # non-empty nodes being drained
+        self.unremovable_until: dict[str, float] = {}  # failed the removal simulation: not re-checked before
         self.starting: set[str] = set()  # registered, not yet Ready
         self.draining: dict[str, float] = {}
         self.unneeded_since: dict[str, float] = {}
@@ -150,11 +159,16 @@ class ClusterAutoscaler:
             snapshot[name] = SimNode.of(node, group, upcoming=name in self.starting)
         for pod in self.cluster.api.iter("Pod"):
             node_name = (pod.get("spec") or {}).get("nodeName")
-            if node_name in snapshot and not is_terminal(pod):
+            if node_name in snapshot and not is_terminal(pod) and not self._expendable(pod):
                 snapshot[node_name].add(self.requests(pod))
         for name, group in sorted(self.upcoming.items()):
             snapshot[name] = self._template(group, name)
         return snapshot
+
+    def _expendable(self, pod: Obj) -> bool:
+        """Below ``expendablePodsPriorityCutoff``: left out of the autoscaler's snapshot (their space
+        counts as free; a node running only them is empty)."""
+        return priority_of(pod) < self.config.expendable_cutoff
 
     def _template(self, group: NodeGroup, name: str) -> SimNode:
         node = group.node_object(name)
@@ -190,9 +204,15 @@ class ClusterAutoscaler:
         return candidates, nominated
 
     def _scale_up(self, now: float) -> bool:
+        """Whether this loop scaled up, or chose to wait (no scale-down in either case)."""
         candidates, nominated = self._candidates(now)
         if not candidates:
             return False
+        if all(now - _marked_unschedulable_at(p) < UNSCHEDULABLE_POD_TIME_BUFFER for p in candidates):
+            # all of them were marked a moment ago: more may be coming; wait one loop, without
+            # scaling down either (upstream allPodsAreNew)
+            self._wake(self._next_tick(now + self.config.scan_interval))
+            return True
         snapshot = self._snapshot()
         for pod in nominated:
             target = snapshot.get(pod["status"]["nominatedNodeName"])
@@ -233,6 +253,7 @@ class ClusterAutoscaler:
         for _ in range(best.nodes):
             name = self._next_name(group)
             self.upcoming[name] = group
+            self.requested_at[name] = now
             self.cluster.loop.call_later(group.scale_up_delay, functools.partial(self._register, name, group))
         self.last_scale_up = now
         self.unneeded_since.clear()
@@ -281,6 +302,9 @@ class ClusterAutoscaler:
     # -- node lifecycle --------------------------------------------------------------------------------
     def _register(self, name: str, group: NodeGroup, initial: bool = False) -> None:
         self.upcoming.pop(name, None)
+        asked = self.requested_at.pop(name, None)
+        if asked is not None:
+            self.provisioning_seconds += self.cluster.now() - asked
         node = group.node_object(name)
         now = rfc3339(self.cluster.now())
         ready = initial or group.node_startup_time <= 0
@@ -333,7 +357,8 @@ class ClusterAutoscaler:
         pods_by_node: dict[str, list[Obj]] = {}
         for pod in self.cluster.api.iter("Pod"):
             node_name = (pod.get("spec") or {}).get("nodeName")
-            if node_name in snapshot and not is_terminal(pod) and not pod["metadata"].get("deletionTimestamp"):
+            if node_name in snapshot and not is_terminal(pod) and not pod["metadata"].get("deletionTimestamp") \
+                    and not self._expendable(pod):
                 pods_by_node.setdefault(node_name, []).append(pod)
         pdbs = [(LabelSelector.from_dict((p.get("spec") or {}).get("selector")), p)
                 for p in self.cluster.api.iter("PodDisruptionBudget")]
@@ -343,9 +368,10 @@ class ClusterAutoscaler:
             (n for n in snapshot.values() if self._removable_kind(n)),
             key=lambda n: (self._utilization(n, pods_by_node.get(n.name, [])), n.name))
         unneeded: dict[str, list[Obj]] = {}
+        self.unremovable_until = {n: t for n, t in self.unremovable_until.items() if t > now + 1e-9}
         for node in candidates:
             group = self.config.group(node.group)
-            if group is None or sizes[group.name] <= group.min_size:
+            if group is None or sizes[group.name] <= group.min_size or node.name in self.unremovable_until:
                 continue
             if self._utilization(node, pods_by_node.get(node.name, [])) >= \
                     self.config.scale_down_utilization_threshold:
@@ -357,6 +383,8 @@ class ClusterAutoscaler:
             if verdict.blocker is None:
                 unneeded[node.name] = verdict.movable
                 sizes[group.name] -= 1
+            else:
+                self.unremovable_until[node.name] = now + self.config.unremovable_recheck_timeout
         self.unneeded_since = {n: self.unneeded_since.get(n, now) for n in unneeded}
         ready_at = {n: since + self.config.scale_down_unneeded_time for n, since in self.unneeded_since.items()}
         cooldown_end = self.last_scale_up + self.config.scale_down_delay_after_add
@@ -366,12 +394,14 @@ class ClusterAutoscaler:
             if due:
                 self._wake(self._next_tick(min(due)))
             return
-        empty = [n for n in eligible if not unneeded[n]][: self.config.max_empty_bulk_delete]
-        if empty:
-            for name in empty:
-                self._remove_node(name, [])
-        elif not self.draining:
-            self._remove_node(eligible[0], unneeded[eligible[0]])
+        # empty nodes go in bulk and, in the same loop, non-empty ones are drained (parallel drain,
+        # the default since cluster-autoscaler 1.28)
+        for name in [n for n in eligible if not unneeded[n]][: self.config.max_empty_bulk_delete]:
+            self._remove_node(name, [])
+        slots = self.config.max_drain_parallelism - len(self.drains)
+        for name in [n for n in eligible if unneeded[n]][: max(0, slots)]:
+            self.drains.add(name)
+            self._remove_node(name, unneeded[name])
         left = [t for n, t in ready_at.items() if n not in self.draining]
         if left:  # the next loop (or the one after the drain) goes on
             self._wake(self._next_tick(max(min(left), now)))
@@ -434,6 +464,7 @@ class ClusterAutoscaler:
             except ApiError:
                 pass
         del self.draining[name]
+        self.drains.discard(name)
         self.cluster.delete("Node", None, name)
         self.cluster.log.record("NodeRemoved", f"Node/{name}", node=name)
 
@@ -443,6 +474,8 @@ class ClusterAutoscaler:
         return {
             "nodeCount": self.nodes.series(None),
             "nodeHours": round(self.nodes.node_hours(None, now), 4),
+            "nodeHoursIncludingProvisioning": round(self.nodes.node_hours(None, now) + (
+                self.provisioning_seconds + sum(now - t for t in self.requested_at.values())) / 3600.0, 4),
             "groups": {g.name: {"minSize": g.min_size, "maxSize": g.max_size,
                                 "nodeCount": self.nodes.series(g.name),
                                 "nodeHours": round(self.nodes.node_hours(g.name, now), 4)}
@@ -450,6 +483,17 @@ class ClusterAutoscaler:
             "scaleUps": list(self.scale_ups),
             "scaleDowns": list(self.scale_downs),
         }
+
+
+#: upstream ``unschedulablePodTimeBuffer``: pods marked unschedulable more recently than this are "new"
+UNSCHEDULABLE_POD_TIME_BUFFER = 2.0
+
+
+def _marked_unschedulable_at(pod: Obj) -> float:
+    for condition in (pod.get("status") or {}).get("conditions") or []:
+        if condition.get("type") == "PodScheduled" and condition.get("lastTransitionTime"):
+            return parse_rfc3339(condition["lastTransitionTime"])
+    return -math.inf
 
 
 def _has_taint(node: Obj, key: str) -> bool:
