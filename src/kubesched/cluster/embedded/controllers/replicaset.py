@@ -16,7 +16,7 @@ templates are scaled to 0 at once (no surge / unavailability pacing of RollingUp
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kubesched.cluster.embedded.controllers.base import Controller
 from kubesched.cluster.embedded.controllers.util import (
@@ -40,6 +40,10 @@ from kubesched.k8s.objects import (
     split_key,
 )
 from kubesched.k8s.timefmt import parse_rfc3339
+
+if TYPE_CHECKING:
+    from kubesched.cluster.embedded.cluster import EmbeddedCluster
+    from kubesched.cluster.embedded.controllers.index import PodIndex
 
 POD_TEMPLATE_HASH = "pod-template-hash"
 _PHASE_RANK = {"Pending": 0, "Unknown": 1, "Running": 2}
@@ -139,8 +143,21 @@ class ReplicaSetController(Controller):
 class DeploymentController(Controller):
     kind = "Deployment"
 
+    def __init__(self, cluster: EmbeddedCluster, index: PodIndex) -> None:
+        #: ReplicaSet keys by the uid of the Deployment that controls them
+        self._owned: dict[str, dict[str, None]] = {}
+        super().__init__(cluster, index)
+        for rs in cluster.api.list("ReplicaSet"):
+            self._note_replica_set(rs)
+
+    def _note_replica_set(self, rs: Obj) -> None:
+        ref = controller_ref(rs)
+        if ref is not None and ref.get("kind") == "Deployment" and ref.get("uid"):
+            self._owned.setdefault(str(ref["uid"]), {})[key_of(rs)] = None
+
     def handle(self, kind: str, old: Obj | None, new: Obj) -> None:
         if kind == "ReplicaSet":
+            self._note_replica_set(new)
             ref = controller_ref(new)
             if ref is not None and ref.get("kind") == "Deployment":
                 self.enqueue(object_key("Deployment", namespace_of(new), ref["name"]))
@@ -151,6 +168,11 @@ class DeploymentController(Controller):
             self.enqueue(key_of(new))
 
     def handle_delete(self, kind: str, obj: Obj) -> None:
+        if kind == "ReplicaSet":
+            ref = controller_ref(obj)
+            if ref is not None:
+                self._owned.get(str(ref.get("uid")), {}).pop(key_of(obj), None)
+            return
         if kind != "Deployment":
             return
         for rs in self._replica_sets(obj):
@@ -160,16 +182,16 @@ class DeploymentController(Controller):
                 pass  # already gone
 
     def _replica_sets(self, deployment: Obj) -> list[Obj]:
+        """The ReplicaSets ``deployment`` controls, by name."""
         ns = namespace_of(deployment)
         uid = deployment["metadata"]["uid"]
-        return sorted(
-            (
-                rs
-                for rs in self.api.iter("ReplicaSet")
-                if rs["metadata"].get("namespace") == ns and (controller_ref(rs) or {}).get("uid") == uid
-            ),
-            key=lambda rs: rs["metadata"]["name"],
-        )
+        found = []
+        for key in self._owned.get(uid, {}):
+            rs_ns, name = split_key(key)
+            rs = self.api.get("ReplicaSet", rs_ns, name)
+            if rs is not None and rs_ns == ns and (controller_ref(rs) or {}).get("uid") == uid:
+                found.append(rs)
+        return sorted(found, key=lambda rs: rs["metadata"]["name"])
 
     def sync(self, key: str) -> None:
         deployment = self.get(key)
@@ -189,6 +211,8 @@ class DeploymentController(Controller):
                     break
                 collisions += 1
             current = clash or self.cluster.create(self._new_replica_set(deployment, h))
+            if current is not None:
+                self._note_replica_set(current)  # its watch event may come after this sync
         if current is not None and replicas_of(current) != want:
             current = self.api.update({**current, "spec": {**current["spec"], "replicas": want}})
         for rs in owned:
