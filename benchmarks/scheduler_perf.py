@@ -150,13 +150,16 @@ class Runner:
             for key in ("persistentVolumeTemplatePath", "persistentVolumeClaimTemplatePath"):
                 if op.get(key):
                     raise Unsupported(f"{op['opcode']} with {key}")
+        handlers = {"createNodes": self._create_nodes, "createNamespaces": self._create_namespaces,
+                    "createPods": self._create_pods, "createPodSets": self._create_pod_sets,
+                    "barrier": self._barrier, "sleep": self._sleep}
         for index, op in enumerate(self.workload.ops):
-            getattr(self, f"_{op['opcode']}")(index, op)
+            handlers[op["opcode"]](index, op)
         self.bench.drain()
         return self.result
 
     # -- operations ----------------------------------------------------------------------------
-    def _createNodes(self, index: int, op: dict[str, Any]) -> None:  # noqa: N802 - upstream's opcodes
+    def _create_nodes(self, index: int, op: dict[str, Any]) -> None:
         template = _template(self.workload.base, op.get("nodeTemplatePath"), DEFAULT_NODE)
         label = op.get("labelNodePrepareStrategy") or {}
         unique = (op.get("uniqueNodeLabelStrategy") or {}).get("labelKey")
@@ -179,7 +182,7 @@ class Runner:
             nodes.append(node)
         self.bench.create(nodes)
 
-    def _createNamespaces(self, index: int, op: dict[str, Any]) -> None:  # noqa: N802
+    def _create_namespaces(self, index: int, op: dict[str, Any]) -> None:
         template = _template(self.workload.base, op.get("namespaceTemplatePath"),
                              {"apiVersion": "v1", "kind": "Namespace", "metadata": {}})
         for i in range(_count(op, self.workload.params)):
@@ -187,7 +190,7 @@ class Runner:
             ns.setdefault("metadata", {})["name"] = f"{op['prefix']}-{i}"
             self.bench.create([ns])
 
-    def _createPods(self, index: int, op: dict[str, Any], namespace: str | None = None) -> None:  # noqa: N802
+    def _create_pods(self, index: int, op: dict[str, Any], namespace: str | None = None) -> None:
         namespace = namespace or op.get("namespace") or f"namespace-{index}"
         relative = op.get("podTemplatePath") or self.workload.default_pod_template
         template = _template(self.workload.base, relative, DEFAULT_POD)
@@ -202,10 +205,10 @@ class Runner:
             return
         self._measure(pods, namespace)
 
-    def _createPodSets(self, index: int, op: dict[str, Any]) -> None:  # noqa: N802
+    def _create_pod_sets(self, index: int, op: dict[str, Any]) -> None:
         inner = op.get("createPodsOp") or {}
         for i in range(_count(op, self.workload.params)):
-            self._createPods(index, inner, f"{op['namespacePrefix']}-{i}")
+            self._create_pods(index, inner, f"{op['namespacePrefix']}-{i}")
 
     def _barrier(self, index: int, op: dict[str, Any]) -> None:
         self.bench.drain()

@@ -36,7 +36,7 @@ def measure(result: Obj) -> Obj:
     waits = [started[p] - created[p] for p in started if p in created]
     topology = result["cluster"]["topology"]
     return {
-        "rejections": sum(1 for e in result["events"] if "TopologyAffinityError" in e.get("message", "")),
+        "rejections": sum(1 for e in result["events"] if e["reason"] == "TopologyAffinityError"),
         "created": len(created),
         "started": len(waits),
         "pending": sum(1 for p in result["pods"].values() if p["phase"] == "Pending"),

@@ -45,10 +45,10 @@ def test_admit_handlers_are_asked_in_order_and_the_first_refusal_fails_the_pod()
     assert get_pod(cluster, "p")["status"]["phase"] == "Pending"
     run(cluster, KUBELET_REJECTION_DELAY)
     status = get_pod(cluster, "p")["status"]
-    assert (status["phase"], status["reason"], status["message"]) == ("Failed", "NoWay", "refused by second")
-    failed = [e for e in cluster.log.events if e["reason"] == "Failed"]
-    assert failed == [{"time": KUBELET_REJECTION_DELAY, "reason": "Failed", "pod": "default/p", "node": "n1",
-                       "message": "NoWay: refused by second"}]
+    assert (status["phase"], status["reason"], status["message"]) == ("Failed", "NoWay", "Pod was rejected: refused by second")
+    failed = [e for e in cluster.log.events if e.get("phase") == "Failed"]
+    assert failed == [{"time": KUBELET_REJECTION_DELAY, "reason": "NoWay", "pod": "default/p", "node": "n1",
+                       "message": "refused by second", "phase": "Failed"}]
 
 
 def test_admitted_pod_starts_and_lifecycle_handlers_hear_start_and_stop() -> None:

@@ -26,7 +26,7 @@ def test_kubelet_admission_refuses_best_effort_pods_under_memory_pressure(simula
     assert run.phase("be") == "Failed"
     assert run.phase("burstable") == "Running" and run.phase("tolerant") == "Running"
     status = run.live("be")["status"]  # type: ignore[index]
-    assert (status["reason"], status["message"]) == ("Evicted", "The node had condition: [MemoryPressure]. ")
+    assert (status["reason"], status["message"]) == ("Evicted", "Pod was rejected: The node had condition: [MemoryPressure]. ")
 
 
 def test_the_pressure_taint_keeps_the_scheduler_away_once_reported(simulate):

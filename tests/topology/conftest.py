@@ -85,8 +85,8 @@ def simulate(tmp_path: Path) -> Callable[..., Obj]:
 
 # -- result queries --------------------------------------------------------------------------------
 def rejections(result: Obj) -> list[Obj]:
-    """Pods the kubelet refused with TopologyAffinityError."""
-    return [e for e in events(result, "Failed") if "TopologyAffinityError" in e.get("message", "")]
+    """Pods the kubelet refused with TopologyAffinityError (the event's reason, as the kubelet records it)."""
+    return [e for e in events(result, "TopologyAffinityError") if e.get("phase") == "Failed"]
 
 
 def start_time(result: Obj, pod_name: str) -> float | None:

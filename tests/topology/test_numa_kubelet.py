@@ -104,8 +104,8 @@ def test_request_that_fits_the_node_but_no_zone_is_rejected_with_topology_affini
     admit(a, uid(pod("a", "6"), "a"))
     admit(a, uid(pod("b", "6"), "b"))
     verdict = a.admit(pod_request(uid(pod("c", "3"), "c")))
-    assert verdict == Rejection("TopologyAffinityError",
-                                "Pod was rejected: Resources cannot be allocated with Topology locality")
+    # the kubelet's rejectPod prefixes "Pod was rejected: " in the pod's status (the node agent's part)
+    assert verdict == Rejection("TopologyAffinityError", "Resources cannot be allocated with Topology locality")
     assert format_cpuset(a.free_cpus()) == "6-7,14-15"  # nothing was taken
 
 

@@ -82,6 +82,8 @@ class PodHistory:
             "nominatedNodeName": status.get("nominatedNodeName") or None,
             "priorityClassName": spec.get("priorityClassName") or None,
         }
+        if status.get("reason"):  # why a pod failed (Evicted, TopologyAffinityError, ...)
+            self.pods[key]["reason"] = status["reason"]
 
     def on_add(self, kind: str, obj: Obj) -> None:
         if kind == "Pod":

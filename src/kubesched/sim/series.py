@@ -30,7 +30,7 @@ def pod_counts_over_time(events: list[dict[str, Any]]) -> dict[str, list[tuple[f
             after: str | None = "pending"
         elif reason in ("Scheduled", "Started"):
             after = "running"
-        elif reason in GONE:
+        elif reason in GONE or event.get("phase") == "Failed":  # kubelet rejections carry their own reason
             after = None
         else:
             continue

@@ -37,7 +37,6 @@ from kubesched.topology.model import Mask, NodeTopologySpec
 from kubesched.topology.qos import CPU, MEMORY, ContainerRequest, PodRequest, effective_request
 
 UNEXPECTED_ADMISSION_ERROR = "UnexpectedAdmissionError"
-REJECTED_PREFIX = "Pod was rejected: "
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,7 +141,7 @@ class NodeAllocator:
             return TopologyHint(None, True)
         hint = merge_hints(policy, self._hints(pod, request, free), self.spec.numa_ids)
         if not admits(policy, hint):
-            return Rejection(TOPOLOGY_AFFINITY_ERROR, REJECTED_PREFIX + TOPOLOGY_AFFINITY_MESSAGE)
+            return Rejection(TOPOLOGY_AFFINITY_ERROR, TOPOLOGY_AFFINITY_MESSAGE)
         return hint
 
     # -- allocation -------------------------------------------------------------------------------

@@ -9,7 +9,8 @@
 
 Hooks (:mod:`kubesched.cluster.embedded.kubelet.lifecycle`): before a bound pod starts, each
 registered pod admit handler may refuse it (the pod then fails ``KUBELET_REJECTION_DELAY`` later with
-the handler's reason); the registered lifecycle handlers hear when a pod starts and when a running
+the handler's reason as ``status.reason``, message ``Pod was rejected: ...``, and an event of that
+reason, as the kubelet's ``rejectPod`` records it); the registered lifecycle handlers hear when a pod starts and when a running
 pod stops. Every write goes through the cluster's API server.
 """
 
@@ -32,6 +33,8 @@ DEFAULT_GRACE_SECONDS = 30
 #: a pod the kubelet refuses (e.g. TopologyAffinityError) fails this long after it was bound: the
 #: kubelet's pod worker takes a moment, and controllers' replacements then loop at a finite rate
 KUBELET_REJECTION_DELAY = 1.0
+#: the kubelet's status message of a pod it refused: this, then the admit handler's message
+REJECTED_PREFIX = "Pod was rejected: "
 
 
 def _annotation_seconds(pod: Obj, name: str) -> float | None:
@@ -143,8 +146,9 @@ class NodeAgent:
         current = self._current(pod, uid)
         if current is None or is_terminal(current):
             return
-        self.set_terminal(current, "Failed", reason, message)
-        self.cluster.log.record("Failed", key_of(current), node=node_name, message=f"{reason}: {message}")
+        # upstream kubelet rejectPod: a Warning event of the handler's reason, the pod Failed with it
+        self.set_terminal(current, "Failed", reason, REJECTED_PREFIX + message)
+        self.cluster.log.record(reason, key_of(current), node=node_name, message=message, phase="Failed")
 
     def _current(self, pod: Obj, uid: str) -> Obj | None:
         meta = pod["metadata"]
