@@ -134,3 +134,27 @@ def test_a_pod_terminating_in_the_dump_goes_when_its_grace_period_ends(tmp_path:
     replacement = [k for k in result["pods"] if k.startswith("batch/reports-") and k != key
                    and k not in {f"batch/{p['metadata']['name']}" for p in dump.pods}]
     assert len(replacement) == 1  # its ReplicaSet (in the dump) replaces it
+
+
+def test_kinds_kubesched_does_not_simulate_are_left_out_of_a_dump_with_a_warning(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from kubesched.cli.main import cli
+
+    dump = _cluster()
+    listed = dump.as_list()
+    cron = {"apiVersion": "batch/v1", "kind": "CronJob", "metadata": {"name": "nightly", "namespace": "batch",
+                                                                      "uid": "c0ffee00-0000-4000-8000-000000000001"},
+            "spec": {"schedule": "0 3 * * *", "jobTemplate": {"spec": {"template": {"spec": {"containers": []}}}}}}
+    hpa = {"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler",
+           "metadata": {"name": "web", "namespace": "shop", "uid": "c0ffee00-0000-4000-8000-000000000002"},
+           "spec": {"maxReplicas": 5, "scaleTargetRef": {"kind": "Deployment", "name": "web"}}}
+    path = _write(tmp_path, {**listed, "items": [*listed["items"], cron, hpa]})
+    out = CliRunner().invoke(cli, ["simulate", str(path), "-o", "json"])
+    assert out.exit_code == 0, out.output
+    assert "warning:" in out.stderr and "kind CronJob is not simulated: 1 object(s)" in out.stderr
+    assert "kind HorizontalPodAutoscaler is not simulated" in out.stderr
+    hand_written = tmp_path / "hand.yaml"
+    hand_written.write_text(yaml.safe_dump({**cron, "metadata": {"name": "nightly"}}))
+    refused = CliRunner().invoke(cli, ["simulate", str(hand_written)])
+    assert refused.exit_code == 2 and 'unsupported kind "CronJob"' in refused.stderr

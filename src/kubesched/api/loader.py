@@ -20,7 +20,9 @@ from kubesched.api.durations import parse_duration
 from kubesched.api.errors import ManifestError
 from kubesched.api.known_fields import unknown_fields
 from kubesched.api.resources import default_pod_requests_from_limits
+from kubesched.api.snapshot import is_existing
 from kubesched.api.validation import (
+    KINDS,
     SCENARIO_KIND,
     SCHEDULER_CONFIGURATION_KIND,
     WORKLOAD_KINDS,
@@ -199,6 +201,26 @@ def _validate(docs: list[_Doc]) -> None:
                             object_ref=first.object_ref, related=rest)
 
 
+def _without_unsimulated(docs: list[_Doc]) -> tuple[list[_Doc], list[ManifestError]]:
+    """Objects read from a cluster (they carry a uid) of kinds kubesched does not simulate (a
+    CronJob or HorizontalPodAutoscaler of ``kubectl get all``) are left out with one warning per
+    kind; hand-written objects of such kinds stay, and are refused by validation."""
+    kept: list[_Doc] = []
+    left_out: dict[str, list[_Doc]] = {}
+    for doc in docs:
+        obj = doc.obj
+        kind = obj.get("kind") if isinstance(obj, dict) else None
+        if isinstance(kind, str) and kind not in KINDS and kind not in (SCENARIO_KIND, SCHEDULER_CONFIGURATION_KIND) \
+                and is_existing(obj):
+            left_out.setdefault(kind, []).append(doc)
+        else:
+            kept.append(doc)
+    warnings = [ManifestError(f"kind {kind} is not simulated: {len(group)} object(s) read from a cluster left out",
+                              file=group[0].file, document=group[0].document, object_ref=object_ref(group[0].obj) or None)
+                for kind, group in sorted(left_out.items())]
+    return kept, warnings
+
+
 def _unknown_field_warnings(docs: list[_Doc]) -> list[ManifestError]:
     return [ManifestError(f'unknown field "{path}"', file=doc.file, document=doc.document,
                           object_ref=object_ref(doc.obj) or None)
@@ -236,8 +258,10 @@ def load_manifests(paths: list[Path], warnings: list[ManifestError] | None = Non
     source)`` pairs in order, ``source`` being ``"file.yaml: document N"`` (``", items[i]"`` appended
     for List items).  Scenario and KubeSchedulerConfiguration documents are included as they are.
     Raises ManifestError if anything is malformed; unknown fields are appended to ``warnings``."""
-    docs = _read(list(paths))
+    docs, ignored = _without_unsimulated(_read(list(paths)))
     _validate(docs)
+    if warnings is not None:
+        warnings.extend(ignored)
     if warnings is not None:
         warnings.extend(_unknown_field_warnings(docs))
     return [(default_object(d.obj), d.source) for d in docs]
@@ -297,13 +321,14 @@ def load_scenario(path: str | Path) -> Scenario:
         what = "directory has no YAML or JSON file with" if p.is_dir() else "input has" if stdin else "file has"
         raise ManifestError(f"nothing to simulate: the {what} no Kubernetes object or Scenario",
                             file=STDIN_NAME if stdin else str(p))
+    docs, ignored = _without_unsimulated(docs)
     _validate(docs)
     if all(d.obj.get("kind") == SCHEDULER_CONFIGURATION_KIND for d in docs):
         raise ManifestError(f"nothing to simulate: only a {SCHEDULER_CONFIGURATION_KIND}; give it with "
                             "--scheduler-config, or beside the objects of a scenario",
                             file=STDIN_NAME if stdin else str(p))
     scenario = Scenario(name="stdin" if stdin else p.stem if p.is_file() else p.name,
-                        warnings=_unknown_field_warnings(docs))
+                        warnings=ignored + _unknown_field_warnings(docs))
     _take_scheduler_configuration(scenario, docs)
     for doc in docs:
         obj = doc.obj
