@@ -78,8 +78,25 @@ def has_restartable_init_container(pod: Mapping[str, Any]) -> bool:
     return any(is_restartable_init_container(c) for c in _containers(pod, "initContainers"))
 
 
+INT64_MAX = 2**63 - 1
+INT64_MIN = -(2**63)
+
+
+def as_int64(amount: int) -> int:
+    """An amount as ``Quantity.MilliValue()`` / ``Value()`` give it: an int64. A value that does not
+    fit (``cpu: 10P`` is 10^19 milli-cpu) comes out as 0, as upstream's scaled-integer form returns
+    it on overflow; the scheduler then neither counts it nor fails on it."""
+    return amount if INT64_MIN <= amount <= INT64_MAX else 0
+
+
+def wrap_int64(amount: int) -> int:
+    """``amount`` in two's-complement int64 arithmetic: a sum of int64 amounts as Go computes it
+    (two pods of ``memory: 5Ei`` on one node wrap to a negative total, as in upstream's NodeInfo)."""
+    return (amount - INT64_MIN) % 2**64 + INT64_MIN
+
+
 def _amounts(resources: Mapping[str, Any] | None) -> _Amounts:
-    return {name: resource_amount(name, q) for name, q in (resources or {}).items()}
+    return {name: as_int64(resource_amount(name, q)) for name, q in (resources or {}).items()}
 
 
 def container_requests(container: Mapping[str, Any]) -> dict[str, int]:
@@ -109,7 +126,7 @@ def _max(into: _Exact, other: Mapping[str, Fraction]) -> None:
 def _to_amount(name: str, value: Fraction) -> int:
     """``Quantity.MilliValue()`` for cpu, ``Quantity.Value()`` otherwise (both round away from 0)."""
     scaled = value * 1000 if is_cpu_resource(name) else value
-    return math.ceil(scaled) if scaled >= 0 else -math.ceil(-scaled)
+    return as_int64(math.ceil(scaled) if scaled >= 0 else -math.ceil(-scaled))
 
 
 def _phases(pod: Mapping[str, Any]) -> Iterator[tuple[bool, _Exact]]:

@@ -3,6 +3,7 @@ assume, reserve, permit, bind — or record the failure and requeue."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
@@ -22,6 +23,8 @@ if TYPE_CHECKING:
     from kubesched.scheduler.config import SchedulerSettings
     from kubesched.scheduler.metrics import Metrics
     from kubesched.scheduler.ports import Cluster
+
+log = logging.getLogger("kubesched.scheduler")
 
 MIN_FEASIBLE_NODES_TO_FIND = 100
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
@@ -142,8 +145,8 @@ def _schedule_queued(sched: Scheduler, qpi: QueuedPodInfo) -> None:
     if sched.cache.is_assumed(pod.uid):
         return
     state = CycleState()
-    sched.cache.update_snapshot()
     try:
+        sched.cache.update_snapshot()
         node_name, scores = _schedule_pod(sched, fwk, state, pod)
     except FitError as fit:
         _after_fit_error(sched, fwk, state, qpi, fit)
@@ -152,9 +155,15 @@ def _schedule_queued(sched: Scheduler, qpi: QueuedPodInfo) -> None:
         sched.metrics.schedule_attempts["unschedulable", fwk.name] += 1
         _handle_failure(sched, qpi, Status.unresolvable(NO_NODES), NO_NODES, "")
         return
-    except RuntimeError as err:  # a plugin returned an Error status: requeue with backoff
+    except Exception as err:  # noqa: BLE001 - the pod must not be lost, whatever went wrong
+        # a plugin's Error status (RuntimeError), or a fault of kubesched's own on an odd object:
+        # either way the pod goes back to the queue with backoff, condition SchedulerError and a
+        # FailedScheduling event, as upstream's handleSchedulingFailure does for an error
+        message = str(err) if isinstance(err, RuntimeError) else f"{type(err).__name__}: {err}"
+        if not isinstance(err, RuntimeError):
+            log.exception("scheduling cycle of pod %s failed", pod.key)
         sched.metrics.schedule_attempts["error", fwk.name] += 1
-        _handle_failure(sched, qpi, Status.error(str(err)), str(err), "")
+        _handle_failure(sched, qpi, Status.error(message), message, "")
         return
     _assume_and_bind(sched, fwk, state, qpi, node_name, scores)
 

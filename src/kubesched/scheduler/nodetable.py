@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from kubesched.api.resources import wrap_int64
 from kubesched.api.selectors import parse_int64
 from kubesched.scheduler.framework.interface import ABSENT_LABEL
 from kubesched.scheduler.framework.types import CPU, EPHEMERAL_STORAGE, MEMORY, PODS, NodeInfo, PodInfo
@@ -270,7 +271,7 @@ class NodeTable:
             if row is None:
                 row = self.ensure_resource(name)
                 column = self.priority_requested[priority]
-            column[row, index] += sign * amount
+            column[row, index] = wrap_int64(int(column[row, index]) + sign * amount)
 
     def below_priority(self, priority: int) -> tuple[np.ndarray, np.ndarray]:
         """(requested per resource, pod count) of each node's pods with a lower priority."""

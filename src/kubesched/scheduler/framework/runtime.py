@@ -396,7 +396,10 @@ class Framework:
                 scorer.normalize.normalize_score(state, pod, feasible, as_list)
                 scores = np.array(as_list, dtype=np.int64)
             if len(scores) and (scores.min() < MIN_NODE_SCORE or scores.max() > MAX_NODE_SCORE):
-                raise RuntimeError(f"plugin {pl.name} returned a score out of range [0, 100]")
+                bad = int(scores[(scores < MIN_NODE_SCORE) | (scores > MAX_NODE_SCORE)][0])
+                raise RuntimeError(  # upstream RunScorePlugins' error, as handleSchedulingFailure reports it
+                    f'applying score defaultWeights on Score plugins: plugin "{pl.name}" returns an invalid score '
+                    f"{bad}, it should in the range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing")
             weighted = scores * self.weights.get(pl.name, 1)
             per_plugin[pl.name] = weighted
             totals += weighted

@@ -14,6 +14,7 @@ from kubesched.api.resources import (
     pod_host_ports,
     pod_nonzero_requests,
     pod_requests,
+    wrap_int64,
 )
 from kubesched.k8s.objects import DEFAULT_NAMESPACE, DEFAULT_SCHEDULER_NAME, DISRUPTION_TARGET
 from kubesched.k8s.timefmt import parse_rfc3339
@@ -229,11 +230,12 @@ class NodeInfo:
         return True
 
     def _account(self, pod: PodInfo, sign: int) -> None:
+        """Add or take away the pod's requests: int64 sums that wrap as upstream's do."""
         requested = self.requested
         for resource, amount in pod.requests.items():
-            requested[resource] = requested.get(resource, 0) + sign * amount
-        self.nonzero_cpu += sign * pod.nonzero_cpu
-        self.nonzero_mem += sign * pod.nonzero_mem
+            requested[resource] = wrap_int64(requested.get(resource, 0) + sign * amount)
+        self.nonzero_cpu = wrap_int64(self.nonzero_cpu + sign * pod.nonzero_cpu)
+        self.nonzero_mem = wrap_int64(self.nonzero_mem + sign * pod.nonzero_mem)
 
     def clone(self) -> NodeInfo:
         return NodeInfo(
