@@ -7,7 +7,8 @@
 3. :class:`DisruptionController` — PodDisruptionBudget status;
 4. :class:`DeploymentController`, :class:`ReplicaSetController`, :class:`StatefulSetController`,
    :class:`DaemonSetController`, :class:`JobController` — pods for workloads, created through
-   ``cluster.create`` (so admission and quota apply).
+   ``cluster.create`` (so admission and quota apply);
+5. :class:`PodGarbageCollector` — deletes pods bound to nodes that do not exist.
 
 Objects that already exist when the controllers start are reconciled at once.
 """
@@ -21,6 +22,7 @@ from kubesched.cluster.embedded.controllers.daemonset import DaemonSetController
 from kubesched.cluster.embedded.controllers.disruption import DisruptionController
 from kubesched.cluster.embedded.controllers.index import PodIndex
 from kubesched.cluster.embedded.controllers.job import JobController
+from kubesched.cluster.embedded.controllers.podgc import PodGarbageCollector
 from kubesched.cluster.embedded.controllers.replicaset import DeploymentController, ReplicaSetController
 from kubesched.cluster.embedded.controllers.resourcequota import ResourceQuotaController
 from kubesched.cluster.embedded.controllers.statefulset import StatefulSetController
@@ -34,6 +36,7 @@ __all__ = [
     "DeploymentController",
     "DisruptionController",
     "JobController",
+    "PodGarbageCollector",
     "PodIndex",
     "ReplicaSetController",
     "ResourceQuotaController",
@@ -58,4 +61,4 @@ def start_controllers(cluster: EmbeddedCluster) -> list[Any]:
     for controller in workload:
         for obj in sorted(cluster.api.list(controller.kind), key=key_of):
             controller.handle(controller.kind, None, obj)
-    return [index, quota, *workload]
+    return [index, quota, *workload, PodGarbageCollector(cluster)]

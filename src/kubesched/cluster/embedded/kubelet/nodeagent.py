@@ -1,6 +1,10 @@
 """Simulated kubelets: the pod lifecycle on the nodes (annotations described in docs/scenarios.md).
 
-- A bound pod starts at once: phase Running, ``status.startTime`` = bind time. A pod that is already
+- A bound pod starts at once: phase Running, ``status.startTime`` = bind time — once the kubelet's
+  own check (:mod:`~kubesched.cluster.embedded.kubelet.predicate`: it fits next to the node's running
+  pods, its node affinity matches, its host ports are free) and the registered admit handlers let it
+  in. A pod bound to a node that does not exist stays Pending: no kubelet runs it (the pod garbage
+  collector deletes it). A pod that is already
   Running when it is created (restored from a snapshot) is running from then on, without admission.
 - ``kubesched.io/run-for: D``: the pod succeeds D after it started.
 - Deleting a running pod makes it Terminating for its grace period (``terminationGracePeriodSeconds``,
@@ -21,6 +25,7 @@ from typing import TYPE_CHECKING
 
 from kubesched.api.durations import parse_duration
 from kubesched.cluster.embedded.kubelet.lifecycle import PodAdmitHandler, PodLifecycleHandler
+from kubesched.cluster.embedded.kubelet.predicate import PredicateAdmitHandler
 from kubesched.k8s.objects import Obj, is_terminal, key_of
 from kubesched.k8s.timefmt import parse_rfc3339, rfc3339
 
@@ -46,7 +51,8 @@ class NodeAgent:
     def __init__(self, cluster: EmbeddedCluster) -> None:
         self.cluster = cluster
         self.api = cluster.api
-        self._admit_handlers: list[PodAdmitHandler] = []
+        # the kubelet's own fit / node affinity / host port check comes first
+        self._admit_handlers: list[PodAdmitHandler] = [PredicateAdmitHandler(self.api)]
         self._lifecycle_handlers: list[PodLifecycleHandler] = []
         self.api.watch(self)
 
@@ -63,6 +69,12 @@ class NodeAgent:
     def on_add(self, kind: str, obj: Obj) -> None:
         if kind == "Pod" and (obj.get("spec") or {}).get("nodeName"):
             self._start_soon(obj)
+        elif kind == "Node":  # its kubelet registered: it starts the pods already bound to it
+            name = obj["metadata"]["name"]
+            for pod in sorted(self.api.iter("Pod"), key=key_of):
+                if (pod.get("spec") or {}).get("nodeName") == name and (pod.get("status") or {}).get("phase") in (
+                        None, "Pending"):
+                    self._start_soon(pod)
 
     def on_update(self, kind: str, old: Obj, new: Obj) -> None:
         if kind == "Pod" and not (old.get("spec") or {}).get("nodeName") and (new.get("spec") or {}).get("nodeName"):
@@ -98,7 +110,9 @@ class NodeAgent:
             self._resume(pod)
             return
         node_name = pod["spec"]["nodeName"]
-        node = self.api.get("Node", None, node_name) or {"metadata": {"name": node_name}}
+        node = self.api.get("Node", None, node_name)
+        if node is None:
+            return  # no such node, no kubelet: the pod stays Pending (until the pod GC collects it)
         for admitter in self._admit_handlers:
             result = admitter.admit(pod, node)
             if not result.admit:
