@@ -49,7 +49,7 @@ _Loader.add_constructor("tag:yaml.org,2002:timestamp", _Loader.construct_yaml_st
 @dataclass
 class Step:
     """One scenario step. ``action`` is ``"create"`` (``obj`` set, defaulted like an initial object),
-    ``"delete"`` or ``"patch"`` (``kind``/``name``/``namespace`` set; ``merge`` for patch, a JSON merge
+    ``"drain"`` (a node, as kubectl drain), ``"delete"`` or ``"patch"`` (``kind``/``name``/``namespace`` set; ``merge`` for patch, a JSON merge
     patch).  ``kind``, ``name`` and ``namespace`` are filled for every action; ``namespace`` is ``""``
     for cluster-scoped kinds.  ``source`` is e.g. ``"file.yaml: document 4, spec.steps[2]"``."""
 
@@ -62,6 +62,9 @@ class Step:
     merge: dict[str, Any] | None = None
     grace_period_seconds: int | None = None
     source: str = ""
+    #: ``"drain"``: kubectl drain's flags (``force``, ``ignoreDaemonSets``, ``deleteEmptyDirData``,
+    #: ``gracePeriodSeconds``, ``timeout``); ``name`` is the node
+    drain: dict[str, Any] | None = None
 
 
 @dataclass
@@ -292,6 +295,9 @@ def _step(raw: dict[str, Any], source: str) -> Step:
         meta = obj["metadata"]
         return Step(at=at, action="create", obj=obj, kind=obj["kind"], name=meta["name"],
                     namespace=meta.get("namespace", "") if is_namespaced(obj["kind"]) else "", source=source)
+    if "drain" in raw:
+        flags = {k: v for k, v in raw["drain"].items() if k != "node"}
+        return Step(at=at, action="drain", kind="Node", name=raw["drain"]["node"], drain=flags, source=source)
     action = "delete" if "delete" in raw else "patch"
     target = raw[action]
     kind = target["kind"]

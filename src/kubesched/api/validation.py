@@ -76,7 +76,9 @@ POD_PHASES = ("Pending", "Running", "Succeeded", "Failed", "Unknown")
 WORKLOAD_KINDS = frozenset({"Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "Job"})
 _SCENARIO_SPEC_FIELDS = frozenset({"seed", "until", "schedulerConfiguration", "steps", "cluster"})
 _SCENARIO_FIELDS = frozenset({"apiVersion", "kind", "metadata", "spec"})
-_STEP_ACTIONS = ("create", "delete", "patch")
+_STEP_ACTIONS = ("create", "delete", "patch", "drain")
+#: a drain step's fields (kubectl drain's flags, camelCased)
+DRAIN_FIELDS = ("node", "force", "ignoreDaemonSets", "deleteEmptyDirData", "gracePeriodSeconds", "timeout")
 
 
 def object_ref(obj: Any) -> str:
@@ -340,7 +342,7 @@ def _validate_step(step: Any, path: str, errs: Errors) -> None:
     check_duration(s.get("at"), key_path(path, "at"), errs, required=True)
     actions = [a for a in _STEP_ACTIONS if a in s]
     if len(actions) != 1:
-        errs.append((path, "a step needs exactly one of create, delete, patch"
+        errs.append((path, "a step needs exactly one of create, delete, patch, drain"
                      + (f" (got {', '.join(actions)})" if actions else "")))
     for extra in sorted(set(s) - {"at", *_STEP_ACTIONS}, key=str):
         errs.append((key_path(path, str(extra)), "unknown field in a step"))
@@ -356,11 +358,26 @@ def _validate_step(step: Any, path: str, errs: Errors) -> None:
         target = _check_step_target(s, "delete", dpath, errs)
         if target is not None:
             expect_int(target.get("gracePeriodSeconds"), key_path(dpath, "gracePeriodSeconds"), errs, minimum=0)
+    if "drain" in s:
+        _validate_drain(s["drain"], key_path(path, "drain"), errs)
     if "patch" in s:
         ppath = key_path(path, "patch")
         target = _check_step_target(s, "patch", ppath, errs)
         if target is not None:
             expect_dict(target.get("merge"), key_path(ppath, "merge"), errs, required=True)
+
+
+def _validate_drain(value: Any, path: str, errs: Errors) -> None:
+    drain = expect_dict(value, path, errs)
+    if drain is None:
+        return
+    for extra in sorted(set(drain) - set(DRAIN_FIELDS), key=str):
+        errs.append((key_path(path, str(extra)), f"unknown field in a drain (known: {', '.join(DRAIN_FIELDS)})"))
+    expect_str(drain.get("node"), key_path(path, "node"), errs, required=True, non_empty=True)
+    for flag in ("force", "ignoreDaemonSets", "deleteEmptyDirData"):
+        expect_bool(drain.get(flag), key_path(path, flag), errs)
+    expect_int(drain.get("gracePeriodSeconds"), key_path(path, "gracePeriodSeconds"), errs, minimum=0)
+    check_duration(drain.get("timeout"), key_path(path, "timeout"), errs)
 
 
 def _validate_scenario(obj: dict[str, Any], path: str, errs: Errors) -> None:

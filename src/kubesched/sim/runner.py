@@ -19,6 +19,7 @@ import numpy as np
 from kubesched.api.loader import Scenario, Step, load_scenario
 from kubesched.api.snapshot import plan_initial_objects
 from kubesched.cluster.embedded.cluster import EmbeddedCluster
+from kubesched.cluster.embedded.drain import Drain, start_drain
 from kubesched.cluster.embedded.eventlog import EventLog
 from kubesched.des.clock import EventLoop
 from kubesched.k8s.objects import TERMINAL_PHASES, ApiError, Obj, key_of
@@ -124,6 +125,7 @@ class Simulation:
         self.log = EventLog(self.loop.now)
         self.cluster = EmbeddedCluster(self.loop, self.log, np.random.default_rng(cluster_seq))
         self.history = PodHistory()
+        self.drains: list[Drain] = []
         self.cluster.watch(self.history)
         self.cluster.api.ensure_system_priority_classes()
         self.cluster.configure(scenario.cluster)
@@ -161,6 +163,9 @@ class Simulation:
             elif step.action == "patch":
                 assert step.kind and step.name and step.merge is not None
                 self.cluster.patch(step.kind, step.namespace or None, step.name, step.merge)
+            elif step.action == "drain":
+                assert step.name and step.drain is not None
+                self.drains.append(start_drain(self.cluster, step.name, step.drain))
         except ApiError as err:
             self.log.reject(step.kind or "?", f"{step.namespace}/{step.name}" if step.namespace else str(step.name),
                             err.code, err.message)

@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from kubesched.cluster.embedded.apiserver.eviction import admit_eviction
 from kubesched.cluster.embedded.apiserver.server import ApiServer
 from kubesched.cluster.embedded.eventlog import EventLog
 from kubesched.cluster.embedded.kubelet.nodeagent import NodeAgent
@@ -93,6 +94,12 @@ class EmbeddedCluster:
             return self.api.restore(obj, audit=self._timeline)
         except ApiError:
             return None
+
+    def evict(self, namespace: str, name: str, grace: int | None = None) -> None:
+        """``pods/eviction``: refused with an :class:`ApiError` (429 while a PodDisruptionBudget
+        allows no disruption), otherwise the pod is deleted gracefully."""
+        pod = admit_eviction(self.api, namespace, name, self.now())
+        self.node_agent.delete_pod(pod, grace)
 
     def patch(self, kind: str, namespace: str | None, name: str, merge: Obj) -> Obj:
         return self.api.patch(kind, namespace, name, merge)

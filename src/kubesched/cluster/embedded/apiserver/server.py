@@ -23,7 +23,9 @@ doing what the real API server does for it:
   ``deletionTimestamp`` through :meth:`update` and removes the pod through :meth:`delete` once its
   containers have stopped, which keeps the timeline's order of events where the kubelet acts.
 
-There is no eviction subresource: node drains (autoscaler) and preemption delete pods.
+The eviction subresource's decision (PodDisruptionBudgets) is :func:`~kubesched.cluster.embedded.apiserver.eviction.admit_eviction`;
+drains (:mod:`~kubesched.cluster.embedded.drain`) go through it, while the autoscaler's scale-down and
+preemption delete pods.
 
 One write skips an admission step the real API server would run; it is named
 :meth:`rewrite_created_pod` and says why.

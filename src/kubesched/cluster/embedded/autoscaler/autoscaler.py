@@ -69,11 +69,10 @@ from kubesched.cluster.embedded.autoscaler.nodes import (
     check_removal,
     estimate,
     first_fit,
-    is_daemonset_pod,
-    is_mirror_pod,
     priority_of,
 )
 from kubesched.cluster.embedded.autoscaler.track import NodeTracker, PodTracker
+from kubesched.cluster.embedded.controllers.util import is_daemonset_pod, is_mirror_pod
 from kubesched.k8s.objects import ApiError, Obj, is_terminal, key_of
 from kubesched.k8s.timefmt import parse_rfc3339, rfc3339
 

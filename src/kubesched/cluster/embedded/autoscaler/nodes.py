@@ -17,7 +17,7 @@ from typing import Any
 from kubesched.api.resources import node_allocatable, pod_requests
 from kubesched.api.selectors import pod_matches_node_selector_and_affinity
 from kubesched.api.tolerations import find_untolerated_taint
-from kubesched.cluster.embedded.kubelet.eviction_rank import MIRROR_POD_ANNOTATION
+from kubesched.cluster.embedded.controllers.util import controller_kind, is_daemonset_pod, is_mirror_pod
 from kubesched.k8s.objects import Obj, key_of
 from kubesched.scheduler.plugins.fit import fits
 
@@ -25,21 +25,6 @@ NOT_READY_TAINT = "node.kubernetes.io/not-ready"
 TO_BE_DELETED_TAINT = "ToBeDeletedByClusterAutoscaler"
 SAFE_TO_EVICT = "cluster-autoscaler.kubernetes.io/safe-to-evict"
 SCALE_DOWN_DISABLED = "cluster-autoscaler.kubernetes.io/scale-down-disabled"
-
-
-def controller_kind(pod: Obj) -> str | None:
-    for ref in (pod.get("metadata") or {}).get("ownerReferences") or []:
-        if ref.get("controller"):
-            return str(ref.get("kind") or "")
-    return None
-
-
-def is_daemonset_pod(pod: Obj) -> bool:
-    return controller_kind(pod) == "DaemonSet"
-
-
-def is_mirror_pod(pod: Obj) -> bool:
-    return MIRROR_POD_ANNOTATION in ((pod.get("metadata") or {}).get("annotations") or {})
 
 
 def priority_of(pod: Obj) -> int:

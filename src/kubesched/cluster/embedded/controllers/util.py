@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from kubesched.cluster.embedded.kubelet.eviction_rank import MIRROR_POD_ANNOTATION
 from kubesched.k8s.objcopy import deep_copy
 from kubesched.k8s.objects import Obj, is_terminal, namespace_of
 from kubesched.k8s.timefmt import parse_rfc3339
@@ -21,6 +22,21 @@ def controller_ref(obj: Obj) -> dict[str, Any] | None:
         if ref.get("controller"):
             return dict(ref)
     return None
+
+
+def controller_kind(pod: Obj) -> str | None:
+    """The kind of the pod's controller (None: it has none)."""
+    ref = controller_ref(pod)
+    return None if ref is None else str(ref.get("kind") or "")
+
+
+def is_daemonset_pod(pod: Obj) -> bool:
+    return controller_kind(pod) == "DaemonSet"
+
+
+def is_mirror_pod(pod: Obj) -> bool:
+    """A static pod's mirror (the kubelet's ``kubernetes.io/config.mirror`` annotation)."""
+    return MIRROR_POD_ANNOTATION in ((pod.get("metadata") or {}).get("annotations") or {})
 
 
 def owner_reference(owner: Obj) -> dict[str, Any]:
