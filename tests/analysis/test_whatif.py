@@ -57,6 +57,20 @@ spec:
 
 PDB = make_pdb("batch", {"matchLabels": {"app": "batch"}}, max_unavailable=0)
 
+#: the same cluster with preemption switched off in its scheduler (a rollout's first stage)
+WITHOUT_PREEMPTION = CLUSTER + """---
+apiVersion: kubesched.io/v1alpha1
+kind: Scenario
+metadata: {name: cluster}
+spec:
+  schedulerConfiguration:
+    apiVersion: kubescheduler.config.k8s.io/v1
+    kind: KubeSchedulerConfiguration
+    profiles:
+    - schedulerName: default-scheduler
+      plugins: {postFilter: {disabled: [{name: DefaultPreemption}]}}
+"""
+
 
 def _write(tmp_path: Path, text: str) -> Path:
     path = tmp_path / "cluster.yaml"
@@ -65,15 +79,15 @@ def _write(tmp_path: Path, text: str) -> Path:
 
 
 def test_enabling_preemption_kills_exactly_the_pods_the_changed_run_kills(tmp_path: Path) -> None:
-    base = load_scenario(_write(tmp_path, CLUSTER))
+    base = load_scenario(_write(tmp_path, WITHOUT_PREEMPTION))
     diff, _ = whatif(base, Changes(preemption=True))
     assert diff["baseline"]["summary"]["preemptions"] == 0
     assert diff["baseline"]["pods"]["default/api"]["phase"] == "Pending"
     # the prediction: api preempts batch-1 on n1 (the node with the cheaper victim set)
     assert [(p["victim"], p["preemptor"], p["node"]) for p in diff["preempted"]] == [
         ("default/batch-1", "default/api", "n1")]
-    assert diff["started"] == ["default/api"]
-    assert diff["stopped"] == ["default/batch-1"]
+    assert diff["started"] == [{"pod": "default/api", "node": "n1"}]
+    assert diff["stopped"] == [{"pod": "default/batch-1", "node": "n1", "phaseAfter": "Deleted"}]
     # ... checked against simulating the changed scenario directly
     _, changed = apply_changes(base, Changes(preemption=True))
     docs = list(changed.objects) + [{"apiVersion": "kubesched.io/v1alpha1", "kind": "Scenario",
@@ -87,10 +101,19 @@ def test_enabling_preemption_kills_exactly_the_pods_the_changed_run_kills(tmp_pa
 
 
 def test_adding_a_pdb_reports_the_violation(tmp_path: Path) -> None:
-    base = load_scenario(_write(tmp_path, CLUSTER))
+    base = load_scenario(_write(tmp_path, WITHOUT_PREEMPTION))
     diff, _ = whatif(base, Changes(preemption=True, apply=[PDB]))
     assert diff["summary"]["pdbViolations"] == 1
     assert diff["preempted"][0]["violatesPDB"] is True
+    assert diff["preempted"][0]["violatedPDBs"] == ["default/batch"]
+
+
+def test_enabling_preemption_that_is_already_on_changes_nothing_and_says_why(tmp_path: Path) -> None:
+    base = load_scenario(_write(tmp_path, CLUSTER))  # the default profile: preemption on
+    diff, _ = whatif(base, Changes(preemption=True))
+    assert diff["baseline"]["summary"]["preemptions"] == 1  # the baseline is the cluster as it is
+    assert diff["preempted"] == [] and diff["started"] == [] and diff["stopped"] == []
+    assert "already enabled" in diff["note"]
 
 
 def test_reprioritising_and_cordoning(tmp_path: Path) -> None:
@@ -103,12 +126,21 @@ def test_reprioritising_and_cordoning(tmp_path: Path) -> None:
     assert ("high", 2) in classes
 
 
-def test_drain_deletes_the_nodes_pods_and_reports_them_stopped(tmp_path: Path) -> None:
+def test_drain_evicts_the_nodes_pods_as_kubectl_does(tmp_path: Path) -> None:
     base = load_scenario(_write(tmp_path, CLUSTER))
-    diff, _ = whatif(base, Changes(drain=["n1"]))
-    # baseline: api preempts batch-1 on n1; drained: n1 is cordoned, so api preempts batch-2 on n2
+    # the batch pods declare no controller: kubectl drain refuses them without --force
+    refused, _ = whatif(base, Changes(drain=["n1"]))
+    assert refused["drains"][0]["outcome"] == "failed"
+    assert refused["drains"][0]["refused"] == [
+        "cannot delete Pods that declare no controller (use --force to override): default/batch-1"]
+    diff, _ = whatif(base, Changes(drain=["n1"], drain_options={"force": True}))
+    # baseline: api preempts batch-1 on n1; drained: n1 is cordoned and batch-1 evicted (nothing
+    # replaces it: lost), so api preempts batch-2 on n2
     assert diff["baseline"]["pods"]["default/api"]["node"] == "n1"
     assert diff["changed"]["pods"]["default/batch-1"]["phase"] == "Deleted"
     assert diff["changed"]["pods"]["default/api"]["node"] == "n2"
-    assert diff["stopped"] == ["default/batch-2"]
+    assert diff["stopped"] == [{"pod": "default/batch-2", "node": "n2", "phaseAfter": "Deleted"}]
     assert [p["victim"] for p in diff["preempted"]] == ["default/batch-2"]
+    (drain,) = diff["drains"]
+    assert drain["outcome"] == "drained"
+    assert drain["pods"] == [{"pod": "default/batch-1", "evicted": 0.0, "lost": True}]

@@ -38,7 +38,7 @@ def test_rollout_walkthrough(tmp_path: Path) -> None:
 
     diff, changed = whatif(load_scenario(path1), Changes(preemption=True))
     assert sorted(p["victim"].split("/")[0] for p in diff["preempted"]) == ["batch"] * 3
-    assert sorted(diff["started"]) == ["online/checkout-1", "online/checkout-2", "online/checkout-3"]
+    assert sorted(p["pod"] for p in diff["started"]) == ["online/checkout-1", "online/checkout-2", "online/checkout-3"]
     path2 = tmp_path / "step2.yaml"
     path2.write_text(yaml.safe_dump_all(scenario_documents(changed)))
 

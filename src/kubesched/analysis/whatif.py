@@ -30,6 +30,9 @@ class Changes:
     priority_classes: list[tuple[str, str]] = field(default_factory=list)  # (pod selector, class)
     cordon: list[str] = field(default_factory=list)
     drain: list[str] = field(default_factory=list)
+    #: kubectl drain's flags for every --drain (force, ignoreDaemonSets, deleteEmptyDirData,
+    #: gracePeriodSeconds, timeout), as a drain step takes them
+    drain_options: dict[str, Any] = field(default_factory=dict)
     scheduler_configuration: Obj | None = None
     scheduler_configuration_source: str | None = None  # the file it came from, for error messages
 
@@ -43,6 +46,16 @@ class Changes:
         if self.scheduler_configuration is not None:
             out.append("new scheduler configuration")
         return out
+
+
+def preemption_enabled(config: Obj | None) -> bool:
+    """Whether DefaultPreemption runs in the first profile of ``config`` (None: the default profile)."""
+    profiles = (config or {}).get("profiles") or [{}]
+    plugins = profiles[0].get("plugins") or {}
+    for point in ("multiPoint", "postFilter"):
+        if any(d.get("name") in (PREEMPTION, "*") for d in (plugins.get(point) or {}).get("disabled") or []):
+            return False
+    return True
 
 
 def with_preemption(config: Obj | None, enabled: bool) -> Obj:
@@ -60,6 +73,8 @@ def with_preemption(config: Obj | None, enabled: bool) -> Obj:
         post = plugins.get("postFilter")
         if post and not enabled:
             post["enabled"] = [e for e in post.get("enabled") or [] if e.get("name") != PREEMPTION]
+        if post and enabled:
+            post["disabled"] = [d for d in post.get("disabled") or [] if d.get("name") != PREEMPTION]
     return cfg
 
 
@@ -127,8 +142,7 @@ def apply_changes(base: Scenario, changes: Changes) -> tuple[Scenario, Scenario]
     if changes.scheduler_configuration is not None:
         changed.scheduler_configuration = copy.deepcopy(changes.scheduler_configuration)
         changed.scheduler_configuration_source = changes.scheduler_configuration_source
-    if changes.preemption is not None:
-        baseline.scheduler_configuration = with_preemption(baseline.scheduler_configuration, not changes.preemption)
+    if changes.preemption is not None:  # the baseline keeps the snapshot's own configuration
         changed.scheduler_configuration = with_preemption(changed.scheduler_configuration, changes.preemption)
     objects = changed.objects
     for new in changes.apply:
@@ -151,16 +165,13 @@ def apply_changes(base: Scenario, changes: Changes) -> tuple[Scenario, Scenario]
                 _reprioritise(obj["spec"], pc)
             else:
                 _reprioritise(obj["spec"].setdefault("template", {}).setdefault("spec", {}), pc)
-    for name in changes.cordon + changes.drain:
+    for name in changes.cordon:
         for obj in objects:
             if obj["kind"] == "Node" and obj["metadata"]["name"] == name:
                 obj.setdefault("spec", {})["unschedulable"] = True
-    for name in changes.drain:
-        for obj in objects:
-            if obj["kind"] == "Pod" and (obj.get("spec") or {}).get("nodeName") == name:
-                meta = obj["metadata"]
-                changed.steps.insert(0, Step(at=0.0, action="delete", kind="Pod", name=meta["name"],
-                                             namespace=meta.get("namespace", DEFAULT_NAMESPACE), source="--drain"))
+    for i, name in enumerate(changes.drain):  # kubectl drain at t=0: cordon, then evictions
+        changed.steps.insert(i, Step(at=0.0, action="drain", kind="Node", name=name,
+                                     drain=dict(changes.drain_options), source="--drain"))
     return baseline, changed
 
 
@@ -178,6 +189,8 @@ def scenario_documents(scenario: Scenario) -> list[Obj]:
         entry: dict[str, Any] = {"at": f"{step.at:g}s"}
         if step.action == "create":
             entry["create"] = step.obj
+        elif step.action == "drain":
+            entry["drain"] = {"node": step.name, **(step.drain or {})}
         else:
             target: dict[str, Any] = {"kind": step.kind, "name": step.name}
             if step.namespace:
@@ -195,25 +208,45 @@ def scenario_documents(scenario: Scenario) -> list[Obj]:
     return [*scenario.objects, doc]
 
 
-def _preemptions(result: dict[str, Any]) -> list[dict[str, Any]]:
+@dataclass
+class Run:
+    """One of the two simulations: its result, and what the simulation knew of its pods (their
+    controllers and labels, which the result does not carry)."""
+
+    result: dict[str, Any]
+    owners: dict[str, str] = field(default_factory=dict)
+    labels: dict[str, dict[str, str]] = field(default_factory=dict)
+
+
+def _violated_budgets(victim: str, run: Run, pdbs: list[Obj]) -> list[str]:
+    ns = victim.split("/", 1)[0]
+    labels = run.labels.get(victim, {})
+    return [key_of(pdb) for pdb in pdbs
+            if (pdb["metadata"].get("namespace") or DEFAULT_NAMESPACE) == ns
+            and (pdb.get("spec") or {}).get("selector") is not None
+            and LabelSelector.from_dict(pdb["spec"]["selector"]).matches(labels)]
+
+
+def _preemptions(run: Run, pdbs: list[Obj]) -> list[dict[str, Any]]:
     out = []
-    for decision in result.get("preemptionDecisions", []):
+    for decision in run.result.get("preemptionDecisions", []):
         if decision["outcome"] != "preempted":
             continue
         chosen = next(c for c in decision["candidates"] if c["node"] == decision["chosen"])
         for victim in chosen["victims"]:
+            violates = victim["pod"] in chosen.get("pdbViolatingVictims", [])
             out.append({
                 "time": decision["time"], "victim": victim["pod"], "victimPriority": victim["priority"],
                 "preemptor": decision["pod"], "preemptorPriority": decision["priority"],
                 "node": decision["chosen"], "criterion": decision["criterion"],
-                "violatesPDB": victim["pod"] in chosen.get("pdbViolatingVictims", []),
+                "violatesPDB": violates,
+                "violatedPDBs": _violated_budgets(victim["pod"], run, pdbs) if violates else [],
             })
     return out
 
 
-def _impact(result: dict[str, Any]) -> dict[tuple[str, str], Counter[str]]:
+def _impact(result: dict[str, Any], victims: set[str]) -> dict[tuple[str, str], Counter[str]]:
     impact: dict[tuple[str, str], Counter[str]] = {}
-    victims = {p["victim"] for p in _preemptions(result)}
     for key, pod in result["pods"].items():
         group = (key.split("/", 1)[0], pod.get("priorityClassName") or "(none)")
         counter = impact.setdefault(group, Counter())
@@ -223,53 +256,115 @@ def _impact(result: dict[str, Any]) -> dict[tuple[str, str], Counter[str]]:
     return impact
 
 
-def compare(baseline: Scenario, changed: Scenario, base: dict[str, Any], new: dict[str, Any],
+def _running(result: dict[str, Any], key: str) -> bool:
+    return result["pods"].get(key, {}).get("phase") in ("Running", "Succeeded")
+
+
+def _replacements(base: Run, new: Run, gone: list[str]) -> dict[str, str]:
+    """For pods that stop in the changed run, the pod of the same controller that the change made
+    (one that the baseline never had), in order of appearance."""
+    fresh: dict[str, list[str]] = {}
+    for key in new.result["pods"]:
+        owner = new.owners.get(key)
+        if owner is not None and key not in base.result["pods"]:
+            fresh.setdefault(owner, []).append(key)
+    out: dict[str, str] = {}
+    for key in gone:
+        candidates = fresh.get(new.owners.get(key) or base.owners.get(key) or "", [])
+        if candidates:
+            out[key] = candidates.pop(0)
+    return out
+
+
+def _drains(new: Run, replaced: dict[str, str]) -> list[dict[str, Any]]:
+    drains = []
+    for drain in new.result.get("drains", []):
+        pods = []
+        for entry in drain["pods"]:
+            entry = dict(entry)
+            replacement = replaced.get(entry["pod"])
+            if replacement is not None:
+                entry["replacedBy"] = {"pod": replacement, "node": new.result["pods"][replacement]["node"],
+                                       "phase": new.result["pods"][replacement]["phase"]}
+            elif entry["evicted"] is not None:
+                entry["lost"] = True  # nothing the drain evicted it for came back
+            pods.append(entry)
+        drains.append({**drain, "pods": pods})
+    return drains
+
+
+def compare(baseline: Scenario, changed: Scenario, base: Run | dict[str, Any], new: Run | dict[str, Any],
             changes: Changes) -> dict[str, Any]:
-    base_pre = {(p["victim"], p["preemptor"]) for p in _preemptions(base)}
-    preempted = [p for p in _preemptions(new) if (p["victim"], p["preemptor"]) not in base_pre]
-    not_preempted = [p for p in _preemptions(base)
-                     if (p["victim"], p["preemptor"]) not in {(q["victim"], q["preemptor"]) for q in _preemptions(new)}]
-
-    def running(result: dict[str, Any], key: str) -> bool:
-        return result["pods"].get(key, {}).get("phase") in ("Running", "Succeeded")
-
-    keys = sorted(set(base["pods"]) | set(new["pods"]))
-    started = [k for k in keys if running(new, k) and not running(base, k)]
-    stopped = [k for k in keys if running(base, k) and not running(new, k)]
-    moved = [k for k in keys if running(base, k) and running(new, k)
-             and base["pods"][k]["node"] != new["pods"][k]["node"]]
-    impact_base = _impact(base)
-    impact_new = _impact(new)
+    base = base if isinstance(base, Run) else Run(base)
+    new = new if isinstance(new, Run) else Run(new)
+    pdbs = [o for o in changed.objects if o["kind"] == "PodDisruptionBudget"]
+    base_pre, new_pre = _preemptions(base, pdbs), _preemptions(new, pdbs)
+    base_pairs = {(p["victim"], p["preemptor"]) for p in base_pre}
+    new_pairs = {(p["victim"], p["preemptor"]) for p in new_pre}
+    preempted = [p for p in new_pre if (p["victim"], p["preemptor"]) not in base_pairs]
+    not_preempted = [p for p in base_pre if (p["victim"], p["preemptor"]) not in new_pairs]
+    b, n = base.result, new.result
+    keys = sorted(set(b["pods"]) | set(n["pods"]))
+    rescued = {p["victim"] for p in not_preempted}
+    now_running = [k for k in keys if _running(n, k) and not _running(b, k)]
+    started = [{"pod": k, "node": n["pods"][k]["node"]} for k in now_running
+               if k not in rescued and b["pods"].get(k, {}).get("phase", "Pending") == "Pending"]
+    kept = [{"pod": k, "node": n["pods"][k]["node"], "phaseInBaseline": b["pods"][k]["phase"]}
+            for k in now_running if k in b["pods"] and (k in rescued or b["pods"][k]["phase"] != "Pending")]
+    gone = [k for k in keys if _running(b, k) and not _running(n, k)]
+    drained = [e["pod"] for d in n.get("drains", []) for e in d["pods"] if e["evicted"] is not None]
+    replaced = _replacements(base, new, list(dict.fromkeys([*drained, *gone])))
+    stopped = []
+    for k in gone:
+        entry: dict[str, Any] = {"pod": k, "node": b["pods"][k]["node"],
+                                 "phaseAfter": n["pods"].get(k, {}).get("phase", "absent")}
+        if k in replaced:
+            entry["replacedBy"] = {"pod": replaced[k], "node": n["pods"][replaced[k]]["node"],
+                                   "phase": n["pods"][replaced[k]]["phase"]}
+        stopped.append(entry)
+    moved = [{"pod": k, "from": b["pods"][k]["node"], "to": n["pods"][k]["node"]} for k in keys
+             if _running(b, k) and _running(n, k) and b["pods"][k]["node"] != n["pods"][k]["node"]]
+    impact_base = _impact(b, {p["victim"] for p in base_pre})
+    impact_new = _impact(n, {p["victim"] for p in new_pre})
     groups = sorted(set(impact_base) | set(impact_new))
     impact = []
     for ns, pc in groups:
-        b, n = impact_base.get((ns, pc), Counter()), impact_new.get((ns, pc), Counter())
+        ib, im = impact_base.get((ns, pc), Counter()), impact_new.get((ns, pc), Counter())
         impact.append({
             "namespace": ns, "priorityClass": pc,
-            "runningBefore": b["Running"] + b["Succeeded"], "runningAfter": n["Running"] + n["Succeeded"],
-            "pendingBefore": b["Pending"], "pendingAfter": n["Pending"],
-            "preemptedBefore": b["Preempted"], "preemptedAfter": n["Preempted"],
+            "runningBefore": ib["Running"] + ib["Succeeded"], "runningAfter": im["Running"] + im["Succeeded"],
+            "pendingBefore": ib["Pending"], "pendingAfter": im["Pending"],
+            "preemptedBefore": ib["Preempted"], "preemptedAfter": im["Preempted"],
         })
-    return {
+    result = {
         "apiVersion": "kubesched.io/v1alpha1",
         "kind": "WhatIfResult",
         "scenario": baseline.name,
-        "seed": base["seed"],
+        "seed": b["seed"],
         "changes": changes.describe(),
         "summary": {
-            "baseline": base["summary"], "changed": new["summary"],
+            "baseline": b["summary"], "changed": n["summary"],
             "newlyPreempted": len(preempted), "started": len(started), "stopped": len(stopped),
+            "savedFromPreemption": len(kept),
             "pdbViolations": sum(1 for p in preempted if p["violatesPDB"]),
         },
         "preempted": preempted,
         "noLongerPreempted": not_preempted,
         "started": started,
+        "keptRunning": kept,
         "stopped": stopped,
         "moved": moved,
         "impact": impact,
-        "baseline": base,
-        "changed": new,
     }
+    if "drains" in n:
+        result["drains"] = _drains(new, replaced)
+    if changes.preemption is not None and preemption_enabled(baseline.scheduler_configuration) == changes.preemption:
+        result["note"] = (f"preemption is already {'enabled' if changes.preemption else 'disabled'} in the "
+                          "snapshot's scheduler configuration: --" + ("enable" if changes.preemption else "disable")
+                          + "-preemption changes nothing")
+    result["baseline"] = b
+    result["changed"] = n
+    return result
 
 
 def whatif(base: Scenario, changes: Changes, *, seed: int | None = None,
@@ -278,9 +373,12 @@ def whatif(base: Scenario, changes: Changes, *, seed: int | None = None,
     check_changes(base, changes)
     baseline, changed = apply_changes(base, changes)
     # both results carry the preemption decisions the diff is made of (attempts are not recorded)
-    before = simulate(baseline, seed=seed, until=until, decisions=True).result
-    after = simulate(changed, seed=seed, until=until, decisions=True).result
-    return compare(baseline, changed, before, after, changes), changed
+    runs = []
+    for scenario in (baseline, changed):
+        outcome = simulate(scenario, seed=seed, until=until, decisions=True)
+        history = outcome.simulation.history
+        runs.append(Run(outcome.result, history.owners, history.labels))
+    return compare(baseline, changed, runs[0], runs[1], changes), changed
 
 
 def load_change_objects(paths: list[str], warnings: list[ManifestError] | None = None) -> list[Obj]:

@@ -33,7 +33,9 @@ from kubesched.report.html import whatif_report
 
 def why_nothing_changed(diff: dict[str, Any]) -> str | None:
     """When the changed run places every pod as the baseline does: the likely reason, for people."""
-    if any(diff[k] for k in ("preempted", "noLongerPreempted", "started", "stopped", "moved")):
+    if diff.get("note"):
+        return str(diff["note"])
+    if any(diff[k] for k in ("preempted", "noLongerPreempted", "started", "keptRunning", "stopped", "moved")):
         return None
     pods = diff["changed"]["pods"].values()
     priorities = {p["priority"] for p in pods}
@@ -68,10 +70,18 @@ def render_whatif(console: Console, diff: dict[str, Any]) -> None:
                     p["criterion"], "violated" if p["violatesPDB"] else "")
     console.print(pre)
     if diff["started"]:
-        console.print("Pending pods that would start: " + ", ".join(
-            f"{k} on {diff['changed']['pods'][k]['node']}" for k in diff["started"]))
+        console.print("Pending pods that would start: " + ", ".join(f"{p['pod']} on {p['node']}" for p in diff["started"]))
+    if diff["keptRunning"]:
+        console.print("Pods that would keep running (preempted or stopped in the baseline): " + ", ".join(
+            f"{p['pod']} on {p['node']}" for p in diff["keptRunning"]))
     if diff["stopped"]:
-        console.print("Running pods that would stop: " + ", ".join(diff["stopped"]))
+        console.print("Running pods that would stop: " + ", ".join(
+            f"{p['pod']} (on {p['node']}" + (f"; replaced by {p['replacedBy']['pod']} on {p['replacedBy']['node'] or '-'}"
+                                             if p.get("replacedBy") else "") + ")" for p in diff["stopped"]))
+    if diff["moved"]:
+        console.print("Pods on another node: " + ", ".join(f"{p['pod']} {p['from']} → {p['to']}" for p in diff["moved"]))
+    for drain in diff.get("drains", []):
+        render_drain(console, drain)
     impact = Table(title="Impact per PriorityClass and namespace", title_justify="left")
     for col in ("namespace", "PriorityClass", "running", "pending", "preempted"):
         impact.add_column(col)
@@ -79,6 +89,26 @@ def render_whatif(console: Console, diff: dict[str, Any]) -> None:
         impact.add_row(r["namespace"], r["priorityClass"], f"{r['runningBefore']} → {r['runningAfter']}",
                        f"{r['pendingBefore']} → {r['pendingAfter']}", f"{r['preemptedBefore']} → {r['preemptedAfter']}")
     console.print(impact)
+
+
+def render_drain(console: Console, drain: dict[str, Any]) -> None:
+    """A drain's outcome and what happened to each of the node's pods."""
+    took = f" at {drain['finished']:g}s" if drain["finished"] is not None else " (still under way at the end)"
+    console.print(f"Drain of {escape(drain['node'])}: {drain['outcome']}{took}")
+    for line in drain["refused"]:
+        console.print(f"  refused: {escape(line)}")
+    table = Table(title=f"Pods drained from {drain['node']}", title_justify="left")
+    for col in ("pod", "evicted at", "blocked by PDB", "blocked for", "replaced by"):
+        table.add_column(col, overflow="fold")
+    for p in drain["pods"]:
+        replaced = p.get("replacedBy")
+        table.add_row(p["pod"], "-" if p["evicted"] is None else f"{p['evicted']:g}s", p.get("blockedBy") or "",
+                      f"{p['blockedFor']:g}s" if "blockedFor" in p else "",
+                      f"{replaced['pod']} on {replaced['node'] or '-'}" if replaced else ("lost" if p.get("lost") else ""))
+    for p in drain["skipped"]:
+        table.add_row(p["pod"], f"skipped ({p['why']})", "", "", "")
+    if drain["pods"] or drain["skipped"]:
+        console.print(table)
 
 
 @click.command()
@@ -94,7 +124,16 @@ def render_whatif(console: Console, diff: dict[str, Any]) -> None:
               help="Re-prioritise pods (and workloads' pod templates): SELECTOR is ns/name, ns/* or labels "
                    "k=v[,k=v]; e.g. 'app=batch:low' or 'default/*:low'. Repeatable.")
 @click.option("--cordon", multiple=True, metavar="NODE", help="Cordon a node. Repeatable.")
-@click.option("--drain", multiple=True, metavar="NODE", help="Cordon a node and delete its pods at t=0. Repeatable.")
+@click.option("--drain", multiple=True, metavar="NODE",
+              help="Drain a node at t=0 as `kubectl drain` does: cordon, then evict its pods through the "
+                   "eviction API (PodDisruptionBudgets respected, retried every 5 s). Repeatable.")
+@click.option("--force", is_flag=True, help="With --drain: also delete pods that declare no controller.")
+@click.option("--ignore-daemonsets", is_flag=True, help="With --drain: skip DaemonSet-managed pods.")
+@click.option("--delete-emptydir-data", is_flag=True, help="With --drain: also delete pods with emptyDir volumes.")
+@click.option("--grace-period", type=click.IntRange(min=0), default=None,
+              help="With --drain: seconds each pod gets to terminate (default: its own).")
+@duration_option("--drain-timeout", help="With --drain: give up after this long (default: wait for ever), "
+                                         "as kubectl drain's --timeout.")
 @scheduler_config_option("KubeSchedulerConfiguration for the changed run.")
 @strict_option()
 @seed_option()
@@ -106,7 +145,8 @@ def render_whatif(console: Console, diff: dict[str, Any]) -> None:
 def whatif_cmd(snapshot: str, enable_preemption: bool, disable_preemption: bool, apply_files: tuple[str, ...], priority_classes: tuple[str, ...],
                cordon: tuple[str, ...], drain: tuple[str, ...], scheduler_config: str | None, seed: int | None,
                until: float | None, output: str, report: str | None, save_changed: str | None,
-               kubeconfig: str | None, context: str | None, strict: bool) -> None:
+               kubeconfig: str | None, context: str | None, strict: bool, force: bool, ignore_daemonsets: bool,
+               delete_emptydir_data: bool, grace_period: int | None, drain_timeout: float | None) -> None:
     """Simulate SNAPSHOT (manifests, a scenario, or `kubectl get nodes,pods,pdb,priorityclasses,resourcequotas
     -A -o yaml` output; - for standard input) — or a live cluster read through --kubeconfig — as it is and
     with the changes, from the same seed, and report the difference."""
@@ -116,8 +156,14 @@ def whatif_cmd(snapshot: str, enable_preemption: bool, disable_preemption: bool,
     one_standard_input(snapshot, scheduler_config, *apply_files)
     warnings: list[ManifestError] = []
     try:
+        drain_flags = {"force": force, "ignoreDaemonSets": ignore_daemonsets, "deleteEmptyDirData": delete_emptydir_data,
+                       "gracePeriodSeconds": grace_period, "timeout": None if drain_timeout is None else f"{drain_timeout:g}s"}
+        if not drain and any(v not in (None, False) for v in drain_flags.values()):
+            raise click.UsageError("--force, --ignore-daemonsets, --delete-emptydir-data, --grace-period and "
+                                   "--drain-timeout go with --drain")
         changes = Changes(preemption=preemption, apply=load_change_objects(list(apply_files), warnings),
-                          cordon=list(cordon), drain=list(drain))
+                          cordon=list(cordon), drain=list(drain),
+                          drain_options={k: v for k, v in drain_flags.items() if v not in (None, False)})
         for item in priority_classes:
             selector, sep, pc = item.rpartition(":")
             if not sep or not selector or not pc:

@@ -39,7 +39,8 @@ def whatif_report(diff: dict[str, Any]) -> str:
             [k, base["summary"][k], new["summary"][k]] for k in ("scheduled", "pending", "preemptions", "victims")
         ]),
         f"<p>{s['newlyPreempted']} pod(s) newly preempted ({s['pdbViolations']} violating a PDB), "
-        f"{s['started']} pending pod(s) would start, {s['stopped']} running pod(s) would stop.</p>",
+        f"{s['started']} pending pod(s) would start, {s['savedFromPreemption']} would keep running, "
+        f"{s['stopped']} running pod(s) would stop.</p>",
     ]
     impact = diff["impact"]
     groups = [f"{r['priorityClass']} ({r['namespace']})" for r in impact]
@@ -55,9 +56,22 @@ def whatif_report(diff: dict[str, Any]) -> str:
         [[f"{p['time']:g}", p["victim"], p["victimPriority"], p["preemptor"], p["node"], p["criterion"],
           "yes" if p["violatesPDB"] else ""] for p in diff["preempted"]]))
     sections.append("<h2>Pending pods that would start</h2>" + _table(
-        ["pod", "node"], [[k, new["pods"][k]["node"]] for k in diff["started"]]))
+        ["pod", "node"], [[p["pod"], p["node"]] for p in diff["started"]]))
+    sections.append("<h2>Pods that would keep running</h2>" + _table(
+        ["pod", "node", "in the baseline"], [[p["pod"], p["node"], p["phaseInBaseline"]] for p in diff["keptRunning"]]))
     sections.append("<h2>Running pods that would stop</h2>" + _table(
-        ["pod", "phase after"], [[k, new["pods"].get(k, {}).get("phase", "-")] for k in diff["stopped"]]))
+        ["pod", "node", "phase after", "replaced by"],
+        [[p["pod"], p["node"], p["phaseAfter"],
+          f"{p['replacedBy']['pod']} on {p['replacedBy']['node'] or '-'}" if p.get("replacedBy") else ""]
+         for p in diff["stopped"]]))
+    for drain in diff.get("drains", []):
+        sections.append(f"<h2>Drain of {escape(drain['node'])}: {escape(drain['outcome'])}</h2>" + _table(
+            ["pod", "evicted at (s)", "blocked by PDB", "blocked for (s)", "replaced by"],
+            [[p["pod"], "-" if p["evicted"] is None else f"{p['evicted']:g}", p.get("blockedBy") or "",
+              f"{p['blockedFor']:g}" if "blockedFor" in p else "",
+              (f"{p['replacedBy']['pod']} on {p['replacedBy']['node'] or '-'}" if p.get("replacedBy")
+               else "lost" if p.get("lost") else "")] for p in drain["pods"]]
+            + [[p["pod"], f"skipped ({p['why']})", "", "", ""] for p in drain["skipped"]]))
     sections.append("<h2>Impact per PriorityClass and namespace</h2>" + _table(
         ["namespace", "PriorityClass", "running before", "running after", "pending before", "pending after",
          "preempted before", "preempted after"],

@@ -63,6 +63,9 @@ class PodHistory:
         self.pods: dict[str, dict[str, Any]] = {}
         #: pods by their current phase (``Deleted`` ones included; a bound Pending pod is ``Bound``)
         self.phases: Counter[str] = Counter()
+        #: every pod's controller (``Kind/namespace/name``) and labels, for analyses of the run
+        self.owners: dict[str, str] = {}
+        self.labels: dict[str, dict[str, str]] = {}
 
     def _record(self, obj: Obj, phase: str | None = None) -> None:
         spec = obj.get("spec") or {}
@@ -72,6 +75,11 @@ class PodHistory:
             if obj["metadata"].get("deletionTimestamp") and phase not in TERMINAL_PHASES:
                 phase = "Terminating"
         key = key_of(obj)
+        meta = obj["metadata"]
+        self.labels[key] = meta.get("labels") or {}
+        ref = next((r for r in meta.get("ownerReferences") or [] if r.get("controller")), None)
+        if ref is not None:
+            self.owners[key] = f"{ref.get('kind')}/{meta.get('namespace')}/{ref.get('name')}"
         previous = self.pods.get(key)
         if previous is not None:
             self.phases[_state(previous["phase"], previous["node"])] -= 1
