@@ -74,9 +74,19 @@ def test_explain_lists_every_failing_filter_and_preemption_outlook(tmp_path: Pat
     diagnosis = json.loads(result.output)
     failures = [f["plugin"] for f in diagnosis["nodes"][0]["failures"]]
     assert failures == ["NodeUnschedulable", "TaintToleration", "NodeResourcesFit"]
-    # upstream reports only the first failing plugin
-    assert diagnosis["upstreamMessage"] == "0/1 nodes are available: 1 node(s) were unschedulable."
+    # upstream reports only the first failing plugin, then what its preemption attempt found
+    assert diagnosis["upstreamMessage"] == (
+        "0/1 nodes are available: 1 node(s) were unschedulable. "
+        "preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling..")
     assert diagnosis["preemption"]["outcome"] == "no candidates"
+    # ... and it is the message the simulation's FailedScheduling event carries
+    simulated = json.loads(CliRunner().invoke(cli, ["simulate", str(scenario), "-o", "json"]).output)
+    event = next(e for e in simulated["events"] if e["reason"] == "FailedScheduling")
+    assert event["message"] == diagnosis["upstreamMessage"]
+    # each rejecting filter has its own hint
+    hints = {f["plugin"]: f["hints"] for f in diagnosis["nodes"][0]["failures"]}
+    assert hints["TaintToleration"] == ["add a toleration for taint k=v:NoSchedule"]
+    assert hints["NodeResourcesFit"] == ["needs 2 cpu, 1 free of 1 (short by 1)"]
 
 
 def test_whatif_outputs_table_json_and_html(tmp_path: Path) -> None:

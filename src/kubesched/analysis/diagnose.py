@@ -6,19 +6,17 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from kubesched.api.quantity import format_quantity
-from kubesched.api.tolerations import find_untolerated_taint
+from kubesched.analysis.hints import plugin_hints
 from kubesched.scheduler.framework.interface import CycleState, Status
-from kubesched.scheduler.framework.types import NodeInfo, PodInfo
+from kubesched.scheduler.framework.types import PodInfo
 from kubesched.scheduler.messages import fit_error_message
-from kubesched.scheduler.plugins.fit import TOO_MANY_PODS, fits
 from kubesched.scheduler.scheduler import Scheduler
 
 
 @dataclass
 class NodeVerdict:
     node: str
-    failures: list[dict[str, str]] = field(default_factory=list)  # plugin, code, reason
+    failures: list[dict[str, Any]] = field(default_factory=list)  # plugin, code, reason, hints
     hints: list[str] = field(default_factory=list)
 
     @property
@@ -40,6 +38,10 @@ class PodDiagnosis:
     pre_filter: str = ""
     verdicts: list[NodeVerdict] = field(default_factory=list)
     preemption: dict[str, Any] | None = None
+    #: for a ``preemptionPolicy: Never`` pod: what preemption would do were it allowed
+    preemption_if_allowed: dict[str, Any] | None = None
+    #: a pod the kubelet refused (or that otherwise failed): ``status.reason`` and ``message``
+    failed: dict[str, str] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -52,44 +54,9 @@ class PodDiagnosis:
             "preFilter": self.pre_filter,
             "nodes": [v.to_dict() for v in self.verdicts],
             "preemption": self.preemption,
+            "preemptionIfAllowed": self.preemption_if_allowed,
+            "failed": self.failed,
         }
-
-
-def _resource_hints(pod: PodInfo, node: NodeInfo) -> list[str]:
-    hints = []
-    checked = sorted((resource, amount) for resource, amount in pod.requests.items() if amount > 0)
-    for short in fits(checked, allocatable=node.allocatable, requested=node.requested, pods=len(node.pods),
-                      allowed_pods=node.allowed_pods):
-        if short.reason == TOO_MANY_PODS:
-            hints.append(f"node already runs {short.used} of {short.capacity} allowed pods")
-            continue
-        resource, amount = short.resource_name, short.requested
-        free = short.capacity - short.used
-        hints.append(
-            f"needs {format_quantity(resource, amount)} {resource}, "
-            f"{format_quantity(resource, max(free, 0))} free of {format_quantity(resource, short.capacity)}"
-            f" (short by {format_quantity(resource, amount - max(free, 0))})"
-        )
-    return hints
-
-
-def _hints(plugin: str, pod: PodInfo, node: NodeInfo) -> list[str]:
-    if plugin == "NodeResourcesFit":
-        return _resource_hints(pod, node)
-    if plugin == "TaintToleration":
-        taint = find_untolerated_taint(node.taints, pod.tolerations, ("NoSchedule", "NoExecute"))
-        if taint:
-            value = f"={taint['value']}" if taint.get("value") else ""
-            return [f"add a toleration for taint {taint.get('key')}{value}:{taint.get('effect')}"]
-    if plugin == "NodeUnschedulable":
-        return ["node is cordoned (spec.unschedulable); uncordon it or tolerate node.kubernetes.io/unschedulable"]
-    if plugin == "NodeAffinity":
-        return ["node labels do not satisfy the pod's nodeSelector / required node affinity"]
-    if plugin == "NodePorts":
-        return ["a requested hostPort is already in use on this node"]
-    if plugin == "NodeName":
-        return [f"pod asks for node {pod.spec.get('nodeName')!r}"]
-    return []
 
 
 def diagnose(scheduler: Scheduler, namespace: str, name: str) -> PodDiagnosis:
@@ -106,6 +73,8 @@ def diagnose(scheduler: Scheduler, namespace: str, name: str) -> PodDiagnosis:
         nominated_node=pod.nominated_node_name or None,
         priority=pod.priority,
     )
+    if status.get("reason"):
+        result.failed = {"reason": str(status["reason"]), "message": str(status.get("message") or "")}
     fwk = scheduler.framework_for(pod)
     if fwk is None:
         result.pre_filter = f"no profile for schedulerName {pod.scheduler_name!r}"
@@ -113,6 +82,11 @@ def diagnose(scheduler: Scheduler, namespace: str, name: str) -> PodDiagnosis:
     cache = scheduler.cache
     cache.update_snapshot()
     state = CycleState()
+
+    def ns_labels(namespace: str) -> dict[str, str]:
+        ns = scheduler.cluster.get("Namespace", "", namespace)
+        return dict(((ns or {}).get("metadata") or {}).get("labels") or {})
+
     _, pre_status = fwk.run_pre_filter(state, pod)
     first_failures: dict[str, Status] = {}
     if pre_status is not None:
@@ -129,14 +103,16 @@ def diagnose(scheduler: Scheduler, namespace: str, name: str) -> PodDiagnosis:
                     continue
                 st = pl.filter(state, pod, with_nominated) or pl.filter(state, pod, info)
                 if st is not None and not st.is_success():
-                    verdict.failures.append({"plugin": pl.name, "code": st.code.name, "reason": st.message()})
-                    verdict.hints.extend(_hints(pl.name, pod, with_nominated))
+                    hints = plugin_hints(pl.name, pod, with_nominated, cache.node_infos, ns_labels)
+                    verdict.failures.append({"plugin": pl.name, "code": st.code.name, "reason": st.message(),
+                                             "hints": hints})
+                    verdict.hints.extend(hints)
                     first_failures.setdefault(info.name, st.with_plugin(pl.name))
             result.verdicts.append(verdict)
     if first_failures and len(first_failures) == cache.num_nodes():
         result.upstream_message = fit_error_message(
             cache.num_nodes(), pre_status.message() if pre_status else "", first_failures.values(), ""
-        )
+        )  # (the preemption clause is added below when the PostFilter would fail)
         for post_filter in fwk.post_filter_plugins:
             dry_run = getattr(post_filter, "dry_run", None)
             if dry_run is None:
@@ -144,8 +120,20 @@ def diagnose(scheduler: Scheduler, namespace: str, name: str) -> PodDiagnosis:
             saved = scheduler.rng.bit_generator.state
             try:
                 record = dry_run(state, pod, first_failures)
+                if pod.preemption_policy == "Never":
+                    # what preemption would cost were the pod allowed to preempt
+                    allowed = PodInfo.from_pod({**obj, "spec": {**obj["spec"], "preemptionPolicy": "PreemptLowerPriority"}})
+                    allowed_state = CycleState()
+                    fwk.run_pre_filter(allowed_state, allowed)
+                    result.preemption_if_allowed = dry_run(allowed_state, allowed, first_failures).to_dict()
+                    scheduler.rng.bit_generator.state = saved
             finally:
                 scheduler.rng.bit_generator.state = saved
             result.preemption = record.to_dict()
+            if record.outcome != "would preempt" and record.message:
+                # upstream FitError: the PostFilter's message follows the filters' ("preemption: ...")
+                result.upstream_message = fit_error_message(
+                    cache.num_nodes(), pre_status.message() if pre_status else "", first_failures.values(),
+                    f"preemption: {record.message}")
             break
     return result

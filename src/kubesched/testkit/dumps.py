@@ -115,7 +115,8 @@ class ClusterDump:
     def pod(self, name: str, namespace: str = "default", *, node: str | None, cpu: str = "100m",
             memory: str = "128Mi", labels: dict[str, str] | None = None, owner: Obj | None = None,
             priority_class: str | None = None, priority: int = 0, minutes_before: float = 300,
-            phase: str | None = None, spec_extra: Obj | None = None, uid: str | None = None) -> Obj:
+            phase: str | None = None, spec_extra: Obj | None = None, uid: str | None = None,
+            preemption_policy: str = "PreemptLowerPriority") -> Obj:
         """A pod; ``node=None`` for a pending one. ``owner``: the controlling object (its kind, name, uid)."""
         meta = self._meta(name, namespace=namespace, minutes_before=minutes_before, labels=labels,
                           manager="kube-controller-manager" if owner else "kubectl-create", kind="Pod")
@@ -134,7 +135,7 @@ class ClusterDump:
                             "volumeMounts": [{"mountPath": "/var/run/secrets/kubernetes.io/serviceaccount",
                                               "name": token, "readOnly": True}]}],
             "dnsPolicy": "ClusterFirst", "enableServiceLinks": True,
-            "preemptionPolicy": "PreemptLowerPriority", "priority": priority,
+            "preemptionPolicy": preemption_policy, "priority": priority,
             "restartPolicy": "Always", "schedulerName": "default-scheduler", "securityContext": {},
             "serviceAccount": "default", "serviceAccountName": "default", "terminationGracePeriodSeconds": 30,
             "tolerations": [
@@ -178,7 +179,8 @@ class ClusterDump:
 
     def deployment(self, name: str, replicas: int, nodes: list[str | None], namespace: str = "default", *,
                    cpu: str = "100m", memory: str = "128Mi", priority_class: str | None = None, priority: int = 0,
-                   include_workloads: bool = True, template_extra: Obj | None = None) -> tuple[Obj, Obj, list[Obj]]:
+                   include_workloads: bool = True, template_extra: Obj | None = None,
+                   preemption_policy: str = "PreemptLowerPriority") -> tuple[Obj, Obj, list[Obj]]:
         """A Deployment, its current ReplicaSet and one pod per entry of ``nodes`` (None: pending)."""
         labels = {"app": name}
         template_spec: Obj = {
@@ -221,7 +223,7 @@ class ClusterDump:
             extra = {k: v for k, v in template_spec.items() if k not in ("containers", "priorityClassName")}
             pods.append(self.pod(pod_name, namespace, node=node, cpu=cpu, memory=memory, labels=rs_labels, owner=rs,
                                  priority_class=priority_class, priority=priority, minutes_before=800 - i,
-                                 spec_extra=extra))
+                                 spec_extra=extra, preemption_policy=preemption_policy))
         if include_workloads:
             self.workloads.extend([deployment, rs])
         return deployment, rs, pods
