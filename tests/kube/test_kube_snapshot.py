@@ -53,3 +53,65 @@ def test_snapshot_and_kubeconfig_together_are_refused(kubeconfig: str, tmp_path)
     result = CliRunner().invoke(cli, ["whatif", str(snap), "--kubeconfig", kubeconfig])
     assert result.exit_code == 2
     assert "either SNAPSHOT or --kubeconfig" in result.output
+
+
+def _workloads(fake: FakeApiServer) -> None:
+    from kubesched.testkit.builders import make_deployment, make_pod
+
+    _cluster(fake)
+    web = make_deployment("web", 2, make_pod("web", cpu="500m"))
+    web["spec"]["template"]["spec"]["containers"][0]["env"] = [
+        {"name": "PASSWORD", "value": "hunter2"}, {"name": "TOKEN", "valueFrom": {"secretKeyRef": {"name": "s", "key": "k"}}}]
+    web["metadata"]["annotations"] = {"kubectl.kubernetes.io/last-applied-configuration": '{"env": "hunter2"}'}
+    fake.create(web)
+    for i in range(3):
+        fake.create(make_pod(f"many-{i}", cpu="10m", namespace="default"))
+
+
+def test_snapshot_writes_a_kubectl_list_without_configuration_values(fake: FakeApiServer, kubeconfig: str,
+                                                                      tmp_path) -> None:
+    import yaml
+
+    _workloads(fake)
+    out = tmp_path / "snap.yaml"
+    result = CliRunner().invoke(cli, ["snapshot", "--kubeconfig", kubeconfig, "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    doc = yaml.safe_load(out.read_text())
+    assert (doc["apiVersion"], doc["kind"]) == ("v1", "List")
+    kinds = [i["kind"] for i in doc["items"]]
+    assert kinds.index("Namespace") < kinds.index("PriorityClass") < kinds.index("Node") < kinds.index("Pod")
+    assert "Deployment" in kinds
+    assert all(i["metadata"].get("uid") for i in doc["items"])  # restored as existing objects
+    text = out.read_text()
+    assert "hunter2" not in text and "managedFields" not in text and "secretKeyRef" in text
+    # only GET requests, with pagination for big lists
+    assert {r.method for r in fake.requests} == {"GET"}
+    # the file is a snapshot the other commands take
+    again = CliRunner().invoke(cli, ["whatif", str(out), "--disable-preemption", "-o", "json"])
+    assert again.exit_code == 0, again.output
+    diff = json.loads(again.output)
+    assert diff["changed"]["snapshot"]["restored"]["Deployment"] == 1
+
+
+def test_a_resource_the_credentials_cannot_list_is_left_out_with_a_warning(fake: FakeApiServer, kubeconfig: str,
+                                                                            tmp_path) -> None:
+    from fakefaults import Fault
+
+    _workloads(fake)
+    fake.inject(Fault(method="GET", path="/apis/apps/v1/deployments", status=403, times=-1))
+    out = tmp_path / "snap.yaml"
+    result = CliRunner().invoke(cli, ["snapshot", "--kubeconfig", kubeconfig, "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "cannot list deployments" in result.stderr and "grant verb list on resource deployments" in result.stderr
+    assert "kind: Deployment" not in out.read_text()
+
+
+def test_snapshot_errors_write_nothing(fake: FakeApiServer, kubeconfig: str, tmp_path) -> None:
+    from fakefaults import Fault
+
+    _cluster(fake)
+    fake.inject(Fault(method="GET", path="/api/v1/nodes", status=500, times=-1))
+    out = tmp_path / "snap.yaml"
+    result = CliRunner().invoke(cli, ["snapshot", "--kubeconfig", kubeconfig, "-o", str(out)])
+    assert result.exit_code == 2 and "reading the cluster failed" in result.stderr
+    assert not out.exists() and not list(tmp_path.glob(".snap.yaml.*"))

@@ -10,6 +10,7 @@ from kubesched import __version__
 from kubesched.cli.explain import explain
 from kubesched.cli.run import run
 from kubesched.cli.simulate import simulate
+from kubesched.cli.snapshot import snapshot
 from kubesched.cli.whatif import whatif_cmd
 
 
@@ -26,6 +27,7 @@ cli.add_command(simulate)
 cli.add_command(explain)
 cli.add_command(whatif_cmd, name="whatif")
 cli.add_command(run)
+cli.add_command(snapshot)
 
 
 def main() -> None:

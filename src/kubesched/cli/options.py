@@ -114,9 +114,33 @@ def cluster_source_options(func: Any) -> Any:
     through ``--kubeconfig`` (read-only: only GET requests)."""
     func = click.option("--context", default=None, help="With --kubeconfig: the kubeconfig context.")(func)
     func = click.option("--kubeconfig", default=None, type=click.Path(exists=True, dir_okay=False),
-                        help="Read the cluster (nodes, pods, PDBs, PriorityClasses, ResourceQuotas) from "
-                             "this kubeconfig's API server, read-only, instead of SNAPSHOT.")(func)
+                        help="Read the cluster (nodes, pods, workloads, PDBs, classes, quotas, services, "
+                             "namespaces) from this kubeconfig's API server, read-only, instead of SNAPSHOT.")(func)
     return func
+
+
+def read_live_cluster(kubeconfig: str, context: str | None) -> Any:
+    """Read a live cluster (read-only), telling on stderr what was read when it is a terminal and
+    what could not be (missing RBAC) in any case. Raises KubeschedError when the API server fails."""
+    import sys
+
+    from kubesched.api.errors import KubeschedError
+    from kubesched.cluster.kube.snapshot import read_snapshot
+    from kubesched.k8s.objects import ApiError
+
+    def progress(resource: Any, count: int) -> None:
+        if sys.stderr.isatty():
+            click.echo(f"read {count} {resource.plural}", err=True)
+
+    try:
+        result = read_snapshot(kubeconfig, context, progress)
+    except ApiError as err:
+        raise KubeschedError(f"reading the cluster failed: {err.code} {err.message}") from err
+    except OSError as err:
+        raise KubeschedError(f"cannot reach the API server of {kubeconfig}: {err}") from err
+    for warning in result.warnings:
+        click.echo(f"warning: {warning}", err=True)
+    return result
 
 
 def load_source(snapshot: str | None, kubeconfig: str | None, context: str | None) -> Any:
@@ -127,16 +151,10 @@ def load_source(snapshot: str | None, kubeconfig: str | None, context: str | Non
         if snapshot is not None:
             raise click.UsageError("give either SNAPSHOT or --kubeconfig, not both")
         try:
-            from kubesched.cluster.kube.snapshot import read_snapshot
+            snapshot_read = read_live_cluster(kubeconfig, context)
         except ImportError as err:
             raise click.UsageError("--kubeconfig needs the kube extra: pip install 'kubesched[kube]'") from err
-        from kubesched.k8s.objects import ApiError
-
-        try:
-            objects = read_snapshot(kubeconfig, context)
-        except ApiError as err:
-            raise click.ClickException(f"reading the cluster failed: {err.code} {err.message}") from err
-        return scenario_from_objects(objects, "live-cluster", f"cluster ({kubeconfig})")
+        return scenario_from_objects(snapshot_read.objects, "live-cluster", f"cluster ({kubeconfig})")
     if snapshot is None:
         raise click.UsageError("give a SNAPSHOT file or directory (- for standard input), or --kubeconfig")
     return load_scenario(snapshot)
