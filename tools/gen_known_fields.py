@@ -38,6 +38,7 @@ ROOT_MODELS = {
     "Job": "V1Job",
     "Service": "V1Service",
     "ReplicationController": "V1ReplicationController",
+    "RuntimeClass": "V1RuntimeClass",
 }
 
 #: NodeResourceTopology (topology.node.k8s.io/v1alpha2), in the same notation as the output

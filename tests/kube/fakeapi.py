@@ -51,6 +51,7 @@ RESOURCES: dict[tuple[str, str, str], tuple[str, bool]] = {
     ("apps", "v1", "daemonsets"): ("DaemonSet", True),
     ("batch", "v1", "jobs"): ("Job", True),
     ("", "v1", "resourcequotas"): ("ResourceQuota", True),
+    ("node.k8s.io", "v1", "runtimeclasses"): ("RuntimeClass", False),
     ("coordination.k8s.io", "v1", "leases"): ("Lease", True),
     ("events.k8s.io", "v1", "events"): ("Event", True),
     ("topology.node.k8s.io", "v1alpha2", "noderesourcetopologies"): ("NodeResourceTopology", False),

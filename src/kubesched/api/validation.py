@@ -39,6 +39,7 @@ from kubesched.api.validation_cluster import validate_cluster_config
 from kubesched.api.validation_pod import (
     check_pod_metadata_fields,
     check_taints,
+    check_tolerations,
     validate_pod_spec,
     validate_pod_template,
 )
@@ -61,6 +62,7 @@ API_VERSIONS: MappingProxyType[str, str] = MappingProxyType(
         "NodeResourceTopology": "topology.node.k8s.io/v1alpha2",
         "Service": "v1",
         "ReplicationController": "v1",
+        "RuntimeClass": "node.k8s.io/v1",
         "Scenario": "kubesched.io/v1alpha1",
     }
 )
@@ -425,8 +427,27 @@ def _validate_service(obj: dict[str, Any], path: str, errs: Errors) -> None:
         expect_str(value, key_path(key_path(spath, "selector"), str(key)), errs)
 
 
+def _validate_runtime_class(obj: dict[str, Any], path: str, errs: Errors) -> None:
+    """node.k8s.io/v1: a handler, the pod overhead it adds and where its pods may run."""
+    handler = expect_str(obj.get("handler"), key_path(path, "handler"), errs, required=True, non_empty=True)
+    if handler is not None:
+        check_dns_label(handler, key_path(path, "handler"), errs)
+    overhead = expect_dict(obj.get("overhead"), key_path(path, "overhead"), errs)
+    if overhead is not None:
+        fixed = expect_dict(overhead.get("podFixed"), key_path(key_path(path, "overhead"), "podFixed"), errs)
+        check_resource_list(fixed, key_path(key_path(path, "overhead"), "podFixed"), errs)
+    spath = key_path(path, "scheduling")
+    scheduling = expect_dict(obj.get("scheduling"), spath, errs)
+    if scheduling is not None:
+        selector = expect_dict(scheduling.get("nodeSelector"), key_path(spath, "nodeSelector"), errs)
+        for key, value in (selector or {}).items():
+            expect_str(value, key_path(key_path(spath, "nodeSelector"), str(key)), errs)
+        check_tolerations(scheduling.get("tolerations"), key_path(spath, "tolerations"), errs)
+
+
 _VALIDATORS = MappingProxyType(
     {
+        "RuntimeClass": _validate_runtime_class,
         "Service": _validate_service,
         "ReplicationController": _validate_service,
         "Node": _validate_node,

@@ -38,7 +38,8 @@ NAMESPACED_KINDS = frozenset(
     }
 )
 #: kinds whose objects are cluster-scoped (``Scenario`` is kubesched's own manifest kind)
-CLUSTER_SCOPED_KINDS = frozenset({"Node", "Namespace", "PriorityClass", "NodeResourceTopology", "Scenario"})
+CLUSTER_SCOPED_KINDS = frozenset({"Node", "Namespace", "PriorityClass", "NodeResourceTopology", "Scenario",
+                                  "RuntimeClass"})
 
 
 class ApiError(Exception):

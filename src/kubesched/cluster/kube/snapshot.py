@@ -2,7 +2,7 @@
 ``kubesched snapshot``, which writes it as `kubectl get -o yaml` would (a ``v1 List``).
 
 Everything scheduling depends on is read, with pagination (``limit``/``continue``): namespaces (their
-labels feed namespaceSelectors), PriorityClasses, Nodes, NodeResourceTopologies (when served),
+labels feed namespaceSelectors), PriorityClasses, RuntimeClasses, Nodes, NodeResourceTopologies (when served),
 ResourceQuotas, PodDisruptionBudgets, Services and ReplicationControllers (default spreading),
 Deployments, ReplicaSets, StatefulSets, DaemonSets, Jobs and Pods. Only GET requests are made; Secrets
 and ConfigMaps are never read. A resource the server does not serve (404) is skipped; one the
@@ -33,6 +33,7 @@ from kubesched.cluster.kube.resources import (
     REPLICA_SET,
     REPLICATION_CONTROLLER,
     RESOURCE_QUOTA,
+    RUNTIME_CLASS,
     SERVICE,
     STATEFUL_SET,
     Resource,
@@ -42,7 +43,7 @@ from kubesched.k8s.objects import ApiError, is_terminal
 
 #: what a snapshot reads, in the order a reader of the file expects (classes before the pods naming them)
 SNAPSHOT_RESOURCES: tuple[Resource, ...] = (
-    NAMESPACE, PRIORITY_CLASS, NODE, NODE_RESOURCE_TOPOLOGY, RESOURCE_QUOTA, POD_DISRUPTION_BUDGET, SERVICE,
+    NAMESPACE, PRIORITY_CLASS, RUNTIME_CLASS, NODE, NODE_RESOURCE_TOPOLOGY, RESOURCE_QUOTA, POD_DISRUPTION_BUDGET, SERVICE,
     REPLICATION_CONTROLLER, DEPLOYMENT, REPLICA_SET, STATEFUL_SET, DAEMON_SET, JOB, POD,
 )
 DROPPED_METADATA = ("managedFields", "selfLink")

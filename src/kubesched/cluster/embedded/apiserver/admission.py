@@ -31,6 +31,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any, Protocol
 
 from kubesched.api.resources import default_pod_requests_from_limits
+from kubesched.api.quantity import parse_quantity
 from kubesched.cluster.embedded.apiserver import quota as quotas
 from kubesched.cluster.embedded.apiserver.store import ObjectStore
 from kubesched.k8s.objcopy import deep_copy
@@ -214,6 +215,7 @@ class Admission:
         _default_pod(pod)
         self._admit_priority(pod)
         _add_default_tolerations(pod)
+        self._admit_runtime_class(pod)
         self._check_absent(pod)
         self._admit_quota(pod, now)
         meta = pod["metadata"]
@@ -257,6 +259,43 @@ class Admission:
                 f"priority admission controller computed {policy} from the given PriorityClass name",
             )
         spec["preemptionPolicy"] = policy
+
+    def _admit_runtime_class(self, pod: Obj) -> None:
+        """The RuntimeClass admission plugin (``plugin/pkg/admission/runtimeclass``): the class must
+        exist; its ``overhead.podFixed`` becomes the pod's ``spec.overhead`` (a different one given by
+        the pod is refused); its ``scheduling.nodeSelector`` is merged into the pod's (a conflicting
+        value is refused) and its tolerations are added."""
+        spec = pod["spec"]
+        name = spec.get("runtimeClassName")
+        if not name:
+            return
+        display = pod["metadata"].get("generateName") or pod["metadata"]["name"]
+        rc = self.store.get("RuntimeClass", None, name)
+        if rc is None:
+            raise forbidden("Pod", display, f'pod rejected: RuntimeClass "{name}" not found')
+        fixed = (rc.get("overhead") or {}).get("podFixed")
+        if fixed:
+            given = spec.get("overhead")
+            if given and {k: parse_quantity(v) for k, v in given.items()} != {
+                    k: parse_quantity(v) for k, v in fixed.items()}:
+                raise forbidden("Pod", display, "pod rejected: Pod's Overhead doesn't match RuntimeClass's "
+                                "defined Overhead")
+            spec["overhead"] = dict(fixed)
+        scheduling = rc.get("scheduling") or {}
+        selector = dict(spec.get("nodeSelector") or {})
+        for key, value in (scheduling.get("nodeSelector") or {}).items():
+            if key in selector and selector[key] != value:
+                raise forbidden("Pod", display, f"conflict: runtimeClass.scheduling.nodeSelector[{key}] = {value}; "
+                                f"pod.spec.nodeSelector[{key}] = {selector[key]}")
+            selector[key] = value
+        if selector:
+            spec["nodeSelector"] = selector
+        tolerations = list(spec.get("tolerations") or [])
+        for toleration in scheduling.get("tolerations") or []:
+            if toleration not in tolerations:
+                tolerations.append(dict(toleration))
+        if tolerations:
+            spec["tolerations"] = tolerations
 
     def restore_priority(self, pod: Obj) -> None:
         """A restored pod (already admitted in its cluster) keeps ``spec.priority``; one without it
