@@ -30,8 +30,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any, Protocol
 
-from kubesched.api.resources import default_pod_requests_from_limits
 from kubesched.api.quantity import parse_quantity
+from kubesched.api.resources import default_pod_requests_from_limits
 from kubesched.cluster.embedded.apiserver import quota as quotas
 from kubesched.cluster.embedded.apiserver.store import ObjectStore
 from kubesched.k8s.objcopy import deep_copy
