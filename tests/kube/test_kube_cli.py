@@ -93,3 +93,34 @@ def test_run_refuses_an_invalid_configuration(tmp_path: Path) -> None:
                             capture_output=True, text=True, timeout=30)
     assert result.returncode == 2
     assert "duplicate profile 'a'" in result.stderr
+
+
+def test_informers_that_cannot_sync_make_it_unready_not_unhealthy(fake: FakeApiServer, tmp_path: Path) -> None:
+    """An API server that cannot serve the node list (503 every time): /readyz fails, /healthz stays
+    ok (no restart loop), and each retried request is logged with its method, path and cause."""
+    from fakefaults import Fault
+
+    config = tmp_path / "config.yaml"
+    config.write_text(yaml.safe_dump({**CONFIG, "leaderElection": {"leaderElect": False}}))
+    port = free_port()
+    fake.inject(Fault(method="GET", path="/api/v1/nodes", status=503, times=-1))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "kubesched", "run", "--kubeconfig", fake.kubeconfig(tmp_path), "--config",
+         str(config), "--bind-address", "127.0.0.1", "--port", str(port)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    try:
+        wait_for(lambda: http_get(port, "/healthz")[0] != 0, timeout=30, what="the probe server")
+        assert http_get(port, "/readyz")[0] == 500
+        assert http_get(port, "/healthz") == (200, "ok\n")
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=20)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.stderr is not None
+    retries = [json.loads(line) for line in proc.stderr.read().splitlines()
+               if line.startswith("{") and "retrying" in line]
+    assert retries and retries[0]["msg"].startswith("retrying GET /api/v1/nodes in ")
+    assert "HTTP 503" in retries[0]["msg"]

@@ -36,6 +36,10 @@ SYNC_FAILED = "sync-failed"
 KEEP_PREEMPTION_RECORDS = 256
 
 
+#: how often a scheduler still waiting for its informers says so
+SYNC_NOTE_PERIOD = 10.0
+
+
 @dataclass(frozen=True, slots=True)
 class RunnerOptions:
     backoff_flush_period: float = BACKOFF_FLUSH_PERIOD  # upstream flushBackoffQCompleted: every second
@@ -74,7 +78,12 @@ class SchedulerRunner:
         return self.elector is None or self.elector.state_known.is_set()
 
     def healthy(self, stale_after: float = 60.0) -> bool:
-        return self.exit_reason is None and time.monotonic() - self.heartbeat < stale_after
+        """Alive unless stopping or stuck: the loop made progress lately, or it is waiting on an API
+        call (a slow API server is not a reason to restart the scheduler); informers that never
+        synced (a rejected token, say) make it unready, not unhealthy."""
+        if self.exit_reason is not None:
+            return False
+        return time.monotonic() - self.heartbeat < stale_after or self.cluster.transport.in_flight > 0
 
     def request_stop(self) -> None:
         self.stop_event.set()
@@ -106,9 +115,15 @@ class SchedulerRunner:
 
     def _wait_for_sync(self) -> bool:
         deadline = None if self.options.sync_timeout is None else time.monotonic() + self.options.sync_timeout
+        next_note = time.monotonic() + SYNC_NOTE_PERIOD
         while not self.stop_event.is_set():
+            self.heartbeat = time.monotonic()  # waiting for the API server is not being stuck
             if self.cluster.wait_for_sync(0.1):
                 return True
+            if time.monotonic() >= next_note:
+                log.warning("not ready: the informers have not synced yet (is the API server reachable, "
+                            "and may these credentials list and watch?)")
+                next_note = time.monotonic() + SYNC_NOTE_PERIOD
             if deadline is not None and time.monotonic() > deadline:
                 log.error("informers did not sync in time")
                 return False
@@ -142,6 +157,7 @@ class SchedulerRunner:
         return self.leading() and not self.stop_event.is_set() and not self.timers.due()
 
     def _after_cycle(self) -> None:
+        self.heartbeat = time.monotonic()
         # the simulator keeps every preemption decision for its report; a server keeps the latest
         if len(self.scheduler.preemptions) > 2 * KEEP_PREEMPTION_RECORDS:
             del self.scheduler.preemptions[:-KEEP_PREEMPTION_RECORDS]

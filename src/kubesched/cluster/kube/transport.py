@@ -162,6 +162,7 @@ class Transport:
         self._errors = _connection_errors()
         self.requests = 0
         self.retries = 0
+        self.in_flight = 0  # requests under way (waiting on the API server is not being stuck)
         self._count_lock = threading.Lock()
 
     # -- one HTTP exchange -------------------------------------------------------------------
@@ -208,9 +209,20 @@ class Transport:
         Retries 429 (after ``Retry-After``), 5xx and connection failures up to ``max_attempts``
         tries, then raises the last error as ApiError (connection failures as 503). ``guard`` runs
         before each try and may raise ApiError to stop (e.g. leadership lost)."""
+        with self._count_lock:
+            self.in_flight += 1
+        try:
+            return self._call(method, path, query, body, content_type, retry, guard, decode)
+        finally:
+            with self._count_lock:
+                self.in_flight -= 1
+
+    def _call(self, method: str, path: str, query: Mapping[str, Any] | None, body: Any, content_type: str | None,
+              retry: bool, guard: Callable[[], None] | None, decode: bool) -> Any:
         attempts = self.options.max_attempts if retry else 1
         backoff = Backoff(self.options.retry_initial, self.options.retry_cap, jitter=0.5)
         last: ApiError | None = None
+        cause = ""
         for attempt in range(1, attempts + 1):
             if guard is not None:
                 guard()
@@ -219,6 +231,7 @@ class Transport:
                 status, headers, data = self._exchange(method, path, query, body, content_type)
             except ConnectionFailure as exc:
                 last = ApiError(503, "ServiceUnavailable", f"connection to the API server failed: {exc}")
+                cause = f"connection failed: {exc}"
             else:
                 if 200 <= status < 300:
                     if not decode or not data:
@@ -228,6 +241,7 @@ class Transport:
                     except ValueError as exc:
                         raise ApiError(500, "InternalError", f"{method} {path}: invalid JSON answer: {exc}") from exc
                 last = api_error(status, data)
+                cause = f"HTTP {status} {last.reason}: {last.message}"
                 if status not in RETRYABLE_STATUSES:
                     raise last
                 wait = retry_after_seconds(headers)
@@ -238,9 +252,9 @@ class Transport:
             delay = min(wait, self.options.retry_after_cap) if wait is not None else backoff.next()
             with self._count_lock:
                 self.retries += 1
-            log.warning("retrying request", extra={"method": method, "path": path, "code": last.code,
-                                                   "reason": last.reason, "attempt": attempt,
-                                                   "delay": round(delay, 3)})
+            log.warning("retrying %s %s in %.1fs (attempt %d of %d): %s", method, path, delay, attempt, attempts, cause,
+                        extra={"method": method, "path": path, "code": last.code, "reason": last.reason,
+                               "attempt": attempt, "delay": round(delay, 3), "cause": cause})
             self._sleep(delay)
         assert last is not None
         raise last
