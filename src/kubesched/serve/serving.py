@@ -13,6 +13,14 @@ from kubesched.serve.metrics import CONTENT_TYPE
 log = logging.getLogger("kubesched.kube.serving")
 
 
+class _QuietServer(ThreadingHTTPServer):
+    """A probe client that resets its connection is no error of ours: logged at debug level, not
+    printed as a traceback on stderr (socketserver's default)."""
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        log.debug("probe connection from %s failed", client_address, exc_info=True)
+
+
 class HealthServer:
     def __init__(self, host: str, port: int, *, metrics: Callable[[], str], healthy: Callable[[], bool],
                  ready: Callable[[], bool]) -> None:
@@ -40,7 +48,7 @@ class HealthServer:
             def log_message(self, format: str, *args: Any) -> None:
                 log.debug("http " + format, *args)
 
-        self.server = ThreadingHTTPServer((host, port), Handler)
+        self.server = _QuietServer((host, port), Handler)
         self.server.daemon_threads = True
         self._thread: threading.Thread | None = None
 

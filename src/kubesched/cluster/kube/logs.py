@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import sys
+import warnings
 from datetime import UTC, datetime
 from typing import Any
 
@@ -38,3 +39,7 @@ def configure_logging(level: str = "info", fmt: str = "json") -> None:
     root.handlers[:] = [handler]
     root.setLevel(level.upper())
     logging.getLogger("urllib3").setLevel(max(root.level, logging.WARNING))
+    # Python warnings (urllib3's InsecureRequestWarning of an insecure kubeconfig, on every request)
+    # go through the logger too, once each: one JSON object per line stays true
+    logging.captureWarnings(True)
+    warnings.filterwarnings("once")
