@@ -9,6 +9,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 
 import node_affinity  # noqa: E402
+import pod_affinity  # noqa: E402
 import preemption_basic  # noqa: E402
 import scheduling_basic  # noqa: E402
 import topology_spreading  # noqa: E402
@@ -25,12 +26,16 @@ def main() -> None:
         print(node_affinity.run(500, 100, 1000).line())
         print(topology_spreading.run(500, 100, 1000).line())
         print(topology_spreading.run_deployments(500, 100, 1000).line())
+        print(pod_affinity.run_anti_affinity(500, 100, 400).line())
+        print(pod_affinity.run_affinity(500, 100, 400).line())
         print(preemption_basic.run(100).line())
         return
     print(scheduling_basic.run(5000, 1000, 10000).line(), flush=True)
     print(node_affinity.run(5000, 1000, 1000).line(), flush=True)
     print(topology_spreading.run(5000, 1000, 1000).line(), flush=True)
     print(topology_spreading.run_deployments(5000, 1000, 1000).line(), flush=True)
+    print(pod_affinity.run_anti_affinity(5000, 1000, 1000).line(), flush=True)
+    print(pod_affinity.run_affinity(5000, 1000, 1000).line(), flush=True)
     print(preemption_basic.run(500).line(), flush=True)
     print(preemption_basic.run(5000).line(), flush=True)
     print(KUBE_HINT)
