@@ -15,16 +15,23 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from kubesched.scheduler.framework.interface import (
     ADD,
     ALL,
     MAX_NODE_SCORE,
     UPDATE_NODE_LABEL,
     ClusterEvent,
+    Code,
     CycleState,
     EnqueueExtensions,
+    FailureStatusesVector,
     FilterPlugin,
+    FilterVector,
     Handle,
+    NodeTableSnapshot,
+    NodeTableView,
     PreFilterExtensions,
     PreFilterPlugin,
     PreFilterResult,
@@ -45,6 +52,7 @@ from kubesched.scheduler.plugins._helpers_affinity import (
     parse_pod_terms,
     pod_matches_all_terms,
 )
+from kubesched.scheduler.plugins._topology_spread_vector import table_of
 
 NAME = "InterPodAffinity"
 PRE_FILTER_STATE_KEY = "PreFilter" + NAME
@@ -121,8 +129,8 @@ def _validate_args(args: Mapping[str, Any]) -> tuple[int, bool]:
 
 
 class InterPodAffinity(
-    PreFilterPlugin, PreFilterExtensions, FilterPlugin, PreScorePlugin, ScorePlugin, ScoreExtensions,
-    EnqueueExtensions,
+    PreFilterPlugin, PreFilterExtensions, FilterPlugin, FilterVector, FailureStatusesVector, PreScorePlugin,
+    ScorePlugin, ScoreExtensions, EnqueueExtensions,
 ):
     name = NAME
 
@@ -188,6 +196,64 @@ class InterPodAffinity(
         return None
 
     # -- Filter ----------------------------------------------------------------------------
+    def _verdicts(self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot) -> np.ndarray | None:
+        """Per node, which of Filter's three checks fails first (0: affinity, 1: anti-affinity,
+        2: existing pods' anti-affinity, 3: none), from the PreFilter counts and the node table's
+        label columns; None where that cannot be done exactly (the per-node path answers)."""
+        s = state.read(PRE_FILTER_STATE_KEY)
+        table = table_of(snapshot)
+        if not isinstance(s, PreFilterState) or table is None:
+            return None
+        n = len(snapshot.node_infos)
+        verdict = np.full(n, 3, dtype=np.int8)
+        # existing pods' anti-affinity: any of the node's (key, value) pairs with a count
+        existing = _pairs_mask(table, s.existing_anti, None, n)
+        if existing is None:
+            return None
+        verdict[existing] = 2
+        # the pod's anti-affinity: per term, the node's value of its key with a count
+        if s.anti:
+            anti = _pairs_mask(table, s.anti, {t.topology_key for t in s.terms.required_anti_affinity}, n)
+            if anti is None:
+                return None
+            verdict[anti] = 1
+        # the pod's affinity: every key present, and pods matching in each term's domain
+        if s.terms.required_affinity:
+            has_keys = np.ones(n, dtype=bool)
+            pods_exist = np.ones(n, dtype=bool)
+            for term in s.terms.required_affinity:
+                column = table.label_column(term.topology_key)
+                if column is None:
+                    return None
+                has_keys &= column.codes >= 0
+                matched = np.zeros(len(column.values) + 1, dtype=bool)  # the last entry: key absent
+                for (key, value), count in s.affinity.items():
+                    code = column.code.get(value) if key == term.topology_key else None
+                    if code is not None and count > 0:
+                        matched[code] = True
+                pods_exist &= matched[column.codes]
+            if not pods_exist.all() and not s.affinity and pod_matches_all_terms(
+                    s.terms.required_affinity, pod, s.lookup):
+                pods_exist[:] = True  # the first pod of a group with affinity to itself
+            verdict[~(has_keys & pods_exist)] = 0
+        return verdict
+
+    def filter_vector(self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot) -> np.ndarray | None:
+        verdict = self._verdicts(state, pod, snapshot)
+        return None if verdict is None else verdict == 3
+
+    def failure_statuses(
+        self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot, idx: np.ndarray
+    ) -> list[Status]:
+        verdict = self._verdicts(state, pod, snapshot)
+        if verdict is None:
+            nodes = snapshot.node_infos
+            return [self.filter(state, pod, nodes[int(i)]) or Status(Code.SUCCESS) for i in idx]
+        statuses = (Status.unresolvable(ERR_REASON_AFFINITY_RULES_NOT_MATCH, plugin=NAME),
+                    Status.unschedulable(ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH, plugin=NAME),
+                    Status.unschedulable(ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH, plugin=NAME))
+        return [statuses[int(v)] for v in verdict[idx]]
+
     def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status | None:
         if node.node is None:
             return Status.error("node not found", NAME)
@@ -254,6 +320,28 @@ class InterPodAffinity(
         diff = max(scores) - lo
         for i, raw in enumerate(scores):
             scores[i] = int(float(MAX_NODE_SCORE) * ((raw - lo) / diff)) if diff > 0 else 0
+
+
+def _pairs_mask(table: NodeTableView, counts: Mapping[tuple[str, str], int], keys: set[str] | None,
+                n: int) -> np.ndarray | None:
+    """Nodes carrying a (key, value) label pair with a positive count (only ``keys``' pairs when
+    given); None when a key's column cannot be built."""
+    by_key: dict[str, list[str]] = {}
+    for (key, value), count in counts.items():
+        if count > 0 and (keys is None or key in keys):
+            by_key.setdefault(key, []).append(value)
+    mask = np.zeros(n, dtype=bool)
+    for key, values in by_key.items():
+        column = table.label_column(key)
+        if column is None:
+            return None
+        hit = np.zeros(len(column.values) + 1, dtype=bool)  # the last entry: key absent (code -1)
+        for value in values:
+            code = column.code.get(value)
+            if code is not None:
+                hit[code] = True
+        mask |= hit[column.codes]
+    return mask
 
 
 def _satisfy_pod_affinity(s: PreFilterState, pod: PodInfo, labels: Mapping[str, str]) -> bool:
