@@ -30,15 +30,42 @@ if TYPE_CHECKING:
 
 
 class PredicateAdmitHandler:
+    """Keeps, per node, the pods its kubelet runs (from watch events), so that a check costs the
+    node's pods, not the cluster's."""
+
     def __init__(self, api: ApiServer) -> None:
         self.api = api
+        self._running: dict[str, dict[str, Obj]] = {}  # node -> uid -> pod
+        api.watch(self)
+
+    # -- watch: the running pods of each node ------------------------------------------------
+    def _note(self, pod: Obj, gone: bool = False) -> None:
+        node = (pod.get("spec") or {}).get("nodeName")
+        if not node:
+            return
+        uid = pod["metadata"].get("uid", "")
+        running = not gone and (pod.get("status") or {}).get("phase") == "Running" and not is_terminal(pod)
+        if running:
+            self._running.setdefault(node, {})[uid] = pod
+        else:
+            self._running.get(node, {}).pop(uid, None)
+
+    def on_add(self, kind: str, obj: Obj) -> None:
+        if kind == "Pod":
+            self._note(obj)
+
+    def on_update(self, kind: str, old: Obj, new: Obj) -> None:
+        if kind == "Pod":
+            self._note(new)
+
+    def on_delete(self, kind: str, obj: Obj) -> None:
+        if kind == "Pod":
+            self._note(obj, gone=True)
 
     def _admitted(self, node_name: str, pod: Obj) -> list[Obj]:
         """The node's other pods that its kubelet runs (bound, started, not finished)."""
         uid = pod["metadata"].get("uid")
-        return [p for p in self.api.iter("Pod")
-                if (p.get("spec") or {}).get("nodeName") == node_name and p["metadata"].get("uid") != uid
-                and (p.get("status") or {}).get("phase") == "Running" and not is_terminal(p)]
+        return [p for u, p in sorted(self._running.get(node_name, {}).items()) if u != uid]
 
     def admit(self, pod: Obj, node: Obj) -> PodAdmitResult:
         if "status" not in node:  # no Node object: nothing to check against
