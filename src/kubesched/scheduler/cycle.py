@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from queue import Empty, SimpleQueue
 from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
@@ -89,6 +91,9 @@ class Scheduler(Protocol):
 
     @property
     def attempts(self) -> list[AttemptRecord]: ...
+
+    @property
+    def binder(self) -> BackgroundBinder | None: ...
 
     def framework_for(self, pod: PodInfo) -> Framework | None: ...
 
@@ -354,8 +359,52 @@ def _assume_and_bind(
     assumed = PodInfo.from_pod(assumed_obj, pod)
     sched.cache.assume(assumed, node_name)
     sched.queue.nominator.delete(pod)
+    binding = _Binding(sched, fwk, state, qpi, assumed, node_name, scores)
+    status = fwk.run_reserve(state, pod, node_name)
+    if status is not None:
+        binding.fail(status, False)
+        return
+    status = fwk.run_permit(state, pod, node_name)
+    if status is not None and status.code != Code.WAIT:
+        binding.fail(status, False)
+        return
+    if sched.binder is not None:  # the binding cycle in the background (kubesched run)
+        sched.binder.submit(lambda: fwk.run_bind(state, pod, node_name), binding.done)
+        return
+    binding.done(fwk.run_bind(state, pod, node_name))
 
-    def fail(status: Status, binding: bool) -> None:
+
+@dataclass
+class _Binding:
+    """The end of one pod's binding cycle, on the scheduling thread: success (event, PostBind) or
+    upstream's failure path."""
+
+    sched: Scheduler
+    fwk: Framework
+    state: CycleState
+    qpi: QueuedPodInfo
+    assumed: PodInfo
+    node_name: str
+    scores: list[dict[str, Any]]
+
+    def done(self, status: Status | None) -> None:
+        if status is not None and not status.is_success():
+            self.fail(status, True)
+            return
+        sched, fwk, pod, node_name = self.sched, self.fwk, self.qpi.pod, self.node_name
+        sched.metrics.schedule_attempts["scheduled", fwk.name] += 1
+        sched.metrics.pod_scheduling_attempts.append(self.qpi.attempts)
+        if sched.record_attempts:
+            sched.attempts.append(AttemptRecord(
+                time=sched.clock(), pod=pod.key, outcome="scheduled", node=node_name, scores=self.scores,
+            ))
+        sched.cluster.record_event(
+            pod.obj, type="Normal", reason="Scheduled", action="Binding",
+            note=f"Successfully assigned {pod.key} to {node_name}", node=node_name,
+        )
+        fwk.run_post_bind(self.state, pod, node_name)
+
+    def fail(self, status: Status, binding: bool) -> None:
         """Upstream's Reserve/Permit failure path in ``schedulingCycle`` and
         ``handleBindingCycleError``: Unreserve, forget the assumed pod, clear the nomination. A
         Reserve/Permit rejection is reported as a ``FitError`` over the one node (its plugin
@@ -363,8 +412,10 @@ def _assume_and_bind(
         Forgetting a pod in the binding cycle counts as an AssignedPodDelete: before the failure
         handler for an error (so the pod goes to backoffQ), after it, sparing the pod itself, for
         a rejection."""
-        fwk.run_unreserve(state, pod, node_name)
-        sched.cache.forget(assumed)
+        sched, fwk, qpi, node_name = self.sched, self.fwk, self.qpi, self.node_name
+        pod = qpi.pod
+        fwk.run_unreserve(self.state, pod, node_name)
+        sched.cache.forget(self.assumed)
         if status.is_rejected() and not binding:
             fit = FitError(1, {node_name: status}, {status.plugin} - {""})
             qpi.unschedulable_plugins = set(fit.plugins)
@@ -378,26 +429,44 @@ def _assume_and_bind(
         if binding and status.is_rejected():
             sched.queue.move_all(q.ASSIGNED_POD_DELETE, lambda other: other.uid != pod.uid)
 
-    status = fwk.run_reserve(state, pod, node_name)
-    if status is not None:
-        fail(status, False)
-        return
-    status = fwk.run_permit(state, pod, node_name)
-    if status is not None and status.code != Code.WAIT:
-        fail(status, False)
-        return
-    status = fwk.run_bind(state, pod, node_name)
-    if status is not None and not status.is_success():
-        fail(status, True)
-        return
-    sched.metrics.schedule_attempts["scheduled", fwk.name] += 1
-    sched.metrics.pod_scheduling_attempts.append(qpi.attempts)
-    if sched.record_attempts:
-        sched.attempts.append(AttemptRecord(
-            time=sched.clock(), pod=pod.key, outcome="scheduled", node=node_name, scores=scores,
-        ))
-    sched.cluster.record_event(
-        pod.obj, type="Normal", reason="Scheduled", action="Binding",
-        note=f"Successfully assigned {pod.key} to {node_name}", node=node_name,
-    )
-    fwk.run_post_bind(state, pod, node_name)
+
+class BackgroundBinder:
+    """Binding cycles on worker threads, as upstream runs each in a goroutine: the scheduling
+    thread goes on with the next pod while the API call is under way. A binding's outcome is
+    handed back to the scheduling thread, which calls :meth:`finish` between cycles and runs the
+    success or failure path there (the cache and the queue are the scheduling thread's alone)."""
+
+    def __init__(self, workers: int = 16) -> None:
+        self._pool = ThreadPoolExecutor(workers, thread_name_prefix="binding")
+        self._done: SimpleQueue[tuple[Callable[[Status | None], None], Status | None]] = SimpleQueue()
+        self.in_flight = 0
+
+    def submit(self, work: Callable[[], Status | None], then: Callable[[Status | None], None]) -> None:
+        self.in_flight += 1
+
+        def run() -> None:
+            try:
+                status = work()
+            except Exception as err:  # noqa: BLE001 - reported as the binding's error, never lost
+                log.exception("binding failed")
+                status = Status.error(f"{type(err).__name__}: {err}")
+            self._done.put((then, status))
+
+        self._pool.submit(run)
+
+    def finish(self) -> int:
+        """Complete the bindings that have answered; how many."""
+        count = 0
+        while True:
+            try:
+                then, status = self._done.get_nowait()
+            except Empty:
+                return count
+            self.in_flight -= 1
+            then(status)
+            count += 1
+
+    def shutdown(self) -> None:
+        """Wait for the bindings under way, then complete them."""
+        self._pool.shutdown(wait=True)
+        self.finish()

@@ -14,7 +14,7 @@ from kubesched.k8s.objects import Obj, is_terminal, scheduler_name_of
 from kubesched.scheduler import queue as q
 from kubesched.scheduler.cache import Cache
 from kubesched.scheduler.config import build_profile, parse_configuration
-from kubesched.scheduler.cycle import AttemptRecord
+from kubesched.scheduler.cycle import AttemptRecord, BackgroundBinder
 from kubesched.scheduler.framework.interface import (
     ADD,
     DELETE,
@@ -101,6 +101,8 @@ class Scheduler:
         self.rng = rng
         self.clock = clock
         self.record_attempts = record_attempts
+        #: binding cycles in the background (a long-running scheduler); None: in the cycle (a simulation)
+        self.binder: BackgroundBinder | None = None
         self.attempts: list[AttemptRecord] = []
         self.preemptions: list[Any] = []
         self.metrics = Metrics()

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from kubesched.cluster.kube.cluster import KubeCluster
 from kubesched.cluster.kube.leaderelection import LeaderElector
+from kubesched.scheduler.cycle import BackgroundBinder
 from kubesched.scheduler.loop import (
     BACKOFF_FLUSH_PERIOD,
     UNSCHEDULABLE_FLUSH_PERIOD,
@@ -38,6 +39,8 @@ KEEP_PREEMPTION_RECORDS = 256
 
 #: how often a scheduler still waiting for its informers says so
 SYNC_NOTE_PERIOD = 10.0
+#: how long an idle loop waits for events while bindings are under way (their answers are polled)
+BINDING_POLL = 0.005
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +65,8 @@ class SchedulerRunner:
         self.exit_reason: str | None = None
         self.cycles = 0
         self.heartbeat = time.monotonic()
+        if scheduler.binder is None:  # binding cycles off the scheduling thread, as upstream's goroutines
+            scheduler.binder = BackgroundBinder()
         self._was_leading = False
         self.timers = RealTimers()
         self.scheduler_loop = SchedulerLoop(
@@ -108,6 +113,8 @@ class SchedulerRunner:
             self.exit_reason = self._loop()
             return self.exit_reason
         finally:
+            if self.scheduler.binder is not None:
+                self.scheduler.binder.shutdown()  # the bindings under way end (and are reported) first
             if elector is not None:
                 elector.stop(release=True)
             cluster.stop()
@@ -139,6 +146,7 @@ class SchedulerRunner:
             if self.elector is not None and self.elector.lost.is_set():
                 return LOST_LEASE
             self.cluster.dispatch()
+            self._finish_bindings()
             timers.run_due()  # the queue's flushes
             self._note_leadership()
             self.cycles += self.scheduler_loop.run_cycles(self._may_schedule, self._after_cycle)
@@ -147,8 +155,11 @@ class SchedulerRunner:
                 next_metrics = time.monotonic() + opts.metrics_period
             if not queue.has_active() or not self.leading():
                 until_flush = timers.seconds_until_next()
-                self.cluster.dispatch(timeout=opts.idle_wait if until_flush is None
-                                      else min(opts.idle_wait, until_flush))
+                wait = opts.idle_wait if until_flush is None else min(opts.idle_wait, until_flush)
+                binder = self.scheduler.binder
+                if binder is not None and binder.in_flight:
+                    wait = min(wait, BINDING_POLL)  # bindings under way answer soon
+                self.cluster.dispatch(timeout=wait)
         self._update_metrics()
         return STOPPED
 
@@ -156,8 +167,13 @@ class SchedulerRunner:
         # a due flush comes first, so that it runs on time under a constant stream of pods
         return self.leading() and not self.stop_event.is_set() and not self.timers.due()
 
+    def _finish_bindings(self) -> None:
+        if self.scheduler.binder is not None:
+            self.scheduler.binder.finish()
+
     def _after_cycle(self) -> None:
         self.heartbeat = time.monotonic()
+        self._finish_bindings()
         # the simulator keeps every preemption decision for its report; a server keeps the latest
         if len(self.scheduler.preemptions) > 2 * KEEP_PREEMPTION_RECORDS:
             del self.scheduler.preemptions[:-KEEP_PREEMPTION_RECORDS]
