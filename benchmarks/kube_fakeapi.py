@@ -29,12 +29,11 @@ from fakeapi import FakeApiServer  # noqa: E402
 from kubesched.cluster.kube import (  # noqa: E402
     ClientOptions,
     KubeCluster,
-    RunnerOptions,
-    SchedulerRunner,
     load_api_client,
     wall_clock,
 )
 from kubesched.scheduler.scheduler import Scheduler  # noqa: E402
+from kubesched.serve.runner import RunnerOptions, SchedulerRunner  # noqa: E402
 from kubesched.testkit.builders import make_node, make_pod  # noqa: E402
 
 PROFILE = "kubesched"
