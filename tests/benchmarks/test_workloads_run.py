@@ -30,3 +30,10 @@ import topology_spreading  # noqa: E402
 def test_the_workload_schedules_every_measured_pod(workload, expected) -> None:
     measurement = workload()
     assert measurement.pods == expected
+
+
+def test_the_real_cluster_benchmark_binds_every_pod() -> None:
+    """benchmarks/kube_fakeapi.py: `kubesched run`'s path against the fake API server in its own process."""
+    import kube_fakeapi
+
+    assert kube_fakeapi.run(nodes=5, pods=30, qps=0, burst=0).pods == 30
