@@ -144,10 +144,12 @@ def test_kinds_kubesched_does_not_simulate_are_left_out_of_a_dump_with_a_warning
     dump = _cluster()
     listed = dump.as_list()
     cron = {"apiVersion": "batch/v1", "kind": "CronJob", "metadata": {"name": "nightly", "namespace": "batch",
-                                                                      "uid": "c0ffee00-0000-4000-8000-000000000001"},
+                                                                      "uid": "c0ffee00-0000-4000-8000-000000000001",
+                                                                      "resourceVersion": "4711"},
             "spec": {"schedule": "0 3 * * *", "jobTemplate": {"spec": {"template": {"spec": {"containers": []}}}}}}
     hpa = {"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler",
-           "metadata": {"name": "web", "namespace": "shop", "uid": "c0ffee00-0000-4000-8000-000000000002"},
+           "metadata": {"name": "web", "namespace": "shop", "uid": "c0ffee00-0000-4000-8000-000000000002",
+                        "creationTimestamp": "2026-11-20T08:00:00Z"},
            "spec": {"maxReplicas": 5, "scaleTargetRef": {"kind": "Deployment", "name": "web"}}}
     path = _write(tmp_path, {**listed, "items": [*listed["items"], cron, hpa]})
     out = CliRunner().invoke(cli, ["simulate", str(path), "-o", "json"])
@@ -155,6 +157,19 @@ def test_kinds_kubesched_does_not_simulate_are_left_out_of_a_dump_with_a_warning
     assert "warning:" in out.stderr and "kind CronJob is not simulated: 1 object(s)" in out.stderr
     assert "kind HorizontalPodAutoscaler is not simulated" in out.stderr
     hand_written = tmp_path / "hand.yaml"
-    hand_written.write_text(yaml.safe_dump({**cron, "metadata": {"name": "nightly"}}))
+    hand_written.write_text(yaml.safe_dump({**cron, "metadata": {"name": "nightly", "uid": "pinned"}}))
     refused = CliRunner().invoke(cli, ["simulate", str(hand_written)])
     assert refused.exit_code == 2 and 'unsupported kind "CronJob"' in refused.stderr
+
+
+def test_a_hand_written_manifest_that_pins_a_uid_is_still_created_in_file_order(tmp_path: Path) -> None:
+    from kubesched.testkit.builders import make_node, make_pod, make_priority_class
+
+    docs = [make_node("n1", cpu="1"), make_pod("late", cpu="1", uid="u-1", priority_class="high"),
+            make_priority_class("high", 1000)]
+    path = tmp_path / "s.yaml"
+    path.write_text(yaml.safe_dump_all(docs))
+    result = simulate(path).result
+    # created through admission in file order: the pod naming a class not created yet is refused
+    assert [r["name"] for r in result["rejected"]] == ["default/late"]
+    assert "snapshot" not in result

@@ -1,7 +1,9 @@
 """Snapshots: objects that already exist in a cluster, as `kubectl get -o yaml` or a live read gives them.
 
 A scenario's objects are normally *created* at time 0, in file order and through admission, like
-``kubectl apply``. An object that carries ``metadata.uid`` was read from a cluster: it already exists.
+``kubectl apply``. An object that carries ``metadata.uid`` (and a ``resourceVersion`` or
+``creationTimestamp``, as everything the API server returns does) was read from a cluster: it
+already exists.
 Such objects are *restored* instead (see :func:`plan_initial_objects`):
 
 - **order does not matter**: they are restored before the scenario's other objects, kind by kind in
@@ -65,10 +67,13 @@ _SYNTHESIZABLE = ("ReplicaSet", "StatefulSet")
 
 
 def is_existing(obj: Any) -> bool:
-    """Whether ``obj`` was read from a cluster (it carries the uid the API server gave it)."""
+    """Whether ``obj`` was read from a cluster: it carries the ``uid`` the API server gave it and a
+    ``resourceVersion`` or ``creationTimestamp`` (a hand-written manifest that only pins a uid is
+    still created, in file order)."""
     if not isinstance(obj, dict):
         return False
-    return bool((obj.get("metadata") or {}).get("uid"))
+    meta = obj.get("metadata") or {}
+    return bool(meta.get("uid")) and bool(meta.get("resourceVersion") or meta.get("creationTimestamp"))
 
 
 @dataclass
