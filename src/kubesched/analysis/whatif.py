@@ -25,7 +25,7 @@ POD_TEMPLATE_KINDS = ("Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "J
 class Changes:
     """The changes of a what-if run (all optional)."""
 
-    preemption: bool | None = None  # True: baseline without, changed with; False: the reverse
+    preemption: bool | None = None  # the changed run with preemption on (True) or off (False)
     apply: list[Obj] = field(default_factory=list)  # objects to add or replace
     priority_classes: list[tuple[str, str]] = field(default_factory=list)  # (pod selector, class)
     cordon: list[str] = field(default_factory=list)

@@ -115,8 +115,9 @@ def render_drain(console: Console, drain: dict[str, Any]) -> None:
 @click.argument("snapshot", type=INPUT_PATH, required=False)
 @cluster_source_options
 @click.option("--enable-preemption", is_flag=True,
-              help="Baseline without preemption (the first stage of a rollout), changed with it.")
-@click.option("--disable-preemption", is_flag=True, help="The reverse.")
+              help="Preemption on in the changed run (the baseline keeps the snapshot's own configuration; "
+                   "if preemption is on there already, the result says the change does nothing).")
+@click.option("--disable-preemption", is_flag=True, help="Preemption off in the changed run.")
 @click.option("--apply", "apply_files", multiple=True, type=INPUT_PATH,
               help="Manifests to add or replace (PriorityClasses, PDBs, pods, workloads...); a file, a directory "
                    "or - for standard input. Repeatable.")
@@ -147,9 +148,9 @@ def whatif_cmd(snapshot: str, enable_preemption: bool, disable_preemption: bool,
                until: float | None, output: str, report: str | None, save_changed: str | None,
                kubeconfig: str | None, context: str | None, strict: bool, force: bool, ignore_daemonsets: bool,
                delete_emptydir_data: bool, grace_period: int | None, drain_timeout: float | None) -> None:
-    """Simulate SNAPSHOT (manifests, a scenario, or `kubectl get nodes,pods,pdb,priorityclasses,resourcequotas
-    -A -o yaml` output; - for standard input) — or a live cluster read through --kubeconfig — as it is and
-    with the changes, from the same seed, and report the difference."""
+    """Simulate SNAPSHOT (manifests, a scenario, a `kubectl get ... -A -o yaml` dump or a `kubesched
+    snapshot` file; - for standard input) — or a live cluster read through --kubeconfig — as it is and
+    with the changes, from the same seed, and report the difference (docs/whatif.md)."""
     if enable_preemption and disable_preemption:
         raise click.UsageError("--enable-preemption and --disable-preemption exclude each other")
     preemption = True if enable_preemption else False if disable_preemption else None
