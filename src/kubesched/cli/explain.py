@@ -132,10 +132,11 @@ def _render_pending(console: Console, scheduler: Any, result: dict[str, Any], na
 def explain(pod: str | None, scenario: str | None, namespace: str | None, all_namespaces: bool, all_pending: bool,
             at: float | None, seed: int | None, output: str,
             kubeconfig: str | None, context: str | None, scheduler_config: str | None, strict: bool) -> None:
-    """Explain why POD (namespace/name or name) is pending in SCENARIO (a scenario or a snapshot of
-    manifests, e.g. `kubectl get nodes,pods,pdb,priorityclasses -A -o yaml`; - for standard input) or in a
-    live cluster read through --kubeconfig: every filter that rejects it on every node, what would have to change, and
-    whether preemption would help and whom it would cost."""
+    """Explain why POD (namespace/name, or name with -n) is pending in SCENARIO (a scenario, a `kubectl get
+    ... -A -o yaml` dump or a `kubesched snapshot` file; - for standard input) or in a live cluster read
+    through --kubeconfig: every filter that rejects it on every node with what is in the way, the
+    message kube-scheduler would write, and whether preemption would help and whom it would cost.
+    With --all-pending, every pending pod (of -n NAMESPACE, or -A) with its message."""
     if all_pending:
         if scenario is not None:
             raise click.UsageError("with --all-pending give only SCENARIO (or --kubeconfig), not a POD")
