@@ -39,6 +39,12 @@ ROOT_MODELS = {
     "Service": "V1Service",
     "ReplicationController": "V1ReplicationController",
     "RuntimeClass": "V1RuntimeClass",
+    "PersistentVolume": "V1PersistentVolume",
+    "PersistentVolumeClaim": "V1PersistentVolumeClaim",
+    "StorageClass": "V1StorageClass",
+    "CSINode": "V1CSINode",
+    "CSIDriver": "V1CSIDriver",
+    "CSIStorageCapacity": "V1CSIStorageCapacity",
 }
 
 #: NodeResourceTopology (topology.node.k8s.io/v1alpha2), in the same notation as the output

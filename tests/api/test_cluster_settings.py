@@ -13,8 +13,8 @@ API = Path(__file__).resolve().parents[2] / "src" / "kubesched" / "api"
 def test_unknown_key_names_the_known_ones() -> None:
     errs: list[tuple[str, str]] = []
     validate_cluster_config({"nope": {}}, "spec.cluster", errs)
-    assert errs == [("spec.cluster.nope", "unknown cluster setting (known: admission, autoscaler, eviction, topology)")]
-    assert sorted(CLUSTER_VALIDATORS) == ["admission", "autoscaler", "eviction", "topology"]
+    assert errs == [("spec.cluster.nope", "unknown cluster setting (known: admission, autoscaler, eviction, storage, topology)")]
+    assert sorted(CLUSTER_VALIDATORS) == ["admission", "autoscaler", "eviction", "storage", "topology"]
 
 
 def test_each_section_goes_to_its_validator() -> None:

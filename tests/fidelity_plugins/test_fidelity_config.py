@@ -20,12 +20,14 @@ def test_reconfigured_multipoint_plugins_keep_the_extension_point_order() -> Non
     assert p.points["filter"][:4] == ["NodePorts", "TaintToleration", "NodeUnschedulable", "NodeName"]
     default = profile({})
     assert default.points["filter"] == ["NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity",
-                                        "NodePorts", "NodeResourcesFit", "PodTopologySpread", "InterPodAffinity"]
+                                        "NodePorts", "NodeResourcesFit", "VolumeRestrictions", "NodeVolumeLimits",
+                                        "VolumeBinding", "VolumeZone", "PodTopologySpread", "InterPodAffinity"]
     assert default.weights == {
         "PrioritySort": 1, "NodeUnschedulable": 1, "NodeName": 1, "TaintToleration": 3, "NodeAffinity": 2,
         "NodePorts": 1, "NodeResourcesFit": 1, "PodTopologySpread": 2, "InterPodAffinity": 2,
         "DefaultPreemption": 1, "NodeResourcesBalancedAllocation": 1, "ImageLocality": 1, "DefaultBinder": 1,
-        "SchedulingGates": 1,
+        "SchedulingGates": 1, "VolumeRestrictions": 1, "NodeVolumeLimits": 1, "VolumeBinding": 1,
+        "VolumeZone": 1,
     }
 
 

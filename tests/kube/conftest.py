@@ -139,3 +139,55 @@ def replicas(fake: FakeApiServer, kubeconfig: str) -> Iterator[Callable[..., Rep
     for replica in started:
         if replica.thread.is_alive():
             replica.stop()
+
+
+VOLUME_DRIVER = "csi.example.com"
+
+
+def volume_objects() -> list[dict[str, Any]]:
+    """A WaitForFirstConsumer class, one Available volume and two claims of it: ``static`` (the
+    volume fits it) and ``dynamic`` (bigger than the volume: to be provisioned)."""
+    return [
+        {"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass", "metadata": {"name": "wait"},
+         "provisioner": VOLUME_DRIVER, "volumeBindingMode": "WaitForFirstConsumer", "reclaimPolicy": "Delete"},
+        {"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": "pv-1"},
+         "spec": {"capacity": {"storage": "1Gi"}, "accessModes": ["ReadWriteOnce"], "storageClassName": "wait",
+                  "volumeMode": "Filesystem", "csi": {"driver": VOLUME_DRIVER, "volumeHandle": "vol-1"}},
+         "status": {"phase": "Available"}},
+        *({"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": name, "namespace": "default"},
+           "spec": {"accessModes": ["ReadWriteOnce"], "storageClassName": "wait", "volumeMode": "Filesystem",
+                    "resources": {"requests": {"storage": size}}}, "status": {"phase": "Pending"}}
+          for name, size in (("static", "1Gi"), ("dynamic", "5Gi"))),
+    ]
+
+
+def pod_with_claims(name: str, *claims: str) -> dict[str, Any]:
+    obj = pod(name)
+    obj["spec"]["volumes"] = [{"name": c, "persistentVolumeClaim": {"claimName": c}} for c in claims]
+    return obj
+
+
+def complete_volume_bindings(fake: FakeApiServer) -> None:
+    """Do what the PersistentVolume controller and an external provisioner would: finish the
+    bindings the scheduler started (a volume's claimRef, a claim's selected node)."""
+    bound = {"pv.kubernetes.io/bind-completed": "yes"}
+    for volume in fake.list("PersistentVolume"):
+        ref = (volume.get("spec") or {}).get("claimRef")
+        claim = fake.get("PersistentVolumeClaim", ref["namespace"], ref["name"]) if ref else None
+        if claim is not None and not claim["spec"].get("volumeName"):
+            fake.patch("PersistentVolumeClaim", ref["namespace"], ref["name"], {
+                "metadata": {"annotations": bound}, "spec": {"volumeName": volume["metadata"]["name"]},
+                "status": {"phase": "Bound"}})
+    for claim in fake.list("PersistentVolumeClaim"):
+        meta = claim["metadata"]
+        if "volume.kubernetes.io/selected-node" in (meta.get("annotations") or {}) \
+                and not claim["spec"].get("volumeName"):
+            name = f"pvc-{meta['name']}"
+            fake.create({"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": name},
+                         "spec": {"capacity": claim["spec"]["resources"]["requests"], "accessModes": ["ReadWriteOnce"],
+                                  "storageClassName": "wait", "csi": {"driver": VOLUME_DRIVER, "volumeHandle": name},
+                                  "claimRef": {"namespace": meta["namespace"], "name": meta["name"],
+                                               "uid": meta["uid"]}},
+                         "status": {"phase": "Bound"}})
+            fake.patch("PersistentVolumeClaim", meta["namespace"], meta["name"], {
+                "metadata": {"annotations": bound}, "spec": {"volumeName": name}, "status": {"phase": "Bound"}})

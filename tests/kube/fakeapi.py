@@ -53,6 +53,12 @@ RESOURCES: dict[tuple[str, str, str], tuple[str, bool]] = {
     ("", "v1", "resourcequotas"): ("ResourceQuota", True),
     ("node.k8s.io", "v1", "runtimeclasses"): ("RuntimeClass", False),
     ("coordination.k8s.io", "v1", "leases"): ("Lease", True),
+    ("", "v1", "persistentvolumes"): ("PersistentVolume", False),
+    ("", "v1", "persistentvolumeclaims"): ("PersistentVolumeClaim", True),
+    ("storage.k8s.io", "v1", "storageclasses"): ("StorageClass", False),
+    ("storage.k8s.io", "v1", "csinodes"): ("CSINode", False),
+    ("storage.k8s.io", "v1", "csidrivers"): ("CSIDriver", False),
+    ("storage.k8s.io", "v1", "csistoragecapacities"): ("CSIStorageCapacity", True),
     ("events.k8s.io", "v1", "events"): ("Event", True),
     ("topology.node.k8s.io", "v1alpha2", "noderesourcetopologies"): ("NodeResourceTopology", False),
 }

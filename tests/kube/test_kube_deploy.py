@@ -13,7 +13,16 @@ import pytest
 import yaml
 from fakeapi import FakeApiServer, Fault, Request
 
-from conftest import FAST_LEASE, Replica, node_of, pod, wait_for
+from conftest import (
+    FAST_LEASE,
+    Replica,
+    complete_volume_bindings,
+    node_of,
+    pod,
+    pod_with_claims,
+    volume_objects,
+    wait_for,
+)
 from kubesched.testkit.builders import make_node, make_priority_class
 
 pytestmark = pytest.mark.timeout(60)
@@ -68,6 +77,11 @@ def test_rbac_allows_exactly_what_kubesched_does(tmp_path: Path) -> None:
                           lease={**FAST_LEASE}).start()
         fake.create(pod("other", cpu="100m"))
         wait_for(lambda: node_of(fake, "other") == "n1", what="other bound (after a 409 check)")
+        for obj in volume_objects():
+            fake.create(obj)
+        fake.create(pod_with_claims("with-volumes", "static", "dynamic"))
+        wait_for(lambda: complete_volume_bindings(fake) or node_of(fake, "with-volumes") == "n1", timeout=15,
+                 what="a pod whose volumes the scheduler binds (updates of a volume and a claim)")
         fake.create(pod("preemptor", cpu="2", priority_class="high"))
         wait_for(lambda: fake.requests_matching("DELETE", "/pods/victim$"), what="victim deleted")
         victim = fake.get("Pod", "default", "victim")

@@ -235,18 +235,21 @@ def test_default_profile_plugins_implement_the_points_they_are_registered_for() 
     for point, names in profile.points.items():
         for name in names:
             assert isinstance(profile.plugins[name], EXTENSION_POINTS[point]), (point, name)
-    assert profile.points["preFilter"] == ["NodeAffinity", "NodePorts", "NodeResourcesFit", "PodTopologySpread",
+    assert profile.points["preFilter"] == ["NodeAffinity", "NodePorts", "NodeResourcesFit", "VolumeRestrictions",
+                                           "NodeVolumeLimits", "VolumeBinding", "VolumeZone", "PodTopologySpread",
                                            "InterPodAffinity"]
     assert profile.points["postFilter"] == ["DefaultPreemption"]
     assert profile.points["preScore"] == ["NodeAffinity", "PodTopologySpread", "InterPodAffinity"]
     assert profile.points["score"] == ["TaintToleration", "NodeAffinity", "NodeResourcesFit", "PodTopologySpread",
                                        "InterPodAffinity", "NodeResourcesBalancedAllocation", "ImageLocality"]
     assert profile.points["preEnqueue"] == ["SchedulingGates"]
-    assert profile.points["reserve"] == [] and profile.points["bind"] == ["DefaultBinder"]
+    assert profile.points["reserve"] == ["VolumeBinding"] and profile.points["bind"] == ["DefaultBinder"]
+    assert profile.points["preBind"] == ["VolumeBinding"]
     assert {n for n, _ in DEFAULT_MULTIPOINT} == set(profile.plugins)
     fit = profile.plugins["NodeResourcesFit"]
     assert isinstance(fit, PreemptionArithmetic)
     independent = {n for n, pl in profile.plugins.items() if isinstance(pl, PodIndependentFilter)}
-    assert independent == {"NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity"}
+    assert independent == {"NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "VolumeBinding",
+                           "VolumeZone"}
     assert isinstance(profile.plugins["DefaultPreemption"], PreemptionPolicy)
     assert isinstance(profile.plugins["DefaultPreemption"], PostFilterDryRun)

@@ -43,6 +43,16 @@ from kubesched.api.validation_pod import (
     validate_pod_spec,
     validate_pod_template,
 )
+from kubesched.api.validation_storage import (
+    check_claim_templates,
+    check_pod_volumes,
+    validate_csi_driver,
+    validate_csi_node,
+    validate_csi_storage_capacity,
+    validate_persistent_volume,
+    validate_persistent_volume_claim,
+    validate_storage_class,
+)
 from kubesched.k8s.objects import DEFAULT_NAMESPACE, is_namespaced
 
 #: kind → apiVersion, for every kind a manifest may hold
@@ -63,6 +73,12 @@ API_VERSIONS: MappingProxyType[str, str] = MappingProxyType(
         "Service": "v1",
         "ReplicationController": "v1",
         "RuntimeClass": "node.k8s.io/v1",
+        "PersistentVolume": "v1",
+        "PersistentVolumeClaim": "v1",
+        "StorageClass": "storage.k8s.io/v1",
+        "CSINode": "storage.k8s.io/v1",
+        "CSIDriver": "storage.k8s.io/v1",
+        "CSIStorageCapacity": "storage.k8s.io/v1",
         "Scenario": "kubesched.io/v1alpha1",
     }
 )
@@ -194,6 +210,7 @@ def _check_conditions(value: Any, path: str, errs: Errors) -> None:
 
 def _validate_pod(obj: dict[str, Any], path: str, errs: Errors) -> None:
     validate_pod_spec(obj.get("spec"), key_path(path, "spec"), errs)
+    check_pod_volumes(_as_dict(obj.get("spec")).get("volumes"), key_path(key_path(path, "spec"), "volumes"), errs)
     spath = key_path(path, "status")
     status = expect_dict(obj.get("status"), spath, errs)
     if status is not None:
@@ -270,6 +287,7 @@ def _validate_workload(obj: dict[str, Any], path: str, errs: Errors) -> None:
     tpath = key_path(spath, "template")
     labels = validate_pod_template(spec.get("template"), tpath, errs)
     pod_spec = _as_dict(_as_dict(spec.get("template")).get("spec"))
+    check_pod_volumes(pod_spec.get("volumes"), key_path(key_path(tpath, "spec"), "volumes"), errs)
     restart_path = key_path(key_path(tpath, "spec"), "restartPolicy")
     if kind == "Job":
         if pod_spec.get("restartPolicy") not in ("OnFailure", "Never"):
@@ -285,6 +303,7 @@ def _validate_workload(obj: dict[str, Any], path: str, errs: Errors) -> None:
         expect_str(spec.get("serviceName"), key_path(spath, "serviceName"), errs)
         expect_enum(spec.get("podManagementPolicy"), ("OrderedReady", "Parallel"),
                     key_path(spath, "podManagementPolicy"), errs)
+        check_claim_templates(spec.get("volumeClaimTemplates"), key_path(spath, "volumeClaimTemplates"), errs)
     if selector is not None and isinstance(spec.get("template"), dict):
         try:
             parsed = LabelSelector.from_dict(selector)
@@ -448,6 +467,12 @@ def _validate_runtime_class(obj: dict[str, Any], path: str, errs: Errors) -> Non
 _VALIDATORS = MappingProxyType(
     {
         "RuntimeClass": _validate_runtime_class,
+        "PersistentVolume": validate_persistent_volume,
+        "PersistentVolumeClaim": validate_persistent_volume_claim,
+        "StorageClass": validate_storage_class,
+        "CSINode": validate_csi_node,
+        "CSIDriver": validate_csi_driver,
+        "CSIStorageCapacity": validate_csi_storage_capacity,
         "Service": _validate_service,
         "ReplicationController": _validate_service,
         "Node": _validate_node,

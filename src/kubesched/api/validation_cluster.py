@@ -10,7 +10,7 @@ from types import MappingProxyType
 from typing import Any
 
 from kubesched.api._checks import Errors, expect_dict, key_path
-from kubesched.api.cluster_settings import admission, autoscaler, eviction, topology
+from kubesched.api.cluster_settings import admission, autoscaler, eviction, storage, topology
 
 ClusterValidator = Callable[[dict[str, Any], str, Errors], None]
 
@@ -19,6 +19,7 @@ CLUSTER_VALIDATORS: Mapping[str, ClusterValidator] = MappingProxyType({
     "eviction": eviction.validate_config,
     "autoscaler": autoscaler.validate_config,
     "topology": topology.validate_config,
+    "storage": storage.validate_config,
 })
 
 

@@ -35,11 +35,13 @@ NAMESPACED_KINDS = frozenset(
         "ReplicationController",
         "Event",
         "Lease",
+        "PersistentVolumeClaim",
+        "CSIStorageCapacity",
     }
 )
 #: kinds whose objects are cluster-scoped (``Scenario`` is kubesched's own manifest kind)
 CLUSTER_SCOPED_KINDS = frozenset({"Node", "Namespace", "PriorityClass", "NodeResourceTopology", "Scenario",
-                                  "RuntimeClass"})
+                                  "RuntimeClass", "PersistentVolume", "StorageClass", "CSINode", "CSIDriver"})
 
 
 class ApiError(Exception):

@@ -68,6 +68,11 @@ class Cache:
         """Upstream keeps one size per image: the first reporting node's, until no node has it."""
         return self._image_sizes.get(image, 0)
 
+    def is_pvc_used(self, key: str) -> bool:
+        """Whether a pod bound or assumed to a node of the snapshot uses the claim ``namespace/name``
+        through a persistentVolumeClaim volume (upstream ``StorageInfos().IsPVCUsedByPods``)."""
+        return any(key in pod.pvc_refs for info in self.nodes.values() for pod in info.pods if pod.pvc_refs)
+
     def num_nodes(self) -> int:
         return len(self._node_infos)
 

@@ -4,6 +4,7 @@ assume, reserve, permit, bind — or record the failure and requeue."""
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -15,7 +16,7 @@ import numpy as np
 from kubesched.k8s.objects import ApiError
 from kubesched.scheduler import queue as q
 from kubesched.scheduler.framework.interface import Code, CycleState, Status
-from kubesched.scheduler.framework.runtime import Framework
+from kubesched.scheduler.framework.runtime import BindWait, Framework
 from kubesched.scheduler.framework.types import PodInfo
 from kubesched.scheduler.messages import fit_error_message, truncate_note
 from kubesched.scheduler.queue import QueuedPodInfo
@@ -24,7 +25,7 @@ if TYPE_CHECKING:
     from kubesched.scheduler.cache import Cache
     from kubesched.scheduler.config import SchedulerSettings
     from kubesched.scheduler.metrics import Metrics
-    from kubesched.scheduler.ports import Cluster
+    from kubesched.scheduler.ports import Cluster, Timers
 
 log = logging.getLogger("kubesched.scheduler")
 
@@ -94,6 +95,9 @@ class Scheduler(Protocol):
 
     @property
     def binder(self) -> BackgroundBinder | None: ...
+
+    @property
+    def timers(self) -> Timers | None: ...
 
     def framework_for(self, pod: PodInfo) -> Framework | None: ...
 
@@ -369,9 +373,52 @@ def _assume_and_bind(
         binding.fail(status, False)
         return
     if sched.binder is not None:  # the binding cycle in the background (kubesched run)
-        sched.binder.submit(lambda: fwk.run_bind(state, pod, node_name), binding.done)
+        sched.binder.submit(lambda: wait_blocking(fwk.run_bind(state, pod, node_name)), binding.done)
         return
-    binding.done(fwk.run_bind(state, pod, node_name))
+    outcome = fwk.run_bind(state, pod, node_name)
+    if isinstance(outcome, BindWait):
+        if sched.timers is not None:
+            _wait_on_timers(sched.timers, outcome, binding.done)
+            return
+        outcome = wait_blocking(outcome)
+    binding.done(outcome)
+
+
+def wait_blocking(outcome: Status | BindWait | None, sleep: Callable[[float], None] = time.sleep,
+                  clock: Callable[[], float] = time.monotonic) -> Status | None:
+    """Run a binding cycle's waits on the wall clock (a binding thread may block)."""
+    while isinstance(outcome, BindWait):
+        pending = outcome.pending
+        deadline = clock() + pending.timeout
+        result: Status | None = Status.error(pending.timeout_message)
+        while clock() < deadline:
+            sleep(pending.interval)
+            done, status = pending.poll()
+            if done:
+                result = status
+                break
+        outcome = outcome.resume(result)
+    return outcome
+
+
+def _wait_on_timers(timers: Timers, outcome: BindWait, then: Callable[[Status | None], None]) -> None:
+    """Run a binding cycle's waits on the scheduler's timers (simulated time): poll every interval
+    until the wait answers or times out, then go on with the rest of the cycle."""
+    pending = outcome.pending
+    deadline = timers.now() + pending.timeout
+
+    def tick() -> None:
+        done, status = pending.poll()
+        if not done and timers.now() + 1e-9 < deadline:
+            timers.call_at(timers.now() + pending.interval, tick)
+            return
+        nxt = outcome.resume(status if done else Status.error(pending.timeout_message))
+        if isinstance(nxt, BindWait):
+            _wait_on_timers(timers, nxt, then)
+        else:
+            then(nxt)
+
+    timers.call_at(timers.now() + pending.interval, tick)
 
 
 @dataclass

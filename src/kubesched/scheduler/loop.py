@@ -36,26 +36,13 @@ import enum
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Protocol
 
 from kubesched.scheduler.cycle import schedule_one
+from kubesched.scheduler.ports import Timers
 from kubesched.scheduler.scheduler import Scheduler
 
 BACKOFF_FLUSH_PERIOD = 1.0
 UNSCHEDULABLE_FLUSH_PERIOD = 30.0
-
-
-class Timers(Protocol):
-    """The loop's port to a clock."""
-
-    def now(self) -> float: ...
-
-    def call_at(self, when: float, callback: Callable[[], None], *, background: bool = False) -> object:
-        """Run ``callback`` once at ``when`` (``background``: housekeeping that does not, by
-        itself, keep a simulation running)."""
-
-    def run_due(self) -> bool:
-        """Run every callback due now; return whether any ran."""
 
 
 class FlushPolicy(enum.Enum):
@@ -90,6 +77,7 @@ class SchedulerLoop:
                  on_cycle_error: Callable[[Exception], None] | None = None) -> None:
         self.scheduler = scheduler
         self.timers = timers
+        scheduler.timers = timers  # binding cycles that wait (a PreBind's PendingBind) resume on them
         self.policy = policy
         self.periods = periods or FlushPeriods()
         self.on_cycle_error = on_cycle_error

@@ -3,6 +3,7 @@ API are the two implementations)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Protocol
 
 from kubesched.k8s.objects import Obj
@@ -28,6 +29,11 @@ class Cluster(Protocol):
 
     def bind(self, pod: Obj, node_name: str) -> None:
         """POST pods/binding. Raises ApiError (409 if already bound, 404 if gone)."""
+
+    def update(self, obj: Obj) -> Obj:
+        """PUT an object (the scheduler writes PersistentVolumes and claims this way when it binds a
+        pod's volumes); raises ApiError (409 when its resourceVersion is stale). Returns the
+        object as stored."""
 
     def patch_pod_status(self, pod: Obj, status_patch: Obj) -> None:
         """Merge ``status_patch`` into the pod's status; ``conditions`` merge by type;
@@ -61,3 +67,17 @@ def deliver(handler: ClusterEventHandler, event: str, kind: str, old: Obj | None
         handler.on_update(kind, old, new)
     else:
         handler.on_delete(kind, new)
+
+
+class Timers(Protocol):
+    """A clock with one-shot callbacks: the simulator's discrete-event loop, or real timers that a
+    long-running scheduler's thread runs between cycles."""
+
+    def now(self) -> float: ...
+
+    def call_at(self, when: float, callback: Callable[[], None], *, background: bool = False) -> object:
+        """Run ``callback`` once at ``when`` (``background``: housekeeping that does not, by
+        itself, keep a simulation running)."""
+
+    def run_due(self) -> bool:
+        """Run every callback due now; return whether any ran."""

@@ -33,7 +33,7 @@ from kubesched.scheduler.metrics import Metrics
 from kubesched.scheduler.plugins._helpers_affinity import parse_pod_terms
 from kubesched.scheduler.plugins.fit import fits
 from kubesched.scheduler.plugins.nodeports import port_conflicts
-from kubesched.scheduler.ports import Cluster
+from kubesched.scheduler.ports import Cluster, Timers
 
 IGNORED_META = ("resourceVersion", "generation", "managedFields")
 
@@ -103,6 +103,9 @@ class Scheduler:
         self.record_attempts = record_attempts
         #: binding cycles in the background (a long-running scheduler); None: in the cycle (a simulation)
         self.binder: BackgroundBinder | None = None
+        #: the clock binding cycles that wait resume on (set by the SchedulerLoop); None: they
+        #: wait on the wall clock, blocking
+        self.timers: Timers | None = None
         self.attempts: list[AttemptRecord] = []
         self.preemptions: list[Any] = []
         self.metrics = Metrics()

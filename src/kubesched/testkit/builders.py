@@ -298,3 +298,86 @@ def make_scheduler_config(*profiles: Obj) -> Obj:
     """A KubeSchedulerConfiguration with the given profiles."""
     return {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
             "profiles": list(profiles)}
+
+
+# -- storage ---------------------------------------------------------------------------------------
+def make_storage_class(name: str, provisioner: str = "ebs.csi.aws.com", *, wait: bool = True,
+                       default: bool = False, allowed_zones: list[str] | None = None, **fields: Any) -> Obj:
+    """A StorageClass: ``WaitForFirstConsumer`` unless ``wait=False`` (Immediate); ``default`` marks
+    it the default class; ``allowed_zones`` become its ``allowedTopologies`` on the zone label."""
+    meta: Obj = {"name": name}
+    if default:
+        meta["annotations"] = {"storageclass.kubernetes.io/is-default-class": "true"}
+    sc: Obj = {"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass", "metadata": meta,
+               "provisioner": provisioner, "volumeBindingMode": "WaitForFirstConsumer" if wait else "Immediate"}
+    if allowed_zones:
+        sc["allowedTopologies"] = [{"matchLabelExpressions": [
+            {"key": "topology.kubernetes.io/zone", "values": list(allowed_zones)}]}]
+    sc.update(fields)
+    return sc
+
+
+def make_pv(name: str, size: str = "10Gi", *, storage_class: str | None = "local", node: str | None = None,
+            zone: str | None = None, zone_label: bool = False, access_modes: list[str] | None = None,
+            claim: str | None = None, driver: str | None = None, labels: Mapping[str, str] | None = None,
+            **spec: Any) -> Obj:
+    """A PersistentVolume: a local volume pinned to ``node`` (hostname node affinity), or one pinned
+    to ``zone`` (node affinity, or the zone *label* only with ``zone_label=True``), or a CSI volume of
+    ``driver``; ``claim`` (``namespace/name`` or ``name``) pre-binds it."""
+    vspec: Obj = {"capacity": {"storage": size}, "accessModes": list(access_modes or ["ReadWriteOnce"])}
+    if storage_class is not None:
+        vspec["storageClassName"] = storage_class
+    meta: Obj = {"name": name}
+    if labels:
+        meta["labels"] = dict(labels)
+    exprs = []
+    if node is not None:
+        exprs.append({"key": "kubernetes.io/hostname", "operator": "In", "values": [node]})
+    if zone is not None and not zone_label:
+        exprs.append({"key": "topology.kubernetes.io/zone", "operator": "In", "values": [zone]})
+    if zone is not None and zone_label:
+        meta.setdefault("labels", {})["topology.kubernetes.io/zone"] = zone
+    if exprs:
+        vspec["nodeAffinity"] = {"required": {"nodeSelectorTerms": [{"matchExpressions": exprs}]}}
+    if node is not None and driver is None:
+        vspec["local"] = {"path": f"/mnt/disks/{name}"}
+    else:
+        vspec["csi"] = {"driver": driver or "ebs.csi.aws.com", "volumeHandle": f"vol-{name}"}
+    if claim is not None:
+        ns, _, cname = claim.rpartition("/")
+        vspec["claimRef"] = {"namespace": ns or "default", "name": cname}
+    vspec.update(spec)
+    return {"apiVersion": "v1", "kind": "PersistentVolume", "metadata": meta, "spec": vspec}
+
+
+def make_pvc(name: str, size: str = "10Gi", *, storage_class: str | None = "local", namespace: str | None = "default",
+             access_modes: list[str] | None = None, volume: str | None = None, **spec: Any) -> Obj:
+    """A PersistentVolumeClaim of ``storage_class`` (``None``: no class field, so the default class
+    applies; ``""``: explicitly none); ``volume`` pre-binds it to that volume."""
+    cspec: Obj = {"accessModes": list(access_modes or ["ReadWriteOnce"]), "resources": {"requests": {"storage": size}}}
+    if storage_class is not None:
+        cspec["storageClassName"] = storage_class
+    if volume is not None:
+        cspec["volumeName"] = volume
+    cspec.update(spec)
+    return {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": _meta(name, namespace), "spec": cspec}
+
+
+def make_csinode(node: str, driver: str = "ebs.csi.aws.com", *, count: int | None = None,
+                 topology_keys: list[str] | None = None) -> Obj:
+    """A CSINode for ``node`` with one driver, its attach limit ``count`` and topology keys."""
+    entry: Obj = {"name": driver, "nodeID": f"id-{node}"}
+    if count is not None:
+        entry["allocatable"] = {"count": count}
+    if topology_keys:
+        entry["topologyKeys"] = list(topology_keys)
+    return {"apiVersion": "storage.k8s.io/v1", "kind": "CSINode", "metadata": {"name": node},
+            "spec": {"drivers": [entry]}}
+
+
+def with_claims(pod: Obj, *claims: str) -> Obj:
+    """``pod`` with one persistentVolumeClaim volume per claim name (volume name = claim name)."""
+    spec = dict(pod["spec"])
+    spec["volumes"] = [*spec.get("volumes", []), *({"name": c, "persistentVolumeClaim": {"claimName": c}}
+                                                  for c in claims)]
+    return {**pod, "spec": spec}

@@ -80,6 +80,9 @@ class NodeListSnapshot:
     def image_num_nodes(self, image: str) -> int:
         return sum(1 for n in self._nodes if image in n.images)
 
+    def is_pvc_used(self, key: str) -> bool:
+        return any(key in pod.pvc_refs for n in self._nodes for pod in n.pods)
+
     @property
     def table(self) -> NodeTable:
         if self._table is None:
@@ -118,6 +121,10 @@ class FakeCluster:
 
     def bind(self, pod: Obj, node_name: str) -> None:
         self.writes.append(("bind", pod, node_name))
+
+    def update(self, obj: Obj) -> Obj:
+        self.writes.append(("update", obj, None))
+        return obj
 
     def patch_pod_status(self, pod: Obj, status_patch: Obj) -> None:
         self.writes.append(("patch_pod_status", pod, status_patch))

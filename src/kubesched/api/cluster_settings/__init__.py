@@ -8,4 +8,5 @@ validates a whole scenario without importing the cluster that will run it.
 - :mod:`.eviction`    ``eviction``: the simulated kubelets' node-pressure eviction
 - :mod:`.autoscaler`  ``autoscaler``: the simulated cluster autoscaler
 - :mod:`.topology`    ``topology``: NUMA machines of the simulated kubelets and the topology exporter
+- :mod:`.storage`     ``storage``: the simulated volume provisioners (delay, failures, topology)
 """

@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from kubesched.cluster.embedded.apiserver.admission import resource_name
 from kubesched.cluster.embedded.apiserver.eviction import admit_eviction
 from kubesched.cluster.embedded.apiserver.server import ApiServer
 from kubesched.cluster.embedded.eventlog import EventLog
@@ -105,6 +106,16 @@ class EmbeddedCluster:
         return self.api.patch(kind, namespace, name, merge)
 
     def update(self, obj: Obj) -> Obj:
+        """PUT: replace the stored object; 409 when ``obj``'s resourceVersion is not the stored
+        one (an optimistic-concurrency conflict), 404 when there is none."""
+        kind, meta = obj["kind"], obj.get("metadata") or {}
+        current = self.api.get(kind, meta.get("namespace"), meta["name"])
+        if current is None:
+            raise ApiError(404, "NotFound", f'{resource_name(kind)} "{meta["name"]}" not found')
+        if meta.get("resourceVersion") and meta["resourceVersion"] != current["metadata"].get("resourceVersion"):
+            raise ApiError(409, "Conflict", f'Operation cannot be fulfilled on {resource_name(kind)} "{meta["name"]}": '
+                           "the object has been modified; please apply your changes to the latest version and "
+                           "try again")
         return self.api.update(obj)
 
     def delete(self, kind: str, namespace: str | None, name: str, grace: int | None = None) -> None:

@@ -249,6 +249,17 @@ class KubeCluster:
         return (uid is None or meta.get("uid") == uid) and ((current or {}).get("spec") or {}).get(
             "nodeName") == node_name
 
+    def update(self, obj: Obj) -> Obj:
+        """PUT ``obj`` (a PersistentVolume or claim the scheduler binds); the answer is the object as
+        stored."""
+        resource = self._resources[obj["kind"]]
+        meta = obj.get("metadata") or {}
+        answer = self.transport.call("PUT", resource.object_path(meta.get("namespace"), meta["name"]), body=obj,
+                                     guard=self._guard)
+        log.info("updated object", extra={"kind": obj["kind"], "name": object_key(obj["kind"], meta.get("namespace"),
+                                                                                     meta["name"])})
+        return dict(answer or obj)
+
     def patch_pod_status(self, pod: Obj, status_patch: Obj) -> None:
         namespace, name = _ns_name(pod)
         status = {

@@ -55,6 +55,12 @@ RESOURCE_QUOTA = Resource("ResourceQuota", "", "v1", "resourcequotas")
 RUNTIME_CLASS = Resource("RuntimeClass", "node.k8s.io", "v1", "runtimeclasses")
 STATEFUL_SET = Resource("StatefulSet", "apps", "v1", "statefulsets")
 NODE_RESOURCE_TOPOLOGY = Resource("NodeResourceTopology", "topology.node.k8s.io", "v1alpha2", "noderesourcetopologies")
+PERSISTENT_VOLUME = Resource("PersistentVolume", "", "v1", "persistentvolumes")
+PERSISTENT_VOLUME_CLAIM = Resource("PersistentVolumeClaim", "", "v1", "persistentvolumeclaims")
+STORAGE_CLASS = Resource("StorageClass", "storage.k8s.io", "v1", "storageclasses")
+CSI_NODE = Resource("CSINode", "storage.k8s.io", "v1", "csinodes")
+CSI_DRIVER = Resource("CSIDriver", "storage.k8s.io", "v1", "csidrivers")
+CSI_STORAGE_CAPACITY = Resource("CSIStorageCapacity", "storage.k8s.io", "v1", "csistoragecapacities")
 LEASE = Resource("Lease", "coordination.k8s.io", "v1", "leases")
 EVENT = Resource("Event", "events.k8s.io", "v1", "events")
 
@@ -69,5 +75,11 @@ INFORMED: tuple[Resource, ...] = (
     REPLICATION_CONTROLLER,
     REPLICA_SET,
     STATEFUL_SET,
+    PERSISTENT_VOLUME,
+    PERSISTENT_VOLUME_CLAIM,
+    STORAGE_CLASS,
+    CSI_NODE,
+    CSI_DRIVER,
+    CSI_STORAGE_CAPACITY,
 )
 OPTIONAL_INFORMED: tuple[Resource, ...] = (NODE_RESOURCE_TOPOLOGY,)

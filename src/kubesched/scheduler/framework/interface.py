@@ -173,6 +173,9 @@ class SnapshotView(Protocol):
 
     def get(self, node_name: str) -> NodeInfo | None: ...
 
+    def is_pvc_used(self, key: str) -> bool:
+        """Whether a pod on a node of the snapshot uses the claim ``namespace/name``."""
+
     def image_num_nodes(self, image: str) -> int:
         """On how many nodes ``image`` is present."""
 
@@ -472,9 +475,25 @@ class PermitPlugin(Plugin, Protocol):
     def permit(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None: ...
 
 
+@dataclass(frozen=True, slots=True)
+class PendingBind:
+    """What a PreBind plugin returns when it has made its API writes and must wait for other
+    components to finish (VolumeBinding waits for the PersistentVolume controller; upstream polls
+    with ``wait.Poll``): the binding cycle pauses, the scheduler goes on with other pods, and
+    ``poll()`` is asked first ``interval`` seconds later, then every ``interval`` seconds. ``poll``
+    answers ``(done, status)``: done with ``None`` goes on to the next PreBind plugin, done with a
+    status fails the binding with it. When ``timeout`` seconds have passed without an answer, the
+    binding fails with the Error ``timeout_message``."""
+
+    poll: Callable[[], tuple[bool, Status | None]]
+    interval: float
+    timeout: float
+    timeout_message: str
+
+
 @runtime_checkable
 class PreBindPlugin(Plugin, Protocol):
-    def pre_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None: ...
+    def pre_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | PendingBind | None: ...
 
 
 @runtime_checkable

@@ -8,6 +8,7 @@ is then a loop over a typed list.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,6 +33,7 @@ from kubesched.scheduler.framework.interface import (
     NodeTableSnapshot,
     NominatorView,
     NormalizeVector,
+    PendingBind,
     PermitPlugin,
     Plugin,
     PodIndependentFilter,
@@ -425,11 +427,19 @@ class Framework:
             # (waiting Permit plugins are not supported: a Wait counts as an approval)
         return None
 
-    def run_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+    def run_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | BindWait | None:
         """PreBind then Bind (the first Bind plugin not returning Skip). A plugin raising an API
-        error fails with that error's message, as upstream's DefaultBinder returns it."""
-        for pre in self.pre_bind_plugins:
+        error fails with that error's message, as upstream's DefaultBinder returns it. A PreBind
+        plugin that waits (:class:`PendingBind`) pauses the cycle: a :class:`BindWait` is returned
+        and the caller resumes it once the wait is over."""
+        return self._bind_from(state, pod, node_name, 0)
+
+    def _bind_from(self, state: CycleState, pod: PodInfo, node_name: str, first: int) -> Status | BindWait | None:
+        for i in range(first, len(self.pre_bind_plugins)):
+            pre = self.pre_bind_plugins[i]
             status = pre.pre_bind(state, pod, node_name)
+            if isinstance(status, PendingBind):
+                return BindWait(status, self._resume_after(state, pod, node_name, i))
             if status is not None and not status.is_success():
                 return _failed(status, "PreBind", pre.name)
         for pl in self.bind_plugins:
@@ -444,9 +454,28 @@ class Framework:
             return status
         return None
 
+    def _resume_after(
+        self, state: CycleState, pod: PodInfo, node_name: str, index: int
+    ) -> Callable[[Status | None], Status | BindWait | None]:
+        def resume(result: Status | None) -> Status | BindWait | None:
+            if result is not None and not result.is_success():
+                return _failed(result, "PreBind", self.pre_bind_plugins[index].name)
+            return self._bind_from(state, pod, node_name, index + 1)
+
+        return resume
+
     def run_post_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
         for pl in self.post_bind_plugins:
             pl.post_bind(state, pod, node_name)
+
+
+@dataclass(frozen=True, slots=True)
+class BindWait:
+    """A binding cycle paused by a waiting PreBind plugin: wait as ``pending`` says, then call
+    ``resume`` with the wait's outcome (None: done; a status: failed or timed out) to go on."""
+
+    pending: PendingBind
+    resume: Callable[[Status | None], Status | BindWait | None]
 
 
 def _failed(status: Status, point: str, plugin: str) -> Status:

@@ -16,6 +16,7 @@ from kubesched.api.resources import (
     pod_requests,
     wrap_int64,
 )
+from kubesched.api.volumes import pod_pvc_refs
 from kubesched.k8s.objects import DEFAULT_NAMESPACE, DEFAULT_SCHEDULER_NAME, DISRUPTION_TARGET
 from kubesched.k8s.timefmt import parse_rfc3339
 
@@ -73,6 +74,8 @@ class PodInfo:
     has_required_anti_affinity: bool
     restartable_init: bool
     cache: dict[str, Any] = field(default_factory=dict)
+    #: ``namespace/claim`` of the pod's persistentVolumeClaim volumes (upstream ``PVCRefCounts``)
+    pvc_refs: tuple[str, ...] = ()
 
     @classmethod
     def from_pod(cls, pod: Obj, previous: PodInfo | None = None) -> PodInfo:
@@ -118,6 +121,7 @@ class PodInfo:
             has_affinity=has_aff,
             has_required_anti_affinity=has_req_anti,
             restartable_init=restartable,
+            pvc_refs=tuple(pod_pvc_refs(pod)) if spec.get("volumes") else (),
         )
 
     @property

@@ -33,6 +33,7 @@ from typing import Any, Protocol
 from kubesched.api.quantity import parse_quantity
 from kubesched.api.resources import default_pod_requests_from_limits
 from kubesched.cluster.embedded.apiserver import quota as quotas
+from kubesched.cluster.embedded.apiserver.storage import default_storage_object
 from kubesched.cluster.embedded.apiserver.store import ObjectStore
 from kubesched.k8s.objcopy import deep_copy
 from kubesched.k8s.objects import (
@@ -80,6 +81,10 @@ RESOURCE_NAMES = {
     "Job": "jobs.batch",
     "Lease": "leases.coordination.k8s.io",
     "NodeResourceTopology": "noderesourcetopologies.topology.node.k8s.io",
+    "StorageClass": "storageclasses.storage.k8s.io",
+    "CSINode": "csinodes.storage.k8s.io",
+    "CSIDriver": "csidrivers.storage.k8s.io",
+    "CSIStorageCapacity": "csistoragecapacities.storage.k8s.io",
 }
 
 
@@ -137,6 +142,9 @@ def default_priority_class(store: _Reader) -> Obj | None:
     return best
 
 
+STORAGE_KINDS = frozenset({"PersistentVolume", "PersistentVolumeClaim", "StorageClass"})
+
+
 class Admission:
     """Admission for creates. ``limited_resources``: the apiserver's ResourceQuota admission
     configuration ``limitedResources`` (``[{resource, matchContains, matchScopes}]``)."""
@@ -157,6 +165,8 @@ class Admission:
             self._admit_priority_class(obj)
         elif kind == "ResourceQuota":
             self._admit_resource_quota(obj, now)
+        elif kind in STORAGE_KINDS:
+            default_storage_object(obj, self.store.iter("StorageClass"))
         self._check_absent(obj)
         return obj
 

@@ -8,7 +8,9 @@
 4. :class:`DeploymentController`, :class:`ReplicaSetController`, :class:`StatefulSetController`,
    :class:`DaemonSetController`, :class:`JobController` — pods for workloads, created through
    ``cluster.create`` (so admission and quota apply);
-5. :class:`PodGarbageCollector` — deletes pods bound to nodes that do not exist.
+5. :class:`PodGarbageCollector` — deletes pods bound to nodes that do not exist;
+6. :class:`PersistentVolumeController` — binds claims and volumes, provisions volumes;
+7. :class:`EphemeralVolumeController` — creates the claims of pods' generic ephemeral volumes.
 
 Objects that already exist when the controllers start are reconciled at once.
 """
@@ -20,8 +22,10 @@ from typing import TYPE_CHECKING, Any
 from kubesched.cluster.embedded.controllers.base import Controller
 from kubesched.cluster.embedded.controllers.daemonset import DaemonSetController
 from kubesched.cluster.embedded.controllers.disruption import DisruptionController
+from kubesched.cluster.embedded.controllers.ephemeral import EphemeralVolumeController
 from kubesched.cluster.embedded.controllers.index import PodIndex
 from kubesched.cluster.embedded.controllers.job import JobController
+from kubesched.cluster.embedded.controllers.persistentvolume import PersistentVolumeController
 from kubesched.cluster.embedded.controllers.podgc import PodGarbageCollector
 from kubesched.cluster.embedded.controllers.replicaset import DeploymentController, ReplicaSetController
 from kubesched.cluster.embedded.controllers.resourcequota import ResourceQuotaController
@@ -35,8 +39,10 @@ __all__ = [
     "DaemonSetController",
     "DeploymentController",
     "DisruptionController",
+    "EphemeralVolumeController",
     "JobController",
     "PodGarbageCollector",
+    "PersistentVolumeController",
     "PodIndex",
     "ReplicaSetController",
     "ResourceQuotaController",
@@ -61,4 +67,8 @@ def start_controllers(cluster: EmbeddedCluster) -> list[Any]:
     for controller in workload:
         for obj in sorted(cluster.api.list(controller.kind), key=key_of):
             controller.handle(controller.kind, None, obj)
-    return [index, quota, *workload, PodGarbageCollector(cluster)]
+    volumes = PersistentVolumeController(cluster, index)
+    volumes.start()
+    ephemeral = EphemeralVolumeController(cluster, index)
+    ephemeral.start()
+    return [index, quota, *workload, PodGarbageCollector(cluster), volumes, ephemeral]

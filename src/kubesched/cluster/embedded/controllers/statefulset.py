@@ -12,6 +12,11 @@ name and ``spec.subdomain`` the ``serviceName``.
 
 A pod that finished (Succeeded or Failed) is deleted and recreated; a deleted pod is recreated with
 the same name once the old object is gone.
+
+``volumeClaimTemplates``: before a pod is created, each template's claim
+``<template>-<statefulset>-<ordinal>`` is created unless it exists (labels: the template's plus the
+selector's ``matchLabels``), and the pod gets a volume of the template's name using it. Claims are
+kept when pods go (the default ``persistentVolumeClaimRetentionPolicy``: Retain).
 """
 
 from __future__ import annotations
@@ -54,7 +59,33 @@ class StatefulSetController(Controller):
         service = (sts.get("spec") or {}).get("serviceName")
         if service:
             pod["spec"]["subdomain"] = service
+        templates = (sts.get("spec") or {}).get("volumeClaimTemplates") or []
+        if templates:
+            claims = {t["metadata"]["name"]: f"{t['metadata']['name']}-{name}" for t in templates}
+            volumes = [v for v in pod["spec"].get("volumes") or () if v.get("name") not in claims]
+            volumes.extend({"name": t, "persistentVolumeClaim": {"claimName": c}} for t, c in claims.items())
+            pod["spec"]["volumes"] = volumes
         return pod
+
+    def _ensure_claims(self, sts: Obj, ordinal: int) -> None:
+        """The claims of the pod's volumeClaimTemplates, created when missing."""
+        meta = sts["metadata"]
+        spec = sts.get("spec") or {}
+        ns = meta.get("namespace")
+        selector_labels = dict((spec.get("selector") or {}).get("matchLabels") or {})
+        for template in spec.get("volumeClaimTemplates") or ():
+            tmeta = template.get("metadata") or {}
+            name = f"{tmeta['name']}-{meta['name']}-{ordinal}"
+            if self.api.get("PersistentVolumeClaim", ns, name) is not None:
+                continue
+            claim = {
+                "apiVersion": "v1", "kind": "PersistentVolumeClaim",
+                "metadata": {"name": name, "namespace": ns,
+                             "labels": {**(tmeta.get("labels") or {}), **selector_labels},
+                             **({"annotations": dict(tmeta["annotations"])} if tmeta.get("annotations") else {})},
+                "spec": dict(template.get("spec") or {}),
+            }
+            self.cluster.create(claim)
 
     def sync(self, key: str) -> None:
         sts = self.get(key)
@@ -87,6 +118,7 @@ class StatefulSetController(Controller):
                     pod = self.api.get("Pod", ns, f"{name}-{ordinal}")
                 if pod is None:
                     healthy = False
+                    self._ensure_claims(sts, ordinal)
                     if self.create_pod(key, self._new_pod(sts, ordinal)) is None or not parallel:
                         break
                     continue

@@ -1,0 +1,567 @@
+"""VolumeBinding: a pod's PersistentVolumeClaims must be (or become) bound to volumes its node can
+reach (upstream ``plugins/volumebinding``, v1.28).
+
+- **PreFilter**: every claim must exist, not be Lost, not be being deleted (and an ephemeral
+  volume's claim must belong to the pod) — else UnschedulableAndUnresolvable with upstream's text;
+  a pod without claims skips the plugin. Claims of classes with ``Immediate`` binding that are not
+  bound yet make the pod wait for the PersistentVolume controller ("pod has unbound immediate
+  PersistentVolumeClaims"). Bound local volumes (``kubernetes.io/hostname In`` node affinity)
+  narrow the nodes to look at.
+- **Filter**, per node: bound volumes' node affinity must match the node; each unbound
+  ``WaitForFirstConsumer`` claim needs a matching Available volume that suits the node (the smallest
+  big enough, see :func:`~kubesched.api.volumes.find_matching_volume`) or else dynamic provisioning:
+  a provisioner, the class's ``allowedTopologies`` matching the node and, for CSI drivers that
+  publish ``CSIStorageCapacity``, enough capacity reachable from the node. A claim already carrying
+  another node's ``volume.kubernetes.io/selected-node`` fits no other node.
+- **Reserve** assumes the chosen volumes bound and the claims to provision annotated with the node
+  (an *assume cache* over the informers' objects, so the next pods do not take the same volumes);
+  **Unreserve** forgets that.
+- **PreBind** writes those volumes' ``claimRef`` and the claims' selected node through the API, then
+  waits (polling every second, for ``bindTimeoutSeconds``, default 600) until the PersistentVolume
+  controller has bound every claim; a binding undone on the way fails the pod's binding.
+
+Not modelled: the translation of in-tree cloud volumes to CSI (``CSIMigration``) and the Score of
+the alpha ``VolumeCapacityPriority`` gate (always 0 in a default v1.28).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from kubesched.api.quantity import parse_quantity
+from kubesched.api.selectors import LabelSelector
+from kubesched.api.volumes import (
+    ANN_BOUND_BY_CONTROLLER,
+    ANN_SELECTED_NODE,
+    NOT_SUPPORTED_PROVISIONER,
+    WAIT_FOR_FIRST_CONSUMER,
+    claim_class,
+    class_binding_mode,
+    ephemeral_owner_error,
+    find_matching_volume,
+    is_claim_fully_bound,
+    is_volume_bound_to_claim,
+    local_volume_node_names,
+    storage_request,
+    topology_terms_match,
+    volume_class,
+    volume_node_affinity_matches,
+)
+from kubesched.k8s.objects import ApiError, Obj
+from kubesched.scheduler.framework.interface import (
+    ADD,
+    UPDATE,
+    UPDATE_NODE_LABEL,
+    ClusterEvent,
+    CycleState,
+    EnqueueExtensions,
+    FilterPlugin,
+    Handle,
+    PendingBind,
+    PreBindPlugin,
+    PreFilterPlugin,
+    PreFilterResult,
+    ReservePlugin,
+    Status,
+)
+from kubesched.scheduler.framework.types import NodeInfo, PodInfo
+
+NAME = "VolumeBinding"
+STATE_KEY = NAME
+ERR_BIND_CONFLICT = "node(s) didn't find available persistent volumes to bind"
+ERR_NODE_CONFLICT = "node(s) had volume node affinity conflict"
+ERR_NOT_ENOUGH_SPACE = "node(s) did not have enough free storage"
+ERR_PV_NOT_EXIST = "node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s)"
+ERR_UNBOUND_IMMEDIATE = "pod has unbound immediate PersistentVolumeClaims"
+DEFAULT_BIND_TIMEOUT_SECONDS = 600
+BIND_POLL_INTERVAL = 1.0
+TIMED_OUT = "binding volumes: timed out waiting for the condition"
+
+
+def _meta(obj: Obj) -> dict[str, Any]:
+    return obj.get("metadata") or {}
+
+
+def _claim_key(claim: Obj) -> str:
+    return f"{_meta(claim).get('namespace') or 'default'}/{_meta(claim)['name']}"
+
+
+def _rv(obj: Obj | None) -> int:
+    try:
+        return int(_meta(obj or {}).get("resourceVersion") or 0)
+    except ValueError:
+        return 0
+
+
+class AssumeCache:
+    """The informer's objects of one kind, overlaid with the versions this scheduler assumed
+    (upstream ``assumecache``): an assumed object is seen until the API server's copy moves past
+    the version it was assumed from, or until it is restored."""
+
+    def __init__(self, handle: Handle, kind: str) -> None:
+        self.handle = handle
+        self.kind = kind
+        self._assumed: dict[str, Obj] = {}
+
+    def api_get(self, namespace: str | None, name: str) -> Obj | None:
+        return self.handle.cluster.get(self.kind, namespace or "", name)
+
+    def get(self, namespace: str | None, name: str) -> Obj | None:
+        current = self.api_get(namespace, name)
+        key = f"{namespace}/{name}" if namespace else name
+        assumed = self._assumed.get(key)
+        if assumed is None:
+            return current
+        if current is None or _rv(current) > _rv(assumed):
+            del self._assumed[key]
+            return current
+        return assumed
+
+    def list(self) -> list[Obj]:
+        out = []
+        for obj in self.handle.cluster.list(self.kind):
+            meta = _meta(obj)
+            seen = self.get(meta.get("namespace"), meta["name"])
+            if seen is not None:
+                out.append(seen)
+        return sorted(out, key=lambda o: _meta(o)["name"])
+
+    def assume(self, obj: Obj) -> None:
+        meta = _meta(obj)
+        key = f"{meta.get('namespace')}/{meta['name']}" if meta.get("namespace") else meta["name"]
+        self._assumed[key] = obj
+
+    def restore(self, obj: Obj) -> None:
+        meta = _meta(obj)
+        key = f"{meta.get('namespace')}/{meta['name']}" if meta.get("namespace") else meta["name"]
+        self._assumed.pop(key, None)
+
+
+@dataclass
+class PodVolumes:
+    """What binding the pod's volumes takes on one node."""
+
+    static_bindings: list[tuple[Obj, Obj]] = field(default_factory=list)  # (volume, claim)
+    dynamic_provisions: list[Obj] = field(default_factory=list)  # claims
+
+
+@dataclass
+class _State:
+    bound: list[Obj] = field(default_factory=list)
+    delayed: list[Obj] = field(default_factory=list)
+    volumes_by_class: dict[str, list[Obj]] = field(default_factory=dict)
+    by_node: dict[str, PodVolumes] = field(default_factory=dict)
+    all_bound: bool = True
+
+    def clone(self) -> _State:
+        return self  # shared on purpose, as upstream's stateData
+
+
+class VolumeBinding(PreFilterPlugin, FilterPlugin, ReservePlugin, PreBindPlugin, EnqueueExtensions):
+    name = NAME
+    #: Filter reads the node's labels and the cycle's claims, never the pods on the node
+    depends_on_pods = False
+
+    def __init__(self, args: dict[str, Any], handle: Handle) -> None:
+        args = args or {}
+        timeout = args.get("bindTimeoutSeconds", DEFAULT_BIND_TIMEOUT_SECONDS)
+        if isinstance(timeout, bool) or not isinstance(timeout, int) or timeout < 0:
+            raise ValueError("VolumeBindingArgs.bindTimeoutSeconds: must be a non-negative integer")
+        if args.get("shape") is not None:
+            raise ValueError("VolumeBindingArgs.shape: not supported when the VolumeCapacityPriority feature is off")
+        self.bind_timeout = float(timeout)
+        self.handle = handle
+        self.volumes = AssumeCache(handle, "PersistentVolume")
+        self.claims = AssumeCache(handle, "PersistentVolumeClaim")
+
+    def events_to_register(self) -> list[ClusterEvent]:
+        return [
+            ClusterEvent("StorageClass", ADD | UPDATE),
+            ClusterEvent("PersistentVolumeClaim", ADD | UPDATE),
+            ClusterEvent("PersistentVolume", ADD | UPDATE),
+            ClusterEvent("Node", ADD | UPDATE_NODE_LABEL),
+            ClusterEvent("CSINode", ADD | UPDATE),
+            ClusterEvent("CSIDriver", ADD | UPDATE),
+            ClusterEvent("CSIStorageCapacity", ADD | UPDATE),
+        ]
+
+    # -- PreFilter ---------------------------------------------------------------------------
+    def _claim_problem(self, pod: PodInfo) -> tuple[bool, str | None]:
+        """``podHasPVCs``: whether the pod uses claims, and the first problem with one."""
+        has_claims = False
+        for volume in pod.spec.get("volumes") or ():
+            ephemeral = False
+            if volume.get("persistentVolumeClaim") is not None:
+                claim_name = volume["persistentVolumeClaim"].get("claimName") or ""
+            elif volume.get("ephemeral") is not None:
+                claim_name = f"{pod.name}-{volume.get('name', '')}"
+                ephemeral = True
+            else:
+                continue
+            has_claims = True
+            claim = self.handle.cluster.get("PersistentVolumeClaim", pod.namespace, claim_name)
+            if claim is None:
+                if ephemeral:
+                    return True, ("waiting for ephemeral volume controller to create the persistentvolumeclaim "
+                                  f'"{claim_name}"')
+                return True, f'persistentvolumeclaim "{claim_name}" not found'
+            if (claim.get("status") or {}).get("phase") == "Lost":
+                return True, (f'persistentvolumeclaim "{claim_name}" bound to non-existent persistentvolume '
+                              f'"{(claim.get("spec") or {}).get("volumeName") or ""}"')
+            if _meta(claim).get("deletionTimestamp"):
+                return True, f'persistentvolumeclaim "{claim_name}" is being deleted'
+            if ephemeral:
+                problem = ephemeral_owner_error(pod.obj, claim)
+                if problem is not None:
+                    return True, problem
+        return has_claims, None
+
+    def _claims_of(self, pod: PodInfo) -> list[Obj]:
+        """The pod's claims as the assume cache sees them, in volume order (``GetPodVolumeClaims``
+        reads them through ``isVolumeBound``)."""
+        out = []
+        for volume in pod.spec.get("volumes") or ():
+            if volume.get("persistentVolumeClaim") is not None:
+                claim_name = volume["persistentVolumeClaim"].get("claimName") or ""
+            elif volume.get("ephemeral") is not None:
+                claim_name = f"{pod.name}-{volume.get('name', '')}"
+            else:
+                continue
+            claim = self.claims.get(pod.namespace, claim_name)
+            if claim is None:
+                raise RuntimeError(f'error getting PVC "{pod.namespace}/{claim_name}": '
+                                   f'could not find v1.PersistentVolumeClaim "{pod.namespace}/{claim_name}"')
+            if volume.get("ephemeral") is not None:
+                problem = ephemeral_owner_error(pod.obj, claim)
+                if problem is not None:
+                    raise RuntimeError(problem)
+            out.append(claim)
+        return out
+
+    def pre_filter(self, state: CycleState, pod: PodInfo) -> tuple[PreFilterResult | None, Status | None]:
+        has_claims, problem = self._claim_problem(pod)
+        if problem is not None:
+            return None, Status.unresolvable(problem)
+        if not has_claims:
+            state.write(STATE_KEY, _State())
+            return None, Status.skip()
+        try:
+            claims = self._claims_of(pod)
+        except RuntimeError as err:
+            return None, Status.error(str(err))
+        data = _State(by_node={})
+        immediate = []
+        for claim in claims:
+            if is_claim_fully_bound(claim):
+                data.bound.append(claim)
+                continue
+            cls_name = claim_class(claim)
+            storage_class = self.handle.cluster.get("StorageClass", "", cls_name) if cls_name else None
+            delayed = class_binding_mode(storage_class) == WAIT_FOR_FIRST_CONSUMER
+            if delayed and not (claim.get("spec") or {}).get("volumeName"):
+                data.delayed.append(claim)
+            else:
+                immediate.append(claim)
+        if immediate:
+            return None, Status.unresolvable(ERR_UNBOUND_IMMEDIATE)
+        for claim in data.delayed:
+            cls_name = claim_class(claim)
+            if cls_name not in data.volumes_by_class:
+                data.volumes_by_class[cls_name] = [v for v in self.volumes.list() if volume_class(v) == cls_name]
+        state.write(STATE_KEY, data)
+        eligible = self._eligible_nodes(data.bound)
+        return (PreFilterResult(eligible) if eligible is not None else None), None
+
+    def _eligible_nodes(self, bound: list[Obj]) -> set[str] | None:
+        """``GetEligibleNodes``: the nodes every bound local volume names; None for no narrowing
+        (also when a bound claim's volume is missing)."""
+        eligible: set[str] | None = None
+        for claim in bound:
+            volume = self.volumes.get(None, (claim.get("spec") or {}).get("volumeName") or "")
+            if volume is None:
+                return None
+            names = local_volume_node_names(volume)
+            if names:
+                eligible = set(names) if eligible is None else eligible & set(names)
+        return eligible
+
+    # -- Filter ------------------------------------------------------------------------------
+    def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status | None:
+        data: _State | None = state.read(STATE_KEY)
+        if data is None:
+            return Status.error(f'error reading "{STATE_KEY}" from cycle state')
+        try:
+            volumes, reasons = self._find_pod_volumes(data, node)
+        except RuntimeError as err:
+            return Status.error(str(err))
+        if reasons:
+            return Status.unresolvable(*reasons)
+        data.by_node[node.name] = volumes
+        return None
+
+    def _find_pod_volumes(self, data: _State, node: NodeInfo) -> tuple[PodVolumes, list[str]]:
+        """``FindPodVolumes``: raises RuntimeError for upstream's errors."""
+        found = PodVolumes()
+        bound_ok, volumes_found, unbound_ok, enough_space = True, True, True, True
+        labels = node.labels
+        for claim in data.bound:
+            volume = self.volumes.get(None, (claim.get("spec") or {}).get("volumeName") or "")
+            if volume is None:
+                volumes_found = False
+                break
+            if not volume_node_affinity_matches(volume, labels):
+                bound_ok = False
+                break
+        if data.delayed:
+            unbound_ok, enough_space = self._check_delayed(data, node, found)
+        reasons = []
+        if not bound_ok:
+            reasons.append(ERR_NODE_CONFLICT)
+        if not unbound_ok:
+            reasons.append(ERR_BIND_CONFLICT)
+        if not enough_space:
+            reasons.append(ERR_NOT_ENOUGH_SPACE)
+        if not volumes_found:
+            reasons.append(ERR_PV_NOT_EXIST)
+        return found, reasons
+
+    def _check_delayed(self, data: _State, node: NodeInfo, found: PodVolumes) -> tuple[bool, bool]:
+        to_match, to_provision = [], []
+        for claim in data.delayed:
+            selected = (_meta(claim).get("annotations") or {}).get(ANN_SELECTED_NODE)
+            if selected is not None:
+                if selected != node.name:
+                    return False, True
+                to_provision.append(claim)
+            else:
+                to_match.append(claim)
+        satisfied = True
+        if to_match:
+            chosen: dict[str, Obj] = {}
+            # smallest requests first (a stable sort, as upstream's byPVCSize)
+            for claim in sorted(to_match, key=storage_request):
+                volume = find_matching_volume(claim, data.volumes_by_class.get(claim_class(claim), []),
+                                              node.labels, chosen, True)
+                if volume is None:
+                    satisfied = False
+                    to_provision.append(claim)
+                    continue
+                chosen[_meta(volume)["name"]] = volume
+                found.static_bindings.append((volume, claim))
+        if to_provision:
+            satisfied, enough = self._check_provisioning(to_provision, node, found)
+            return satisfied, enough
+        return satisfied, True
+
+    def _check_provisioning(self, claims: list[Obj], node: NodeInfo, found: PodVolumes) -> tuple[bool, bool]:
+        """``checkVolumeProvisions``."""
+        provisions = []
+        for claim in claims:
+            cls_name = claim_class(claim)
+            if not cls_name:
+                raise RuntimeError(f'no class for claim "{_claim_key(claim)}"')
+            storage_class = self.handle.cluster.get("StorageClass", "", cls_name)
+            if storage_class is None:
+                raise RuntimeError(f'failed to find storage class "{cls_name}"')
+            provisioner = storage_class.get("provisioner") or ""
+            if not provisioner or provisioner == NOT_SUPPORTED_PROVISIONER:
+                return False, True
+            if not topology_terms_match(storage_class.get("allowedTopologies"), node.labels):
+                return False, True
+            if not self._has_enough_capacity(provisioner, claim, storage_class, node):
+                return True, False
+            provisions.append(claim)
+        found.dynamic_provisions = provisions
+        return True, True
+
+    def _has_enough_capacity(self, provisioner: str, claim: Obj, storage_class: Obj, node: NodeInfo) -> bool:
+        requests = ((claim.get("spec") or {}).get("resources") or {}).get("requests") or {}
+        if "storage" not in requests:
+            return True
+        driver = self.handle.cluster.get("CSIDriver", "", provisioner)
+        if driver is None or not (driver.get("spec") or {}).get("storageCapacity"):
+            return True
+        size = storage_request(claim)
+        for capacity in self.handle.cluster.list("CSIStorageCapacity"):
+            if capacity.get("storageClassName") != _meta(storage_class)["name"]:
+                continue
+            limit = capacity.get("maximumVolumeSize", capacity.get("capacity"))
+            if limit is None or parse_quantity(limit) < size:
+                continue
+            topology = capacity.get("nodeTopology")
+            if topology is None:
+                continue
+            try:
+                if LabelSelector.from_dict(topology).matches(node.labels):
+                    return True
+            except ValueError:
+                continue
+        return False
+
+    # -- Reserve / Unreserve -----------------------------------------------------------------
+    def reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+        data: _State | None = state.read(STATE_KEY)
+        if data is None:
+            return Status.error(f'error reading "{STATE_KEY}" from cycle state')
+        volumes = data.by_node.get(node_name)
+        if volumes is None:
+            data.all_bound = True
+            return None
+        try:
+            if all(is_claim_fully_bound(c) for c in self._claims_of(pod)):
+                data.all_bound = True
+                return None
+        except RuntimeError:
+            pass  # a claim went missing: go on and let the binding find out
+        bindings = []
+        for volume, claim in volumes.static_bindings:
+            bound = _bind_volume_to_claim(volume, claim)
+            if bound is not volume:
+                self.volumes.assume(bound)
+            bindings.append((bound, claim))
+        provisions = []
+        for claim in volumes.dynamic_provisions:
+            annotated = {**claim, "metadata": {**_meta(claim), "annotations": {
+                **(_meta(claim).get("annotations") or {}), ANN_SELECTED_NODE: node_name}}}
+            self.claims.assume(annotated)
+            provisions.append(annotated)
+        volumes.static_bindings, volumes.dynamic_provisions = bindings, provisions
+        data.all_bound = False
+        return None
+
+    def unreserve(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
+        data: _State | None = state.read(STATE_KEY)
+        volumes = data.by_node.get(node_name) if data is not None else None
+        if volumes is None:
+            return
+        for volume, _ in volumes.static_bindings:
+            self.volumes.restore(volume)
+        for claim in volumes.dynamic_provisions:
+            self.claims.restore(claim)
+
+    # -- PreBind -----------------------------------------------------------------------------
+    def pre_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | PendingBind | None:
+        data: _State | None = state.read(STATE_KEY)
+        if data is None:
+            return Status.error(f'error reading "{STATE_KEY}" from cycle state')
+        if data.all_bound:
+            return None
+        volumes = data.by_node.get(node_name)
+        if volumes is None:
+            return Status.error(f'no pod volumes found for node "{node_name}"')
+        written = self._write_bindings(volumes)
+        if isinstance(written, Status):
+            return written
+        bindings, provisions = written
+
+        def poll() -> tuple[bool, Status | None]:
+            try:
+                done = self._bindings_done(pod, node_name, bindings, provisions)
+            except RuntimeError as err:
+                return True, Status.error(f"binding volumes: {err}")
+            return done, None
+
+        return PendingBind(poll, BIND_POLL_INTERVAL, self.bind_timeout, TIMED_OUT)
+
+    def _write_bindings(self, volumes: PodVolumes) -> tuple[list[tuple[Obj, Obj]], list[Obj]] | Status:
+        """``bindAPIUpdate``: the volumes' claimRef, then the claims' selected node, through the API;
+        what was not written is taken out of the assume cache."""
+        written: list[tuple[Obj, Obj]] = []
+        provisions: list[Obj] = []
+        pending_bindings = list(volumes.static_bindings)
+        pending_claims = list(volumes.dynamic_provisions)
+        try:
+            while pending_bindings:
+                volume, claim = pending_bindings[0]
+                written.append((self.handle.cluster.update(volume), claim))
+                pending_bindings.pop(0)
+            while pending_claims:
+                provisions.append(self.handle.cluster.update(pending_claims[0]))
+                pending_claims.pop(0)
+        except ApiError as err:
+            for volume, _ in pending_bindings:
+                self.volumes.restore(volume)
+            for claim in pending_claims:
+                self.claims.restore(claim)
+            return Status.error(err.message)
+        return written, provisions
+
+    def _bindings_done(self, pod: PodInfo, node_name: str, bindings: list[tuple[Obj, Obj]],
+                       provisions: list[Obj]) -> bool:
+        """``checkBindings``, on the API objects: True when every claim is fully bound; raises
+        RuntimeError when the binding cannot succeed any more."""
+        cluster = self.handle.cluster
+        node = cluster.get("Node", "", node_name)
+        if node is None:
+            raise RuntimeError(f'failed to get node "{node_name}": node "{node_name}" not found')
+        labels = _meta(node).get("labels") or {}
+        if cluster.get("Pod", pod.namespace, pod.name) is None:
+            raise RuntimeError(f'pod does not exist any more: pod "{pod.name}" not found')
+        for written, claim in bindings:
+            name = _meta(written)["name"]
+            volume = self.volumes.api_get(None, name)
+            if volume is None:
+                raise RuntimeError(f'failed to check binding: could not find v1.PersistentVolume "{name}"')
+            current = self.claims.api_get(_meta(claim).get("namespace"), _meta(claim)["name"])
+            if current is None:
+                raise RuntimeError(f'failed to check binding: could not find v1.PersistentVolumeClaim '
+                                   f'"{_claim_key(claim)}"')
+            if _rv(written) > _rv(volume):
+                return False
+            if not volume_node_affinity_matches(volume, labels):
+                raise RuntimeError(f'pv "{name}" node affinity doesn\'t match node "{node_name}": '
+                                   "no matching NodeSelectorTerms")
+            ref = (volume.get("spec") or {}).get("claimRef") or {}
+            if not ref or not ref.get("uid"):
+                raise RuntimeError(f'ClaimRef got reset for pv "{name}"')
+            if not is_claim_fully_bound(current):
+                return False
+        for claim in provisions:
+            current = self.claims.api_get(_meta(claim).get("namespace"), _meta(claim)["name"])
+            if current is None:
+                raise RuntimeError(f'failed to check provisioning pvc: could not find v1.PersistentVolumeClaim '
+                                   f'"{_claim_key(claim)}"')
+            if _rv(claim) > _rv(current):
+                return False
+            annotations = _meta(current).get("annotations")
+            if not annotations:
+                raise RuntimeError(f'selectedNode annotation reset for PVC "{_meta(current)["name"]}"')
+            if annotations.get(ANN_SELECTED_NODE) != node_name:
+                raise RuntimeError(f'provisioning failed for PVC "{_meta(current)["name"]}"')
+            volume_name = (current.get("spec") or {}).get("volumeName")
+            if volume_name:
+                volume = self.volumes.api_get(None, volume_name)
+                if volume is None:
+                    return False
+                if not volume_node_affinity_matches(volume, labels):
+                    raise RuntimeError(f'pv "{volume_name}" node affinity doesn\'t match node "{node_name}": '
+                                       "no matching NodeSelectorTerms")
+            if not is_claim_fully_bound(current):
+                return False
+        return True
+
+
+def _bind_volume_to_claim(volume: Obj, claim: Obj) -> Obj:
+    """``GetBindVolumeToClaim``: the volume with its claimRef pointing at the claim and, when the
+    binding is new, the bound-by-controller annotation; the volume itself when nothing changes."""
+    meta = _meta(claim)
+    ref = (volume.get("spec") or {}).get("claimRef") or {}
+    was_bound = is_volume_bound_to_claim(volume, claim)
+    spec = dict(volume.get("spec") or {})
+    vmeta = dict(_meta(volume))
+    dirty = False
+    if (not ref or ref.get("name") != meta.get("name") or ref.get("namespace") != meta.get("namespace")
+            or ref.get("uid") != meta.get("uid")):
+        spec["claimRef"] = {"kind": "PersistentVolumeClaim", "namespace": meta.get("namespace"),
+                            "name": meta.get("name"), "uid": meta.get("uid"), "apiVersion": "v1",
+                            "resourceVersion": meta.get("resourceVersion")}
+        dirty = True
+    annotations = dict(vmeta.get("annotations") or {})
+    if not was_bound and ANN_BOUND_BY_CONTROLLER not in annotations:
+        annotations[ANN_BOUND_BY_CONTROLLER] = "yes"
+        vmeta["annotations"] = annotations
+        dirty = True
+    if not dirty:
+        return volume
+    return {**volume, "metadata": vmeta, "spec": spec}
