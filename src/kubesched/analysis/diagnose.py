@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubesched.analysis.hints import plugin_hints
+from kubesched.analysis.volume_hints import claim_hints
 from kubesched.scheduler.framework.interface import CycleState, Status
 from kubesched.scheduler.framework.types import PodInfo
 from kubesched.scheduler.messages import fit_error_message
@@ -36,6 +37,8 @@ class PodDiagnosis:
     priority: int
     upstream_message: str = ""
     pre_filter: str = ""
+    #: what stops the pod before any node is looked at, in words (its claims)
+    pre_filter_hints: list[str] = field(default_factory=list)
     verdicts: list[NodeVerdict] = field(default_factory=list)
     preemption: dict[str, Any] | None = None
     #: for a ``preemptionPolicy: Never`` pod: what preemption would do were it allowed
@@ -52,6 +55,7 @@ class PodDiagnosis:
             "priority": self.priority,
             "upstreamMessage": self.upstream_message,
             "preFilter": self.pre_filter,
+            "preFilterHints": self.pre_filter_hints,
             "nodes": [v.to_dict() for v in self.verdicts],
             "preemption": self.preemption,
             "preemptionIfAllowed": self.preemption_if_allowed,
@@ -87,12 +91,15 @@ def diagnose(scheduler: Scheduler, namespace: str, name: str) -> PodDiagnosis:
         ns = scheduler.cluster.get("Namespace", "", namespace)
         return dict(((ns or {}).get("metadata") or {}).get("labels") or {})
 
+    lookup = scheduler.cluster.get
     _, pre_status = fwk.run_pre_filter(state, pod)
     first_failures: dict[str, Status] = {}
     if pre_status is not None:
         result.pre_filter = f"{pre_status.plugin}: {pre_status.message()}"
+        result.pre_filter_hints = claim_hints(pod, lookup)
         first_failures = {n.name: pre_status for n in cache.node_infos}
     else:
+        volumes = scheduler.cluster.list("PersistentVolume") if pod.spec.get("volumes") else []
         for info in cache.node_infos:
             verdict = NodeVerdict(info.name)
             with_nominated = info.clone()
@@ -103,7 +110,7 @@ def diagnose(scheduler: Scheduler, namespace: str, name: str) -> PodDiagnosis:
                     continue
                 st = pl.filter(state, pod, with_nominated) or pl.filter(state, pod, info)
                 if st is not None and not st.is_success():
-                    hints = plugin_hints(pl.name, pod, with_nominated, cache.node_infos, ns_labels)
+                    hints = plugin_hints(pl.name, pod, with_nominated, cache.node_infos, ns_labels, lookup, volumes)
                     verdict.failures.append({"plugin": pl.name, "code": st.code.name, "reason": st.message(),
                                              "hints": hints})
                     verdict.hints.extend(hints)

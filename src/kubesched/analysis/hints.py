@@ -10,9 +10,17 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from kubesched.analysis.volume_hints import (
+    Lookup,
+    volume_binding_hints,
+    volume_limit_hints,
+    volume_restriction_hints,
+    volume_zone_hints,
+)
 from kubesched.api.quantity import format_quantity
 from kubesched.api.selectors import LabelSelector
 from kubesched.api.tolerations import find_untolerated_taint
+from kubesched.k8s.objects import Obj
 from kubesched.scheduler.framework.types import NodeInfo, PodInfo
 from kubesched.scheduler.plugins._helpers_affinity import parse_pod_terms
 from kubesched.scheduler.plugins.fit import TOO_MANY_PODS, fits
@@ -170,8 +178,19 @@ def spread_hints(pod: PodInfo, node: NodeInfo, nodes: list[NodeInfo]) -> list[st
 
 
 def plugin_hints(plugin: str, pod: PodInfo, node: NodeInfo, nodes: list[NodeInfo],
-                 ns_labels: NamespaceLabels) -> list[str]:
-    """The hints for one rejecting filter."""
+                 ns_labels: NamespaceLabels, lookup: Lookup | None = None,
+                 volumes: list[Obj] | None = None) -> list[str]:
+    """The hints for one rejecting filter (``lookup`` and ``volumes``, the cluster's objects and its
+    PersistentVolumes, for the volume plugins)."""
+    if lookup is not None:
+        if plugin == "VolumeBinding":
+            return volume_binding_hints(pod, node, lookup, volumes or [])
+        if plugin == "VolumeZone":
+            return volume_zone_hints(pod, node, lookup)
+        if plugin == "VolumeRestrictions":
+            return volume_restriction_hints(pod, node, nodes, lookup)
+        if plugin == "NodeVolumeLimits":
+            return volume_limit_hints(pod, node, lookup)
     if plugin == "NodeResourcesFit":
         return resource_hints(pod, node)
     if plugin == "TaintToleration":

@@ -41,6 +41,8 @@ def render_diagnosis(console: Console, d: PodDiagnosis) -> None:
         console.print(f"  failed: {escape(d.failed['reason'])} — {escape(d.failed['message'])}")
     if d.pre_filter:
         console.print(f"  rejected before filtering: {escape(d.pre_filter)}")
+        for hint in d.pre_filter_hints:
+            console.print(f"    hint: {escape(hint)}")
     fitting = [v.node for v in d.verdicts if v.fits]
     if d.verdicts:
         console.print(f"  fits {len(fitting)} of {len(d.verdicts)} nodes"

@@ -150,8 +150,7 @@ class Simulation:
             source = scenario.scheduler_configuration_source or f"scenario {scenario.name}: spec.schedulerConfiguration"
             raise ConfigError(f"{source}: {err}") from err
         self.initial = plan_initial_objects(scenario.objects)
-        for obj in self.initial.restore:
-            self.cluster.restore(obj)
+        self.cluster.restore_all(self.initial.restore)
         for obj in self.initial.create:
             self.cluster.create(obj)
         self.scheduler.start()

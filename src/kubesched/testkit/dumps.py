@@ -57,6 +57,7 @@ class ClusterDump:
     classes: list[Obj] = field(default_factory=list)
     quotas: list[Obj] = field(default_factory=list)
     workloads: list[Obj] = field(default_factory=list)  # deploy, rs, sts, ds in kubectl's order
+    storage: list[Obj] = field(default_factory=list)  # sc, pv, pvc (appended to the command when present)
     _rv: int = 1000
 
     def _meta(self, name: str, *, namespace: str | None = None, minutes_before: float = 600,
@@ -298,12 +299,62 @@ class ClusterDump:
         self.pdbs.append(pdb)
         return pdb
 
+    # -- storage ------------------------------------------------------------------------------------
+    def storage_class(self, name: str, provisioner: str = "pd.csi.storage.gke.io", *, default: bool = False,
+                      binding: str = "WaitForFirstConsumer") -> Obj:
+        meta = self._meta(name, minutes_before=30000, api_version="storage.k8s.io/v1", kind="StorageClass")
+        if default:
+            meta["annotations"] = {"storageclass.kubernetes.io/is-default-class": "true"}
+        sc = {"allowVolumeExpansion": True, "apiVersion": "storage.k8s.io/v1", "kind": "StorageClass",
+              "metadata": meta, "parameters": {"type": "pd-balanced"}, "provisioner": provisioner,
+              "reclaimPolicy": "Delete", "volumeBindingMode": binding}
+        self.storage.append(sc)
+        return sc
+
+    def bound_claim(self, name: str, namespace: str = "default", *, storage_class: str, zone: str,
+                    node: str, size: str = "10Gi", provisioner: str = "pd.csi.storage.gke.io") -> tuple[Obj, Obj]:
+        """A claim provisioned for ``node`` and its volume in ``zone``, both Bound, as the PV controller
+        and the provisioner leave them."""
+        cmeta = self._meta(name, namespace=namespace, minutes_before=900, kind="PersistentVolumeClaim",
+                           manager="kube-controller-manager")
+        volume_name = f"pvc-{cmeta['uid']}"
+        cmeta["annotations"] = {"pv.kubernetes.io/bind-completed": "yes", "pv.kubernetes.io/bound-by-controller": "yes",
+                                "volume.beta.kubernetes.io/storage-provisioner": provisioner,
+                                "volume.kubernetes.io/selected-node": node,
+                                "volume.kubernetes.io/storage-provisioner": provisioner}
+        cmeta["finalizers"] = ["kubernetes.io/pvc-protection"]
+        claim = {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": cmeta,
+                 "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": size}},
+                          "storageClassName": storage_class, "volumeMode": "Filesystem", "volumeName": volume_name},
+                 "status": {"accessModes": ["ReadWriteOnce"], "capacity": {"storage": size}, "phase": "Bound"}}
+        vmeta = self._meta(volume_name, minutes_before=899, kind="PersistentVolume", manager="csi-provisioner")
+        vmeta["annotations"] = {"pv.kubernetes.io/provisioned-by": provisioner,
+                                "volume.kubernetes.io/provisioner-deletion-secret-name": "",
+                                "volume.kubernetes.io/provisioner-deletion-secret-namespace": ""}
+        vmeta["finalizers"] = ["kubernetes.io/pv-protection", "external-provisioner.volume.kubernetes.io/finalizer"]
+        volume = {"apiVersion": "v1", "kind": "PersistentVolume", "metadata": vmeta, "spec": {
+            "accessModes": ["ReadWriteOnce"], "capacity": {"storage": size},
+            "claimRef": {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "name": name, "namespace": namespace,
+                         "resourceVersion": cmeta["resourceVersion"], "uid": cmeta["uid"]},
+            "csi": {"driver": provisioner, "fsType": "ext4",
+                    "volumeAttributes": {"storage.kubernetes.io/csiProvisionerIdentity": "1700000000000-0-" + provisioner},
+                    "volumeHandle": f"projects/p/zones/{zone}/disks/{volume_name}"},
+            "nodeAffinity": {"required": {"nodeSelectorTerms": [{"matchExpressions": [
+                {"key": "topology.kubernetes.io/zone", "operator": "In", "values": [zone]}]}]}},
+            "persistentVolumeReclaimPolicy": "Delete", "storageClassName": storage_class, "volumeMode": "Filesystem"},
+            "status": {"lastPhaseTransitionTime": _ts(899), "phase": "Bound"}}
+        self.storage.extend([volume, claim])
+        return claim, volume
+
     # -- output ---------------------------------------------------------------------------------------
     def as_list(self, *, with_workloads: bool = False) -> Obj:
         """``kubectl get nodes,pods,pdb,priorityclasses,resourcequotas -A -o yaml`` (``with_workloads``: with
-        ``deploy,rs,sts,ds`` appended to the command)."""
+        ``deploy,rs,sts,ds`` appended to the command; ``sc,pv,pvc`` appended when there are storage objects)."""
         items = [*self.nodes, *self.pods, *self.pdbs, *self.classes, *self.quotas]
         if with_workloads:
             kinds = ("Deployment", "ReplicaSet", "StatefulSet", "DaemonSet")
             items += sorted(self.workloads, key=lambda o: kinds.index(o["kind"]))
+        if self.storage:  # ``sc,pv,pvc`` at the end of the command
+            order = ("StorageClass", "PersistentVolume", "PersistentVolumeClaim")
+            items += sorted(self.storage, key=lambda o: order.index(o["kind"]))
         return {"apiVersion": "v1", "items": items, "kind": "List", "metadata": {"resourceVersion": ""}}

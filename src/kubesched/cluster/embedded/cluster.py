@@ -39,6 +39,8 @@ class EmbeddedCluster:
         self._timeline = _Timeline(log)
         self.api.watch(self._timeline)
         self.controllers: list[Any] = []
+        #: True while a snapshot's objects are being restored (see :meth:`restore_all`)
+        self.restoring = False
         self.settings: dict[str, Any] = {}
         self.subsystems: dict[str, Any] = {}
 
@@ -95,6 +97,20 @@ class EmbeddedCluster:
             return self.api.restore(obj, audit=self._timeline)
         except ApiError:
             return None
+
+    def restore_all(self, objects: list[Obj]) -> None:
+        """Restore a snapshot's objects, then tell the controllers that hold back while the cluster
+        is only partly there (a volume whose claim comes later is not released) to catch up."""
+        self.restoring = True
+        try:
+            for obj in objects:
+                self.restore(obj)
+        finally:
+            self.restoring = False
+        for controller in self.controllers:
+            caught_up = getattr(controller, "after_restore", None)
+            if caught_up is not None:
+                caught_up()
 
     def evict(self, namespace: str, name: str, grace: int | None = None) -> None:
         """``pods/eviction``: refused with an :class:`ApiError` (429 while a PodDisruptionBudget

@@ -4,7 +4,9 @@
 Everything scheduling depends on is read, with pagination (``limit``/``continue``): namespaces (their
 labels feed namespaceSelectors), PriorityClasses, RuntimeClasses, Nodes, NodeResourceTopologies (when served),
 ResourceQuotas, PodDisruptionBudgets, Services and ReplicationControllers (default spreading),
-Deployments, ReplicaSets, StatefulSets, DaemonSets, Jobs and Pods. Only GET requests are made; Secrets
+StorageClasses, CSIDrivers, CSINodes, CSIStorageCapacities, PersistentVolumes and
+PersistentVolumeClaims (volume binding), Deployments, ReplicaSets, StatefulSets, DaemonSets, Jobs and
+Pods. Only GET requests are made; Secrets
 and ConfigMaps are never read. A resource the server does not serve (404) is skipped; one the
 credentials may not list (403) is skipped with a warning naming the RBAC rule that is missing.
 
@@ -21,12 +23,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubesched.cluster.kube.resources import (
+    CSI_DRIVER,
+    CSI_NODE,
+    CSI_STORAGE_CAPACITY,
     DAEMON_SET,
     DEPLOYMENT,
     JOB,
     NAMESPACE,
     NODE,
     NODE_RESOURCE_TOPOLOGY,
+    PERSISTENT_VOLUME,
+    PERSISTENT_VOLUME_CLAIM,
     POD,
     POD_DISRUPTION_BUDGET,
     PRIORITY_CLASS,
@@ -36,6 +43,7 @@ from kubesched.cluster.kube.resources import (
     RUNTIME_CLASS,
     SERVICE,
     STATEFUL_SET,
+    STORAGE_CLASS,
     Resource,
 )
 from kubesched.cluster.kube.transport import ClientOptions, Transport, load_api_client
@@ -44,7 +52,8 @@ from kubesched.k8s.objects import ApiError, is_terminal
 #: what a snapshot reads, in the order a reader of the file expects (classes before the pods naming them)
 SNAPSHOT_RESOURCES: tuple[Resource, ...] = (
     NAMESPACE, PRIORITY_CLASS, RUNTIME_CLASS, NODE, NODE_RESOURCE_TOPOLOGY, RESOURCE_QUOTA, POD_DISRUPTION_BUDGET, SERVICE,
-    REPLICATION_CONTROLLER, DEPLOYMENT, REPLICA_SET, STATEFUL_SET, DAEMON_SET, JOB, POD,
+    REPLICATION_CONTROLLER, STORAGE_CLASS, CSI_DRIVER, CSI_NODE, CSI_STORAGE_CAPACITY, PERSISTENT_VOLUME,
+    PERSISTENT_VOLUME_CLAIM, DEPLOYMENT, REPLICA_SET, STATEFUL_SET, DAEMON_SET, JOB, POD,
 )
 DROPPED_METADATA = ("managedFields", "selfLink")
 LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"

@@ -96,6 +96,7 @@ class PersistentVolumeController(Controller):
         self.settings: StorageSettings = parse_config(cluster.settings.get("storage"))
         self._provisioning: set[str] = set()  # claim uids with a provisioning under way
         self._noted: set[tuple[str, str, str]] = set()  # (claim uid, reason, message) of waiting events
+        self._held: dict[str, None] = {}  # keys seen while a snapshot is being restored
         super().__init__(cluster, index)
 
     def start(self) -> None:
@@ -103,6 +104,18 @@ class PersistentVolumeController(Controller):
             self.enqueue(f"volume:{key_of(volume)}")
         for claim in sorted(self.api.list(CLAIM), key=key_of):
             self.enqueue(f"claim:{key_of(claim)}")
+
+    def enqueue(self, key: str) -> None:
+        """While a snapshot is restored, keys wait (a volume and its claim arrive one after the
+        other: neither may be judged alone); :meth:`after_restore` syncs them."""
+        if self.cluster.restoring:
+            self._held[key] = None
+            return
+        super().enqueue(key)
+
+    def after_restore(self) -> None:
+        held, self._held = list(self._held), {}
+        self.enqueue_all(held)
 
     # -- events ----------------------------------------------------------------------------------
     def handle(self, kind: str, old: Obj | None, new: Obj) -> None:

@@ -94,6 +94,10 @@ class PodGarbageCollector:
                         {"type": DISRUPTION_TARGET, "status": "True", "reason": REASON, "message": MESSAGE,
                          "lastTransitionTime": rfc3339(self.cluster.now())}]
                     self.api.update({**pod, "status": status})
-                self.api.delete("Pod", meta.get("namespace"), meta["name"])
+                # the Failed pod may have been replaced by its controller meanwhile: delete this one only
+                # (upstream deletes with a UID precondition)
+                current = self.api.get("Pod", meta.get("namespace"), meta["name"])
+                if current is not None and current["metadata"].get("uid") == meta.get("uid"):
+                    self.api.delete("Pod", meta.get("namespace"), meta["name"])
             except ApiError:
                 pass  # gone meanwhile
