@@ -14,6 +14,7 @@ It implements the :class:`~kubesched.scheduler.ports.Cluster` port the scheduler
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
@@ -98,7 +99,7 @@ class EmbeddedCluster:
         except ApiError:
             return None
 
-    def restore_all(self, objects: list[Obj]) -> None:
+    def restore_all(self, objects: Iterable[Obj]) -> None:
         """Restore a snapshot's objects, then tell the controllers that hold back while the cluster
         is only partly there (a volume whose claim comes later is not released) to catch up."""
         self.restoring = True
