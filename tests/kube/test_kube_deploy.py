@@ -79,6 +79,10 @@ def test_rbac_allows_exactly_what_kubesched_does(tmp_path: Path) -> None:
         wait_for(lambda: node_of(fake, "other") == "n1", what="other bound (after a 409 check)")
         for obj in volume_objects():
             fake.create(obj)
+        # the pod must find the volume in the scheduler's informer (each kind has its own watch)
+        wait_for(lambda: replica.cluster.get("PersistentVolume", "", "pv-1") is not None
+                 and replica.cluster.get("PersistentVolumeClaim", "default", "dynamic") is not None,
+                 what="volume and claims seen by the scheduler")
         fake.create(pod_with_claims("with-volumes", "static", "dynamic"))
         wait_for(lambda: complete_volume_bindings(fake) or node_of(fake, "with-volumes") == "n1", timeout=15,
                  what="a pod whose volumes the scheduler binds (updates of a volume and a claim)")
