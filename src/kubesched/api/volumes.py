@@ -265,3 +265,91 @@ def csi_attach_limit_key(driver: str) -> str:
     if len(CSI_ATTACH_LIMIT_PREFIX) + len(driver) >= 63:
         return CSI_ATTACH_LIMIT_PREFIX + driver[:23] + hashlib.sha1(driver.encode()).hexdigest()[:16]
     return CSI_ATTACH_LIMIT_PREFIX + driver
+
+
+def _hostname_only(volume: Mapping[str, Any]) -> set[str] | None:
+    """The hostnames a volume's node affinity allows when every term requires
+    ``kubernetes.io/hostname In [...]``; None when some term does not (any node may match)."""
+    required = ((volume.get("spec") or {}).get("nodeAffinity") or {}).get("required")
+    terms = (required or {}).get("nodeSelectorTerms") or []
+    if not terms:
+        return None
+    allowed: set[str] = set()
+    for term in terms:
+        values: set[str] | None = None
+        for expr in term.get("matchExpressions") or ():
+            if expr.get("key") == HOSTNAME_LABEL and expr.get("operator") == "In":
+                found = set(expr.get("values") or ())
+                values = found if values is None else values & found
+        if values is None:
+            return None
+        allowed |= values
+    return allowed
+
+
+def _only_hostname_terms(volume: Mapping[str, Any]) -> bool:
+    required = ((volume.get("spec") or {}).get("nodeAffinity") or {}).get("required") or {}
+    return all(not term.get("matchFields") and all(e.get("key") == HOSTNAME_LABEL and e.get("operator") == "In"
+                                                   for e in term.get("matchExpressions") or ())
+               for term in required.get("nodeSelectorTerms") or ())
+
+
+class CandidateVolumes:
+    """The volumes :func:`find_matching_volume` could return for one claim on some node, found once
+    per scheduling cycle: every check that does not depend on the node is made here (a volume bound
+    to another claim, too small, of another volume mode, being deleted; for volumes not reserved
+    for the claim also phase, selector, class and access modes), and volumes that only some
+    hostnames may use are filed under them. :meth:`for_node` gives a node's candidates in the
+    original order, so the search over them returns exactly what the search over all volumes
+    would."""
+
+    def __init__(self, claim: Obj, volumes: Iterable[Obj]) -> None:
+        spec = claim.get("spec") or {}
+        wanted = storage_request(claim)
+        wanted_class = claim_class(claim)
+        selector = LabelSelector.from_dict(spec["selector"]) if spec.get("selector") is not None else None
+        self.general: list[tuple[int, Obj]] = []
+        self.by_hostname: dict[str, list[tuple[int, Obj]]] = {}
+        #: names of filed volumes whose node affinity says nothing but ``hostname In``: filed under a
+        #: hostname, they suit every node with that hostname label
+        self.hostname_only: set[str] = set()
+        for i, volume in enumerate(volumes):
+            vspec = volume.get("spec") or {}
+            bound_here = is_volume_bound_to_claim(volume, claim)
+            if vspec.get("claimRef") and not bound_here:
+                continue
+            if volume_capacity(volume) < wanted or _volume_mode(spec) != _volume_mode(vspec):
+                continue
+            if _meta(volume).get("deletionTimestamp"):
+                continue
+            if not bound_here:
+                if (volume.get("status") or {}).get("phase") != "Available":
+                    continue
+                if selector is not None and not selector.matches(_meta(volume).get("labels") or {}):
+                    continue
+                if volume_class(volume) != wanted_class or not access_modes_fit(claim, volume):
+                    continue
+            hosts = None if bound_here else _hostname_only(volume)
+            if hosts is None:
+                self.general.append((i, volume))
+            else:
+                for host in hosts:
+                    self.by_hostname.setdefault(host, []).append((i, volume))
+                if _only_hostname_terms(volume):
+                    self.hostname_only.add(str(_meta(volume).get("name")))
+
+    def any_for_node(self, labels: Mapping[str, str]) -> bool:
+        """Whether some candidate suits the node (what :func:`find_matching_volume` finds for a
+        first claim, nothing excluded yet)."""
+        for volume in self.for_node(labels):
+            if str(_meta(volume).get("name")) in self.hostname_only or volume_node_affinity_matches(volume, labels):
+                return True
+        return False
+
+    def for_node(self, labels: Mapping[str, str]) -> list[Obj]:
+        local = self.by_hostname.get(labels.get(HOSTNAME_LABEL, "\x00"), [])
+        if not local:
+            return [v for _, v in self.general]
+        if not self.general:
+            return [v for _, v in local]
+        return [v for _, v in sorted([*self.general, *local], key=lambda e: e[0])]

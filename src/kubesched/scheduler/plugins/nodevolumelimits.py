@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from kubesched.api.volumes import ATTACHABLE_VOLUMES_PREFIX, claim_class, csi_attach_limit_key
 from kubesched.k8s.objects import Obj
 from kubesched.scheduler.framework.interface import (
@@ -23,7 +25,9 @@ from kubesched.scheduler.framework.interface import (
     CycleState,
     EnqueueExtensions,
     FilterPlugin,
+    FilterVector,
     Handle,
+    NodeTableSnapshot,
     PreFilterPlugin,
     PreFilterResult,
     Status,
@@ -36,7 +40,7 @@ ERR_MAX_VOLUME_COUNT = "node(s) exceed max volume count"
 _UNPROVISIONED = "unprovisioned"
 
 
-class NodeVolumeLimits(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
+class NodeVolumeLimits(PreFilterPlugin, FilterPlugin, FilterVector, EnqueueExtensions):
     name = NAME
 
     def __init__(self, args: dict[str, Any], handle: Handle) -> None:
@@ -80,6 +84,34 @@ class NodeVolumeLimits(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
             if limit is not None and attached_count.get(key, 0) + count > limit:
                 return Status.unschedulable(ERR_MAX_VOLUME_COUNT)
         return None
+
+    def filter_vector(self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot) -> np.ndarray | None:
+        """Only nodes with an attach limit for a driver of the pod's volumes can refuse it (a
+        CSINode count, or an ``attachable-volumes-*`` allocatable amount): those are checked one by
+        one, every other node passes."""
+        if not pod.spec.get("volumes"):
+            return None
+        new: dict[str, str] = {}
+        try:
+            self._attachable(pod, new, new_pod=True)
+        except RuntimeError:
+            return None  # the per-node Filter reports the error
+        table = snapshot.table
+        mask = np.ones(table.n, dtype=bool)
+        if not new:
+            return mask
+        if any(name.startswith(ATTACHABLE_VOLUMES_PREFIX) for name in table.row):
+            return None
+        keys = set(new.values())
+        nodes = snapshot.node_infos
+        for csi_node in self.handle.cluster.list("CSINode"):
+            limited = any(csi_attach_limit_key(str(d.get("name") or "")) in keys
+                          and (d.get("allocatable") or {}).get("count") is not None
+                          for d in (csi_node.get("spec") or {}).get("drivers") or ())
+            i = table.node_index(str((csi_node.get("metadata") or {}).get("name")))
+            if limited and i is not None:
+                mask[i] = self.filter(state, pod, nodes[i]) is None
+        return mask
 
     def _attachable(self, pod: PodInfo, out: dict[str, str], *, new_pod: bool) -> None:
         """``filterAttachableVolumes``: unique volume name -> attach limit key, per claim."""

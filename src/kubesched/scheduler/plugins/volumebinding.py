@@ -29,13 +29,17 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from kubesched.api.quantity import parse_quantity
 from kubesched.api.selectors import LabelSelector
 from kubesched.api.volumes import (
     ANN_BOUND_BY_CONTROLLER,
     ANN_SELECTED_NODE,
+    HOSTNAME_LABEL,
     NOT_SUPPORTED_PROVISIONER,
     WAIT_FOR_FIRST_CONSUMER,
+    CandidateVolumes,
     claim_class,
     class_binding_mode,
     ephemeral_owner_error,
@@ -57,7 +61,9 @@ from kubesched.scheduler.framework.interface import (
     CycleState,
     EnqueueExtensions,
     FilterPlugin,
+    FilterVector,
     Handle,
+    NodeTableSnapshot,
     PendingBind,
     PreBindPlugin,
     PreFilterPlugin,
@@ -119,6 +125,8 @@ class AssumeCache:
         return assumed
 
     def list(self) -> list[Obj]:
+        if not self._assumed:
+            return sorted(self.handle.cluster.list(self.kind), key=lambda o: _meta(o)["name"])
         out = []
         for obj in self.handle.cluster.list(self.kind):
             meta = _meta(obj)
@@ -150,15 +158,17 @@ class PodVolumes:
 class _State:
     bound: list[Obj] = field(default_factory=list)
     delayed: list[Obj] = field(default_factory=list)
-    volumes_by_class: dict[str, list[Obj]] = field(default_factory=dict)
+    candidates: dict[str, CandidateVolumes] = field(default_factory=dict)  # by claim name
     by_node: dict[str, PodVolumes] = field(default_factory=dict)
     all_bound: bool = True
+    #: the vector Filter passed nodes without recording their volumes (Reserve works them out)
+    volumes_worked_out_at_reserve: bool = False
 
     def clone(self) -> _State:
         return self  # shared on purpose, as upstream's stateData
 
 
-class VolumeBinding(PreFilterPlugin, FilterPlugin, ReservePlugin, PreBindPlugin, EnqueueExtensions):
+class VolumeBinding(PreFilterPlugin, FilterPlugin, FilterVector, ReservePlugin, PreBindPlugin, EnqueueExtensions):
     name = NAME
     #: Filter reads the node's labels and the cycle's claims, never the pods on the node
     depends_on_pods = False
@@ -265,10 +275,12 @@ class VolumeBinding(PreFilterPlugin, FilterPlugin, ReservePlugin, PreBindPlugin,
                 immediate.append(claim)
         if immediate:
             return None, Status.unresolvable(ERR_UNBOUND_IMMEDIATE)
+        by_class: dict[str, list[Obj]] = {}
         for claim in data.delayed:
             cls_name = claim_class(claim)
-            if cls_name not in data.volumes_by_class:
-                data.volumes_by_class[cls_name] = [v for v in self.volumes.list() if volume_class(v) == cls_name]
+            if cls_name not in by_class:
+                by_class[cls_name] = [v for v in self.volumes.list() if volume_class(v) == cls_name]
+            data.candidates[_meta(claim)["name"]] = CandidateVolumes(claim, by_class[cls_name])
         state.write(STATE_KEY, data)
         eligible = self._eligible_nodes(data.bound)
         return (PreFilterResult(eligible) if eligible is not None else None), None
@@ -341,7 +353,7 @@ class VolumeBinding(PreFilterPlugin, FilterPlugin, ReservePlugin, PreBindPlugin,
             chosen: dict[str, Obj] = {}
             # smallest requests first (a stable sort, as upstream's byPVCSize)
             for claim in sorted(to_match, key=storage_request):
-                volume = find_matching_volume(claim, data.volumes_by_class.get(claim_class(claim), []),
+                volume = find_matching_volume(claim, data.candidates[_meta(claim)["name"]].for_node(node.labels),
                                               node.labels, chosen, True)
                 if volume is None:
                     satisfied = False
@@ -399,12 +411,89 @@ class VolumeBinding(PreFilterPlugin, FilterPlugin, ReservePlugin, PreBindPlugin,
                 continue
         return False
 
+    def filter_vector(self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot) -> np.ndarray | None:
+        """Two common shapes, when every claim of the pod is unbound, waits for its first consumer
+        and has no selected node yet:
+
+        - *local*: every volume that could serve the claim is usable from named hostnames only and
+          its class has no provisioner — only nodes whose hostname label names a candidate can pass;
+        - *provisioned*: no volume could serve the claim and its class has a provisioner that does
+          not publish storage capacity — a node passes exactly when it matches the class's
+          ``allowedTopologies``.
+
+        Nodes that pass the shapes' test and have a local claim are checked one by one (which records
+        their volumes for Reserve); with provisioned claims only, they pass as they are and Reserve
+        works out the chosen node's volumes. The others fail as the per-node Filter would. Any other
+        shape: None (per node)."""
+        data: _State | None = state.read(STATE_KEY)
+        if data is None or data.bound or not data.delayed:
+            return None
+        hostnames: set[str] | None = None
+        topologies: list[list[Obj]] = []
+        for claim in data.delayed:
+            if ANN_SELECTED_NODE in (_meta(claim).get("annotations") or {}):
+                return None
+            candidates = data.candidates[_meta(claim)["name"]]
+            if candidates.general:
+                return None
+            storage_class = self.handle.cluster.get("StorageClass", "", claim_class(claim))
+            if storage_class is None:
+                return None
+            provisioner = storage_class.get("provisioner") or NOT_SUPPORTED_PROVISIONER
+            if provisioner == NOT_SUPPORTED_PROVISIONER:
+                names = set(candidates.by_hostname)
+                hostnames = names if hostnames is None else hostnames & names
+            elif candidates.by_hostname or self._tracks_capacity(provisioner):
+                return None
+            else:
+                topologies.append(list(storage_class.get("allowedTopologies") or ()))
+        table = snapshot.table
+        nodes = snapshot.node_infos
+        if hostnames is None:
+            mask = np.ones(table.n, dtype=bool)
+        else:
+            column = table.label_column(HOSTNAME_LABEL)
+            if column is None:
+                return None
+            codes = [column.code[h] for h in sorted(hostnames) if h in column.code]
+            mask = np.isin(column.codes, codes) if codes else np.zeros(table.n, dtype=bool)
+        for terms in topologies:
+            if terms:
+                for i in np.flatnonzero(mask).tolist():
+                    mask[i] = topology_terms_match(terms, nodes[i].labels)
+        if hostnames is None:
+            data.volumes_worked_out_at_reserve = True
+            return mask
+        if len(data.delayed) == 1:  # one claim: it fits where a candidate suits the node
+            candidates = data.candidates[_meta(data.delayed[0])["name"]]
+            for i in np.flatnonzero(mask).tolist():
+                mask[i] = candidates.any_for_node(nodes[i].labels)
+            data.volumes_worked_out_at_reserve = True
+            return mask
+        for i in np.flatnonzero(mask).tolist():
+            mask[i] = self.filter(state, pod, nodes[i]) is None
+        return mask
+
+    def _tracks_capacity(self, provisioner: str) -> bool:
+        driver = self.handle.cluster.get("CSIDriver", "", provisioner)
+        return bool(driver is not None and (driver.get("spec") or {}).get("storageCapacity"))
+
     # -- Reserve / Unreserve -----------------------------------------------------------------
     def reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
         data: _State | None = state.read(STATE_KEY)
         if data is None:
             return Status.error(f'error reading "{STATE_KEY}" from cycle state')
         volumes = data.by_node.get(node_name)
+        if volumes is None and data.volumes_worked_out_at_reserve:
+            info = self.handle.snapshot().get(node_name)
+            if info is not None:
+                try:
+                    volumes, reasons = self._find_pod_volumes(data, info)
+                except RuntimeError as err:
+                    return Status.error(str(err))
+                if reasons:  # cannot happen: the vector Filter passed the node for these reasons' absence
+                    return Status.unresolvable(*reasons)
+                data.by_node[node_name] = volumes
         if volumes is None:
             data.all_bound = True
             return None

@@ -175,7 +175,12 @@ class PersistentVolumeController(Controller):
             return
         storage_class = self._class_of(claim)
         delayed = class_binding_mode(storage_class) == WAIT_FOR_FIRST_CONSUMER
-        volumes = sorted(self.api.list(VOLUME), key=key_of)
+        if delayed:  # without a node only a volume reserved for the claim may be taken
+            name, ns = _meta(claim)["name"], _meta(claim).get("namespace")
+            volumes = sorted((v for v in self.api.iter(VOLUME) if ((v.get("spec") or {}).get("claimRef") or {}).get(
+                "name") == name and ((v.get("spec") or {}).get("claimRef") or {}).get("namespace") == ns), key=key_of)
+        else:
+            volumes = sorted(self.api.list(VOLUME), key=key_of)
         volume = find_matching_volume(claim, volumes, None, {}, delayed)
         if volume is not None:
             self._bind(volume, claim)

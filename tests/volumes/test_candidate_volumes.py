@@ -1,0 +1,73 @@
+"""The fast path of VolumeBinding's volume search is exact: searching a node's candidates
+(:class:`CandidateVolumes`, node-independent checks made once, local volumes filed by hostname)
+returns the very volume the search over every volume returns, for random volumes, claims and nodes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kubesched.api.volumes import CandidateVolumes, find_matching_volume
+
+HOSTS = ["n1", "n2", "n3"]
+ZONES = ["a", "b"]
+
+
+@st.composite
+def volumes(draw: Any) -> list[dict[str, Any]]:
+    out = []
+    for i in range(draw(st.integers(0, 12))):
+        spec: dict[str, Any] = {
+            "capacity": {"storage": f"{draw(st.sampled_from([1, 5, 10, 20]))}Gi"},
+            "accessModes": draw(st.sampled_from([["ReadWriteOnce"], ["ReadWriteMany"], ["ReadWriteOnce", "ReadOnlyMany"]])),
+            "storageClassName": draw(st.sampled_from(["local", "other", ""])),
+            "volumeMode": draw(st.sampled_from(["Filesystem", "Block"])),
+        }
+        terms = []
+        for _ in range(draw(st.integers(0, 2))):
+            exprs = []
+            if draw(st.booleans()):
+                exprs.append({"key": "kubernetes.io/hostname", "operator": "In",
+                              "values": draw(st.lists(st.sampled_from(HOSTS), min_size=1, max_size=2, unique=True))})
+            if draw(st.booleans()):
+                exprs.append({"key": "topology.kubernetes.io/zone", "operator": "In", "values": [draw(st.sampled_from(ZONES))]})
+            terms.append({"matchExpressions": exprs} if exprs else {"matchExpressions": [
+                {"key": "kubernetes.io/hostname", "operator": "Exists"}]})
+        if terms or draw(st.booleans()):
+            spec["nodeAffinity"] = {"required": {"nodeSelectorTerms": terms or [
+                {"matchExpressions": [{"key": "topology.kubernetes.io/zone", "operator": "In", "values": ["a"]}]}]}}
+        ref = draw(st.sampled_from([None, "data", "other"]))
+        if ref:
+            spec["claimRef"] = {"namespace": "default", "name": ref}
+        meta: dict[str, Any] = {"name": f"pv-{i}", "labels": {"tier": draw(st.sampled_from(["fast", "slow"]))}}
+        if draw(st.integers(0, 9)) == 0:
+            meta["deletionTimestamp"] = "2026-01-01T00:00:00Z"
+        out.append({"kind": "PersistentVolume", "metadata": meta, "spec": spec,
+                    "status": {"phase": draw(st.sampled_from(["Available", "Available", "Bound", "Released"]))}})
+    return out
+
+
+claims = st.builds(
+    lambda size, modes, mode, selector: {
+        "kind": "PersistentVolumeClaim",
+        "metadata": {"name": "data", "namespace": "default", "uid": "u1"},
+        "spec": {"accessModes": modes, "storageClassName": "local", "volumeMode": mode,
+                 "resources": {"requests": {"storage": f"{size}Gi"}},
+                 **({"selector": {"matchLabels": {"tier": selector}}} if selector else {})}},
+    st.sampled_from([1, 5, 10, 15]), st.sampled_from([["ReadWriteOnce"], ["ReadWriteMany"]]),
+    st.sampled_from(["Filesystem", "Block"]), st.sampled_from([None, "fast"]))
+
+nodes = st.fixed_dictionaries({"kubernetes.io/hostname": st.sampled_from([*HOSTS, "n4"]),
+                               "topology.kubernetes.io/zone": st.sampled_from(ZONES)})
+
+
+@settings(max_examples=400, deadline=None)
+@given(volumes(), claims, nodes, st.sets(st.sampled_from([f"pv-{i}" for i in range(12)]), max_size=3))
+def test_candidates_give_the_same_volume_as_the_full_search(
+        all_volumes: list[dict[str, Any]], claim: dict[str, Any], labels: dict[str, str], excluded: set[str]) -> None:
+    chosen = dict.fromkeys(excluded, {})
+    full = find_matching_volume(claim, all_volumes, labels, chosen, True)
+    fast = find_matching_volume(claim, CandidateVolumes(claim, all_volumes).for_node(labels), labels, chosen, True)
+    assert (full or {}).get("metadata", {}).get("name") == (fast or {}).get("metadata", {}).get("name")
