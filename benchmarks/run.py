@@ -13,7 +13,7 @@ import pod_affinity  # noqa: E402
 import preemption_basic  # noqa: E402
 import scheduling_basic  # noqa: E402
 import topology_spreading  # noqa: E402
-import volumes  # noqa: E402
+import volume_binding  # noqa: E402
 
 KUBE_HINT = "real-cluster backend against the fake API server: python benchmarks/kube_fakeapi.py"
 
@@ -30,8 +30,8 @@ def main() -> None:
         print(pod_affinity.run_anti_affinity(500, 100, 400).line())
         print(pod_affinity.run_affinity(500, 100, 400).line())
         print(preemption_basic.run(100).line())
-        print(volumes.run_local(500, 500).line())
-        print(volumes.run_provisioning(500, 500).line())
+        print(volume_binding.run_local(500, 500).line())
+        print(volume_binding.run_provisioning(500, 500).line())
         return
     print(scheduling_basic.run(5000, 1000, 10000).line(), flush=True)
     print(node_affinity.run(5000, 1000, 1000).line(), flush=True)
@@ -41,8 +41,8 @@ def main() -> None:
     print(pod_affinity.run_affinity(5000, 1000, 1000).line(), flush=True)
     print(preemption_basic.run(500).line(), flush=True)
     print(preemption_basic.run(5000).line(), flush=True)
-    print(volumes.run_local(5000, 1000).line(), flush=True)
-    print(volumes.run_provisioning(5000, 1000).line(), flush=True)
+    print(volume_binding.run_local(5000, 1000).line(), flush=True)
+    print(volume_binding.run_provisioning(5000, 1000).line(), flush=True)
     print(KUBE_HINT)
 
 

@@ -15,7 +15,7 @@ import pod_affinity  # noqa: E402
 import preemption_basic  # noqa: E402
 import scheduling_basic  # noqa: E402
 import topology_spreading  # noqa: E402
-import volumes  # noqa: E402
+import volume_binding  # noqa: E402
 
 
 @pytest.mark.parametrize("workload, expected", [
@@ -26,8 +26,8 @@ import volumes  # noqa: E402
     (lambda: pod_affinity.run_anti_affinity(40, 10, 20), 20),  # one pod per node: 30 of 40 nodes used
     (lambda: pod_affinity.run_affinity(20, 10, 40), 40),
     (lambda: preemption_basic.run(10), 10),
-    (lambda: volumes.run_local(20, 20), 20),
-    (lambda: volumes.run_provisioning(20, 40), 40),
+    (lambda: volume_binding.run_local(20, 20), 20),
+    (lambda: volume_binding.run_provisioning(20, 40), 40),
 ], ids=["SchedulingBasic", "NodeAffinity", "TopologySpreading", "DeploymentPods", "PodAntiAffinity",
         "PodAffinity", "PreemptionBasic", "VolumeBindingLocal", "VolumeProvisioning"])
 def test_the_workload_schedules_every_measured_pod(workload, expected) -> None:

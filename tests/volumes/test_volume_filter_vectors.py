@@ -12,7 +12,15 @@ from hypothesis import strategies as st
 from kubesched.scheduler.framework.interface import CycleState
 from kubesched.scheduler.plugins.nodevolumelimits import NodeVolumeLimits
 from kubesched.scheduler.plugins.volumebinding import STATE_KEY, VolumeBinding
-from kubesched.testkit.builders import make_csinode, make_node, make_pod, make_pv, make_pvc, make_storage_class, with_claims
+from kubesched.testkit.builders import (
+    make_csinode,
+    make_node,
+    make_pod,
+    make_pv,
+    make_pvc,
+    make_storage_class,
+    with_claims,
+)
 from kubesched.testkit.framework import FakeHandle, cache_of, pod_info
 
 ZONE = "topology.kubernetes.io/zone"
