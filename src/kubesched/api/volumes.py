@@ -7,7 +7,8 @@ Everything here reads plain API objects and changes none.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
@@ -294,6 +295,36 @@ def _only_hostname_terms(volume: Mapping[str, Any]) -> bool:
                for term in required.get("nodeSelectorTerms") or ())
 
 
+@dataclass(frozen=True, slots=True)
+class VolumeFacts:
+    """What the volume search reads of a volume, parsed once per version of it."""
+
+    name: str
+    capacity: Fraction
+    mode: str
+    storage_class: str
+    phase: str
+    deleting: bool
+    claim_ref: Mapping[str, Any] | None
+    labels: Mapping[str, str]
+    access_modes: frozenset[str]
+    hostnames: frozenset[str] | None  # see _hostname_only
+    only_hostname: bool
+
+    @classmethod
+    def of(cls, volume: Obj) -> VolumeFacts:
+        spec = volume.get("spec") or {}
+        hosts = _hostname_only(volume)
+        return cls(
+            name=str(_meta(volume).get("name")), capacity=volume_capacity(volume), mode=_volume_mode(spec),
+            storage_class=volume_class(volume), phase=str((volume.get("status") or {}).get("phase") or ""),
+            deleting=bool(_meta(volume).get("deletionTimestamp")), claim_ref=spec.get("claimRef") or None,
+            labels=_meta(volume).get("labels") or {}, access_modes=frozenset(spec.get("accessModes") or ()),
+            hostnames=frozenset(hosts) if hosts is not None else None,
+            only_hostname=hosts is not None and _only_hostname_terms(volume),
+        )
+
+
 class CandidateVolumes:
     """The volumes :func:`find_matching_volume` could return for one claim on some node, found once
     per scheduling cycle: every check that does not depend on the node is made here (a volume bound
@@ -303,40 +334,39 @@ class CandidateVolumes:
     original order, so the search over them returns exactly what the search over all volumes
     would."""
 
-    def __init__(self, claim: Obj, volumes: Iterable[Obj]) -> None:
+    def __init__(self, claim: Obj, volumes: Iterable[Obj], facts: Callable[[Obj], VolumeFacts] | None = None) -> None:
         spec = claim.get("spec") or {}
         wanted = storage_request(claim)
         wanted_class = claim_class(claim)
+        wanted_mode = _volume_mode(spec)
+        wanted_modes = set(spec.get("accessModes") or ())
         selector = LabelSelector.from_dict(spec["selector"]) if spec.get("selector") is not None else None
+        facts_of = facts or VolumeFacts.of
         self.general: list[tuple[int, Obj]] = []
         self.by_hostname: dict[str, list[tuple[int, Obj]]] = {}
         #: names of filed volumes whose node affinity says nothing but ``hostname In``: filed under a
         #: hostname, they suit every node with that hostname label
         self.hostname_only: set[str] = set()
         for i, volume in enumerate(volumes):
-            vspec = volume.get("spec") or {}
-            bound_here = is_volume_bound_to_claim(volume, claim)
-            if vspec.get("claimRef") and not bound_here:
+            f = facts_of(volume)
+            bound_here = f.claim_ref is not None and is_volume_bound_to_claim(volume, claim)
+            if f.claim_ref is not None and not bound_here:
                 continue
-            if volume_capacity(volume) < wanted or _volume_mode(spec) != _volume_mode(vspec):
-                continue
-            if _meta(volume).get("deletionTimestamp"):
+            if f.capacity < wanted or wanted_mode != f.mode or f.deleting:
                 continue
             if not bound_here:
-                if (volume.get("status") or {}).get("phase") != "Available":
+                if f.phase != "Available" or f.storage_class != wanted_class or not wanted_modes <= f.access_modes:
                     continue
-                if selector is not None and not selector.matches(_meta(volume).get("labels") or {}):
+                if selector is not None and not selector.matches(f.labels):
                     continue
-                if volume_class(volume) != wanted_class or not access_modes_fit(claim, volume):
-                    continue
-            hosts = None if bound_here else _hostname_only(volume)
+            hosts = None if bound_here else f.hostnames
             if hosts is None:
                 self.general.append((i, volume))
             else:
                 for host in hosts:
                     self.by_hostname.setdefault(host, []).append((i, volume))
-                if _only_hostname_terms(volume):
-                    self.hostname_only.add(str(_meta(volume).get("name")))
+                if f.only_hostname:
+                    self.hostname_only.add(f.name)
 
     def any_for_node(self, labels: Mapping[str, str]) -> bool:
         """Whether some candidate suits the node (what :func:`find_matching_volume` finds for a

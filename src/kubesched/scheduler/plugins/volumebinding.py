@@ -40,6 +40,7 @@ from kubesched.api.volumes import (
     NOT_SUPPORTED_PROVISIONER,
     WAIT_FOR_FIRST_CONSUMER,
     CandidateVolumes,
+    VolumeFacts,
     claim_class,
     class_binding_mode,
     ephemeral_owner_error,
@@ -49,7 +50,6 @@ from kubesched.api.volumes import (
     local_volume_node_names,
     storage_request,
     topology_terms_match,
-    volume_class,
     volume_node_affinity_matches,
 )
 from kubesched.k8s.objects import ApiError, Obj
@@ -183,6 +183,9 @@ class VolumeBinding(PreFilterPlugin, FilterPlugin, FilterVector, ReservePlugin, 
         self.bind_timeout = float(timeout)
         self.handle = handle
         self.volumes = AssumeCache(handle, "PersistentVolume")
+        #: parsed volumes by (name, resourceVersion, claimRef); emptied when it outgrows the volumes
+        self._volume_facts: dict[tuple[str, str, str], VolumeFacts] = {}
+        self._volume_count = 0
         self.claims = AssumeCache(handle, "PersistentVolumeClaim")
 
     def events_to_register(self) -> list[ClusterEvent]:
@@ -276,14 +279,32 @@ class VolumeBinding(PreFilterPlugin, FilterPlugin, FilterVector, ReservePlugin, 
         if immediate:
             return None, Status.unresolvable(ERR_UNBOUND_IMMEDIATE)
         by_class: dict[str, list[Obj]] = {}
+        all_volumes: list[Obj] | None = None
         for claim in data.delayed:
             cls_name = claim_class(claim)
             if cls_name not in by_class:
-                by_class[cls_name] = [v for v in self.volumes.list() if volume_class(v) == cls_name]
-            data.candidates[_meta(claim)["name"]] = CandidateVolumes(claim, by_class[cls_name])
+                if all_volumes is None:
+                    all_volumes = self.volumes.list()
+                    self._volume_count = len(all_volumes)
+                by_class[cls_name] = [v for v in all_volumes if self._facts(v).storage_class == cls_name]
+            data.candidates[_meta(claim)["name"]] = CandidateVolumes(claim, by_class[cls_name], self._facts)
         state.write(STATE_KEY, data)
         eligible = self._eligible_nodes(data.bound)
         return (PreFilterResult(eligible) if eligible is not None else None), None
+
+    def _facts(self, volume: Obj) -> VolumeFacts:
+        """The volume's parsed facts, kept per version (an assumed copy differs from the stored one
+        only in its claimRef, which is part of the key)."""
+        meta = _meta(volume)
+        ref = (volume.get("spec") or {}).get("claimRef") or {}
+        key = (str(meta.get("name")), str(meta.get("resourceVersion") or ""),
+               f"{ref.get('namespace')}/{ref.get('name')}/{ref.get('uid')}")
+        found = self._volume_facts.get(key)
+        if found is None:
+            if len(self._volume_facts) > 4 * max(1024, self._volume_count):
+                self._volume_facts.clear()  # old versions pile up: start again
+            found = self._volume_facts[key] = VolumeFacts.of(volume)
+        return found
 
     def _eligible_nodes(self, bound: list[Obj]) -> set[str] | None:
         """``GetEligibleNodes``: the nodes every bound local volume names; None for no narrowing
