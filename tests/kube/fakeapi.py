@@ -61,6 +61,7 @@ RESOURCES: dict[tuple[str, str, str], tuple[str, bool]] = {
     ("storage.k8s.io", "v1", "csistoragecapacities"): ("CSIStorageCapacity", True),
     ("events.k8s.io", "v1", "events"): ("Event", True),
     ("topology.node.k8s.io", "v1alpha2", "noderesourcetopologies"): ("NodeResourceTopology", False),
+    ("scheduling.x-k8s.io", "v1alpha1", "podgroups"): ("PodGroup", True),
 }
 CRD_GROUPS = {"topology.node.k8s.io"}
 

@@ -50,6 +50,7 @@ _RESTORE_RANK = {
     "PersistentVolume": 11,
     "PersistentVolumeClaim": 12,
     "CSIStorageCapacity": 13,
+    "PodGroup": 14,
     "Pod": 20,
     "ReplicationController": 21,
     "ReplicaSet": 22,

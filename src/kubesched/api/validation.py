@@ -79,6 +79,7 @@ API_VERSIONS: MappingProxyType[str, str] = MappingProxyType(
         "CSINode": "storage.k8s.io/v1",
         "CSIDriver": "storage.k8s.io/v1",
         "CSIStorageCapacity": "storage.k8s.io/v1",
+        "PodGroup": "scheduling.x-k8s.io/v1alpha1",
         "Scenario": "kubesched.io/v1alpha1",
     }
 )
@@ -464,6 +465,19 @@ def _validate_runtime_class(obj: dict[str, Any], path: str, errs: Errors) -> Non
         check_tolerations(scheduling.get("tolerations"), key_path(spath, "tolerations"), errs)
 
 
+def _validate_pod_group(obj: dict[str, Any], path: str, errs: Errors) -> None:
+    """scheduling.x-k8s.io/v1alpha1 (scheduler-plugins' Coscheduling): a gang of at least
+    ``minMember`` pods, optionally with the resources it needs in all and its own Permit timeout."""
+    spath = key_path(path, "spec")
+    spec = expect_dict(obj.get("spec"), spath, errs, required=True)
+    if spec is None:
+        return
+    expect_int(spec.get("minMember"), key_path(spath, "minMember"), errs, minimum=0, maximum=INT32_MAX)
+    check_resource_list(spec.get("minResources"), key_path(spath, "minResources"), errs)
+    expect_int(spec.get("scheduleTimeoutSeconds"), key_path(spath, "scheduleTimeoutSeconds"), errs, minimum=0,
+               maximum=INT32_MAX)
+
+
 _VALIDATORS = MappingProxyType(
     {
         "RuntimeClass": _validate_runtime_class,
@@ -473,6 +487,7 @@ _VALIDATORS = MappingProxyType(
         "CSINode": validate_csi_node,
         "CSIDriver": validate_csi_driver,
         "CSIStorageCapacity": validate_csi_storage_capacity,
+        "PodGroup": _validate_pod_group,
         "Service": _validate_service,
         "ReplicationController": _validate_service,
         "Node": _validate_node,

@@ -35,6 +35,7 @@ from kubesched.api.usage import USAGE_ANNOTATION, check_usage_annotation
 RUN_FOR_ANNOTATION = "kubesched.io/run-for"
 EXIT_AFTER_ANNOTATION = "kubesched.io/exit-after"
 DURATION_ANNOTATIONS = (RUN_FOR_ANNOTATION, EXIT_AFTER_ANNOTATION)
+BARRIER_ANNOTATION = "kubesched.io/barrier"
 
 TOLERATION_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute", "")
 TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
@@ -52,6 +53,10 @@ def check_pod_metadata_fields(meta: dict[str, Any], path: str, errs: Errors) -> 
     for name in DURATION_ANNOTATIONS:
         if annotations is not None and isinstance(annotations.get(name), str):
             check_duration(annotations[name], key_path(key_path(path, "annotations"), name), errs)
+    barrier = (annotations or {}).get(BARRIER_ANNOTATION)
+    if barrier is not None and not (isinstance(barrier, str) and barrier.isdigit() and int(barrier) > 0):
+        errs.append((key_path(key_path(path, "annotations"), BARRIER_ANNOTATION),
+                     f"must be a positive number of pods, got {barrier!r}"))
     if annotations is not None and USAGE_ANNOTATION in annotations:
         check_usage_annotation(annotations[USAGE_ANNOTATION], key_path(key_path(path, "annotations"), USAGE_ANNOTATION), errs)
 

@@ -37,6 +37,7 @@ NAMESPACED_KINDS = frozenset(
         "Lease",
         "PersistentVolumeClaim",
         "CSIStorageCapacity",
+        "PodGroup",
     }
 )
 #: kinds whose objects are cluster-scoped (``Scenario`` is kubesched's own manifest kind)

@@ -60,6 +60,7 @@ def plugin_registry() -> dict[str, PluginFactory]:
         PrioritySort,
         SchedulingGates,
     )
+    from kubesched.scheduler.plugins.coscheduling import Coscheduling
     from kubesched.scheduler.plugins.defaultpreemption import DefaultPreemption
     from kubesched.scheduler.plugins.imagelocality import ImageLocality
     from kubesched.scheduler.plugins.interpodaffinity import InterPodAffinity
@@ -97,6 +98,7 @@ def plugin_registry() -> dict[str, PluginFactory]:
         NodeVolumeLimits,
         VolumeBinding,
         VolumeZone,
+        Coscheduling,
     ]
     return {cls.name: cls for cls in classes}
 

@@ -3,6 +3,7 @@ assume, reserve, permit, bind — or record the failure and requeue."""
 
 from __future__ import annotations
 
+import functools
 import logging
 import time
 from collections.abc import Callable
@@ -15,9 +16,10 @@ import numpy as np
 
 from kubesched.k8s.objects import ApiError
 from kubesched.scheduler import queue as q
-from kubesched.scheduler.framework.interface import Code, CycleState, Status
+from kubesched.scheduler.framework.interface import PODS_TO_ACTIVATE, Code, CycleState, Status
 from kubesched.scheduler.framework.runtime import BindWait, Framework
 from kubesched.scheduler.framework.types import PodInfo
+from kubesched.scheduler.framework.waiting import WaitingPod, go_duration
 from kubesched.scheduler.messages import fit_error_message, truncate_note
 from kubesched.scheduler.queue import QueuedPodInfo
 
@@ -154,6 +156,7 @@ def _schedule_queued(sched: Scheduler, qpi: QueuedPodInfo) -> None:
     if sched.cache.is_assumed(pod.uid):
         return
     state = CycleState()
+    state.write(PODS_TO_ACTIVATE, {})
     try:
         sched.cache.update_snapshot()
         node_name, scores = _schedule_pod(sched, fwk, state, pod)
@@ -368,10 +371,54 @@ def _assume_and_bind(
     if status is not None:
         binding.fail(status, False)
         return
-    status = fwk.run_permit(state, pod, node_name)
-    if status is not None and status.code != Code.WAIT:
-        binding.fail(status, False)
+    permit = fwk.run_permit(state, pod, node_name)
+    if isinstance(permit, Status):
+        binding.fail(permit, False)
         return
+    # the end of a successful scheduling cycle: pods a plugin asked to activate (PodsToActivate)
+    to_activate: dict[str, PodInfo] | None = state.read(PODS_TO_ACTIVATE)
+    if to_activate:
+        sched.queue.activate(list(to_activate.values()))
+        to_activate.clear()
+    if isinstance(permit, WaitingPod):
+        _wait_on_permit(sched, fwk, permit, binding)
+        return
+    _bind(sched, fwk, state, pod, node_name, binding)
+
+
+def _wait_on_permit(sched: Scheduler, fwk: Framework, waiting: WaitingPod, binding: _Binding) -> None:
+    """Upstream ``WaitOnPermit`` at the start of the binding cycle: arm each waiting plugin's
+    timeout, then go on once the pod is allowed, or fail the binding when it is rejected (a FitError
+    over its node, as upstream reports it). The outcome comes from another pod's cycle or from a
+    timer; the rest of the binding cycle runs after that, never inside it."""
+    timers = sched.timers
+    if timers is not None:
+        now = timers.now()
+        for plugin, seconds in sorted(waiting.pending.items()):
+            message = f"rejected due to timeout after waiting {go_duration(seconds)} at plugin {plugin}"
+            handle = timers.call_at(now + seconds, functools.partial(waiting.reject, plugin, message))
+            waiting.add_timer(timers.cancel, handle)
+
+    def decided(status: Status | None) -> None:
+        def go_on() -> None:
+            fwk.waiting_pods.remove(waiting.pod.uid)
+            if status is not None:
+                binding.fail(status, True, permit=True)
+                return
+            _bind(sched, fwk, binding.state, binding.qpi.pod, binding.node_name, binding)
+
+        if timers is not None:
+            timers.call_at(timers.now(), go_on)
+        else:
+            go_on()
+
+    waiting.wait(decided)
+
+
+def _bind(sched: Scheduler, fwk: Framework, state: CycleState, pod: PodInfo, node_name: str,
+          binding: _Binding) -> None:
+    """PreBind, Bind: in the background (``kubesched run``) or now, on the scheduler's timers when
+    a PreBind plugin waits."""
     if sched.binder is not None:  # the binding cycle in the background (kubesched run)
         sched.binder.submit(lambda: wait_blocking(fwk.run_bind(state, pod, node_name)), binding.done)
         return
@@ -451,19 +498,20 @@ class _Binding:
         )
         fwk.run_post_bind(self.state, pod, node_name)
 
-    def fail(self, status: Status, binding: bool) -> None:
+    def fail(self, status: Status, binding: bool, *, permit: bool = False) -> None:
         """Upstream's Reserve/Permit failure path in ``schedulingCycle`` and
         ``handleBindingCycleError``: Unreserve, forget the assumed pod, clear the nomination. A
         Reserve/Permit rejection is reported as a ``FitError`` over the one node (its plugin
         recorded for requeueing); PreBind/Bind failures and errors with their own message.
         Forgetting a pod in the binding cycle counts as an AssignedPodDelete: before the failure
         handler for an error (so the pod goes to backoffQ), after it, sparing the pod itself, for
-        a rejection."""
+        a rejection. A pod rejected while waiting at Permit (``permit``) is reported as a FitError
+        too, as upstream's binding cycle does."""
         sched, fwk, qpi, node_name = self.sched, self.fwk, self.qpi, self.node_name
         pod = qpi.pod
         fwk.run_unreserve(self.state, pod, node_name)
         sched.cache.forget(self.assumed)
-        if status.is_rejected() and not binding:
+        if status.is_rejected() and (not binding or permit):
             fit = FitError(1, {node_name: status}, {status.plugin} - {""})
             qpi.unschedulable_plugins = set(fit.plugins)
             message = fit.message()

@@ -3,6 +3,7 @@ protocol is :class:`~kubesched.scheduler.framework.interface.Handle`)."""
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -15,6 +16,7 @@ if TYPE_CHECKING:
     from kubesched.scheduler.cache import Cache
     from kubesched.scheduler.framework.preemption import PreemptionRecord
     from kubesched.scheduler.framework.runtime import Framework
+    from kubesched.scheduler.framework.waiting import WaitingPod
     from kubesched.scheduler.metrics import Metrics
     from kubesched.scheduler.ports import Cluster
     from kubesched.scheduler.queue import Nominator, SchedulingQueue
@@ -98,6 +100,13 @@ class ProfileHandle:
     def keep_all_candidates(self) -> bool:
         """Keep every preemption candidate in the records (when explanations were asked for)."""
         return bool(self._scheduler.record_attempts)
+
+    def waiting_pods(self) -> builtins.list[WaitingPod]:
+        """Upstream ``IterateOverWaitingPods``: the pods this profile holds at Permit."""
+        return list(self.framework.waiting_pods)
+
+    def get_waiting_pod(self, uid: str) -> WaitingPod | None:
+        return self.framework.waiting_pods.get(uid)
 
     def record_preemption(self, record: PreemptionRecord) -> None:
         self._scheduler.preemptions.append(record)

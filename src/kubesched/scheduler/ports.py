@@ -4,7 +4,7 @@ API are the two implementations)."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Protocol
+from typing import Any, Protocol
 
 from kubesched.k8s.objects import Obj
 
@@ -81,3 +81,6 @@ class Timers(Protocol):
 
     def run_due(self) -> bool:
         """Run every callback due now; return whether any ran."""
+
+    def cancel(self, timer: Any) -> None:
+        """Drop a callback :meth:`call_at` queued (its return value), if it has not run."""

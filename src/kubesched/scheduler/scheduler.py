@@ -138,7 +138,7 @@ class Scheduler:
         first = next(iter(self.frameworks.values()))
         self.queue = q.SchedulingQueue(
             clock,
-            lambda qpi: first.sort_key(qpi.pod.priority, qpi.timestamp),
+            lambda qpi: first.sort_key(qpi.pod, qpi.timestamp, qpi.initial_attempt_timestamp),
             self._pre_enqueue,
             lambda name: self._events.get(name, {}),
             nominator,
@@ -246,6 +246,10 @@ class Scheduler:
             if is_terminal(obj):
                 return  # the informer stopped seeing it when it turned terminal
             pod = PodInfo.from_pod(obj)
+            fwk = self.framework_for(pod)
+            waiting = fwk.waiting_pods.get(pod.uid) if fwk is not None else None
+            if waiting is not None:  # upstream RejectWaitingPod: the pod was assumed, held at Permit
+                waiting.reject("", "removed")
             if _assigned(obj) or self.cache.pod_node(pod.uid) is not None:
                 self.cache.remove_pod(pod)
                 self.queue.move_all(q.ASSIGNED_POD_DELETE)

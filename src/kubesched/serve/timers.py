@@ -20,6 +20,7 @@ class RealTimers:
         self._clock = clock
         self._heap: list[tuple[float, int, Callable[[], None]]] = []
         self._seq = itertools.count()
+        self._cancelled: set[int] = set()
 
     def now(self) -> float:
         return self._clock()
@@ -39,10 +40,17 @@ class RealTimers:
         ran = False
         now = self._clock()
         while self._heap and self._heap[0][0] <= now:
-            _, _, callback = heapq.heappop(self._heap)
+            _, seq, callback = heapq.heappop(self._heap)
+            if seq in self._cancelled:
+                self._cancelled.discard(seq)
+                continue
             callback()
             ran = True
         return ran
+
+    def cancel(self, timer: object) -> None:
+        if isinstance(timer, tuple) and any(entry is timer for entry in self._heap):
+            self._cancelled.add(timer[1])
 
     def seconds_until_next(self) -> float | None:
         if not self._heap:

@@ -11,6 +11,7 @@ framework's runner, the decision records).
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -27,6 +28,7 @@ from kubesched.scheduler.queue import Nominator
 if TYPE_CHECKING:
     from kubesched.scheduler.framework.interface import Handle
     from kubesched.scheduler.framework.preemption import PreemptionRecord
+    from kubesched.scheduler.framework.waiting import WaitingPod
 
 Obj = dict[str, Any]
 
@@ -164,6 +166,8 @@ class FakeHandle:
         self.nominator = Nominator(lambda pod: True)
         self.preemptions: list[PreemptionRecord] = []
         self.keep_all_candidates = False
+        #: pods held at Permit, by uid (tests put them here)
+        self.waiting: dict[str, WaitingPod] = {}
 
     def snapshot(self) -> NodeTableSnapshot:
         return NodeListSnapshot(self.nodes) if isinstance(self.nodes, list) else self.nodes
@@ -197,6 +201,12 @@ class FakeHandle:
 
     def current_pod(self, pod: PodInfo) -> PodInfo | None:
         return pod
+
+    def waiting_pods(self) -> builtins.list[WaitingPod]:
+        return list(self.waiting.values())
+
+    def get_waiting_pod(self, uid: str) -> WaitingPod | None:
+        return self.waiting.get(uid)
 
     def record_preemption(self, record: PreemptionRecord) -> None:
         self.preemptions.append(record)

@@ -61,6 +61,7 @@ STORAGE_CLASS = Resource("StorageClass", "storage.k8s.io", "v1", "storageclasses
 CSI_NODE = Resource("CSINode", "storage.k8s.io", "v1", "csinodes")
 CSI_DRIVER = Resource("CSIDriver", "storage.k8s.io", "v1", "csidrivers")
 CSI_STORAGE_CAPACITY = Resource("CSIStorageCapacity", "storage.k8s.io", "v1", "csistoragecapacities")
+POD_GROUP = Resource("PodGroup", "scheduling.x-k8s.io", "v1alpha1", "podgroups")
 LEASE = Resource("Lease", "coordination.k8s.io", "v1", "leases")
 EVENT = Resource("Event", "events.k8s.io", "v1", "events")
 
@@ -82,4 +83,4 @@ INFORMED: tuple[Resource, ...] = (
     CSI_DRIVER,
     CSI_STORAGE_CAPACITY,
 )
-OPTIONAL_INFORMED: tuple[Resource, ...] = (NODE_RESOURCE_TOPOLOGY,)
+OPTIONAL_INFORMED: tuple[Resource, ...] = (NODE_RESOURCE_TOPOLOGY, POD_GROUP)

@@ -16,6 +16,7 @@ Success is spelled ``None`` in hot paths (filters, AddPod/RemovePod) so that pas
 
 from __future__ import annotations
 
+import builtins
 import enum
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
     from kubesched.k8s.objects import Obj
     from kubesched.scheduler.framework.preemption import PreemptionRecord
     from kubesched.scheduler.framework.types import NodeInfo, PodInfo
+    from kubesched.scheduler.framework.waiting import WaitingPod
     from kubesched.scheduler.ports import Cluster
 
 
@@ -155,6 +157,11 @@ class ClusterEvent:
             return True
         return (self.resource == "*" or self.resource == other.resource) and bool(self.action & other.action)
 
+
+
+#: the CycleState key of the pods a plugin wants moved to activeQ at the end of a successful
+#: scheduling cycle (upstream ``framework.PodsToActivateKey``): a dict ``namespace/name -> PodInfo``
+PODS_TO_ACTIVATE = "kubernetes.io/pods-to-activate"
 
 
 # -- what the framework hands to plugins ------------------------------------------------------
@@ -391,6 +398,11 @@ class Handle(Protocol):
     def keep_all_candidates(self) -> bool:
         """Keep every preemption candidate in the records (when explanations were asked for)."""
 
+    def waiting_pods(self) -> builtins.list[WaitingPod]:
+        """The pods held at Permit (upstream ``IterateOverWaitingPods``)."""
+
+    def get_waiting_pod(self, uid: str) -> WaitingPod | None: ...
+
     def record_preemption(self, record: PreemptionRecord) -> None:
         """Keep what one PostFilter call of a preemption plugin considered and decided."""
 
@@ -408,8 +420,10 @@ class PreEnqueuePlugin(Plugin, Protocol):
 
 @runtime_checkable
 class QueueSortPlugin(Plugin, Protocol):
-    def sort_key(self, priority: int, timestamp: float) -> tuple[Any, ...]:
-        """Upstream ``Less`` as a key: a pod sorts before another when its key is smaller."""
+    def sort_key(self, pod: PodInfo, timestamp: float, initial_timestamp: float | None) -> tuple[Any, ...]:
+        """Upstream ``Less`` as a key: a pod sorts before another when its key is smaller
+        (``timestamp``: when the pod entered the queue this time; ``initial_timestamp``: when it
+        was first tried, None before)."""
 
 
 @runtime_checkable
@@ -472,7 +486,9 @@ class ReservePlugin(Plugin, Protocol):
 
 @runtime_checkable
 class PermitPlugin(Plugin, Protocol):
-    def permit(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None: ...
+    def permit(self, state: CycleState, pod: PodInfo, node_name: str) -> tuple[Status | None, float]:
+        """The verdict and, with a Wait status, how long the pod may wait (seconds; capped at 15
+        minutes)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -55,6 +55,7 @@ from kubesched.scheduler.framework.interface import (
     Status,
 )
 from kubesched.scheduler.framework.types import NodeInfo, PodInfo
+from kubesched.scheduler.framework.waiting import MAX_WAIT_SECONDS, WaitingPod, WaitingPods
 
 
 @dataclass
@@ -105,6 +106,8 @@ class Framework:
         self.score_plugins: list[ScorePlugin] = at("score")
         self.reserve_plugins: list[ReservePlugin] = at("reserve")
         self.permit_plugins: list[PermitPlugin] = at("permit")
+        #: pods assumed on a node and held at Permit until allowed, rejected or timed out
+        self.waiting_pods = WaitingPods()
         self.pre_bind_plugins: list[PreBindPlugin] = at("preBind")
         self.bind_plugins: list[BindPlugin] = at("bind")
         self.post_bind_plugins: list[PostBindPlugin] = at("postBind")
@@ -145,10 +148,10 @@ class Framework:
         return out
 
     # -- queue ------------------------------------------------------------------------------
-    def sort_key(self, priority: int, timestamp: float) -> tuple[Any, ...]:
+    def sort_key(self, pod: PodInfo, timestamp: float, initial_timestamp: float | None) -> tuple[Any, ...]:
         if self.queue_sort is None:
             return (timestamp,)
-        return self.queue_sort.sort_key(priority, timestamp)
+        return self.queue_sort.sort_key(pod, timestamp, initial_timestamp)
 
     def run_pre_enqueue(self, pod: PodInfo) -> Status | None:
         for pl in self.pre_enqueue_plugins:
@@ -419,12 +422,25 @@ class Framework:
         for pl in reversed(self.reserve_plugins):
             pl.unreserve(state, pod, node_name)
 
-    def run_permit(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+    def run_permit(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | WaitingPod | None:
+        """Upstream ``RunPermitPlugins``: the first rejection (or error) ends it; when plugins asked
+        to wait and none rejected, the pod joins the waiting pods and is returned as a
+        :class:`WaitingPod` (its timeouts are the caller's to arm)."""
+        waits: dict[str, float] = {}
         for pl in self.permit_plugins:
-            status = pl.permit(state, pod, node_name)
-            if status is not None and not status.is_success() and status.code != Code.WAIT:
-                return _failed(status, "Permit", pl.name)
-            # (waiting Permit plugins are not supported: a Wait counts as an approval)
+            status, timeout = pl.permit(state, pod, node_name)
+            if status is None or status.is_success():
+                continue
+            if status.code == Code.WAIT:
+                waits[pl.name] = min(float(timeout), MAX_WAIT_SECONDS)
+                continue
+            if status.is_rejected():
+                return status.with_plugin(pl.name)
+            return Status.error(f'running Permit plugin "{pl.name}": {status.message()}', pl.name)
+        if waits:
+            waiting = WaitingPod(pod, node_name, waits)
+            self.waiting_pods.add(waiting)
+            return waiting
         return None
 
     def run_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | BindWait | None:

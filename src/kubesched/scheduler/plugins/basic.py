@@ -38,8 +38,8 @@ class PrioritySort(QueueSortPlugin):
         pass
 
     @staticmethod
-    def sort_key(priority: int, timestamp: float) -> tuple[int, float]:
-        return (-priority, timestamp)
+    def sort_key(pod: PodInfo, timestamp: float, initial_timestamp: float | None) -> tuple[int, float]:
+        return (-pod.priority, timestamp)
 
 
 class SchedulingGates(PreEnqueuePlugin, EnqueueExtensions):

@@ -85,6 +85,7 @@ RESOURCE_NAMES = {
     "CSINode": "csinodes.storage.k8s.io",
     "CSIDriver": "csidrivers.storage.k8s.io",
     "CSIStorageCapacity": "csistoragecapacities.storage.k8s.io",
+    "PodGroup": "podgroups.scheduling.x-k8s.io",
 }
 
 

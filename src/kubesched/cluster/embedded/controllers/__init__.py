@@ -10,7 +10,8 @@
    ``cluster.create`` (so admission and quota apply);
 5. :class:`PodGarbageCollector` — deletes pods bound to nodes that do not exist;
 6. :class:`PersistentVolumeController` — binds claims and volumes, provisions volumes;
-7. :class:`EphemeralVolumeController` — creates the claims of pods' generic ephemeral volumes.
+7. :class:`EphemeralVolumeController` — creates the claims of pods' generic ephemeral volumes;
+8. :class:`PodGroupController` — the status of Coscheduling's PodGroups.
 
 Objects that already exist when the controllers start are reconciled at once.
 """
@@ -27,6 +28,7 @@ from kubesched.cluster.embedded.controllers.index import PodIndex
 from kubesched.cluster.embedded.controllers.job import JobController
 from kubesched.cluster.embedded.controllers.persistentvolume import PersistentVolumeController
 from kubesched.cluster.embedded.controllers.podgc import PodGarbageCollector
+from kubesched.cluster.embedded.controllers.podgroup import PodGroupController
 from kubesched.cluster.embedded.controllers.replicaset import DeploymentController, ReplicaSetController
 from kubesched.cluster.embedded.controllers.resourcequota import ResourceQuotaController
 from kubesched.cluster.embedded.controllers.statefulset import StatefulSetController
@@ -43,6 +45,7 @@ __all__ = [
     "JobController",
     "PodGarbageCollector",
     "PersistentVolumeController",
+    "PodGroupController",
     "PodIndex",
     "ReplicaSetController",
     "ResourceQuotaController",
@@ -71,4 +74,6 @@ def start_controllers(cluster: EmbeddedCluster) -> list[Any]:
     volumes.start()
     ephemeral = EphemeralVolumeController(cluster, index)
     ephemeral.start()
-    return [index, quota, *workload, PodGarbageCollector(cluster), volumes, ephemeral]
+    groups = PodGroupController(cluster, index)
+    groups.start()
+    return [index, quota, *workload, PodGarbageCollector(cluster), volumes, ephemeral, groups]

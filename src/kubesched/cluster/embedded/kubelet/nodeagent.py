@@ -7,6 +7,10 @@
   collector deletes it). A pod that is already
   Running when it is created (restored from a snapshot) is running from then on, without admission.
 - ``kubesched.io/run-for: D``: the pod succeeds D after it started.
+- ``kubesched.io/barrier: N`` (with ``run-for``): the pod is one of N workers that only make progress
+  together (a distributed job at its first collective step): its D starts counting once N pods of
+  its group run — the group being its ``scheduling.x-k8s.io/pod-group`` label in its namespace, or
+  else its controller. Until then it runs and holds its node, doing nothing.
 - Deleting a running pod makes it Terminating for its grace period (``terminationGracePeriodSeconds``,
   default 30, or ``kubesched.io/exit-after`` if shorter); it keeps its node until it is gone.
   Unscheduled and terminal pods, and a grace period of 0, are removed at once.
@@ -34,12 +38,24 @@ if TYPE_CHECKING:
 
 RUN_FOR = "kubesched.io/run-for"
 EXIT_AFTER = "kubesched.io/exit-after"
+BARRIER = "kubesched.io/barrier"
+POD_GROUP_LABEL = "scheduling.x-k8s.io/pod-group"
 DEFAULT_GRACE_SECONDS = 30
 #: a pod the kubelet refuses (e.g. TopologyAffinityError) fails this long after it was bound: the
 #: kubelet's pod worker takes a moment, and controllers' replacements then loop at a finite rate
 KUBELET_REJECTION_DELAY = 1.0
 #: the kubelet's status message of a pod it refused: this, then the admit handler's message
 REJECTED_PREFIX = "Pod was rejected: "
+
+
+def _barrier_group(pod: Obj) -> str | None:
+    meta = pod.get("metadata") or {}
+    ns = meta.get("namespace") or "default"
+    group = (meta.get("labels") or {}).get(POD_GROUP_LABEL)
+    if group:
+        return f"{ns}/group/{group}"
+    owner = next((r for r in meta.get("ownerReferences") or () if r.get("controller")), None)
+    return f"{ns}/owner/{owner.get('uid')}" if owner else None
 
 
 def _annotation_seconds(pod: Obj, name: str) -> float | None:
@@ -54,6 +70,9 @@ class NodeAgent:
         # the kubelet's own fit / node affinity / host port check comes first
         self._admit_handlers: list[PodAdmitHandler] = [PredicateAdmitHandler(self.api)]
         self._lifecycle_handlers: list[PodLifecycleHandler] = []
+        #: workers waiting at a barrier, by group: uid -> (pod, its run-for)
+        self._barriers: dict[str, dict[str, tuple[Obj, float]]] = {}
+        self._passed: set[str] = set()  # groups whose barrier was passed
         self.api.watch(self)
 
     # -- hooks -------------------------------------------------------------------------------------
@@ -152,9 +171,31 @@ class NodeAgent:
         for handler in self._lifecycle_handlers:
             handler.pod_started(started, node_name)
         run_for = _annotation_seconds(started, RUN_FOR)
-        if run_for is not None:
-            uid = started["metadata"]["uid"]
-            self.cluster.loop.call_later(run_for, lambda: self._complete(started, uid))
+        if run_for is None:
+            return
+        barrier = ((started.get("metadata") or {}).get("annotations") or {}).get(BARRIER)
+        group = _barrier_group(started) if barrier else None
+        if group is not None and barrier is not None and group not in self._passed:
+            waiting = self._barriers.setdefault(group, {})
+            waiting[started["metadata"]["uid"]] = (started, run_for)
+            running = {uid: item for uid, item in waiting.items() if self._is_running(item[0], uid)}
+            if len(running) < int(barrier):
+                self._barriers[group] = running
+                return
+            self._passed.add(group)
+            del self._barriers[group]
+            for uid, (pod, seconds) in sorted(running.items(), key=lambda e: key_of(e[1][0])):
+                self._finish_in(pod, uid, seconds)
+            return
+        self._finish_in(started, started["metadata"]["uid"], run_for)
+
+    def _finish_in(self, pod: Obj, uid: str, seconds: float) -> None:
+        self.cluster.loop.call_later(seconds, lambda: self._complete(pod, uid))
+
+    def _is_running(self, pod: Obj, uid: str) -> bool:
+        current = self._current(pod, uid)
+        return current is not None and (current.get("status") or {}).get("phase") == "Running" \
+            and not (current.get("metadata") or {}).get("deletionTimestamp")
 
     def _reject(self, pod: Obj, uid: str, node_name: str, reason: str, message: str) -> None:
         current = self._current(pod, uid)
