@@ -21,6 +21,7 @@ from kubesched.api.volumes import (
     find_matching_volume,
     is_claim_fully_bound,
     label_zones,
+    pod_claims,
     storage_request,
     topology_terms_match,
     volume_capacity,
@@ -35,16 +36,7 @@ Lookup = Callable[[str, str, str], Obj | None]
 
 
 def _claims(pod: PodInfo, lookup: Lookup) -> list[tuple[str, Obj | None]]:
-    out = []
-    for volume in pod.spec.get("volumes") or ():
-        if volume.get("persistentVolumeClaim") is not None:
-            name = volume["persistentVolumeClaim"].get("claimName") or ""
-        elif volume.get("ephemeral") is not None:
-            name = f"{pod.name}-{volume.get('name', '')}"
-        else:
-            continue
-        out.append((name, lookup("PersistentVolumeClaim", pod.namespace, name)))
-    return out
+    return [(name, lookup("PersistentVolumeClaim", pod.namespace, name)) for name, _ in pod_claims(pod.obj)]
 
 
 def _affinity_text(volume: Obj) -> str:

@@ -105,8 +105,5 @@ class ProfileHandle:
         """Upstream ``IterateOverWaitingPods``: the pods this profile holds at Permit."""
         return list(self.framework.waiting_pods)
 
-    def get_waiting_pod(self, uid: str) -> WaitingPod | None:
-        return self.framework.waiting_pods.get(uid)
-
     def record_preemption(self, record: PreemptionRecord) -> None:
         self._scheduler.preemptions.append(record)

@@ -205,9 +205,6 @@ class FakeHandle:
     def waiting_pods(self) -> builtins.list[WaitingPod]:
         return list(self.waiting.values())
 
-    def get_waiting_pod(self, uid: str) -> WaitingPod | None:
-        return self.waiting.get(uid)
-
     def record_preemption(self, record: PreemptionRecord) -> None:
         self.preemptions.append(record)
 

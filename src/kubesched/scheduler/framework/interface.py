@@ -401,8 +401,6 @@ class Handle(Protocol):
     def waiting_pods(self) -> builtins.list[WaitingPod]:
         """The pods held at Permit (upstream ``IterateOverWaitingPods``)."""
 
-    def get_waiting_pod(self, uid: str) -> WaitingPod | None: ...
-
     def record_preemption(self, record: PreemptionRecord) -> None:
         """Keep what one PostFilter call of a preemption plugin considered and decided."""
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from kubesched.api.volumes import ATTACHABLE_VOLUMES_PREFIX, claim_class, csi_attach_limit_key
+from kubesched.api.volumes import ATTACHABLE_VOLUMES_PREFIX, claim_class, csi_attach_limit_key, pod_claims
 from kubesched.k8s.objects import Obj
 from kubesched.scheduler.framework.interface import (
     ADD,
@@ -115,13 +115,7 @@ class NodeVolumeLimits(PreFilterPlugin, FilterPlugin, FilterVector, EnqueueExten
 
     def _attachable(self, pod: PodInfo, out: dict[str, str], *, new_pod: bool) -> None:
         """``filterAttachableVolumes``: unique volume name -> attach limit key, per claim."""
-        for volume in pod.spec.get("volumes") or ():
-            if volume.get("persistentVolumeClaim") is not None:
-                name = volume["persistentVolumeClaim"].get("claimName") or ""
-            elif volume.get("ephemeral") is not None:
-                name = f"{pod.name}-{volume.get('name', '')}"
-            else:
-                continue
+        for name, _ in pod_claims(pod.obj):
             if not name:
                 raise RuntimeError("PersistentVolumeClaim had no name")
             claim = self.handle.cluster.get("PersistentVolumeClaim", pod.namespace, name)

@@ -48,6 +48,7 @@ from kubesched.api.volumes import (
     is_claim_fully_bound,
     is_volume_bound_to_claim,
     local_volume_node_names,
+    pod_claims,
     storage_request,
     topology_terms_match,
     volume_node_affinity_matches,
@@ -203,15 +204,7 @@ class VolumeBinding(PreFilterPlugin, FilterPlugin, FilterVector, ReservePlugin, 
     def _claim_problem(self, pod: PodInfo) -> tuple[bool, str | None]:
         """``podHasPVCs``: whether the pod uses claims, and the first problem with one."""
         has_claims = False
-        for volume in pod.spec.get("volumes") or ():
-            ephemeral = False
-            if volume.get("persistentVolumeClaim") is not None:
-                claim_name = volume["persistentVolumeClaim"].get("claimName") or ""
-            elif volume.get("ephemeral") is not None:
-                claim_name = f"{pod.name}-{volume.get('name', '')}"
-                ephemeral = True
-            else:
-                continue
+        for claim_name, ephemeral in pod_claims(pod.obj):
             has_claims = True
             claim = self.handle.cluster.get("PersistentVolumeClaim", pod.namespace, claim_name)
             if claim is None:
@@ -234,18 +227,12 @@ class VolumeBinding(PreFilterPlugin, FilterPlugin, FilterVector, ReservePlugin, 
         """The pod's claims as the assume cache sees them, in volume order (``GetPodVolumeClaims``
         reads them through ``isVolumeBound``)."""
         out = []
-        for volume in pod.spec.get("volumes") or ():
-            if volume.get("persistentVolumeClaim") is not None:
-                claim_name = volume["persistentVolumeClaim"].get("claimName") or ""
-            elif volume.get("ephemeral") is not None:
-                claim_name = f"{pod.name}-{volume.get('name', '')}"
-            else:
-                continue
+        for claim_name, ephemeral in pod_claims(pod.obj):
             claim = self.claims.get(pod.namespace, claim_name)
             if claim is None:
                 raise RuntimeError(f'error getting PVC "{pod.namespace}/{claim_name}": '
                                    f'could not find v1.PersistentVolumeClaim "{pod.namespace}/{claim_name}"')
-            if volume.get("ephemeral") is not None:
+            if ephemeral:
                 problem = ephemeral_owner_error(pod.obj, claim)
                 if problem is not None:
                     raise RuntimeError(problem)
