@@ -93,12 +93,7 @@ def pod_pvc_refs(pod: Mapping[str, Any]) -> list[str]:
     """``namespace/claim`` of each ``persistentVolumeClaim`` volume (not ephemeral ones): what the
     scheduler's snapshot counts as claims in use (``PVCRefCounts``)."""
     ns = _meta(pod).get("namespace") or DEFAULT_NAMESPACE
-    out = []
-    for volume in (pod.get("spec") or {}).get("volumes") or ():
-        pvc = volume.get("persistentVolumeClaim") if isinstance(volume, Mapping) else None
-        if isinstance(pvc, Mapping):
-            out.append(f"{ns}/{pvc.get('claimName') or ''}")
-    return out
+    return [f"{ns}/{name}" for name, ephemeral in pod_claims(pod) if not ephemeral]
 
 
 def ephemeral_owner_error(pod: Mapping[str, Any], claim: Mapping[str, Any]) -> str | None:
@@ -156,22 +151,26 @@ def volume_node_affinity_matches(volume: Mapping[str, Any], node_labels: Mapping
                for t in required.get("nodeSelectorTerms") or ())
 
 
-def local_volume_node_names(volume: Mapping[str, Any]) -> list[str]:
-    """``GetLocalPersistentVolumeNodeNames``: the nodes named by ``kubernetes.io/hostname In``
-    expressions of the volume's node affinity (intersected within a term, united across terms; a
-    term without one adds nothing)."""
+def _term_hostnames(volume: Mapping[str, Any]) -> list[set[str] | None]:
+    """Per term of the volume's required node affinity, the hostnames its ``kubernetes.io/hostname
+    In`` expressions allow (intersected); None for a term without such an expression."""
     required = ((volume.get("spec") or {}).get("nodeAffinity") or {}).get("required")
-    if not required:
-        return []
-    result: set[str] = set()
-    for term in required.get("nodeSelectorTerms") or ():
+    out: list[set[str] | None] = []
+    for term in (required or {}).get("nodeSelectorTerms") or ():
         nodes: set[str] | None = None
         for expr in term.get("matchExpressions") or ():
             if expr.get("key") == HOSTNAME_LABEL and expr.get("operator") == "In":
                 values = set(expr.get("values") or ())
                 nodes = values if nodes is None else nodes & values
-        result |= nodes or set()
-    return sorted(result)
+        out.append(nodes)
+    return out
+
+
+def local_volume_node_names(volume: Mapping[str, Any]) -> list[str]:
+    """``GetLocalPersistentVolumeNodeNames``: the nodes named by ``kubernetes.io/hostname In``
+    expressions of the volume's node affinity (intersected within a term, united across terms; a
+    term without one adds nothing)."""
+    return sorted(set().union(*(nodes for nodes in _term_hostnames(volume) if nodes is not None)))
 
 
 def topology_terms_match(terms: Iterable[Mapping[str, Any]] | None, labels: Mapping[str, str]) -> bool:
@@ -271,21 +270,10 @@ def csi_attach_limit_key(driver: str) -> str:
 def _hostname_only(volume: Mapping[str, Any]) -> set[str] | None:
     """The hostnames a volume's node affinity allows when every term requires
     ``kubernetes.io/hostname In [...]``; None when some term does not (any node may match)."""
-    required = ((volume.get("spec") or {}).get("nodeAffinity") or {}).get("required")
-    terms = (required or {}).get("nodeSelectorTerms") or []
-    if not terms:
+    terms = _term_hostnames(volume)
+    if not terms or any(nodes is None for nodes in terms):
         return None
-    allowed: set[str] = set()
-    for term in terms:
-        values: set[str] | None = None
-        for expr in term.get("matchExpressions") or ():
-            if expr.get("key") == HOSTNAME_LABEL and expr.get("operator") == "In":
-                found = set(expr.get("values") or ())
-                values = found if values is None else values & found
-        if values is None:
-            return None
-        allowed |= values
-    return allowed
+    return set().union(*(nodes for nodes in terms if nodes is not None))
 
 
 def _only_hostname_terms(volume: Mapping[str, Any]) -> bool:

@@ -17,6 +17,8 @@ DISRUPTION_TARGET = "DisruptionTarget"
 #: the score range of a scheduler Score plugin after NormalizeScore (``framework.MaxNodeScore``)
 MAX_NODE_SCORE = 100
 MIN_NODE_SCORE = 0
+#: the label naming a pod's PodGroup (scheduler-plugins' Coscheduling, scheduling.x-k8s.io)
+POD_GROUP_LABEL = "scheduling.x-k8s.io/pod-group"
 #: pod phases a pod never leaves (``v1.PodSucceeded``, ``v1.PodFailed``)
 TERMINAL_PHASES = ("Succeeded", "Failed")
 

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kubesched.api.quantity import format_quantity, resource_amount
-from kubesched.k8s.objects import Obj
+from kubesched.k8s.objects import POD_GROUP_LABEL, Obj
 from kubesched.k8s.timefmt import parse_rfc3339
 from kubesched.scheduler.framework.interface import (
     ADD,
@@ -56,7 +56,6 @@ from kubesched.scheduler.framework.interface import (
 from kubesched.scheduler.framework.types import PodInfo
 
 NAME = "Coscheduling"
-POD_GROUP_LABEL = "scheduling.x-k8s.io/pod-group"
 DEFAULT_PERMIT_WAITING_SECONDS = 60
 PERMIT_STATE_KEY = "PermitCoscheduling"
 

@@ -329,7 +329,7 @@ class PersistentVolumeController(Controller):
                 self.enqueue(f"claim:{namespace}/{name}")
             return
         affinity = self._node_affinity(provisioner, storage_class, selected, settings)
-        if affinity is False:
+        if affinity is None:
             self._record(claim, "ProvisioningFailed", f'failed to provision volume with StorageClass '
                          f'"{_meta(storage_class)["name"]}": selected node "{selected}" not found')
             ann = _annotations(claim)
@@ -359,13 +359,13 @@ class PersistentVolumeController(Controller):
         self._record(claim, "ProvisioningSucceeded", f"Successfully provisioned volume pvc-{uid}")
 
     def _node_affinity(self, provisioner: str, storage_class: Obj, selected: str | None,
-                       settings: ProvisionerSettings) -> list[dict[str, Any]] | bool:
-        """Match expressions pinning the new volume (empty: reachable everywhere); False when the
+                       settings: ProvisionerSettings) -> list[dict[str, Any]] | None:
+        """Match expressions pinning the new volume (empty: reachable everywhere); None when the
         selected node is gone."""
         if selected is not None:
             node = self.api.get("Node", None, selected)
             if node is None:
-                return False
+                return None
             labels = _meta(node).get("labels") or {}
             keys: tuple[str, ...] = settings.topology_keys
             csi_node = self.api.get("CSINode", None, selected)

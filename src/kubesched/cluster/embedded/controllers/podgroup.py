@@ -14,9 +14,8 @@ from __future__ import annotations
 from typing import Any
 
 from kubesched.cluster.embedded.controllers.base import Controller
-from kubesched.k8s.objects import Obj, key_of, namespace_of
+from kubesched.k8s.objects import POD_GROUP_LABEL, Obj, key_of, namespace_of
 
-POD_GROUP_LABEL = "scheduling.x-k8s.io/pod-group"
 _DONE = ("Finished", "Failed")
 
 

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING
 from kubesched.api.durations import parse_duration
 from kubesched.cluster.embedded.kubelet.lifecycle import PodAdmitHandler, PodLifecycleHandler
 from kubesched.cluster.embedded.kubelet.predicate import PredicateAdmitHandler
-from kubesched.k8s.objects import Obj, is_terminal, key_of
+from kubesched.k8s.objects import POD_GROUP_LABEL, Obj, is_terminal, key_of
 from kubesched.k8s.timefmt import parse_rfc3339, rfc3339
 
 if TYPE_CHECKING:
@@ -39,7 +39,6 @@ if TYPE_CHECKING:
 RUN_FOR = "kubesched.io/run-for"
 EXIT_AFTER = "kubesched.io/exit-after"
 BARRIER = "kubesched.io/barrier"
-POD_GROUP_LABEL = "scheduling.x-k8s.io/pod-group"
 DEFAULT_GRACE_SECONDS = 30
 #: a pod the kubelet refuses (e.g. TopologyAffinityError) fails this long after it was bound: the
 #: kubelet's pod worker takes a moment, and controllers' replacements then loop at a finite rate
