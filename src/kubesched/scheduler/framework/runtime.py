@@ -434,9 +434,7 @@ class Framework:
             if status.code == Code.WAIT:
                 waits[pl.name] = min(float(timeout), MAX_WAIT_SECONDS)
                 continue
-            if status.is_rejected():
-                return status.with_plugin(pl.name)
-            return Status.error(f'running Permit plugin "{pl.name}": {status.message()}', pl.name)
+            return _failed(status, "Permit", pl.name)
         if waits:
             waiting = WaitingPod(pod, node_name, waits)
             self.waiting_pods.add(waiting)
