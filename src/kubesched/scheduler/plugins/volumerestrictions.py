@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from kubesched.api.volumes import pod_claims
 from kubesched.scheduler.framework.interface import (
     ADD,
     DELETE,
@@ -74,9 +75,8 @@ class _State:
         return _State(self.rwop_claims, self.conflicts)
 
     def update_with(self, pod: PodInfo, sign: int) -> None:
-        for volume in pod.spec.get("volumes") or ():
-            claim = volume.get("persistentVolumeClaim")
-            if claim is not None and claim.get("claimName") in self.rwop_claims:
+        for name, ephemeral in pod_claims(pod.obj):
+            if not ephemeral and name in self.rwop_claims:
                 self.conflicts += sign
 
 
@@ -91,14 +91,11 @@ class VolumeRestrictions(PreFilterPlugin, PreFilterExtensions, FilterPlugin, Enq
                 ClusterEvent("PersistentVolumeClaim", ADD | UPDATE)]
 
     def pre_filter(self, state: CycleState, pod: PodInfo) -> tuple[PreFilterResult | None, Status | None]:
-        volumes = pod.spec.get("volumes") or ()
-        needs_check = any(_needs_check(v) for v in volumes)
+        needs_check = any(_needs_check(v) for v in pod.spec.get("volumes") or ())
         rwop: set[str] = set()
-        for volume in volumes:
-            claim_ref = volume.get("persistentVolumeClaim")
-            if claim_ref is None:
+        for name, ephemeral in pod_claims(pod.obj):
+            if ephemeral:
                 continue
-            name = claim_ref.get("claimName") or ""
             claim = self.handle.cluster.get("PersistentVolumeClaim", pod.namespace, name)
             if claim is None:
                 return None, Status.unresolvable(f'persistentvolumeclaim "{name}" not found')

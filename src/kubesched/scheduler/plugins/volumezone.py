@@ -20,6 +20,7 @@ from kubesched.api.volumes import (
     claim_class,
     class_binding_mode,
     label_zones,
+    pod_claims,
 )
 from kubesched.scheduler.framework.interface import (
     ADD,
@@ -71,11 +72,9 @@ class VolumeZone(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
     def _topologies(self, pod: PodInfo) -> tuple[list[_Topology], Status | None]:
         cluster = self.handle.cluster
         out: list[_Topology] = []
-        for volume in pod.spec.get("volumes") or ():
-            ref = volume.get("persistentVolumeClaim")
-            if ref is None:
+        for name, ephemeral in pod_claims(pod.obj):
+            if ephemeral:
                 continue
-            name = ref.get("claimName") or ""
             if not name:
                 return [], Status.unresolvable("PersistentVolumeClaim had no name")
             claim = cluster.get("PersistentVolumeClaim", pod.namespace, name)
