@@ -15,7 +15,7 @@ from typing import Any
 
 import yaml
 
-from kubesched.api.boundedyaml import YamlLimitError, check_bounds, compose_documents
+from kubesched.api.boundedyaml import MAX_DEPTH, YamlLimitError, check_bounds, compose_documents
 from kubesched.api.durations import parse_duration
 from kubesched.api.errors import ManifestError
 from kubesched.api.known_fields import unknown_fields
@@ -131,6 +131,10 @@ def _yaml_documents(text: str, file: str) -> list[tuple[int, Any]]:
     except YamlLimitError as exc:
         raise ManifestError(f"refused: {exc}", file=file, document=exc.document) from exc
     except yaml.MarkedYAMLError as exc:
+        if "exceeded maximum nesting depth" in (exc.problem or ""):
+            # PyYAML >= 6.0.4 stops deep nesting itself, sooner than our own bound would
+            raise ManifestError(f"refused: nested more than {MAX_DEPTH} levels deep", file=file,
+                                document=len(docs) + 1) from exc
         mark = exc.problem_mark or exc.context_mark
         line = f"line {mark.line + 1}, column {mark.column + 1}: " if mark is not None else ""
         problem = ", ".join(p for p in (exc.context, exc.problem) if p) or "invalid YAML"
