@@ -8,13 +8,26 @@ extension point it implements, after plugins explicitly configured for that poin
 
 from __future__ import annotations
 
+import ssl
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
+from kubesched.api.durations import parse_duration
 from kubesched.api.errors import KubeschedError
 from kubesched.api.known_fields import unknown_configuration_fields
-from kubesched.k8s.objects import DEFAULT_SCHEDULER_NAME
+from kubesched.api.resources import is_extended_resource_name
+from kubesched.k8s.objects import DEFAULT_SCHEDULER_NAME, Obj
+from kubesched.scheduler.framework.extender import (
+    PYTHON_SCHEME,
+    Extender,
+    ExtenderConfig,
+    TLSSettings,
+    decode_pem_data,
+    make_transport,
+    ordered,
+)
 from kubesched.scheduler.framework.interface import EXTENSION_POINTS, Handle, Plugin
 from kubesched.scheduler.framework.runtime import Profile
 
@@ -109,7 +122,14 @@ class SchedulerSettings:
     percentage_of_nodes_to_score: int = 0
     pod_initial_backoff_seconds: float = 1.0
     pod_max_backoff_seconds: float = 10.0
+    extenders: list[ExtenderConfig] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def ignored_by_extenders(self) -> list[str]:
+        """Extended resources an extender manages with ``ignoredByScheduler``: NodeResourcesFit
+        leaves them alone in every profile (upstream ``buildExtenders``)."""
+        return [name for ext in self.extenders for name, ignored in ext.managed_resources if ignored]
 
 
 def _plugin_set(raw: Any, where: str) -> tuple[list[tuple[str, int]], list[str]]:
@@ -192,11 +212,137 @@ def parse_configuration(config: dict[str, Any] | None) -> SchedulerSettings:
         percentage_of_nodes_to_score=percentage,
         pod_initial_backoff_seconds=float(initial),
         pod_max_backoff_seconds=float(maximum),
+        extenders=parse_extenders(config.get("extenders")),
     )
 
 
-def build_profile(raw: dict[str, Any], index: int, handle_for: Callable[[str], Handle]) -> Profile:
-    """Instantiate one profile's plugins (``handle_for(schedulerName)`` gives their Handle)."""
+def build_extenders(configs: list[ExtenderConfig], config_dir: Path | None,
+                    apply_binding: Callable[[Obj, str], None] | None) -> list[Extender]:
+    """The extenders in calling order (ignorable ones last), each with its transport."""
+    extenders: list[Extender] = []
+    for i, config in enumerate(configs):
+        try:
+            transport = make_transport(config, config_dir)
+        except (ValueError, ImportError, OSError, ssl.SSLError) as err:
+            raise ConfigError(f"extenders[{i}].urlPrefix: {err}") from err
+        extenders.append(Extender(config, transport, apply_binding))
+    return ordered(extenders)
+
+
+def _invalid(path: str, value: Any, message: str) -> str:
+    """Upstream's ``field.Invalid`` text."""
+    shown = f'"{value}"' if isinstance(value, str) else value
+    return f"{path}: Invalid value: {shown}: {message}"
+
+
+def parse_extenders(raw: Any) -> list[ExtenderConfig]:
+    """KubeSchedulerConfiguration ``extenders``, validated as upstream's ``validateExtenders``
+    (a positive weight with a prioritize verb, extended resource names, no resource managed twice,
+    at most one binder), plus the types of the fields and a usable ``urlPrefix``."""
+    if raw is None:
+        return []
+    if not isinstance(raw, list):
+        raise ConfigError("extenders: must be a list")
+    configs: list[ExtenderConfig] = []
+    errors: list[str] = []
+    managed_seen: set[str] = set()
+    for i, entry in enumerate(raw):
+        path = f"extenders[{i}]"
+        if not isinstance(entry, dict):
+            raise ConfigError(f"{path}: must be an object")
+
+        def text(key: str, entry: dict[str, Any] = entry, path: str = path) -> str:
+            value = entry.get(key) or ""
+            if not isinstance(value, str):
+                raise ConfigError(f"{path}.{key}: must be a string")
+            return value
+
+        def flag(key: str, entry: dict[str, Any] = entry, path: str = path) -> bool:
+            value = entry.get(key, False)
+            if not isinstance(value, bool):
+                raise ConfigError(f"{path}.{key}: must be true or false")
+            return value
+
+        url = text("urlPrefix")
+        if not url.startswith(("http://", "https://", PYTHON_SCHEME)):
+            raise ConfigError(f"{path}.urlPrefix: must be an http:// or https:// URL, or "
+                              f"{PYTHON_SCHEME}<module or file.py>:<function>, got {url!r}")
+        weight = entry.get("weight", 0)
+        if not isinstance(weight, int) or isinstance(weight, bool):
+            raise ConfigError(f"{path}.weight: must be an integer")
+        prioritize = text("prioritizeVerb")
+        if prioritize and weight <= 0:
+            errors.append(_invalid(f"{path}.weight", weight, "must have a positive weight applied to it"))
+        timeout = 0.0
+        if entry.get("httpTimeout") not in (None, ""):
+            try:
+                timeout = parse_duration(entry["httpTimeout"])
+            except ValueError as err:
+                raise ConfigError(f"{path}.httpTimeout: {err}") from err
+        managed: list[tuple[str, bool]] = []
+        for j, resource in enumerate(entry.get("managedResources") or []):
+            rpath = f"{path}.managedResources[{j}].name"
+            if not isinstance(resource, dict) or not isinstance(resource.get("name"), str):
+                raise ConfigError(f"{rpath}: required")
+            name = resource["name"]
+            if not is_extended_resource_name(name):
+                errors.append(_invalid(rpath, name, "is an invalid extended resource name"))
+            if name in managed_seen:
+                errors.append(_invalid(rpath, name, "duplicate extender managed resource name"))
+            managed_seen.add(name)
+            ignored = resource.get("ignoredByScheduler", False)
+            if not isinstance(ignored, bool):
+                raise ConfigError(f"{path}.managedResources[{j}].ignoredByScheduler: must be true or false")
+            managed.append((name, ignored))
+        configs.append(ExtenderConfig(
+            url_prefix=url,
+            filter_verb=text("filterVerb"),
+            preempt_verb=text("preemptVerb"),
+            prioritize_verb=prioritize,
+            bind_verb=text("bindVerb"),
+            weight=weight,
+            enable_https=flag("enableHTTPS"),
+            tls=_tls_settings(entry.get("tlsConfig"), f"{path}.tlsConfig"),
+            http_timeout=timeout,
+            node_cache_capable=flag("nodeCacheCapable"),
+            managed_resources=tuple(managed),
+            ignorable=flag("ignorable"),
+        ))
+    binders = sum(1 for c in configs if c.bind_verb)
+    if binders > 1:
+        errors.append(_invalid("extenders", f"found {binders} extenders implementing bind",
+                               "only one extender can implement bind"))
+    if errors:
+        raise ConfigError("; ".join(errors))
+    return configs
+
+
+def _tls_settings(raw: Any, path: str) -> TLSSettings | None:
+    if raw is None:
+        return None
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{path}: must be an object")
+    values: dict[str, Any] = {"insecure": raw.get("insecure", False)}
+    if not isinstance(values["insecure"], bool):
+        raise ConfigError(f"{path}.insecure: must be true or false")
+    for key, attr in (("serverName", "server_name"), ("certFile", "cert_file"), ("keyFile", "key_file"),
+                      ("caFile", "ca_file")):
+        if not isinstance(raw.get(key) or "", str):
+            raise ConfigError(f"{path}.{key}: must be a string")
+        values[attr] = raw.get(key) or ""
+    for key, attr in (("certData", "cert_data"), ("keyData", "key_data"), ("caData", "ca_data")):
+        try:
+            values[attr] = decode_pem_data(raw.get(key))
+        except ValueError as err:
+            raise ConfigError(f"{path}.{key}: {err}") from err
+    return TLSSettings(**values)
+
+
+def build_profile(raw: dict[str, Any], index: int, handle_for: Callable[[str], Handle],
+                  ignored_resources: list[str] | None = None) -> Profile:
+    """Instantiate one profile's plugins (``handle_for(schedulerName)`` gives their Handle);
+    ``ignored_resources`` (extended resources that extenders manage) replace NodeResourcesFit's
+    ``ignoredResources``."""
     where = f"profiles[{index}]"
     name = raw.get("schedulerName", DEFAULT_SCHEDULER_NAME)
     plugins_cfg = raw.get("plugins") or {}
@@ -219,6 +365,9 @@ def build_profile(raw: dict[str, Any], index: int, handle_for: Callable[[str], H
         if not isinstance(args, dict):
             raise ConfigError(f"{where}.pluginConfig[{i}].args: must be an object")
         args_by_plugin[entry["name"]] = args
+    if ignored_resources:
+        args_by_plugin["NodeResourcesFit"] = {
+            **args_by_plugin.get("NodeResourcesFit", {}), "ignoredResources": list(ignored_resources)}
 
     registry = plugin_registry()
     specific = {p: _plugin_set(plugins_cfg.get(p), f"{where}.plugins.{p}") for p in EXTENSION_POINTS}

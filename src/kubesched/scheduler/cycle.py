@@ -16,7 +16,8 @@ import numpy as np
 
 from kubesched.k8s.objects import ApiError
 from kubesched.scheduler import queue as q
-from kubesched.scheduler.framework.interface import PODS_TO_ACTIVATE, Code, CycleState, Status
+from kubesched.scheduler.framework.extender import EXTENDER_NAME, MAX_EXTENDER_PRIORITY, ExtenderError
+from kubesched.scheduler.framework.interface import MAX_NODE_SCORE, PODS_TO_ACTIVATE, Code, CycleState, Status
 from kubesched.scheduler.framework.runtime import BindWait, Framework
 from kubesched.scheduler.framework.types import PodInfo
 from kubesched.scheduler.framework.waiting import WaitingPod, go_duration
@@ -196,6 +197,8 @@ def _schedule_pod(
         return cache.node_infos[int(feasible[0])].name, []
     idx = feasible
     totals, per_plugin = fwk.run_score(state, pod, cache, idx)
+    if fwk.extenders:
+        _add_extender_scores(fwk, pod, cache, idx, totals, per_plugin)
     best = totals.max()
     winners = np.flatnonzero(totals == best)
     choice = int(winners[0]) if len(winners) == 1 else int(winners[sched.rng.integers(len(winners))])
@@ -232,8 +235,21 @@ def _find_nodes_that_fit(sched: Scheduler, fwk: Framework, state: CycleState, po
         if info is not None:
             st = fwk.run_filter_with_nominated(state, pod, info)
             if st is None:
-                return np.asarray([info.index], dtype=np.int64)
-            if st.code != Code.ERROR:  # upstream only logs an error on the nominated node
+                only = np.asarray([info.index], dtype=np.int64)
+                if not fwk.extenders:
+                    return only
+                try:
+                    only, on_nominated = _pass_extenders(fwk, pod, cache, only)
+                except RuntimeError as err:  # upstream logs an error on the nominated node
+                    log.error("evaluation failed on nominated node %s of pod %s: %s", nominated, pod.key, err)
+                    on_nominated = []
+                else:
+                    if len(only):
+                        return only
+                _apply_extender_verdicts(diagnosis, on_nominated)
+                if info.name in diagnosis:
+                    nominated_index = info.index
+            elif st.code != Code.ERROR:  # upstream only logs an error on the nominated node
                 diagnosis[info.name] = st
                 plugins.add(st.plugin)
                 nominated_index = info.index
@@ -284,14 +300,95 @@ def _find_nodes_that_fit(sched: Scheduler, fwk: Framework, state: CycleState, po
         sched.next_start_node_index = (sched.next_start_node_index + processed + extra) % total
     if error is not None:
         raise RuntimeError(error[1].message())
-    if len(positions):
-        return order[positions]
-    failed = scanned.tolist()
+    feasible = order[positions]
+    verdicts: list[tuple[str, bool, str]] = []
+    if len(feasible) and fwk.extenders:
+        before = len(feasible)
+        feasible, verdicts = _pass_extenders(fwk, pod, cache, feasible)
+        if len(feasible) != before:
+            # upstream puts the fake plugin name "Extender" in the pod's unschedulable plugins
+            plugins.add(EXTENDER_NAME)
+    if len(feasible):
+        return feasible
+    failed = [j for j in scanned.tolist() if not mask[j]]
     for j, st in zip(failed, fwk.statuses_for(state, pod, cache, failed, first_fail, known)):
         diagnosis[nodes[j].name] = st
         plugins.add(st.plugin)
+    _apply_extender_verdicts(diagnosis, verdicts)
     plugins.discard("")
     raise FitError(len(nodes), diagnosis, plugins)
+
+
+def _pass_extenders(
+    fwk: Framework, pod: PodInfo, cache: Cache, feasible: np.ndarray
+) -> tuple[np.ndarray, list[tuple[str, bool, str]]]:
+    """Upstream ``findNodesThatPassExtenders``: each interested extender, in order, filters what
+    the previous ones left. Returns the nodes left (in the scheduler's order) and the extenders'
+    verdicts ``(node, unresolvable, reason)`` in the order upstream records them. A failing
+    extender is skipped when ignorable; otherwise the attempt fails with its error."""
+    nodes = cache.node_infos
+    verdicts: list[tuple[str, bool, str]] = []
+    for extender in fwk.extenders:
+        if not len(feasible):
+            break
+        if not extender.is_interested(pod):
+            continue
+        try:
+            passed, failed, unresolvable = extender.filter(pod, [nodes[j] for j in feasible.tolist()])
+        except ExtenderError as err:
+            if extender.ignorable:
+                log.info("skipping extender %s as it returned error and has ignorable flag set: %s",
+                         extender.name, err)
+                continue
+            raise RuntimeError(str(err)) from err
+        verdicts.extend((name, True, reason) for name, reason in unresolvable.items())
+        verdicts.extend((name, False, reason) for name, reason in failed.items() if name not in unresolvable)
+        keep = set(passed)
+        feasible = feasible[np.fromiter((nodes[j].name in keep for j in feasible.tolist()), dtype=bool,
+                                        count=len(feasible))]
+    return feasible, verdicts
+
+
+def _apply_extender_verdicts(diagnosis: dict[str, Status], verdicts: list[tuple[str, bool, str]]) -> None:
+    """An unresolvable verdict replaces the node's status (keeping its reasons); a plain failure
+    adds its reason to the node's status, or becomes it."""
+    for name, unresolvable, reason in verdicts:
+        existing = diagnosis.get(name)
+        if unresolvable:
+            reasons = (existing.reasons if existing is not None else ()) + (reason,)
+            diagnosis[name] = Status.unresolvable(*reasons)
+        elif existing is None:
+            diagnosis[name] = Status.unschedulable(reason)
+        else:
+            diagnosis[name] = Status(existing.code, existing.reasons + (reason,), existing.plugin)
+
+
+def _add_extender_scores(
+    fwk: Framework, pod: PodInfo, cache: Cache, idx: np.ndarray, totals: np.ndarray,
+    per_plugin: dict[str, np.ndarray],
+) -> None:
+    """Upstream ``prioritizeNodes``' extender part: each interested extender's 0..10 scores,
+    times its weight, scaled to MaxNodeScore, added to the nodes' totals. A failing prioritize
+    call gives no scores (ignorable or not)."""
+    nodes = cache.node_infos
+    infos = [nodes[j] for j in idx.tolist()]
+    position = {info.name: k for k, info in enumerate(infos)}
+    for extender in fwk.extenders:
+        if not extender.is_interested(pod):
+            continue
+        try:
+            scores = extender.prioritize(pod, infos)
+        except ExtenderError as err:
+            log.debug("extender %s gave no scores for pod %s: %s", extender.name, pod.key, err)
+            continue
+        weight = extender.weight if extender.has_prioritize else 0
+        added = np.zeros(len(idx), dtype=np.int64)
+        for host, score in scores:
+            k = position.get(host)
+            if k is not None:
+                added[k] += score * weight * (MAX_NODE_SCORE // MAX_EXTENDER_PRIORITY)
+        totals += added
+        per_plugin[extender.name] = per_plugin.get(extender.name, 0) + added
 
 
 def _after_fit_error(sched: Scheduler, fwk: Framework, state: CycleState, qpi: QueuedPodInfo, fit: FitError) -> None:

@@ -14,6 +14,7 @@ from kubesched.scheduler.framework.types import PodInfo
 
 if TYPE_CHECKING:
     from kubesched.scheduler.cache import Cache
+    from kubesched.scheduler.framework.extender import Extender
     from kubesched.scheduler.framework.preemption import PreemptionRecord
     from kubesched.scheduler.framework.runtime import Framework
     from kubesched.scheduler.framework.waiting import WaitingPod
@@ -100,6 +101,9 @@ class ProfileHandle:
     def keep_all_candidates(self) -> bool:
         """Keep every preemption candidate in the records (when explanations were asked for)."""
         return bool(self._scheduler.record_attempts)
+
+    def extenders(self) -> builtins.list[Extender]:
+        return self.framework.extenders
 
     def waiting_pods(self) -> builtins.list[WaitingPod]:
         """Upstream ``IterateOverWaitingPods``: the pods this profile holds at Permit."""

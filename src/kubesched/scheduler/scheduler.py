@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -13,7 +14,7 @@ from kubesched.api.tolerations import find_untolerated_taint
 from kubesched.k8s.objects import Obj, is_terminal, scheduler_name_of
 from kubesched.scheduler import queue as q
 from kubesched.scheduler.cache import Cache
-from kubesched.scheduler.config import build_profile, parse_configuration
+from kubesched.scheduler.config import build_extenders, build_profile, parse_configuration
 from kubesched.scheduler.cycle import AttemptRecord, BackgroundBinder
 from kubesched.scheduler.framework.interface import (
     ADD,
@@ -96,7 +97,13 @@ class Scheduler:
         clock: Callable[[], float],
         *,
         record_attempts: bool = False,
+        config_dir: Path | None = None,
+        bind_for_extenders: bool = False,
     ) -> None:
+        """``config_dir``: where the configuration's file is (relative ``python:`` extender files are
+        found from there). ``bind_for_extenders``: when a bind extender accepts a binding, record it
+        in the cluster on the extender's behalf (a simulation, whose API server no extender can
+        reach); against a real cluster the extender binds the pod itself."""
         self.cluster = cluster
         self.rng = rng
         self.clock = clock
@@ -110,6 +117,8 @@ class Scheduler:
         self.preemptions: list[Any] = []
         self.metrics = Metrics()
         self.settings = parse_configuration(config)
+        self.extenders = build_extenders(
+            self.settings.extenders, config_dir, cluster.bind if bind_for_extenders else None)
         self.cache = Cache()
         self.next_start_node_index = 0
         # updates of the pod being scheduled are applied once its cycle has finished: a real
@@ -125,8 +134,8 @@ class Scheduler:
             return handles[name]
 
         for i, raw in enumerate(self.settings.profiles):
-            profile = build_profile(raw, i, handle_for)
-            fwk = Framework(profile, nominator)
+            profile = build_profile(raw, i, handle_for, self.settings.ignored_by_extenders)
+            fwk = Framework(profile, nominator, self.extenders)
             handles[profile.scheduler_name].framework = fwk
             self.frameworks[profile.scheduler_name] = fwk
         self._events = {name: fwk.events_by_plugin() for name, fwk in self.frameworks.items()}

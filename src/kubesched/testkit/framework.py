@@ -26,6 +26,7 @@ from kubesched.scheduler.ports import Cluster, ClusterEventHandler
 from kubesched.scheduler.queue import Nominator
 
 if TYPE_CHECKING:
+    from kubesched.scheduler.framework.extender import Extender
     from kubesched.scheduler.framework.interface import Handle
     from kubesched.scheduler.framework.preemption import PreemptionRecord
     from kubesched.scheduler.framework.waiting import WaitingPod
@@ -204,6 +205,9 @@ class FakeHandle:
 
     def waiting_pods(self) -> builtins.list[WaitingPod]:
         return list(self.waiting.values())
+
+    def extenders(self) -> builtins.list[Extender]:
+        return []
 
     def record_preemption(self, record: PreemptionRecord) -> None:
         self.preemptions.append(record)

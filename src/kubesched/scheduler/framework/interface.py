@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     import numpy as np
 
     from kubesched.k8s.objects import Obj
+    from kubesched.scheduler.framework.extender import Extender
     from kubesched.scheduler.framework.preemption import PreemptionRecord
     from kubesched.scheduler.framework.types import NodeInfo, PodInfo
     from kubesched.scheduler.framework.waiting import WaitingPod
@@ -390,6 +391,9 @@ class Handle(Protocol):
 
     @property
     def framework(self) -> PluginsRunner: ...
+
+    def extenders(self) -> builtins.list[Extender]:
+        """The scheduler's extenders, in calling order (upstream ``Handle.Extenders``)."""
 
     @property
     def metrics(self) -> PreemptionMetrics: ...

@@ -23,6 +23,7 @@ import numpy as np
 
 from kubesched.k8s.objects import DISRUPTION_TARGET, ApiError, Obj
 from kubesched.k8s.timefmt import rfc3339
+from kubesched.scheduler.framework.extender import ExtenderError
 from kubesched.scheduler.framework.interface import (
     Code,
     CycleState,
@@ -202,7 +203,14 @@ class Evaluator:
             return PostFilterResult(""), Status.unschedulable(
                 fit_error_message(len(node_statuses), "", node_statuses.values(), "")
             )
-        best = self._select_candidate(candidates, record)
+        candidates, error = self._call_extenders(pod, candidates)
+        if error is not None:
+            record.outcome = "error"
+            return None, error
+        best = self._select_candidate(candidates, record) if candidates else None
+        if best is None:
+            record.outcome = "no candidates"
+            return None, Status.unschedulable("no candidate node for preemption")
         record.chosen = best.node
         if not handle.keep_all_candidates:
             record.candidates = [best]  # the others only matter to explanations, and cost memory
@@ -228,9 +236,55 @@ class Evaluator:
             record.rejected_nodes = {n: st.message() for n, st in node_statuses.items()}
             record.message = fit_error_message(len(node_statuses), "", node_statuses.values(), "")
             return record
+        candidates, error = self._call_extenders(pod, candidates)
+        if error is not None:
+            record.outcome, record.message = "error", error.message()
+            return record
+        record.candidates = candidates
+        if not candidates:
+            record.outcome, record.message = "no candidates", "no candidate node for preemption"
+            return record
         record.chosen = self._select_candidate(candidates, record).node
         record.outcome = "would preempt"
         return record
+
+    # -- extenders --------------------------------------------------------------------------------
+    def _call_extenders(self, pod: PodInfo, candidates: list[Candidate]) -> tuple[list[Candidate], Status | None]:
+        """Upstream ``callExtenders``: every interested extender with a preempt verb, in order,
+        narrows the candidates (node -> victims) the previous one left. A failing extender is
+        skipped when ignorable, else fails the preemption; a node it returns without victims is
+        dropped (ignorable) or an error. The candidates keep their order; nodes an extender added
+        come after them, by name."""
+        extenders = [e for e in self.handle.extenders() if e.supports_preemption and e.is_interested(pod)]
+        if not extenders or not candidates:
+            return candidates, None
+        victims = {c.node: (list(c.victims), c.pdb_violations) for c in candidates}
+        snapshot = self.handle.snapshot()
+        for extender in extenders:
+            try:
+                answer = extender.process_preemption(pod, victims, snapshot.get)
+            except ExtenderError as err:
+                if extender.ignorable:
+                    continue
+                return [], Status.error(str(err))
+            for node_name, (pods, _) in list(answer.items()):
+                if not pods:
+                    if extender.ignorable:
+                        del answer[node_name]
+                        continue
+                    return [], Status.error(f'expected at least one victim pod on node "{node_name}"')
+            victims = answer
+            if not victims:
+                break
+        by_node = {c.node: c for c in candidates}
+        names = [c.node for c in candidates if c.node in victims] + sorted(set(victims) - set(by_node))
+        kept: list[Candidate] = []
+        for name in names:
+            pods, violations = victims[name]
+            previous = by_node.get(name)
+            same = previous is not None and [p.uid for p in previous.victims] == [p.uid for p in pods]
+            kept.append(Candidate(name, pods, violations, list(previous.violating) if same and previous else []))
+        return kept, None
 
     # -- finding candidates ------------------------------------------------------------------------
     def _nodes_where_preemption_might_help(

@@ -16,6 +16,7 @@ import numpy as np
 
 from kubesched.k8s.objects import ApiError
 from kubesched.scheduler.framework.dryrun import ArithmeticNode, ClonedNode
+from kubesched.scheduler.framework.extender import Extender, ExtenderError
 from kubesched.scheduler.framework.interface import (
     ALL,
     EXTENSION_POINTS,
@@ -80,8 +81,10 @@ class _Scorer:
 
 
 class Framework:
-    def __init__(self, profile: Profile, nominator: NominatorView) -> None:
+    def __init__(self, profile: Profile, nominator: NominatorView, extenders: list[Extender] | None = None) -> None:
         self.profile = profile
+        #: the scheduler's extenders, in calling order (upstream ``Handle.Extenders``)
+        self.extenders: list[Extender] = list(extenders or ())
         self.name = profile.scheduler_name
         self.nominator = nominator
         p = profile.plugins
@@ -456,6 +459,17 @@ class Framework:
                 return BindWait(status, self._resume_after(state, pod, node_name, i))
             if status is not None and not status.is_success():
                 return _failed(status, "PreBind", pre.name)
+        # upstream ``extendersBinding``: the first interested bind extender binds instead of the
+        # Bind plugins
+        binder = next((e for e in self.extenders if e.is_binder and e.is_interested(pod)), None)
+        if binder is not None:
+            try:
+                binder.bind(pod, node_name)
+            except ExtenderError as err:
+                return Status.error(str(err))
+            except ApiError as err:
+                return Status.error(err.message)
+            return None
         for pl in self.bind_plugins:
             try:
                 status = pl.bind(state, pod, node_name)

@@ -1,0 +1,447 @@
+"""Scheduler extenders: webhooks that filter, score, pick preemption victims and bind (upstream
+``pkg/scheduler/extender.go`` and ``k8s.io/kube-scheduler/extender/v1``).
+
+An extender is configured in KubeSchedulerConfiguration ``extenders``. The scheduler POSTs JSON to
+``<urlPrefix>/<verb>`` in upstream's wire types, whose field names are the Go struct names
+(``Pod``, ``Nodes``, ``NodeNames``, ``FailedNodes``, ...); answers are read case-insensitively, as
+Go's JSON decoder does. Two transports carry the calls:
+
+- HTTP(S) to a real server (``http://`` / ``https://`` URL prefixes), with the configured timeout
+  and TLS settings;
+- a Python callable in this process (``python:<module or file.py>:<function>``), called as
+  ``function(verb, args) -> result`` with the same JSON documents, for offline simulations.
+
+The error texts follow Go's ``net/http`` client where a user would compare them (``Post "<url>":
+... connection refused``, the client timeout, ``failed <verb> with extender at URL <url>, code
+<n>``).
+"""
+
+from __future__ import annotations
+
+import base64
+import errno
+import http.client
+import importlib
+import importlib.util
+import json
+import os
+import socket
+import ssl
+import sys
+import tempfile
+import urllib.parse
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from kubesched.k8s.objects import Obj
+from kubesched.scheduler.framework.types import NodeInfo, PodInfo
+
+#: upstream ``extenderv1.MaxExtenderPriority``: extenders score nodes on 0..10
+MAX_EXTENDER_PRIORITY = 10
+DEFAULT_TIMEOUT_SECONDS = 5.0
+#: the name put in a pod's unschedulable plugins when an extender filtered nodes out (upstream
+#: ``framework.ExtenderName``)
+EXTENDER_NAME = "Extender"
+PYTHON_SCHEME = "python:"
+
+
+class ExtenderError(Exception):
+    """A failed extender call; ``str()`` is upstream's error text."""
+
+
+@dataclass(frozen=True)
+class TLSSettings:
+    """``tlsConfig`` of an extender (upstream ``ExtenderTLSConfig``); the ``*Data`` fields are PEM
+    bytes, base64 in YAML/JSON as Go's ``[]byte``."""
+
+    insecure: bool = False
+    server_name: str = ""
+    cert_file: str = ""
+    key_file: str = ""
+    ca_file: str = ""
+    cert_data: bytes = b""
+    key_data: bytes = b""
+    ca_data: bytes = b""
+
+
+@dataclass(frozen=True)
+class ExtenderConfig:
+    """One entry of KubeSchedulerConfiguration ``extenders``."""
+
+    url_prefix: str
+    filter_verb: str = ""
+    preempt_verb: str = ""
+    prioritize_verb: str = ""
+    bind_verb: str = ""
+    weight: int = 0
+    enable_https: bool = False
+    tls: TLSSettings | None = None
+    http_timeout: float = 0.0
+    node_cache_capable: bool = False
+    #: ``(name, ignoredByScheduler)`` of each managed extended resource
+    managed_resources: tuple[tuple[str, bool], ...] = ()
+    ignorable: bool = False
+
+
+#: how a call reaches the extender: ``(verb, url, JSON document) -> decoded answer``
+class Transport(Protocol):
+    def __call__(self, verb: str, url: str, args: Obj) -> Any: ...
+
+
+class Extender:
+    """Upstream ``HTTPExtender``: the calls the scheduler makes, each raising
+    :class:`ExtenderError` when it fails."""
+
+    def __init__(self, config: ExtenderConfig, transport: Transport,
+                 apply_binding: Callable[[Obj, str], None] | None = None) -> None:
+        self.config = config
+        self.name = config.url_prefix
+        self.weight = config.weight
+        self.ignorable = config.ignorable
+        self._send = transport
+        self._managed = {name for name, _ in config.managed_resources}
+        #: in a simulation: records the binding an extender accepted, as the extender itself would
+        #: against a real API server
+        self._apply_binding = apply_binding
+
+    def __repr__(self) -> str:
+        return f"Extender({self.name!r})"
+
+    @property
+    def supports_preemption(self) -> bool:
+        return bool(self.config.preempt_verb)
+
+    @property
+    def is_binder(self) -> bool:
+        return bool(self.config.bind_verb)
+
+    @property
+    def has_filter(self) -> bool:
+        return bool(self.config.filter_verb)
+
+    @property
+    def has_prioritize(self) -> bool:
+        return bool(self.config.prioritize_verb)
+
+    def is_interested(self, pod: PodInfo) -> bool:
+        """Every pod, unless ``managedResources`` are listed: then only a pod whose containers or
+        init containers request or limit one of them."""
+        if not self._managed:
+            return True
+        spec = pod.spec
+        for container in (spec.get("containers") or []) + (spec.get("initContainers") or []):
+            resources = container.get("resources") or {}
+            for section in ("requests", "limits"):
+                if any(name in self._managed for name in resources.get(section) or ()):
+                    return True
+        return False
+
+    def _url(self, verb: str) -> str:
+        return self.config.url_prefix.rstrip("/") + "/" + verb
+
+    def _args(self, pod: PodInfo, nodes: list[NodeInfo]) -> Obj:
+        if self.config.node_cache_capable:
+            return {"Pod": pod.obj, "Nodes": None, "NodeNames": [n.name for n in nodes]}
+        items = [n.node for n in nodes]
+        return {"Pod": pod.obj, "Nodes": {"metadata": {}, "items": items}, "NodeNames": None}
+
+    def filter(self, pod: PodInfo, nodes: list[NodeInfo]) -> tuple[list[str], dict[str, str], dict[str, str]]:
+        """The names of the nodes that pass (a subset of ``nodes``), the failed nodes and the nodes
+        failed as unresolvable, each with the extender's reason."""
+        if not self.config.filter_verb:
+            return [n.name for n in nodes], {}, {}
+        result = self._call(self.config.filter_verb, self._args(pod, nodes))
+        error = _field(result, "Error")
+        if error:
+            raise ExtenderError(str(error))
+        names = _field(result, "NodeNames")
+        listed = _field(result, "Nodes")
+        passed: list[str] = []
+        if self.config.node_cache_capable and names is not None:
+            given = {n.name for n in nodes}
+            for name in _list(names, "NodeNames"):
+                if name not in given:
+                    raise ExtenderError(
+                        f'extender "{self.name}" claims a filtered node "{name}" which is not found in the '
+                        "input node list")
+                passed.append(name)
+        elif listed is not None:
+            for item in _list(_field(listed, "Items") or [], "Nodes.items"):
+                passed.append(str(_field(_field(item, "Metadata") or {}, "Name") or ""))
+        return passed, _reasons(result, "FailedNodes"), _reasons(result, "FailedAndUnresolvableNodes")
+
+    def prioritize(self, pod: PodInfo, nodes: list[NodeInfo]) -> list[tuple[str, int]]:
+        """``(host, score)`` pairs on the extender's 0..10 scale, unweighted."""
+        if not self.config.prioritize_verb:
+            return [(n.name, 0) for n in nodes]
+        result = self._call(self.config.prioritize_verb, self._args(pod, nodes))
+        scores: list[tuple[str, int]] = []
+        for entry in _list(result or [], "HostPriorityList"):
+            score = _field(entry, "Score") or 0
+            if not isinstance(score, int) or isinstance(score, bool):
+                raise ExtenderError(f"extender {self.name}: score {score!r} is not an integer")
+            scores.append((str(_field(entry, "Host") or ""), score))
+        return scores
+
+    def process_preemption(
+        self, pod: PodInfo, victims: Mapping[str, tuple[list[PodInfo], int]],
+        node_info: Callable[[str], NodeInfo | None],
+    ) -> dict[str, tuple[list[PodInfo], int]]:
+        """The candidates the extender keeps, ``node -> (victims, PDB violations)``; its answer names
+        victims by UID, each of which must be a pod on that node."""
+        if self.config.node_cache_capable:
+            meta = {node: {"Pods": [{"UID": p.uid} for p in pods], "NumPDBViolations": n}
+                    for node, (pods, n) in victims.items()}
+            args: Obj = {"Pod": pod.obj, "NodeNameToVictims": None, "NodeNameToMetaVictims": meta}
+        else:
+            full = {node: {"Pods": [p.obj for p in pods], "NumPDBViolations": n}
+                    for node, (pods, n) in victims.items()}
+            args = {"Pod": pod.obj, "NodeNameToVictims": full, "NodeNameToMetaVictims": None}
+        result = self._call(self.config.preempt_verb, args)
+        answer = _field(result, "NodeNameToMetaVictims") or {}
+        if not isinstance(answer, dict):
+            raise ExtenderError(f"extender {self.name}: NodeNameToMetaVictims is not an object")
+        kept: dict[str, tuple[list[PodInfo], int]] = {}
+        for node_name, meta_victims in answer.items():
+            info = node_info(node_name)
+            if info is None:
+                raise ExtenderError(f'nodeinfo not found for node name "{node_name}"')
+            meta_victims = meta_victims or {}
+            pods: list[PodInfo] = []
+            for meta_pod in _list(_field(meta_victims, "Pods") or [], "Pods"):
+                uid = str(_field(meta_pod, "UID") or "")
+                found = next((p for p in info.pods if p.uid == uid), None)
+                if found is None:
+                    raise ExtenderError(
+                        f"extender: {self.name} claims to preempt pod (UID: &{{{uid}}}) on node: {node_name}, "
+                        "but the pod is not found on that node")
+                pods.append(found)
+            kept[node_name] = (pods, int(_field(meta_victims, "NumPDBViolations") or 0))
+        return kept
+
+    def bind(self, pod: PodInfo, node_name: str) -> None:
+        """Delegate the binding; the extender is to POST it to the API server."""
+        args = {"PodName": pod.name, "PodNamespace": pod.namespace, "PodUID": pod.uid, "Node": node_name}
+        result = self._call(self.config.bind_verb, args)
+        error = _field(result, "Error")
+        if error:
+            raise ExtenderError(str(error))
+        if self._apply_binding is not None:
+            self._apply_binding(pod.obj, node_name)
+
+    def _call(self, verb: str, args: Obj) -> Any:
+        return self._send(verb, self._url(verb), args)
+
+
+def _field(obj: Any, name: str) -> Any:
+    """A field of a decoded answer, matched as Go's decoder does: exactly, else ignoring case."""
+    if not isinstance(obj, dict):
+        return None
+    if name in obj:
+        return obj[name]
+    lowered = name.lower()
+    return next((v for k, v in obj.items() if isinstance(k, str) and k.lower() == lowered), None)
+
+
+def _list(value: Any, what: str) -> list[Any]:
+    if not isinstance(value, list):
+        raise ExtenderError(f"json: cannot unmarshal {type(value).__name__} into {what}")
+    return value
+
+
+def _reasons(result: Any, name: str) -> dict[str, str]:
+    value = _field(result, name) or {}
+    if not isinstance(value, dict):
+        raise ExtenderError(f"json: cannot unmarshal {type(value).__name__} into {name}")
+    return {str(k): str(v) for k, v in value.items()}
+
+
+# -- transports -----------------------------------------------------------------------------------
+class HTTPTransport:
+    """POST a JSON document and decode the answer (a new connection per call, the configured
+    timeout; ``https`` with the extender's TLS settings)."""
+
+    def __init__(self, config: ExtenderConfig) -> None:
+        self.timeout = config.http_timeout or DEFAULT_TIMEOUT_SECONDS
+        parsed = urllib.parse.urlsplit(config.url_prefix)
+        self._context: ssl.SSLContext | None = None
+        self._server_name = ""
+        if parsed.scheme == "https":
+            self._context = _ssl_context(config.tls or TLSSettings(), config.enable_https)
+            self._server_name = (config.tls.server_name if config.tls else "") or ""
+
+    def __call__(self, verb: str, url: str, args: Obj) -> Any:
+        body = json.dumps(args, separators=(",", ":")).encode()
+        parts = urllib.parse.urlsplit(url)
+        host = parts.hostname or ""
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+        path = parts.path or "/"
+        if parts.query:
+            path += "?" + parts.query
+        try:
+            conn = self._connection(host, port)
+            try:
+                conn.request("POST", path, body=body, headers={"Content-Type": "application/json"})
+                response = conn.getresponse()
+                data = response.read()
+            finally:
+                conn.close()
+        except TimeoutError as err:
+            raise ExtenderError(
+                f'Post "{url}": context deadline exceeded (Client.Timeout exceeded while awaiting headers)'
+            ) from err
+        except ConnectionRefusedError as err:
+            raise ExtenderError(f'Post "{url}": dial tcp {host}:{port}: connect: connection refused') from err
+        except ssl.SSLError as err:
+            raise ExtenderError(f'Post "{url}": tls: {err.reason or err}') from err
+        except OSError as err:
+            if err.errno == errno.ECONNREFUSED:
+                raise ExtenderError(f'Post "{url}": dial tcp {host}:{port}: connect: connection refused') from err
+            raise ExtenderError(f'Post "{url}": {err.strerror or err}') from err
+        except http.client.HTTPException as err:
+            raise ExtenderError(f'Post "{url}": {type(err).__name__}: {err}') from err
+        if response.status != 200:
+            raise ExtenderError(f"failed {verb} with extender at URL {url}, code {response.status}")
+        try:
+            return json.loads(data)
+        except ValueError as err:
+            raise ExtenderError(f"extender {url}: the answer is not JSON: {err}") from err
+
+    def _connection(self, host: str, port: int) -> http.client.HTTPConnection:
+        if self._context is None:
+            return http.client.HTTPConnection(host, port, timeout=self.timeout)
+        return _TLSConnection(host, port, self._context, self._server_name, self.timeout)
+
+
+class _TLSConnection(http.client.HTTPSConnection):
+    """HTTPS whose certificate is checked against ``server_name`` when one is configured (SNI and
+    verification, as Go's ``tls.Config.ServerName``)."""
+
+    def __init__(self, host: str, port: int, context: ssl.SSLContext, server_name: str, timeout: float) -> None:
+        super().__init__(host, port, timeout=timeout, context=context)
+        self._tls_context = context
+        self._server_name = server_name
+
+    def connect(self) -> None:
+        sock = socket.create_connection((self.host, self.port), self.timeout)
+        self.sock = self._tls_context.wrap_socket(sock, server_hostname=self._server_name or self.host)
+
+
+def _ssl_context(tls: TLSSettings, enable_https: bool) -> ssl.SSLContext:
+    """Upstream ``makeTransport``: ``enableHTTPS`` without a CA skips verification; otherwise the
+    CA (file or data) verifies the server, ``insecure`` turns verification off, a client
+    certificate is presented when given."""
+    has_ca = bool(tls.ca_file or tls.ca_data)
+    insecure = tls.insecure or (enable_https and not has_ca)
+    context = ssl.create_default_context()
+    if has_ca:
+        context.load_verify_locations(cafile=tls.ca_file or None,
+                                      cadata=tls.ca_data.decode() if tls.ca_data else None)
+    if insecure:
+        context.check_hostname = False
+        context.verify_mode = ssl.CERT_NONE
+    if tls.cert_file or tls.cert_data:
+        _load_client_certificate(context, tls)
+    return context
+
+
+def _load_client_certificate(context: ssl.SSLContext, tls: TLSSettings) -> None:
+    """``ssl`` reads a client certificate only from files: inline data goes through a private
+    temporary file, removed at once."""
+    paths: list[str] = []
+    try:
+        def path_of(file: str, data: bytes) -> str:
+            if file:
+                return file
+            fd, path = tempfile.mkstemp(suffix=".pem")
+            with os.fdopen(fd, "wb") as out:
+                out.write(data)
+            paths.append(path)
+            return path
+
+        cert = path_of(tls.cert_file, tls.cert_data)
+        key = path_of(tls.key_file, tls.key_data) if (tls.key_file or tls.key_data) else None
+        context.load_cert_chain(cert, key)
+    finally:
+        for path in paths:
+            os.unlink(path)
+
+
+class PythonTransport:
+    """Call ``function(verb, args)`` in this process. The document goes through JSON both ways, as
+    on the wire, so the function sees exactly what an HTTP extender would and cannot change the
+    scheduler's objects; an exception is the call's error."""
+
+    def __init__(self, function: Callable[[str, Obj], Any]) -> None:
+        self._function = function
+
+    def __call__(self, verb: str, url: str, args: Obj) -> Any:
+        document = json.loads(json.dumps(args))
+        try:
+            answer = self._function(verb, document)
+        except Exception as err:  # noqa: BLE001 - the extender's failure is the call's error
+            raise ExtenderError(f"extender {url}: {type(err).__name__}: {err}") from err
+        try:
+            return json.loads(json.dumps(answer))
+        except (TypeError, ValueError) as err:
+            raise ExtenderError(f"extender {url}: the answer is not JSON: {err}") from err
+
+
+def load_python_extender(target: str, base_dir: Path | None) -> Callable[[str, Obj], Any]:
+    """The function named by ``<module or file.py>:<function>`` (a relative file path is taken
+    from ``base_dir``, the directory of the configuration's file, else the working directory)."""
+    location, sep, attribute = target.rpartition(":")
+    if not sep or not location or not attribute:
+        raise ValueError(f"expected python:<module or file.py>:<function>, got {PYTHON_SCHEME}{target}")
+    if location.endswith(".py"):
+        path = Path(location)
+        if not path.is_absolute() and base_dir is not None:
+            path = base_dir / path
+        if not path.is_file():
+            raise ValueError(f"{path}: no such file")
+        name = f"kubesched_extender_{abs(hash(str(path.resolve())))}"
+        module = sys.modules.get(name)
+        if module is None:
+            spec = importlib.util.spec_from_file_location(name, path)
+            if spec is None or spec.loader is None:
+                raise ValueError(f"{path}: cannot be loaded as a Python module")
+            module = importlib.util.module_from_spec(spec)
+            sys.modules[name] = module
+            try:
+                spec.loader.exec_module(module)
+            except Exception:
+                del sys.modules[name]
+                raise
+    else:
+        module = importlib.import_module(location)
+    function = getattr(module, attribute, None)
+    if not callable(function):
+        raise ValueError(f"{location} has no function {attribute!r}")
+    return function  # type: ignore[no-any-return]
+
+
+def make_transport(config: ExtenderConfig, base_dir: Path | None) -> Transport:
+    if config.url_prefix.startswith(PYTHON_SCHEME):
+        return PythonTransport(load_python_extender(config.url_prefix[len(PYTHON_SCHEME):], base_dir))
+    return HTTPTransport(config)
+
+
+def decode_pem_data(value: Any) -> bytes:
+    """A ``[]byte`` field of the configuration: base64 in YAML/JSON (as Go encodes it)."""
+    if not value:
+        return b""
+    if not isinstance(value, str):
+        raise ValueError("must be a base64 string")
+    try:
+        return base64.b64decode(value, validate=True)
+    except ValueError as err:
+        raise ValueError(f"not base64: {err}") from err
+
+
+def ordered(extenders: Iterable[Extender]) -> list[Extender]:
+    """Upstream ``buildExtenders``: the ignorable extenders go after the others."""
+    extenders = list(extenders)
+    return [e for e in extenders if not e.ignorable] + [e for e in extenders if e.ignorable]
+
