@@ -78,6 +78,9 @@ class Scenario:
     scheduler_configuration: dict[str, Any] | None = None
     #: where the configuration came from, for error messages (default: the Scenario's spec field)
     scheduler_configuration_source: str | None = None
+    #: the directory of the file the configuration came from (``python:`` extender files are found
+    #: from there); None: the working directory
+    scheduler_configuration_dir: str | None = None
     objects: list[dict[str, Any]] = field(default_factory=list)
     steps: list[Step] = field(default_factory=list)
     sources: list[str] = field(default_factory=list)
@@ -358,6 +361,7 @@ def load_scenario(path: str | Path) -> Scenario:
         scenario.cluster = copy.deepcopy(spec.get("cluster") or {})
         if spec.get("schedulerConfiguration") is not None:
             scenario.scheduler_configuration = copy.deepcopy(spec["schedulerConfiguration"])
+            scenario.scheduler_configuration_dir = _directory_of(doc.file)
         steps = [_step(raw, f"{doc.source}, spec.steps[{i}]") for i, raw in enumerate(spec.get("steps") or [])]
         scenario.steps = sorted(steps, key=lambda s: s.at)
     return scenario
@@ -377,6 +381,12 @@ def _take_scheduler_configuration(scenario: Scenario, docs: list[_Doc]) -> None:
                             object_ref=SCHEDULER_CONFIGURATION_KIND)
     scenario.scheduler_configuration = copy.deepcopy(config.obj)
     scenario.scheduler_configuration_source = config.source
+    scenario.scheduler_configuration_dir = _directory_of(config.file)
+
+
+def _directory_of(file: str) -> str | None:
+    """The directory of a file documents were read from (None for standard input)."""
+    return None if file == STDIN_NAME else str(Path(file).parent)
 
 
 def scenario_from_objects(objects: list[dict[str, Any]], name: str, source: str) -> Scenario:

@@ -106,6 +106,7 @@ def with_scheduler_config(scenario: Any, path: str | None) -> Any:
     if path is not None:
         scenario.scheduler_configuration = load_scheduler_config(path, "--scheduler-config")
         scenario.scheduler_configuration_source = f"--scheduler-config {path}"
+        scenario.scheduler_configuration_dir = None if path == "-" else str(Path(path).parent)
     return scenario
 
 

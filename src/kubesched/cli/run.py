@@ -14,6 +14,7 @@ import socket
 import sys
 import uuid
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import click
@@ -37,6 +38,8 @@ class RunSettings:
     lease_duration: float
     renew_deadline: float
     retry_period: float
+    #: the configuration file's directory (``python:`` extender files are found from there)
+    config_dir: str | None = None
 
 
 def _load_config(path: str | None) -> dict[str, Any] | None:
@@ -110,6 +113,8 @@ def run(kubeconfig: str | None, context: str | None, config_path: str | None, ku
     configure_logging(log_level, log_format)
     settings = resolve_settings(_load_config(config_path), kubeconfig, kube_api_qps, kube_api_burst,
                                 leader_elect, lease_name, lease_namespace)
+    if config_path is not None:
+        settings.config_dir = str(Path(config_path).parent)
     hostname = socket.gethostname()
     runner, server = _build(settings, context, identity or f"{hostname}_{uuid.uuid4()}", hostname, seed,
                             bind_address, port)
@@ -142,6 +147,7 @@ def _build(settings: RunSettings, context: str | None, identity: str, hostname: 
         load_api_client,
         wall_clock,
     )
+    from kubesched.scheduler.config import ConfigError
     from kubesched.scheduler.scheduler import Scheduler
     from kubesched.serve.runner import SchedulerRunner
     from kubesched.serve.serving import HealthServer
@@ -156,7 +162,11 @@ def _build(settings: RunSettings, context: str | None, identity: str, hostname: 
                 ((settings.config or {}).get("profiles") or [{"schedulerName": DEFAULT_SCHEDULER_NAME}])]
     options = ClientOptions(qps=settings.qps, burst=settings.burst)
     cluster = KubeCluster(api_client, profiles=profiles, identity=hostname, client_options=options)
-    scheduler = Scheduler(cluster, settings.config, np.random.default_rng(seed), wall_clock)
+    try:
+        scheduler = Scheduler(cluster, settings.config, np.random.default_rng(seed), wall_clock,
+                              config_dir=Path(settings.config_dir) if settings.config_dir else None)
+    except ConfigError as exc:
+        raise click.BadParameter(str(exc), param_hint="--config") from exc
     elector = None
     if settings.leader_elect:
         if settings.lease_name == "kube-scheduler" and DEFAULT_SCHEDULER_NAME not in profiles:

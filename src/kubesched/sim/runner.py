@@ -145,6 +145,8 @@ class Simulation:
                 np.random.default_rng(scheduler_seq),
                 self.loop.now,
                 record_attempts=explain,
+                config_dir=Path(scenario.scheduler_configuration_dir) if scenario.scheduler_configuration_dir else None,
+                bind_for_extenders=True,
             )
         except ConfigError as err:
             source = scenario.scheduler_configuration_source or f"scenario {scenario.name}: spec.schedulerConfiguration"
