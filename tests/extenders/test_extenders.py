@@ -10,7 +10,6 @@ import pytest
 from click.testing import CliRunner
 
 from kubesched.cli.main import cli
-
 from kubesched.testkit.builders import make_node, make_pod, make_priority_class
 from kubesched.testkit.runs import ScenarioRun, run_docs
 from kubesched.testkit.scenarios import create_step, scenario_document, write_scenario
