@@ -11,10 +11,9 @@ from typing import Any
 import trustme
 
 from kubesched.testkit.builders import make_node, make_pod
+from kubesched.testkit.extender_server import extender_server, keep_nodes
 from kubesched.testkit.runs import ScenarioRun, run_docs
 from kubesched.testkit.scenarios import scenario_document
-
-from .server import extender_server, keep_nodes
 
 
 def b64(data: bytes) -> str:

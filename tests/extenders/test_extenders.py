@@ -11,10 +11,9 @@ from click.testing import CliRunner
 
 from kubesched.cli.main import cli
 from kubesched.testkit.builders import make_node, make_pod, make_priority_class
+from kubesched.testkit.extender_server import extender_server, keep_nodes, node_names
 from kubesched.testkit.runs import ScenarioRun, run_docs
 from kubesched.testkit.scenarios import create_step, scenario_document, write_scenario
-
-from .server import extender_server, keep_nodes, node_names
 
 
 def config(*extenders: dict[str, Any]) -> dict[str, Any]:

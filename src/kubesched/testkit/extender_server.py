@@ -1,5 +1,5 @@
-"""A scheduler extender for tests: a real HTTP(S) server on loopback whose answers each test sets,
-recording every call it gets."""
+"""A scheduler extender for tests (kubesched's and users'): a real HTTP(S) server on loopback whose
+answers each test sets, recording every call it gets."""
 
 from __future__ import annotations
 
