@@ -42,3 +42,23 @@ def test_python_and_http_extenders_give_the_same_simulation() -> None:
         server.shutdown()
         server.server_close()
     assert json.dumps(over_http.result, sort_keys=True) == json.dumps(in_process.result, sort_keys=True)
+
+
+def test_explain_shows_the_extenders_verdicts_beside_the_plugins() -> None:
+    from click.testing import CliRunner
+
+    from kubesched.cli.main import cli
+
+    result = CliRunner().invoke(cli, ["explain", "default/ml-training", str(EXAMPLE / "cluster.yaml"), "--at", "30s",
+                                      "-o", "json"])
+    assert result.exit_code == 0, result.output
+    diagnosis = json.loads(result.output)
+    failures = {n["node"]: [(f["plugin"], f["code"], f["reason"]) for f in n["failures"]] for n in diagnosis["nodes"]}
+    assert failures == {
+        "node-a": [("NodeResourcesFit", "UNSCHEDULABLE", "Insufficient cpu")],
+        "node-b": [("NodeResourcesFit", "UNSCHEDULABLE", "Insufficient cpu")],
+        "node-c": [("Extender", "UNSCHEDULABLE_AND_UNRESOLVABLE", "node is in a maintenance window")],
+        "node-d": [("Extender", "UNSCHEDULABLE", "node belongs to team web")],
+    }
+    assert diagnosis["upstreamMessage"].startswith(
+        "0/4 nodes are available: 1 node belongs to team web, 1 node is in a maintenance window, 2 Insufficient cpu.")

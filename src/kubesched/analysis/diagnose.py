@@ -8,7 +8,15 @@ from typing import Any
 
 from kubesched.analysis.hints import plugin_hints
 from kubesched.analysis.volume_hints import claim_hints
-from kubesched.scheduler.framework.interface import CycleState, Status
+from kubesched.scheduler.cache import Cache
+from kubesched.scheduler.framework.extender import (
+    EXTENDER_NAME,
+    ExtenderError,
+    apply_verdicts,
+    filter_through,
+)
+from kubesched.scheduler.framework.interface import Code, CycleState, Status
+from kubesched.scheduler.framework.runtime import Framework
 from kubesched.scheduler.framework.types import PodInfo
 from kubesched.scheduler.messages import fit_error_message
 from kubesched.scheduler.scheduler import Scheduler
@@ -61,6 +69,33 @@ class PodDiagnosis:
             "preemptionIfAllowed": self.preemption_if_allowed,
             "failed": self.failed,
         }
+
+
+def _extender_verdicts(fwk: Framework, pod: PodInfo, cache: Cache, result: PodDiagnosis,
+                       statuses: dict[str, Status]) -> str | None:
+    """The extenders' filter over the nodes every plugin accepted, as the scheduler would call
+    them: their refusals join the nodes' verdicts (plugin ``Extender``) and the statuses preemption
+    sees. The error that would fail the attempt, if an extender fails and is not ignorable."""
+    by_node = {v.node: v for v in result.verdicts}
+    fitting = [info for info in cache.node_infos if by_node[info.name].fits]
+    try:
+        passed, verdicts = filter_through(fwk.extenders, pod, fitting)
+    except ExtenderError as err:
+        return str(err)
+    refused = set()
+    for verdict in verdicts:
+        code = Code.UNSCHEDULABLE_AND_UNRESOLVABLE if verdict.unresolvable else Code.UNSCHEDULABLE
+        if verdict.node in by_node:
+            by_node[verdict.node].failures.append({"plugin": EXTENDER_NAME, "extender": verdict.extender,
+                                                   "code": code.name, "reason": verdict.reason, "hints": []})
+            refused.add(verdict.node)
+    kept = {info.name for info in passed}
+    for info in fitting:
+        if info.name not in kept and info.name not in refused:
+            by_node[info.name].failures.append({"plugin": EXTENDER_NAME, "code": Code.UNSCHEDULABLE.name,
+                                                "reason": "left out by an extender that gave no reason", "hints": []})
+    apply_verdicts(statuses, verdicts)
+    return None
 
 
 def diagnose(scheduler: Scheduler, namespace: str, name: str) -> PodDiagnosis:
@@ -116,7 +151,13 @@ def diagnose(scheduler: Scheduler, namespace: str, name: str) -> PodDiagnosis:
                     verdict.hints.extend(hints)
                     first_failures.setdefault(info.name, st.with_plugin(pl.name))
             result.verdicts.append(verdict)
-    if first_failures and len(first_failures) == cache.num_nodes():
+        if fwk.extenders:
+            error = _extender_verdicts(fwk, pod, cache, result, first_failures)
+            if error is not None:  # upstream fails the attempt with the extender's error
+                result.upstream_message = error
+                return result
+    pending = pre_status is not None or not any(v.fits for v in result.verdicts)
+    if first_failures and pending:
         result.upstream_message = fit_error_message(
             cache.num_nodes(), pre_status.message() if pre_status else "", first_failures.values(), ""
         )  # (the preemption clause is added below when the PostFilter would fail)

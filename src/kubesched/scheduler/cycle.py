@@ -16,7 +16,14 @@ import numpy as np
 
 from kubesched.k8s.objects import ApiError
 from kubesched.scheduler import queue as q
-from kubesched.scheduler.framework.extender import EXTENDER_NAME, MAX_EXTENDER_PRIORITY, ExtenderError
+from kubesched.scheduler.framework.extender import (
+    EXTENDER_NAME,
+    MAX_EXTENDER_PRIORITY,
+    ExtenderError,
+    FilterVerdict,
+    apply_verdicts,
+    filter_through,
+)
 from kubesched.scheduler.framework.interface import MAX_NODE_SCORE, PODS_TO_ACTIVATE, Code, CycleState, Status
 from kubesched.scheduler.framework.runtime import BindWait, Framework
 from kubesched.scheduler.framework.types import PodInfo
@@ -246,7 +253,7 @@ def _find_nodes_that_fit(sched: Scheduler, fwk: Framework, state: CycleState, po
                 else:
                     if len(only):
                         return only
-                _apply_extender_verdicts(diagnosis, on_nominated)
+                apply_verdicts(diagnosis, on_nominated)
                 if info.name in diagnosis:
                     nominated_index = info.index
             elif st.code != Code.ERROR:  # upstream only logs an error on the nominated node
@@ -301,7 +308,7 @@ def _find_nodes_that_fit(sched: Scheduler, fwk: Framework, state: CycleState, po
     if error is not None:
         raise RuntimeError(error[1].message())
     feasible = order[positions]
-    verdicts: list[tuple[str, bool, str]] = []
+    verdicts: list[FilterVerdict] = []
     if len(feasible) and fwk.extenders:
         before = len(feasible)
         feasible, verdicts = _pass_extenders(fwk, pod, cache, feasible)
@@ -314,53 +321,21 @@ def _find_nodes_that_fit(sched: Scheduler, fwk: Framework, state: CycleState, po
     for j, st in zip(failed, fwk.statuses_for(state, pod, cache, failed, first_fail, known)):
         diagnosis[nodes[j].name] = st
         plugins.add(st.plugin)
-    _apply_extender_verdicts(diagnosis, verdicts)
+    apply_verdicts(diagnosis, verdicts)
     plugins.discard("")
     raise FitError(len(nodes), diagnosis, plugins)
 
 
-def _pass_extenders(
-    fwk: Framework, pod: PodInfo, cache: Cache, feasible: np.ndarray
-) -> tuple[np.ndarray, list[tuple[str, bool, str]]]:
-    """Upstream ``findNodesThatPassExtenders``: each interested extender, in order, filters what
-    the previous ones left. Returns the nodes left (in the scheduler's order) and the extenders'
-    verdicts ``(node, unresolvable, reason)`` in the order upstream records them. A failing
-    extender is skipped when ignorable; otherwise the attempt fails with its error."""
+def _pass_extenders(fwk: Framework, pod: PodInfo, cache: Cache, feasible: np.ndarray
+                    ) -> tuple[np.ndarray, list[FilterVerdict]]:
+    """The extenders' filter over the feasible nodes (by index, the scheduler's order kept); a
+    failing extender that is not ignorable fails the attempt with its error."""
     nodes = cache.node_infos
-    verdicts: list[tuple[str, bool, str]] = []
-    for extender in fwk.extenders:
-        if not len(feasible):
-            break
-        if not extender.is_interested(pod):
-            continue
-        try:
-            passed, failed, unresolvable = extender.filter(pod, [nodes[j] for j in feasible.tolist()])
-        except ExtenderError as err:
-            if extender.ignorable:
-                log.info("skipping extender %s as it returned error and has ignorable flag set: %s",
-                         extender.name, err)
-                continue
-            raise RuntimeError(str(err)) from err
-        verdicts.extend((name, True, reason) for name, reason in unresolvable.items())
-        verdicts.extend((name, False, reason) for name, reason in failed.items() if name not in unresolvable)
-        keep = set(passed)
-        feasible = feasible[np.fromiter((nodes[j].name in keep for j in feasible.tolist()), dtype=bool,
-                                        count=len(feasible))]
-    return feasible, verdicts
-
-
-def _apply_extender_verdicts(diagnosis: dict[str, Status], verdicts: list[tuple[str, bool, str]]) -> None:
-    """An unresolvable verdict replaces the node's status (keeping its reasons); a plain failure
-    adds its reason to the node's status, or becomes it."""
-    for name, unresolvable, reason in verdicts:
-        existing = diagnosis.get(name)
-        if unresolvable:
-            reasons = (existing.reasons if existing is not None else ()) + (reason,)
-            diagnosis[name] = Status.unresolvable(*reasons)
-        elif existing is None:
-            diagnosis[name] = Status.unschedulable(reason)
-        else:
-            diagnosis[name] = Status(existing.code, existing.reasons + (reason,), existing.plugin)
+    try:
+        passed, verdicts = filter_through(fwk.extenders, pod, [nodes[j] for j in feasible.tolist()], log.info)
+    except ExtenderError as err:
+        raise RuntimeError(str(err)) from err
+    return np.asarray([info.index for info in passed], dtype=np.int64), verdicts
 
 
 def _add_extender_scores(
