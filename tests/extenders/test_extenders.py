@@ -245,3 +245,15 @@ def test_invalid_extender_configuration_is_refused_naming_the_field(
     assert result.exit_code == 2, result.output
     assert "Traceback" not in result.output
     assert "spec.schedulerConfiguration" in result.output and message in result.output, result.output
+
+
+def test_a_pod_only_extenders_refused_waits_for_the_leftover_flush(tmp_path: Path) -> None:
+    """v1.28 records the fake plugin "Extender" for such a pod; no plugin registers events for it, so
+    a new node does not retry the pod: the 5-minute flush of unschedulable pods does."""
+    with extender_server() as ext:
+        ext.answers["filter"] = keep_nodes(lambda n: False, failed="closed")
+        result = run(tmp_path, [{"urlPrefix": ext.url, "filterVerb": "filter"}], [*NODES, make_pod("p")],
+                     until="6m", steps=[create_step("5s", make_node("late"))])
+    times = [t for t, _ in result.failed("p")]
+    assert times[0] == 0.0 and 5.0 not in times
+    assert 300.0 <= times[1] <= 330.0
