@@ -13,7 +13,7 @@ from kubesched.sim import simulate
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
-NOT_SCENARIOS = {"toleration-profile.yaml", "coscheduling.yaml"}  # KubeSchedulerConfigurations (--scheduler-config)
+NOT_SCENARIOS = {"toleration-profile.yaml", "coscheduling.yaml", "http.yaml"}  # KubeSchedulerConfigurations (--scheduler-config)
 SCENARIOS = sorted(p for p in EXAMPLES.rglob("*.yaml") if p.name not in NOT_SCENARIOS)
 ROLLOUT = EXAMPLES / "rollout"
 
