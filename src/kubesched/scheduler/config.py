@@ -75,6 +75,7 @@ def plugin_registry() -> dict[str, PluginFactory]:
     )
     from kubesched.scheduler.plugins.coscheduling import Coscheduling
     from kubesched.scheduler.plugins.defaultpreemption import DefaultPreemption
+    from kubesched.scheduler.plugins.gangpreemption import GangPreemption
     from kubesched.scheduler.plugins.imagelocality import ImageLocality
     from kubesched.scheduler.plugins.interpodaffinity import InterPodAffinity
     from kubesched.scheduler.plugins.nodeaffinity import NodeAffinity
@@ -112,6 +113,7 @@ def plugin_registry() -> dict[str, PluginFactory]:
         VolumeBinding,
         VolumeZone,
         Coscheduling,
+        GangPreemption,
     ]
     return {cls.name: cls for cls in classes}
 

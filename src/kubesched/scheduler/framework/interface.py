@@ -339,6 +339,8 @@ class PluginsRunner(Protocol):
     """What plugins may run of the framework (upstream ``PluginsRunner`` and
     ``RunFilterPluginsWithNominatedPods``), with what a preemption dry run needs."""
 
+    def run_pre_filter(self, state: CycleState, pod: PodInfo) -> tuple[PreFilterResult | None, Status | None]: ...
+
     def run_filter_with_nominated(
         self, state: CycleState, pod: PodInfo, node: NodeInfo, pods_only: bool = False
     ) -> Status | None: ...

@@ -181,7 +181,25 @@ class Evaluator:
         if not ok:
             record.outcome = "not eligible"
             return None, Status.unschedulable(msg)
-        potential, node_statuses = self._nodes_where_preemption_might_help(statuses)
+        best, result, status = self.find_candidate(state, pod, statuses, record)
+        if best is None:
+            return result, status
+        error = self.prepare_candidate(best, pod)
+        if error is not None:
+            record.outcome = "error"
+            return None, error
+        record.outcome = "preempted"
+        return PostFilterResult(best.node), Status(Code.SUCCESS)
+
+    def find_candidate(
+        self, state: CycleState, pod: PodInfo, statuses: dict[str, Status], record: PreemptionRecord,
+        exclude: frozenset[str] | set[str] = frozenset(),
+    ) -> tuple[Candidate | None, PostFilterResult | None, Status]:
+        """The node and victims :meth:`preempt` would choose for an eligible ``pod`` (the steps
+        between eligibility and acting), recorded in ``record``; nodes in ``exclude`` are left out.
+        Without a candidate: None, with the PostFilter's result and status."""
+        handle = self.handle
+        potential, node_statuses = self._nodes_where_preemption_might_help(statuses, exclude)
         if potential:
             candidates = self._dry_run_preemption(state, pod, potential, statuses, node_statuses)
             record.candidates = candidates
@@ -198,28 +216,23 @@ class Evaluator:
                 # (utilerrors.NewAggregate text: distinct messages, bracketed if several); the
                 # nomination is left as it is
                 record.outcome = "error"
-                return None, Status.error(errors[0] if len(errors) == 1 else f"[{', '.join(errors)}]")
+                return None, None, Status.error(errors[0] if len(errors) == 1 else f"[{', '.join(errors)}]")
             record.outcome = "no candidates"
-            return PostFilterResult(""), Status.unschedulable(
+            return None, PostFilterResult(""), Status.unschedulable(
                 fit_error_message(len(node_statuses), "", node_statuses.values(), "")
             )
         candidates, error = self._call_extenders(pod, candidates)
         if error is not None:
             record.outcome = "error"
-            return None, error
+            return None, None, error
         best = self._select_candidate(candidates, record) if candidates else None
         if best is None:
             record.outcome = "no candidates"
-            return None, Status.unschedulable("no candidate node for preemption")
+            return None, None, Status.unschedulable("no candidate node for preemption")
         record.chosen = best.node
         if not handle.keep_all_candidates:
             record.candidates = [best]  # the others only matter to explanations, and cost memory
-        error = self._prepare_candidate(best, pod)
-        if error is not None:
-            record.outcome = "error"
-            return None, error
-        record.outcome = "preempted"
-        return PostFilterResult(best.node), Status(Code.SUCCESS)
+        return best, PostFilterResult(best.node), Status(Code.SUCCESS)
 
     def dry_run(self, state: CycleState, pod: PodInfo, statuses: dict[str, Status]) -> PreemptionRecord:
         """The decision :meth:`preempt` would take now, without acting or recording it."""
@@ -288,13 +301,15 @@ class Evaluator:
 
     # -- finding candidates ------------------------------------------------------------------------
     def _nodes_where_preemption_might_help(
-        self, statuses: dict[str, Status]
+        self, statuses: dict[str, Status], exclude: frozenset[str] | set[str] = frozenset()
     ) -> tuple[list[NodeInfo], dict[str, Status]]:
         """Upstream ``nodesWherePreemptionMightHelp``: every node but those rejected as
-        UnschedulableAndUnresolvable (which get "not helpful")."""
+        UnschedulableAndUnresolvable (which get "not helpful"); nodes in ``exclude`` are left out."""
         potential: list[NodeInfo] = []
         node_statuses: dict[str, Status] = {}
         for info in self.handle.snapshot().node_infos:
+            if info.name in exclude:
+                continue
             st = statuses.get(info.name)
             if st is not None and st.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
                 node_statuses[info.name] = Status.unresolvable(NOT_HELPFUL)
@@ -406,7 +421,7 @@ class Evaluator:
         return list(zip(CRITERIA, funcs))
 
     # -- acting ---------------------------------------------------------------------------------
-    def _prepare_candidate(self, candidate: Candidate, pod: PodInfo) -> Status | None:
+    def prepare_candidate(self, candidate: Candidate, pod: PodInfo) -> Status | None:
         """Upstream ``prepareCandidate``: preempt every victim, then clear the nominations of the
         lower-priority pods nominated to the node."""
         handle = self.handle
