@@ -100,6 +100,10 @@ class Replica:
         assert not self.thread.is_alive(), f"replica {self.identity} did not stop"
         return self.result
 
+    def sample(self, name: str, **labels: str) -> float | None:
+        """The value of one sample of the exposition (None when absent)."""
+        return metric_sample(self.runner.exporter.text, name, **labels)
+
     def metric(self, name: str) -> str:
         return "\n".join(line for line in self.runner.exporter.text.splitlines() if line.startswith(name))
 
@@ -108,8 +112,19 @@ class Replica:
         for line in self.runner.exporter.text.splitlines():
             if line.startswith("scheduler_pending_pods{"):
                 queue = line.split('"')[1]
-                counts[queue] = int(line.rsplit(" ", 1)[1])
+                counts[queue] = int(float(line.rsplit(" ", 1)[1]))
         return counts
+
+
+def metric_sample(text: str, name: str, **labels: str) -> float | None:
+    """The value of the sample ``name`` with exactly ``labels`` in a Prometheus text exposition."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            if sample.name == name and sample.labels == labels:
+                return float(sample.value)
+    return None
 
 
 @pytest.fixture

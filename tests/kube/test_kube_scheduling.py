@@ -47,9 +47,24 @@ def test_pods_are_bound_and_events_recorded(fake: FakeApiServer, replicas: Calla
     assert event["regarding"]["kind"] == "Pod" and event["regarding"]["uid"]
     assert event["eventTime"].endswith("Z") and len(event["eventTime"].split(".")[1]) == 7
 
-    wait_for(lambda: 'result="scheduled"} 17' in replica.metric("scheduler_schedule_attempts_total"))
-    assert 'scheduler_schedule_attempts_total{profile="kubesched",result="scheduled"} 17' in replica.runner.exporter.text
-    assert 'scheduler_pod_scheduling_attempts_bucket{le="1"} 17' in replica.runner.exporter.text
+    wait_for(lambda: replica.sample("scheduler_schedule_attempts_total", profile="kubesched", result="scheduled") == 17)
+    assert replica.sample("scheduler_pod_scheduling_attempts_bucket", le="1.0") == 17
+    # durations under upstream's names and labels
+    assert replica.sample("scheduler_scheduling_attempt_duration_seconds_count", profile="kubesched",
+                          result="scheduled") == 17
+    assert replica.sample("scheduler_pod_scheduling_sli_duration_seconds_count", attempts="1") == 17
+    assert replica.sample("scheduler_framework_extension_point_duration_seconds_count", extension_point="Filter",
+                          profile="kubesched", status="Success") == 17
+    assert replica.sample("scheduler_framework_extension_point_duration_seconds_count", extension_point="Bind",
+                          profile="kubesched", status="Success") == 17
+    # plugins are timed in a sample of the cycles (10%, as upstream)
+    sampled = replica.sample("scheduler_plugin_execution_duration_seconds_count", extension_point="Filter",
+                             plugin="NodeResourcesFit", status="Success")
+    assert sampled is not None and 1 <= sampled < 17
+    assert replica.sample("scheduler_queue_incoming_pods_total", event="PodAdd", queue="active") == 17
+    assert replica.sample("scheduler_scheduler_cache_size", type="pods") == 17
+    assert replica.sample("rest_client_requests_total", code="201", host=fake.url.split("//")[1], method="POST")
+    assert replica.sample("process_cpu_seconds_total") is not None
 
 
 def test_preemption_marks_deletes_gracefully_and_nominates(
@@ -97,8 +112,8 @@ def test_preemption_marks_deletes_gracefully_and_nominates(
 
     fake.finish_deletion("default", "victim")  # the kubelet is done
     wait_for(lambda: node_of(fake, "preemptor") == "n1", what="preemptor bound after the victim left")
-    assert 'scheduler_preemption_victims_bucket{le="1"} 1' in wait_for(
-        lambda: 'preemption_victims_count 1' in replica.runner.exporter.text and replica.runner.exporter.text)
+    wait_for(lambda: replica.sample("scheduler_preemption_victims_count") == 1)
+    assert replica.sample("scheduler_preemption_victims_bucket", le="1.0") == 1
 
 
 def test_clearing_a_nomination_sends_null(fake: FakeApiServer, kubeconfig: str) -> None:

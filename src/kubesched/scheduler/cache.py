@@ -76,6 +76,13 @@ class Cache:
     def num_nodes(self) -> int:
         return len(self._node_infos)
 
+    def num_pods(self) -> int:
+        """Pods on nodes, assumed ones included (upstream ``PodCount``)."""
+        return len(self._pods)
+
+    def num_assumed(self) -> int:
+        return len(self._assumed)
+
     def update_snapshot(self) -> None:
         if self._order_dirty:
             self._node_infos = [self.nodes[name] for name in self._tree_order()]

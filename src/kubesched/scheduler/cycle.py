@@ -163,16 +163,19 @@ def _schedule_queued(sched: Scheduler, qpi: QueuedPodInfo) -> None:
         return
     if sched.cache.is_assumed(pod.uid):
         return
+    metrics = sched.metrics
+    metrics.start_cycle()
+    started = time.perf_counter() if metrics.timing else None
     state = CycleState()
     state.write(PODS_TO_ACTIVATE, {})
     try:
         sched.cache.update_snapshot()
         node_name, scores = _schedule_pod(sched, fwk, state, pod)
     except FitError as fit:
-        _after_fit_error(sched, fwk, state, qpi, fit)
+        _after_fit_error(sched, fwk, state, qpi, fit, started)
         return
     except _NoNodes:
-        sched.metrics.schedule_attempts["unschedulable", fwk.name] += 1
+        metrics.attempt("unschedulable", fwk.name, _since(started))
         _handle_failure(sched, qpi, Status.unresolvable(NO_NODES), NO_NODES, "")
         return
     except Exception as err:  # noqa: BLE001 - the pod must not be lost, whatever went wrong
@@ -182,10 +185,15 @@ def _schedule_queued(sched: Scheduler, qpi: QueuedPodInfo) -> None:
         message = str(err) if isinstance(err, RuntimeError) else f"{type(err).__name__}: {err}"
         if not isinstance(err, RuntimeError):
             log.exception("scheduling cycle of pod %s failed", pod.key)
-        sched.metrics.schedule_attempts["error", fwk.name] += 1
+        metrics.attempt("error", fwk.name, _since(started))
         _handle_failure(sched, qpi, Status.error(message), message, "")
         return
-    _assume_and_bind(sched, fwk, state, qpi, node_name, scores)
+    _assume_and_bind(sched, fwk, state, qpi, node_name, scores, started)
+
+
+def _since(started: float | None) -> float | None:
+    """Seconds since ``started`` (a ``perf_counter`` reading), when the cycle is timed."""
+    return None if started is None else time.perf_counter() - started
 
 
 class _NoNodes(Exception):
@@ -366,14 +374,15 @@ def _add_extender_scores(
         per_plugin[extender.name] = per_plugin.get(extender.name, 0) + added
 
 
-def _after_fit_error(sched: Scheduler, fwk: Framework, state: CycleState, qpi: QueuedPodInfo, fit: FitError) -> None:
+def _after_fit_error(sched: Scheduler, fwk: Framework, state: CycleState, qpi: QueuedPodInfo, fit: FitError,
+                     started: float | None = None) -> None:
     nominating: Any = NOOP
     if fwk.post_filter_plugins:
         result, status = fwk.run_post_filter(state, qpi.pod, fit.statuses)
         fit.post_filter_msg = status.message() if not status.is_success() else ""
         if result is not None and result.nominated_node_name is not None:
             nominating = result.nominated_node_name
-    sched.metrics.schedule_attempts["unschedulable", fwk.name] += 1
+    sched.metrics.attempt("unschedulable", fwk.name, _since(started))
     qpi.unschedulable_plugins = set(fit.plugins)
     message = fit.message()
     if sched.record_attempts:
@@ -429,7 +438,7 @@ def _patch_pod_scheduled(sched: Scheduler, pod: dict[str, Any], reason: str, mes
 
 def _assume_and_bind(
     sched: Scheduler, fwk: Framework, state: CycleState, qpi: QueuedPodInfo, node_name: str,
-    scores: list[dict[str, Any]],
+    scores: list[dict[str, Any]], started: float | None = None,
 ) -> None:
     pod = qpi.pod
     assumed_obj = dict(pod.obj)
@@ -438,7 +447,7 @@ def _assume_and_bind(
     assumed = PodInfo.from_pod(assumed_obj, pod)
     sched.cache.assume(assumed, node_name)
     sched.queue.nominator.delete(pod)
-    binding = _Binding(sched, fwk, state, qpi, assumed, node_name, scores)
+    binding = _Binding(sched, fwk, state, qpi, assumed, node_name, scores, started)
     status = fwk.run_reserve(state, pod, node_name)
     if status is not None:
         binding.fail(status, False)
@@ -552,14 +561,17 @@ class _Binding:
     assumed: PodInfo
     node_name: str
     scores: list[dict[str, Any]]
+    started: float | None = None  # perf_counter at the cycle's start, when timed
 
     def done(self, status: Status | None) -> None:
         if status is not None and not status.is_success():
             self.fail(status, True)
             return
         sched, fwk, pod, node_name = self.sched, self.fwk, self.qpi.pod, self.node_name
-        sched.metrics.schedule_attempts["scheduled", fwk.name] += 1
+        sched.metrics.attempt("scheduled", fwk.name, _since(self.started))
         sched.metrics.pod_scheduling_attempts.append(self.qpi.attempts)
+        if self.started is not None and self.qpi.initial_attempt_timestamp is not None:
+            sched.metrics.observe_sli(self.qpi.attempts, sched.clock() - self.qpi.initial_attempt_timestamp)
         if sched.record_attempts:
             sched.attempts.append(AttemptRecord(
                 time=sched.clock(), pod=pod.key, outcome="scheduled", node=node_name, scores=self.scores,
@@ -591,7 +603,7 @@ class _Binding:
             message = status.message()
         if binding and not status.is_rejected():
             sched.queue.move_all(q.ASSIGNED_POD_DELETE)
-        sched.metrics.schedule_attempts["error" if status.code == Code.ERROR else "unschedulable", fwk.name] += 1
+        sched.metrics.attempt("error" if status.code == Code.ERROR else "unschedulable", fwk.name, _since(self.started))
         _handle_failure(sched, qpi, status, message, "")
         if binding and status.is_rejected():
             sched.queue.move_all(q.ASSIGNED_POD_DELETE, lambda other: other.uid != pod.uid)

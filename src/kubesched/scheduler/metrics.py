@@ -1,9 +1,61 @@
-"""Counters with upstream's metric names (upstream ``pkg/scheduler/metrics/metrics.go``); exported by kube mode."""
+"""What the scheduler measures, under upstream's metric names (``pkg/scheduler/metrics/metrics.go``):
+counters always, durations when ``timing`` is on (``kubesched run`` turns it on; a simulation
+does not pay for clocks it does not report). Histograms keep fixed cumulative buckets, so memory
+does not grow with the run; ``serve/metrics.py`` exports them."""
 
 from __future__ import annotations
 
+import random
+from bisect import bisect_left
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import TypeVar
+
+K = TypeVar("K")
+
+
+def exponential_buckets(start: float, factor: float, count: int) -> tuple[float, ...]:
+    """Prometheus' ``ExponentialBuckets``."""
+    return tuple(start * factor**i for i in range(count))
+
+
+#: upstream's buckets, metric by metric
+SCHEDULING_ATTEMPT_BUCKETS = exponential_buckets(0.001, 2, 15)
+POD_SCHEDULING_SLI_BUCKETS = exponential_buckets(0.01, 2, 20)
+EXTENSION_POINT_BUCKETS = exponential_buckets(0.0001, 2, 12)
+PLUGIN_EXECUTION_BUCKETS = exponential_buckets(0.00001, 1.5, 20)
+PREEMPTION_VICTIMS_BUCKETS = exponential_buckets(1, 2, 7)
+POD_SCHEDULING_ATTEMPTS_BUCKETS = exponential_buckets(1, 2, 5)
+#: upstream ``pluginMetricsSamplePercent``: plugin durations are measured in this share of cycles
+PLUGIN_METRICS_SAMPLE_PERCENT = 10
+
+
+@dataclass
+class Histogram:
+    """Cumulative-ready bucket counts (``counts[i]``: observations in ``(bounds[i-1], bounds[i]]``,
+    the last one above every bound), their sum and count."""
+
+    bounds: tuple[float, ...]
+    counts: list[int] = field(default_factory=list)
+    total: float = 0.0
+    observed: int = 0
+
+    def __post_init__(self) -> None:
+        if not self.counts:
+            self.counts = [0] * (len(self.bounds) + 1)
+
+    def observe(self, value: float) -> None:
+        self.counts[bisect_left(self.bounds, value)] += 1
+        self.total += value
+        self.observed += 1
+
+    def copy(self) -> Histogram:
+        return Histogram(self.bounds, list(self.counts), self.total, self.observed)
+
+
+def attempts_label(attempts: int) -> str:
+    """Upstream ``getAttemptsLabel``: the number of attempts, "15+" from 15 on."""
+    return "15+" if attempts >= 15 else str(attempts)
 
 
 @dataclass
@@ -12,6 +64,43 @@ class Metrics:
     preemption_attempts: int = 0
     preemption_victims: list[int] = field(default_factory=list)
     pod_scheduling_attempts: list[int] = field(default_factory=list)
+    #: measure durations (wall clock); off in simulations
+    timing: bool = False
+    #: whether this cycle's plugin durations are sampled (upstream: 10% of cycles)
+    sampling: bool = False
+    attempt_duration: dict[tuple[str, str], Histogram] = field(default_factory=dict)  # (result, profile)
+    sli_duration: dict[str, Histogram] = field(default_factory=dict)  # attempts label
+    extension_point_duration: dict[tuple[str, str, str], Histogram] = field(default_factory=dict)
+    plugin_duration: dict[tuple[str, str, str], Histogram] = field(default_factory=dict)  # (plugin, point, status)
+    _sampler: random.Random = field(default_factory=lambda: random.Random(0), repr=False)
 
     def observe_victims(self, count: int) -> None:
         self.preemption_victims.append(count)
+
+    def start_cycle(self) -> None:
+        """Decide whether this cycle's plugin executions are timed (a sampler of its own: the
+        scheduler's seeded decisions are not touched)."""
+        self.sampling = self.timing and self._sampler.randrange(100) < PLUGIN_METRICS_SAMPLE_PERCENT
+
+    def attempt(self, result: str, profile: str, seconds: float | None = None) -> None:
+        """``scheduler_schedule_attempts_total`` and, timed, ``scheduling_attempt_duration_seconds``."""
+        self.schedule_attempts[result, profile] += 1
+        if seconds is not None:
+            _observe(self.attempt_duration, (result, profile), SCHEDULING_ATTEMPT_BUCKETS, seconds)
+
+    def observe_sli(self, attempts: int, seconds: float) -> None:
+        """``pod_scheduling_sli_duration_seconds``: from the pod's first attempt to its binding."""
+        _observe(self.sli_duration, attempts_label(attempts), POD_SCHEDULING_SLI_BUCKETS, seconds)
+
+    def observe_point(self, point: str, status: str, profile: str, seconds: float) -> None:
+        _observe(self.extension_point_duration, (point, status, profile), EXTENSION_POINT_BUCKETS, seconds)
+
+    def observe_plugin(self, plugin: str, point: str, status: str, seconds: float) -> None:
+        _observe(self.plugin_duration, (plugin, point, status), PLUGIN_EXECUTION_BUCKETS, seconds)
+
+
+def _observe(histograms: dict[K, Histogram], key: K, bounds: tuple[float, ...], value: float) -> None:
+    histogram = histograms.get(key)
+    if histogram is None:
+        histogram = histograms[key] = Histogram(bounds)
+    histogram.observe(value)

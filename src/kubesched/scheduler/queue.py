@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
+from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
@@ -133,6 +134,8 @@ class SchedulingQueue:
         self.scheduling_cycle = 0
         self.move_request_cycle = -1
         self.on_change: Callable[[], None] = lambda: None
+        #: ``scheduler_queue_incoming_pods_total``: pods entering each queue, by event
+        self.incoming: Counter[tuple[str, str]] = Counter()
 
     # -- inspection ------------------------------------------------------------------------
     def pending_counts(self) -> dict[str, int]:
@@ -204,7 +207,7 @@ class SchedulingQueue:
                 return
             heapq.heappop(self._backoff)
 
-    def _add_to_active(self, qpi: QueuedPodInfo) -> bool:
+    def _add_to_active(self, qpi: QueuedPodInfo, event: str) -> bool:
         """Run PreEnqueue; a failing pod is kept in the unschedulable pool, gated."""
         status = self._pre_enqueue(qpi.pod)
         if status is not None and not status.is_success():
@@ -215,6 +218,7 @@ class SchedulingQueue:
         qpi.gated = False
         self.unschedulable.pop(qpi.uid, None)
         self._push_active(qpi)
+        self.incoming["active", event] += 1
         self.on_change()
         return True
 
@@ -223,7 +227,7 @@ class SchedulingQueue:
         now = self._now()
         qpi = QueuedPodInfo(pod=pod, timestamp=now, seq=next(self._seq))
         self._remove_everywhere(pod.uid)
-        if not self._add_to_active(qpi):
+        if not self._add_to_active(qpi, "PodAdd"):
             return
         self.nominator.add(pod)
 
@@ -258,11 +262,12 @@ class SchedulingQueue:
                 if self.is_backing_off(qpi):
                     del self.unschedulable[uid]
                     self._push_backoff(qpi)
+                    self.incoming["backoff", "PodUpdate"] += 1
                 else:
-                    self._add_to_active(qpi)
+                    self._add_to_active(qpi, "PodUpdate")
             return
         qpi = QueuedPodInfo(pod=new, timestamp=self._now(), seq=next(self._seq))
-        if self._add_to_active(qpi):
+        if self._add_to_active(qpi, "PodUpdate"):
             self.nominator.add(new)
 
     def delete(self, pod: PodInfo) -> None:
@@ -284,8 +289,10 @@ class SchedulingQueue:
         qpi.timestamp = self._now()
         if self.move_request_cycle >= pod_scheduling_cycle:
             self._push_backoff(qpi)
+            self.incoming["backoff", "ScheduleAttemptFailure"] += 1
         else:
             self.unschedulable[qpi.uid] = qpi
+            self.incoming["unschedulable", "ScheduleAttemptFailure"] += 1
         self.nominator.add(qpi.pod)
         return True
 
@@ -294,7 +301,7 @@ class SchedulingQueue:
         PreEnqueue lets them) and re-register their nomination."""
         for pod in pods:
             qpi = self.unschedulable.pop(pod.uid, None) or self._backoff_set.pop(pod.uid, None)
-            if qpi is not None and self._add_to_active(qpi):
+            if qpi is not None and self._add_to_active(qpi, "ForceActivate"):
                 self.nominator.add(qpi.pod)
 
     # -- periodic flushes ------------------------------------------------------------------
@@ -309,7 +316,7 @@ class SchedulingQueue:
                 return
             heapq.heappop(self._backoff)
             del self._backoff_set[qpi.uid]
-            self._add_to_active(qpi)
+            self._add_to_active(qpi, "BackoffComplete")
 
     def flush_unschedulable_leftover(self) -> None:
         now = self._now()
@@ -329,8 +336,9 @@ class SchedulingQueue:
             if self.is_backing_off(qpi):
                 self.unschedulable.pop(qpi.uid, None)
                 self._push_backoff(qpi)
+                self.incoming["backoff", event.label] += 1
             else:
-                self._add_to_active(qpi)
+                self._add_to_active(qpi, event.label)
         self.move_request_cycle = self.scheduling_cycle
 
     def _worth_requeuing(self, qpi: QueuedPodInfo, event: ClusterEvent) -> bool:

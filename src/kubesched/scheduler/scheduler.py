@@ -155,6 +155,17 @@ class Scheduler:
             max_backoff=self.settings.pod_max_backoff_seconds,
         )
 
+    def enable_timing(self) -> None:
+        """Measure durations for the metrics a long-running scheduler exports (scheduling attempts,
+        extension points, sampled plugin executions, the scheduling SLI)."""
+        metrics = self.metrics
+        metrics.timing = True
+        for name, fwk in self.frameworks.items():
+            def observe_point(point: str, status: str, seconds: float, profile: str = name) -> None:
+                metrics.observe_point(point, status, profile, seconds)
+
+            fwk.enable_timing(observe_point, metrics.observe_plugin, lambda: metrics.sampling)
+
     # -- helpers ------------------------------------------------------------------------------
     def framework_for(self, pod: PodInfo) -> Framework | None:
         return self.frameworks.get(pod.scheduler_name)

@@ -1,16 +1,32 @@
-"""Prometheus text exposition (format 0.0.4) of the scheduler's metrics, with upstream's names
-(upstream ``pkg/scheduler/metrics/metrics.go``), plus a few about the API client.
+"""``/metrics``: the scheduler's metrics under upstream's names, labels and buckets (upstream
+``pkg/scheduler/metrics/metrics.go``, client-go's ``rest_client_*``, leader election), the
+process and Python runtime metrics, and a few of kubesched's own, through prometheus-client.
 
 The scheduler's state is not thread-safe, so the scheduling thread calls :meth:`Exporter.update`
-between cycles; it renders a complete text that the HTTP thread serves as is.
+between cycles: it turns the counters and histograms into metric families, which the HTTP
+thread's scrape then serves (with the process collectors, read at scrape time).
 """
 
 from __future__ import annotations
 
-from bisect import bisect_left
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
+
+from prometheus_client import (
+    CollectorRegistry,
+    GCCollector,
+    PlatformCollector,
+    ProcessCollector,
+    generate_latest,
+)
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily, Metric
+from prometheus_client.registry import Collector
+
+from kubesched.scheduler.metrics import (
+    POD_SCHEDULING_ATTEMPTS_BUCKETS,
+    PREEMPTION_VICTIMS_BUCKETS,
+    Histogram,
+)
 
 if TYPE_CHECKING:
     from kubesched.cluster.kube.cluster import KubeCluster
@@ -18,55 +34,40 @@ if TYPE_CHECKING:
     from kubesched.scheduler.scheduler import Scheduler
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
-PREEMPTION_VICTIMS_BUCKETS = (1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0)
-POD_SCHEDULING_ATTEMPTS_BUCKETS = (1.0, 2.0, 4.0, 8.0, 16.0)
 QUEUES = ("active", "backoff", "unschedulable", "gated")
 
 
-def _labels(labels: dict[str, str]) -> str:
-    if not labels:
-        return ""
-    inner = ",".join(f'{k}="{_escape(v)}"' for k, v in labels.items())
-    return "{" + inner + "}"
+def _histogram(family: HistogramMetricFamily, labels: list[str], histogram: Histogram) -> None:
+    buckets: list[tuple[str, float]] = []
+    running = 0
+    for bound, count in zip(histogram.bounds, histogram.counts):
+        running += count
+        buckets.append((_bound(bound), running))
+    buckets.append(("+Inf", histogram.observed))
+    family.add_metric(labels, buckets, histogram.total)
 
 
-def _escape(value: str) -> str:
-    return value.replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
+def _bound(value: float) -> str:
+    return repr(float(value))
 
 
-def _number(value: float) -> str:
-    return str(int(value)) if float(value).is_integer() else repr(float(value))
+def _histograms(name: str, help_text: str, label_names: list[str],
+                histograms: Iterable[tuple[Sequence[str], Histogram]]) -> HistogramMetricFamily:
+    family = HistogramMetricFamily(name, help_text, labels=label_names)
+    for labels, histogram in histograms:
+        _histogram(family, list(labels), histogram)
+    return family
 
 
-@dataclass
-class Histogram:
-    """A cumulative histogram fed from the scheduler's observation lists."""
+class _Snapshot(Collector):
+    """The families the last :meth:`Exporter.update` built (swapped whole, so a scrape sees one
+    consistent set)."""
 
-    buckets: Sequence[float]
-    counts: list[int] = field(default_factory=list)
-    total: float = 0.0
-    observed: int = 0
+    def __init__(self) -> None:
+        self.families: list[Metric] = []
 
-    def __post_init__(self) -> None:
-        self.counts = [0] * (len(self.buckets) + 1)
-
-    def drain(self, values: list[int]) -> None:
-        """Count ``values`` and empty the list: in a long-running scheduler the lists the simulator
-        keeps whole would otherwise grow forever."""
-        for value in values:
-            self.counts[bisect_left(self.buckets, value)] += 1
-            self.total += value
-            self.observed += 1
-        del values[:]
-
-    def lines(self, name: str) -> Iterable[str]:
-        running = 0
-        for bound, count in zip(self.buckets, self.counts):
-            running += count
-            yield f'{name}_bucket{{le="{_number(bound)}"}} {running}'
-        yield f'{name}_bucket{{le="+Inf"}} {self.observed}'
-        yield f"{name}_sum {_number(self.total)}"
-        yield f"{name}_count {self.observed}"
+    def collect(self) -> Iterator[Metric]:
+        return iter(list(self.families))
 
 
 class Exporter:
@@ -74,65 +75,154 @@ class Exporter:
         self.profiles = list(profiles)
         self.victims = Histogram(PREEMPTION_VICTIMS_BUCKETS)
         self.attempts = Histogram(POD_SCHEDULING_ATTEMPTS_BUCKETS)
-        self.text = ""
+        self.registry = CollectorRegistry(auto_describe=False)
+        self._snapshot = _Snapshot()
+        self.registry.register(self._snapshot)
+        ProcessCollector(registry=self.registry)
+        PlatformCollector(registry=self.registry)
+        GCCollector(registry=self.registry)
+
+    @property
+    def text(self) -> str:
+        """The exposition a scrape returns now."""
+        return generate_latest(self.registry).decode()
 
     def update(self, scheduler: Scheduler, cluster: KubeCluster | None = None,
                elector: LeaderElector | None = None, leader_name: str = "") -> None:
         m = scheduler.metrics
-        self.victims.drain(m.preemption_victims)
-        self.attempts.drain(m.pod_scheduling_attempts)
-        out: list[str] = []
+        for value in m.preemption_victims:
+            self.victims.observe(value)
+        del m.preemption_victims[:]  # the simulator keeps these whole; a server must not
+        for value in m.pod_scheduling_attempts:
+            self.attempts.observe(value)
+        del m.pod_scheduling_attempts[:]
+        out: list[Metric] = []
 
-        def family(name: str, kind: str, help_text: str) -> None:
-            out.append(f"# HELP {name} {help_text}")
-            out.append(f"# TYPE {name} {kind}")
-
-        family("scheduler_schedule_attempts_total", "counter",
-               "Number of attempts to schedule pods, by the result. 'unschedulable' means a pod could not be "
-               "scheduled, while 'error' means an internal scheduler problem.")
+        attempts = CounterMetricFamily(
+            "scheduler_schedule_attempts",
+            "Number of attempts to schedule pods, by the result. 'unschedulable' means a pod could not be "
+            "scheduled, while 'error' means an internal scheduler problem.", labels=["profile", "result"])
         default_profile = self.profiles[0] if len(self.profiles) == 1 else ""
-        for key, count in sorted(m.schedule_attempts.items(), key=lambda kv: str(kv[0])):
-            result, profile = (key if isinstance(key, tuple) else (key, default_profile))
-            out.append(f"scheduler_schedule_attempts_total{_labels({'profile': str(profile), 'result': str(result)})} "
-                       f"{count}")
-        family("scheduler_preemption_attempts_total", "counter", "Total preemption attempts in the cluster till now")
-        out.append(f"scheduler_preemption_attempts_total {m.preemption_attempts}")
-        family("scheduler_preemption_victims", "histogram", "Number of selected preemption victims")
-        out.extend(self.victims.lines("scheduler_preemption_victims"))
-        family("scheduler_pod_scheduling_attempts", "histogram",
-               "Number of attempts to successfully schedule a pod.")
-        out.extend(self.attempts.lines("scheduler_pod_scheduling_attempts"))
-        family("scheduler_pending_pods", "gauge",
-               "Number of pending pods, by the queue type. 'active' means number of pods in activeQ; 'backoff' "
-               "means number of pods in backoffQ; 'unschedulable' means number of pods in unschedulablePods "
-               "that the scheduler attempted to schedule and failed; 'gated' is the number of unschedulable "
-               "pods that the scheduler never attempted to schedule because they are gated.")
-        pending = scheduler.queue.pending_counts()
+        for (result, profile), count in sorted(m.schedule_attempts.items()):
+            attempts.add_metric([str(profile or default_profile), str(result)], count)
+        out.append(attempts)
+        out.append(_histograms(
+            "scheduler_scheduling_attempt_duration_seconds",
+            "Scheduling attempt latency in seconds (scheduling algorithm + binding)", ["profile", "result"],
+            [((profile, result), h) for (result, profile), h in sorted(m.attempt_duration.items())]))
+        out.append(_histograms(
+            "scheduler_pod_scheduling_sli_duration_seconds",
+            "E2e latency for a pod being scheduled, from the time the pod enters the scheduling queue and might "
+            "involve multiple scheduling attempts.", ["attempts"],
+            [((label,), h) for label, h in sorted(m.sli_duration.items())]))
+        out.append(_histograms(
+            "scheduler_framework_extension_point_duration_seconds",
+            "Latency for running all plugins of a specific extension point.",
+            ["extension_point", "profile", "status"],
+            [((point, profile, status), h)
+             for (point, status, profile), h in sorted(m.extension_point_duration.items())]))
+        out.append(_histograms(
+            "scheduler_plugin_execution_duration_seconds",
+            "Duration for running a plugin at a specific extension point.", ["extension_point", "plugin", "status"],
+            [((point, plugin, status), h) for (plugin, point, status), h in sorted(m.plugin_duration.items())]))
+        incoming = CounterMetricFamily(
+            "scheduler_queue_incoming_pods", "Number of pods added to scheduling queues by event and queue type.",
+            labels=["event", "queue"])
+        for (queue, event), count in sorted(scheduler.queue.incoming.items()):
+            incoming.add_metric([event, queue], count)
+        out.append(incoming)
+        out.append(CounterMetricFamily("scheduler_preemption_attempts", "Total preemption attempts in the cluster "
+                                       "till now", value=m.preemption_attempts))
+        out.append(_histograms("scheduler_preemption_victims", "Number of selected preemption victims", [],
+                               [((), self.victims)]))
+        out.append(_histograms("scheduler_pod_scheduling_attempts",
+                               "Number of attempts to successfully schedule a pod.", [], [((), self.attempts)]))
+        pending = GaugeMetricFamily(
+            "scheduler_pending_pods",
+            "Number of pending pods, by the queue type. 'active' means number of pods in activeQ; 'backoff' means "
+            "number of pods in backoffQ; 'unschedulable' means number of pods in unschedulablePods that the "
+            "scheduler attempted to schedule and failed; 'gated' is the number of unschedulable pods that the "
+            "scheduler never attempted to schedule because they are gated.", labels=["queue"])
+        counts = scheduler.queue.pending_counts()
         for queue_name in QUEUES:
-            out.append(f'scheduler_pending_pods{{queue="{queue_name}"}} {pending.get(queue_name, 0)}')
+            pending.add_metric([queue_name], counts.get(queue_name, 0))
+        out.append(pending)
+        out.append(self._unschedulable(scheduler))
+        out.append(self._cache_size(scheduler))
         if elector is not None:
-            family("leader_election_master_status", "gauge",
-                   "Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, "
-                   "1 indicates master. 'name' is the string used to identify the lease.")
-            out.append(f"leader_election_master_status{_labels({'name': leader_name})} {int(elector.is_leader())}")
+            leader = GaugeMetricFamily(
+                "leader_election_master_status",
+                "Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates "
+                "master. 'name' is the string used to identify the lease. Please make sure to group by name.",
+                labels=["name"])
+            leader.add_metric([leader_name], int(elector.is_leader()))
+            out.append(leader)
         if cluster is not None:
-            out.extend(self._client_lines(cluster))
-        self.text = "\n".join(out) + "\n"
+            out.extend(self._client_families(cluster))
+        self._snapshot.families = out
 
     @staticmethod
-    def _client_lines(cluster: KubeCluster) -> list[str]:
-        out = ["# HELP kubesched_api_requests_total HTTP requests sent to the API server, by client.",
-               "# TYPE kubesched_api_requests_total counter"]
+    def _unschedulable(scheduler: Scheduler) -> GaugeMetricFamily:
+        family = GaugeMetricFamily("scheduler_unschedulable_pods",
+                                   "The number of unschedulable pods broken down by plugin name. A pod will increment "
+                                   "the gauge for all plugins that caused it to not schedule and so this metric have "
+                                   "meaning only when broken down by plugin.", labels=["plugin", "profile"])
+        counts: dict[tuple[str, str], int] = {}
+        for qpi in scheduler.queue.unschedulable_pods():
+            for plugin in qpi.unschedulable_plugins:
+                key = (plugin, qpi.pod.scheduler_name)
+                counts[key] = counts.get(key, 0) + 1
+        for (plugin, profile), count in sorted(counts.items()):
+            family.add_metric([plugin, profile], count)
+        return family
+
+    @staticmethod
+    def _cache_size(scheduler: Scheduler) -> GaugeMetricFamily:
+        cache = scheduler.cache
+        family = GaugeMetricFamily("scheduler_scheduler_cache_size",
+                                   "Number of nodes, pods, and assumed (bound) pods in the scheduler cache.",
+                                   labels=["type"])
+        family.add_metric(["assumed_pods"], cache.num_assumed())
+        family.add_metric(["pods"], cache.num_pods())
+        family.add_metric(["nodes"], cache.num_nodes())
+        return family
+
+    @staticmethod
+    def _client_families(cluster: KubeCluster) -> list[Metric]:
         clients: list[tuple[str, Any]] = [("scheduler", cluster.transport), ("events", cluster.events.transport)]
-        out.extend(f'kubesched_api_requests_total{{client="{n}"}} {t.requests}' for n, t in clients)
-        out += ["# HELP kubesched_api_retries_total Requests retried after 429, 5xx or a connection failure.",
-                "# TYPE kubesched_api_retries_total counter"]
-        out.extend(f'kubesched_api_retries_total{{client="{n}"}} {t.retries}' for n, t in clients)
-        out += ["# HELP kubesched_informer_lists_total Full lists per resource (the first one, then relists).",
-                "# TYPE kubesched_informer_lists_total counter"]
-        out.extend(f'kubesched_informer_lists_total{{resource="{i.resource.plural}"}} {i.relists}'
-                   for i in cluster.informers.values())
-        out += ["# HELP kubesched_events_dropped_total Events not recorded because the send queue was full.",
-                "# TYPE kubesched_events_dropped_total counter",
-                f"kubesched_events_dropped_total {cluster.events.dropped}"]
-        return out
+        requests = CounterMetricFamily("rest_client_requests",
+                                       "Number of HTTP requests, partitioned by status code, method, and host.",
+                                       labels=["code", "host", "method"])
+        latency = HistogramMetricFamily("rest_client_request_duration_seconds",
+                                        "Request latency in seconds. Broken down by verb, and host.",
+                                        labels=["host", "verb"])
+        merged_codes: dict[tuple[str, str, str], int] = {}
+        merged_latency: dict[tuple[str, str], Histogram] = {}
+        for _, transport in clients:
+            for (code, method), count in transport.responses.items():
+                key = (code, transport.host, method)
+                merged_codes[key] = merged_codes.get(key, 0) + count
+            for verb, histogram in transport.latency.items():
+                key2 = (transport.host, verb)
+                if key2 in merged_latency:
+                    merged = merged_latency[key2]
+                    merged.counts = [a + b for a, b in zip(merged.counts, histogram.counts)]
+                    merged.total += histogram.total
+                    merged.observed += histogram.observed
+                else:
+                    merged_latency[key2] = histogram.copy()
+        for labels, count in sorted(merged_codes.items()):
+            requests.add_metric(list(labels), count)
+        for (host, verb), histogram in sorted(merged_latency.items()):
+            _histogram(latency, [host, verb], histogram)
+        retries = CounterMetricFamily("kubesched_api_retries", "Requests retried after 429, 5xx or a connection "
+                                      "failure.", labels=["client"])
+        for name, transport in clients:
+            retries.add_metric([name], transport.retries)
+        lists = CounterMetricFamily("kubesched_informer_lists", "Full lists per resource (the first one, then "
+                                    "relists).", labels=["resource"])
+        for informer in cluster.informers.values():
+            lists.add_metric([informer.resource.plural], informer.relists)
+        dropped = CounterMetricFamily("kubesched_events_dropped", "Events not recorded because the send queue was "
+                                      "full.", value=cluster.events.dropped)
+        return [requests, latency, retries, lists, dropped]

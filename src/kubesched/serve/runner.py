@@ -60,6 +60,7 @@ class SchedulerRunner:
         self.elector = elector
         self.options = options or RunnerOptions()
         self.exporter = exporter or Exporter(list(scheduler.frameworks))
+        scheduler.enable_timing()
         self.stop_event = threading.Event()
         self.started = threading.Event()
         self.exit_reason: str | None = None

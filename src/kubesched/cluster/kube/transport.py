@@ -23,12 +23,18 @@ import json
 import logging
 import threading
 import time
+import urllib.parse
+from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from kubesched.cluster.kube.ratelimit import Backoff, TokenBucket
 from kubesched.k8s.objects import ApiError
+from kubesched.scheduler.metrics import Histogram
+
+#: client-go's ``rest_client_request_duration_seconds`` buckets
+REST_CLIENT_LATENCY_BUCKETS = (0.005, 0.025, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 15.0, 30.0, 60.0)
 
 log = logging.getLogger("kubesched.kube.transport")
 
@@ -162,6 +168,12 @@ class Transport:
         self._errors = _connection_errors()
         self.requests = 0
         self.retries = 0
+        #: ``rest_client_requests_total`` (``(code, method)``; ``<error>`` for no answer) and
+        #: ``rest_client_request_duration_seconds`` per verb, as client-go counts them
+        self.responses: Counter[tuple[str, str]] = Counter()
+        self.latency: dict[str, Histogram] = {}
+        self.host = urllib.parse.urlsplit(str(getattr(getattr(api_client, "configuration", None), "host", "") or "")
+                                          ).netloc
         self.in_flight = 0  # requests under way (waiting on the API server is not being stuck)
         self._count_lock = threading.Lock()
 
@@ -189,15 +201,29 @@ class Transport:
 
     def _exchange(self, method: str, path: str, query: Mapping[str, Any] | None, body: Any,
                   content_type: str | None) -> tuple[int, Mapping[str, str], bytes]:
-        raw = self._open(method, path, query, body, content_type, self.options.request_timeout)
+        started = time.monotonic()
+        code = "<error>"
         try:
-            data: bytes = raw.data
-        except self._errors as exc:
-            raw.close()
-            raise ConnectionFailure(f"{method} {path}: {exc}") from exc
+            raw = self._open(method, path, query, body, content_type, self.options.request_timeout)
+            try:
+                data: bytes = raw.data
+            except self._errors as exc:
+                raw.close()
+                raise ConnectionFailure(f"{method} {path}: {exc}") from exc
+            finally:
+                raw.release_conn()
+            code = str(int(raw.status))
         finally:
-            raw.release_conn()
+            self._count(code, method, time.monotonic() - started)
         return int(raw.status), raw.headers, data
+
+    def _count(self, code: str, method: str, seconds: float) -> None:
+        with self._count_lock:
+            self.responses[code, method] += 1
+            histogram = self.latency.get(method)
+            if histogram is None:
+                histogram = self.latency[method] = Histogram(REST_CLIENT_LATENCY_BUCKETS)
+            histogram.observe(seconds)
 
     # -- requests with retries ---------------------------------------------------------------
     def call(self, method: str, path: str, *, query: Mapping[str, Any] | None = None, body: Any = None,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from time import perf_counter
 from typing import Any
 
 import numpy as np
@@ -85,6 +86,8 @@ class Framework:
         self.profile = profile
         #: the scheduler's extenders, in calling order (upstream ``Handle.Extenders``)
         self.extenders: list[Extender] = list(extenders or ())
+        #: ``(extension point, status label, seconds)`` of each point run, once timing is enabled
+        self.observe: Callable[[str, str, float], None] | None = None
         self.name = profile.scheduler_name
         self.nominator = nominator
         p = profile.plugins
@@ -381,12 +384,19 @@ class Framework:
         Returns the totals and the weighted score of each plugin (for explanations)."""
         nodes = snapshot.node_infos
         feasible = [nodes[i] for i in idx.tolist()]
+        observe = self.observe
+        started = perf_counter() if observe is not None else 0.0
         for pre in self.pre_score_plugins:
             status = pre.pre_score(state, pod, feasible)
             if status is not None and status.code == Code.SKIP:
                 state.skip_score_plugins.add(pre.name)
             elif status is not None and not status.is_success():
+                if observe is not None:
+                    observe("PreScore", "Error", perf_counter() - started)
                 raise RuntimeError(f'running PreScore plugin "{pre.name}": {status.message()}')
+        if observe is not None:
+            observe("PreScore", "Success", perf_counter() - started)
+            started = perf_counter()
         totals = np.zeros(len(idx), dtype=np.int64)
         per_plugin: dict[str, np.ndarray] = {}
         for scorer in self._scorers:
@@ -411,6 +421,8 @@ class Framework:
             weighted = scores * self.weights.get(pl.name, 1)
             per_plugin[pl.name] = weighted
             totals += weighted
+        if observe is not None:
+            observe("Score", "Success", perf_counter() - started)
         return totals, per_plugin
 
     # -- binding ----------------------------------------------------------------------------
@@ -452,6 +464,15 @@ class Framework:
         return self._bind_from(state, pod, node_name, 0)
 
     def _bind_from(self, state: CycleState, pod: PodInfo, node_name: str, first: int) -> Status | BindWait | None:
+        if self.observe is None:
+            return self._bind_steps(state, pod, node_name, first)
+        started = perf_counter()
+        outcome = self._bind_steps(state, pod, node_name, first)
+        # PreBind and Bind in one span: a PreBind plugin that waits makes them two calls anyway
+        self.observe("Bind", status_label(outcome), perf_counter() - started)
+        return outcome
+
+    def _bind_steps(self, state: CycleState, pod: PodInfo, node_name: str, first: int) -> Status | BindWait | None:
         for i in range(first, len(self.pre_bind_plugins)):
             pre = self.pre_bind_plugins[i]
             status = pre.pre_bind(state, pod, node_name)
@@ -495,6 +516,81 @@ class Framework:
     def run_post_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
         for pl in self.post_bind_plugins:
             pl.post_bind(state, pod, node_name)
+
+
+    # -- metrics ----------------------------------------------------------------------------------
+    def enable_timing(self, observe_point: Callable[[str, str, float], None],
+                      observe_plugin: Callable[[str, str, str, float], None], sampling: Callable[[], bool]) -> None:
+        """Measure each extension point run (``framework_extension_point_duration_seconds``) and,
+        in the cycles ``sampling()`` picks, each plugin call (``plugin_execution_duration_seconds``):
+        the methods are wrapped once, so a framework without timing runs untouched code."""
+        if self.observe is not None:
+            return
+        self.observe = observe_point
+        for attr, point in FRAMEWORK_POINTS:
+            setattr(self, attr, _timed(getattr(self, attr), point, observe_point))
+        for plugin in self.profile.plugins.values():
+            for attr, point in PLUGIN_METHOD_POINTS:
+                method = getattr(plugin, attr, None)
+                if callable(method):
+                    setattr(plugin, attr, _sampled(method, plugin.name, point, observe_plugin, sampling))
+
+
+#: upstream's status code names: the ``status`` label of the duration metrics
+CODE_LABELS = {Code.SUCCESS: "Success", Code.ERROR: "Error", Code.UNSCHEDULABLE: "Unschedulable",
+               Code.UNSCHEDULABLE_AND_UNRESOLVABLE: "UnschedulableAndUnresolvable", Code.WAIT: "Wait",
+               Code.SKIP: "Skip"}
+#: framework methods timed as one extension point each (PreScore/Score and PreBind/Bind are timed
+#: inside run_score and the binding)
+FRAMEWORK_POINTS = (("run_pre_filter", "PreFilter"), ("filter_all", "Filter"), ("run_post_filter", "PostFilter"),
+                    ("run_reserve", "Reserve"), ("run_unreserve", "Unreserve"), ("run_permit", "Permit"),
+                    ("run_post_bind", "PostBind"))
+#: plugin methods timed when sampled, with their extension points (a vector form counts as the point)
+PLUGIN_METHOD_POINTS = (
+    ("pre_filter", "PreFilter"), ("filter", "Filter"), ("filter_vector", "Filter"), ("post_filter", "PostFilter"),
+    ("pre_score", "PreScore"), ("score", "Score"), ("score_vector", "Score"),
+    ("normalize_score", "ScoreExtensionNormalize"), ("normalize_vector", "ScoreExtensionNormalize"),
+    ("reserve", "Reserve"), ("unreserve", "Unreserve"), ("permit", "Permit"), ("pre_bind", "PreBind"),
+    ("bind", "Bind"), ("post_bind", "PostBind"),
+)
+
+
+def status_label(outcome: object) -> str:
+    """The status label of whatever an extension point returned."""
+    if isinstance(outcome, tuple):
+        outcome = next((x for x in outcome if isinstance(x, Status)), None)
+    if isinstance(outcome, Status):
+        return CODE_LABELS.get(outcome.code, "Success")
+    if isinstance(outcome, WaitingPod | BindWait | PendingBind):
+        return "Wait"
+    return "Success"
+
+
+def _timed(method: Callable[..., Any], point: str, observe: Callable[[str, str, float], None]) -> Callable[..., Any]:
+    def timed(*args: Any, **kwargs: Any) -> Any:
+        started = perf_counter()
+        try:
+            outcome = method(*args, **kwargs)
+        except Exception:
+            observe(point, "Error", perf_counter() - started)
+            raise
+        observe(point, status_label(outcome), perf_counter() - started)
+        return outcome
+
+    return timed
+
+
+def _sampled(method: Callable[..., Any], plugin: str, point: str, observe: Callable[[str, str, str, float], None],
+             sampling: Callable[[], bool]) -> Callable[..., Any]:
+    def sampled(*args: Any, **kwargs: Any) -> Any:
+        if not sampling():
+            return method(*args, **kwargs)
+        started = perf_counter()
+        outcome = method(*args, **kwargs)
+        observe(plugin, point, status_label(outcome), perf_counter() - started)
+        return outcome
+
+    return sampled
 
 
 @dataclass(frozen=True, slots=True)
