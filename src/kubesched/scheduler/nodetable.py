@@ -11,7 +11,7 @@ for: built on first use after a rebuild, then kept in step on every node update.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import numpy as np
@@ -71,42 +71,33 @@ class LabelColumn:
         return self._ints, self._int_ok
 
 
-class PodGroups:
-    """The nodes' pods grouped by (namespace, labels), leaving out pods being deleted: for each
-    group, how many of its pods each node holds. A label selector is then matched once per group
-    rather than once per pod (pod topology spreading counts matching pods per node and domain)."""
+def _nodes_as_arrays(where: dict[int, int]) -> tuple[np.ndarray, np.ndarray]:
+    return (np.fromiter(where.keys(), dtype=np.int64, count=len(where)),
+            np.fromiter(where.values(), dtype=np.int64, count=len(where)))
 
-    __slots__ = ("n", "key", "namespace", "labels", "nodes", "_per_node", "_arrays")
 
-    def __init__(self, infos: list[NodeInfo]) -> None:
-        self.n = len(infos)
-        self.key: dict[tuple[str, tuple[tuple[str, str], ...]], int] = {}
-        self.namespace: list[str] = []
-        self.labels: list[dict[str, str]] = []
+class _Grouping:
+    """Pods grouped by a key, with how many of each group every node holds (kept per node change)."""
+
+    __slots__ = ("key", "first", "nodes", "_per_node", "_arrays")
+
+    def __init__(self, n: int) -> None:
+        self.key: dict[Any, int] = {}
+        self.first: list[PodInfo] = []  # per group: the pod that opened it (its representative)
         self.nodes: list[dict[int, int]] = []  # per group: node index -> pods of the group there
-        self._per_node: list[dict[int, int]] = [{} for _ in infos]  # per node: group -> pods
+        self._per_node: list[dict[int, int]] = [{} for _ in range(n)]  # per node: group -> pods
         self._arrays: list[tuple[np.ndarray, np.ndarray] | None] = []  # per group: nodes as arrays
-        for i, info in enumerate(infos):
-            self.set_node(i, info.pods)
 
-    def _group(self, pod: PodInfo) -> int:
-        key = (pod.namespace, tuple(sorted(pod.labels.items())))
+    def group(self, key: Any, pod: PodInfo) -> int:
         g = self.key.get(key)
         if g is None:
-            g = self.key[key] = len(self.namespace)
-            self.namespace.append(pod.namespace)
-            self.labels.append(pod.labels)
+            g = self.key[key] = len(self.first)
+            self.first.append(pod)
             self.nodes.append({})
             self._arrays.append(None)
         return g
 
-    def set_node(self, index: int, pods: list[PodInfo]) -> None:
-        """Record that node ``index`` now holds ``pods``."""
-        now: dict[int, int] = {}
-        for pod in pods:
-            if not pod.deleting:
-                g = self._group(pod)
-                now[g] = now.get(g, 0) + 1
+    def set_node(self, index: int, now: dict[int, int]) -> None:
         before = self._per_node[index]
         if now == before:
             return
@@ -119,20 +110,97 @@ class PodGroups:
                 self._arrays[g] = None
         self._per_node[index] = now
 
+    def arrays(self, g: int) -> tuple[np.ndarray, np.ndarray]:
+        """The nodes holding pods of group ``g`` and how many each."""
+        arrays = self._arrays[g]
+        if arrays is None:
+            arrays = self._arrays[g] = _nodes_as_arrays(self.nodes[g])
+        return arrays
+
+
+def _affinity_key(pod: PodInfo) -> Any:
+    """Pods whose pod (anti-)affinity is written alike (and who share a namespace, which terms
+    without namespaces default to) behave alike towards any incoming pod."""
+    key = pod.cache.get(_AFFINITY_KEY)
+    if key is None:
+        affinity = pod.spec.get("affinity") or {}
+        key = pod.cache[_AFFINITY_KEY] = (
+            pod.namespace, repr(affinity.get("podAffinity")), repr(affinity.get("podAntiAffinity")))
+    return key
+
+
+_AFFINITY_KEY = "nodetable/affinity-key"
+
+
+class PodGroups:
+    """The nodes' pods grouped by (namespace, labels, being deleted), and the pods with pod
+    (anti-)affinity grouped by their terms: for each group, how many of its pods each node holds. A
+    label selector (or an incoming pod against a group's terms) is then matched once per group
+    rather than once per pod (pod topology spreading and inter-pod affinity count matching pods per
+    node and domain)."""
+
+    __slots__ = ("n", "namespace", "labels", "deleting", "_by_labels", "_by_affinity")
+
+    def __init__(self, infos: list[NodeInfo]) -> None:
+        self.n = len(infos)
+        self.namespace: list[str] = []
+        self.labels: list[dict[str, str]] = []
+        self.deleting: list[bool] = []
+        self._by_labels = _Grouping(self.n)
+        self._by_affinity = _Grouping(self.n)
+        for i, info in enumerate(infos):
+            self.set_node(i, info.pods)
+
+    def _group(self, pod: PodInfo) -> int:
+        grouping = self._by_labels
+        before = len(grouping.first)
+        g = grouping.group((pod.namespace, tuple(sorted(pod.labels.items())), pod.deleting), pod)
+        if g == before:
+            self.namespace.append(pod.namespace)
+            self.labels.append(pod.labels)
+            self.deleting.append(pod.deleting)
+        return g
+
+    def set_node(self, index: int, pods: list[PodInfo]) -> None:
+        """Record that node ``index`` now holds ``pods``."""
+        by_labels: dict[int, int] = {}
+        by_terms: dict[int, int] = {}
+        for pod in pods:
+            g = self._group(pod)
+            by_labels[g] = by_labels.get(g, 0) + 1
+            if pod.has_affinity:
+                t = self._by_affinity.group(_affinity_key(pod), pod)
+                by_terms[t] = by_terms.get(t, 0) + 1
+        self._by_labels.set_node(index, by_labels)
+        self._by_affinity.set_node(index, by_terms)
+
     def count(self, namespace: str, matches: Callable[[dict[str, str]], bool]) -> np.ndarray:
         """Per node: its pods of ``namespace`` (not being deleted) whose labels ``matches``."""
         out = np.zeros(self.n, dtype=np.int64)
+        grouping = self._by_labels
         for g, ns in enumerate(self.namespace):
-            where = self.nodes[g]
-            if ns == namespace and where and matches(self.labels[g]):
-                arrays = self._arrays[g]
-                if arrays is None:
-                    arrays = self._arrays[g] = (
-                        np.fromiter(where.keys(), dtype=np.int64, count=len(where)),
-                        np.fromiter(where.values(), dtype=np.int64, count=len(where)),
-                    )
-                out[arrays[0]] += arrays[1]
+            if ns == namespace and not self.deleting[g] and grouping.nodes[g] and matches(self.labels[g]):
+                where, counts = grouping.arrays(g)
+                out[where] += counts
         return out
+
+    def label_groups(self) -> Iterator[tuple[str, dict[str, str], np.ndarray, np.ndarray]]:
+        """Every group of pods on some node, pods being deleted included: namespace, labels, the
+        nodes holding them and how many each."""
+        grouping = self._by_labels
+        for g, ns in enumerate(self.namespace):
+            if grouping.nodes[g]:
+                where, counts = grouping.arrays(g)
+                yield ns, self.labels[g], where, counts
+
+    def affinity_groups(self) -> Iterator[tuple[PodInfo, np.ndarray, np.ndarray]]:
+        """The pods with pod (anti-)affinity, by their terms: a pod of the group (whose parsed
+        terms stand for all of them), the nodes holding them and how many each."""
+        grouping = self._by_affinity
+        for g, pod in enumerate(grouping.first):
+            if grouping.nodes[g]:
+                where, counts = grouping.arrays(g)
+                yield pod, where, counts
 
 
 class NodeTable:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import builtins
 import enum
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
@@ -211,10 +211,20 @@ class LabelColumnView(Protocol):
 
 
 class PodGroupsView(Protocol):
-    """The nodes' pods grouped by (namespace, labels), pods being deleted left out."""
+    """The nodes' pods grouped by (namespace, labels, being deleted), and the pods with pod
+    (anti-)affinity grouped by their terms."""
 
     def count(self, namespace: str, matches: Callable[[dict[str, str]], bool]) -> np.ndarray:
-        """Per node: how many of its pods of ``namespace`` have labels that ``matches``."""
+        """Per node: how many of its pods of ``namespace`` (not being deleted) have labels that
+        ``matches``."""
+
+    def label_groups(self) -> Iterator[tuple[str, dict[str, str], np.ndarray, np.ndarray]]:
+        """Every (namespace, labels) group on some node, pods being deleted included: namespace,
+        labels, the node indices holding them and how many each."""
+
+    def affinity_groups(self) -> Iterator[tuple[PodInfo, np.ndarray, np.ndarray]]:
+        """Pods with pod (anti-)affinity grouped by their terms (and namespace): one of them, the
+        node indices holding them and how many each."""
 
 
 class NodeTableView(Protocol):

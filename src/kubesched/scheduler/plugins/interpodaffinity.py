@@ -12,7 +12,7 @@ Filter state (built in PreFilter, kept up to date by AddPod/RemovePod) holds thr
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -41,6 +41,7 @@ from kubesched.scheduler.framework.interface import (
     Status,
 )
 from kubesched.scheduler.framework.types import NodeInfo, PodInfo
+from kubesched.scheduler.plugins import _interpodaffinity_vector as _vector
 from kubesched.scheduler.plugins._helpers_affinity import (
     AffinityTerm,
     NamespaceLabels,
@@ -52,6 +53,7 @@ from kubesched.scheduler.plugins._helpers_affinity import (
     parse_pod_terms,
     pod_matches_all_terms,
 )
+from kubesched.scheduler.plugins._interpodaffinity_vector import CodeCounts
 from kubesched.scheduler.plugins._topology_spread_vector import table_of
 
 NAME = "InterPodAffinity"
@@ -76,27 +78,52 @@ class PreFilterState:
     terms: PodTerms
     ns_labels: dict[str, str]  # the incoming pod's namespace labels
     lookup: NamespaceLabels  # namespace labels for the incoming pod's namespace selectors
-    existing_anti: PairCounts = field(default_factory=PairCounts)
-    affinity: PairCounts = field(default_factory=PairCounts)
-    anti: PairCounts = field(default_factory=PairCounts)
+    #: existing_anti, affinity, anti as (topologyKey, value) -> count, built on first use
+    counts: list[PairCounts] | None = None
+    #: the same counts by label code, from the node table; dropped once a pod is added or removed
+    codes: tuple[CodeCounts, CodeCounts, CodeCounts] | None = None
+
+    def _dicts(self) -> list[PairCounts]:
+        if self.counts is None:
+            self.counts = [c.pairs() for c in self.codes] if self.codes is not None else [
+                PairCounts(), PairCounts(), PairCounts()]
+        return self.counts
+
+    @property
+    def existing_anti(self) -> PairCounts:
+        return self._dicts()[0]
+
+    @property
+    def affinity(self) -> PairCounts:
+        return self._dicts()[1]
+
+    @property
+    def anti(self) -> PairCounts:
+        return self._dicts()[2]
+
+    def has(self, which: int) -> bool:
+        """Whether counter ``which`` (0: existing_anti, 1: affinity, 2: anti) has any pair."""
+        if self.counts is None and self.codes is not None:
+            return bool(self.codes[which])
+        return bool(self._dicts()[which])
 
     def clone(self) -> PreFilterState:
-        return PreFilterState(
-            self.incoming, self.terms, self.ns_labels, self.lookup,
-            self.existing_anti.copy(), self.affinity.copy(), self.anti.copy(),
-        )
+        counts = None if self.counts is None else [c.copy() for c in self.counts]
+        return PreFilterState(self.incoming, self.terms, self.ns_labels, self.lookup, counts, self.codes)
 
     def own_ns(self, _namespace: str) -> Mapping[str, str]:
         return self.ns_labels
 
     def update_with_pod(self, pod: PodInfo, node: NodeInfo, delta: int) -> None:
         """Account ``pod`` (added or removed on ``node``) in the three counters."""
+        existing_anti, affinity, anti = self._dicts()
+        self.codes = None
         labels = _node_labels(node)
-        self.existing_anti.add_anti_affinity(
+        existing_anti.add_anti_affinity(
             parse_pod_terms(pod).required_anti_affinity, self.incoming, self.own_ns, labels, delta
         )
-        self.affinity.add_affinity(self.terms.required_affinity, pod, self.lookup, labels, delta)
-        self.anti.add_anti_affinity(self.terms.required_anti_affinity, pod, self.lookup, labels, delta)
+        affinity.add_affinity(self.terms.required_affinity, pod, self.lookup, labels, delta)
+        anti.add_anti_affinity(self.terms.required_anti_affinity, pod, self.lookup, labels, delta)
 
 
 @dataclass(slots=True)
@@ -137,6 +164,8 @@ class InterPodAffinity(
     def __init__(self, args: dict[str, Any] | None, handle: Handle) -> None:
         self.hard_pod_affinity_weight, self.ignore_preferred_terms_of_existing_pods = _validate_args(args or {})
         self.handle = handle
+        #: count pod by pod only (the reference the grouped counts are tested against)
+        self.per_pod = False
 
     def events_to_register(self) -> list[ClusterEvent]:
         return [ClusterEvent("Pod", ALL), ClusterEvent("Node", ADD | UPDATE_NODE_LABEL)]
@@ -149,6 +178,10 @@ class InterPodAffinity(
         snapshot = self.handle.snapshot()
         ns_labels = dict(self.handle.namespace_labels(pod.namespace) or {})
         s = PreFilterState(pod, terms, ns_labels, namespace_labels_lookup(self.handle))
+        if not self.per_pod:
+            s.codes = _vector.pre_filter_counts(snapshot, pod, terms, s.own_ns, s.lookup)
+            if s.codes is not None:
+                return self._pre_filter_done(state, s, terms)
 
         # Existing pods' required anti-affinity terms that match the incoming pod.
         for node in snapshot.have_pods_with_required_anti_affinity:
@@ -169,8 +202,12 @@ class InterPodAffinity(
                 for existing in node.pods:
                     s.affinity.add_affinity(terms.required_affinity, existing, s.lookup, labels, 1)
                     s.anti.add_anti_affinity(terms.required_anti_affinity, existing, s.lookup, labels, 1)
+        return self._pre_filter_done(state, s, terms)
 
-        if not s.existing_anti and not terms.required_affinity and not terms.required_anti_affinity:
+    @staticmethod
+    def _pre_filter_done(state: CycleState, s: PreFilterState, terms: PodTerms
+                         ) -> tuple[PreFilterResult | None, Status | None]:
+        if not s.has(0) and not terms.required_affinity and not terms.required_anti_affinity:
             return None, Status.skip()
         state.write(PRE_FILTER_STATE_KEY, s)
         return None, None
@@ -206,14 +243,17 @@ class InterPodAffinity(
             return None
         n = len(snapshot.node_infos)
         verdict = np.full(n, 3, dtype=np.int8)
+        codes = s.codes
         # existing pods' anti-affinity: any of the node's (key, value) pairs with a count
-        existing = _pairs_mask(table, s.existing_anti, None, n)
+        existing = (_codes_mask(table, codes[0], None, n) if codes is not None
+                    else _pairs_mask(table, s.existing_anti, None, n))
         if existing is None:
             return None
         verdict[existing] = 2
         # the pod's anti-affinity: per term, the node's value of its key with a count
-        if s.anti:
-            anti = _pairs_mask(table, s.anti, {t.topology_key for t in s.terms.required_anti_affinity}, n)
+        if s.has(2):
+            keys = {t.topology_key for t in s.terms.required_anti_affinity}
+            anti = _codes_mask(table, codes[2], keys, n) if codes is not None else _pairs_mask(table, s.anti, keys, n)
             if anti is None:
                 return None
             verdict[anti] = 1
@@ -226,13 +266,15 @@ class InterPodAffinity(
                 if column is None:
                     return None
                 has_keys &= column.codes >= 0
-                matched = np.zeros(len(column.values) + 1, dtype=bool)  # the last entry: key absent
-                for (key, value), count in s.affinity.items():
-                    code = column.code.get(value) if key == term.topology_key else None
-                    if code is not None and count > 0:
-                        matched[code] = True
+                matched = codes[1].positive(table, term.topology_key) if codes is not None else None
+                if matched is None:
+                    matched = np.zeros(len(column.values) + 1, dtype=bool)  # the last entry: key absent
+                    for (key, value), count in s.affinity.items():
+                        code = column.code.get(value) if key == term.topology_key else None
+                        if code is not None and count > 0:
+                            matched[code] = True
                 pods_exist &= matched[column.codes]
-            if not pods_exist.all() and not s.affinity and pod_matches_all_terms(
+            if not pods_exist.all() and not s.has(1) and pod_matches_all_terms(
                     s.terms.required_affinity, pod, s.lookup):
                 pods_exist[:] = True  # the first pod of a group with affinity to itself
             verdict[~(has_keys & pods_exist)] = 0
@@ -284,9 +326,21 @@ class InterPodAffinity(
         if terms.errors:
             return Status.error(f"failed to parse pod: {aggregate_message(terms.errors)}", NAME)
         snapshot = self.handle.snapshot()
-        all_nodes = snapshot.node_infos if has_preferred else snapshot.have_pods_with_affinity
         ns_labels = dict(self.handle.namespace_labels(pod.namespace) or {})
         scorer = _Scorer(terms, pod, ns_labels, namespace_labels_lookup(self.handle), self.hard_pod_affinity_weight)
+        if self.per_pod or not _vector.topology_score(snapshot, pod, terms, scorer.own_ns, scorer.lookup,
+                                                      self.hard_pod_affinity_weight, has_preferred,
+                                                      scorer.topology_score):
+            scorer.topology_score.clear()
+            all_nodes = snapshot.node_infos if has_preferred else snapshot.have_pods_with_affinity
+            self._score_per_pod(scorer, all_nodes, has_preferred)
+        if not scorer.topology_score:
+            return Status.skip()
+        state.write(PRE_SCORE_STATE_KEY, PreScoreState(scorer.topology_score))
+        return None
+
+    @staticmethod
+    def _score_per_pod(scorer: _Scorer, all_nodes: list[NodeInfo], has_preferred: bool) -> None:
         for node in all_nodes:
             if node.node is None:
                 continue
@@ -295,10 +349,6 @@ class InterPodAffinity(
                 continue
             for existing in node.pods if has_preferred else node.pods_with_affinity:
                 scorer.process_existing_pod(existing, labels)
-        if not scorer.topology_score:
-            return Status.skip()
-        state.write(PRE_SCORE_STATE_KEY, PreScoreState(scorer.topology_score))
-        return None
 
     def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> int:
         s = state.read(PRE_SCORE_STATE_KEY)
@@ -341,6 +391,19 @@ def _pairs_mask(table: NodeTableView, counts: Mapping[tuple[str, str], int], key
             if code is not None:
                 hit[code] = True
         mask |= hit[column.codes]
+    return mask
+
+
+def _codes_mask(table: NodeTableView, counts: CodeCounts, keys: set[str] | None, n: int) -> np.ndarray | None:
+    """:func:`_pairs_mask` from counts held by label code."""
+    mask = np.zeros(n, dtype=bool)
+    for key in counts.arrays:
+        if keys is not None and key not in keys:
+            continue
+        positive = counts.positive(table, key)
+        if positive is None:
+            return None
+        mask |= positive[table.label_column(key).codes]  # type: ignore[union-attr]
     return mask
 
 
@@ -390,7 +453,7 @@ class _Scorer:
         self.hard_weight = hard_weight
         self.topology_score: dict[str, dict[str, int]] = {}
 
-    def _own_ns(self, _namespace: str) -> Mapping[str, str]:
+    def own_ns(self, _namespace: str) -> Mapping[str, str]:
         return self.ns_labels
 
     def _term(self, term: AffinityTerm, weight: int, target: PodInfo, ns: NamespaceLabels,
@@ -415,6 +478,6 @@ class _Scorer:
         other = parse_pod_terms(existing)
         if self.hard_weight > 0:
             for term in other.required_affinity:
-                self._term(term, self.hard_weight, incoming, self._own_ns, labels)
-        self._terms(other.preferred_affinity, incoming, self._own_ns, labels, 1)
-        self._terms(other.preferred_anti_affinity, incoming, self._own_ns, labels, -1)
+                self._term(term, self.hard_weight, incoming, self.own_ns, labels)
+        self._terms(other.preferred_affinity, incoming, self.own_ns, labels, 1)
+        self._terms(other.preferred_anti_affinity, incoming, self.own_ns, labels, -1)

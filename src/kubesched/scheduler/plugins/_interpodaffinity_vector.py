@@ -1,0 +1,179 @@
+"""InterPodAffinity's PreFilter and PreScore counts from the node table's pod groups.
+
+Pods with the same namespace and labels match any term alike, and pods whose (anti-)affinity is
+written alike match any incoming pod alike; the node table keeps, per such group, how many of its
+pods each node holds. A term is then matched once per group, and the group's per-node counts are
+summed per topology value with ``np.bincount`` over the key's label column. Each function fills the
+same counters as the per-pod loops of :mod:`kubesched.scheduler.plugins.interpodaffinity`, exactly,
+or returns False (leaving them to be rebuilt by those loops) when the table cannot answer.
+"""
+
+from __future__ import annotations
+
+from typing import cast
+
+import numpy as np
+
+from kubesched.scheduler.framework.interface import NodeTableSnapshot, NodeTableView
+from kubesched.scheduler.framework.types import PodInfo
+from kubesched.scheduler.plugins._helpers_affinity import (
+    AffinityTerm,
+    NamespaceLabels,
+    PairCounts,
+    PodTerms,
+    WeightedTerm,
+    parse_pod_terms,
+    pod_matches_all_terms,
+)
+from kubesched.scheduler.plugins._topology_spread_vector import table_of
+
+
+class _GroupPod:
+    """What a term reads of a pod (its namespace and labels), for a whole group of pods."""
+
+    __slots__ = ("namespace", "labels")
+
+    def __init__(self, namespace: str, labels: dict[str, str]) -> None:
+        self.namespace = namespace
+        self.labels = labels
+
+
+def _per_value(table: NodeTableView, key: str, where: np.ndarray, counts: np.ndarray
+               ) -> list[tuple[str, int]] | None:
+    """``(value of key, pods)`` for the nodes ``where`` holding ``counts`` pods, nodes without the
+    key left out; None when the key's column cannot be built."""
+    column = table.label_column(key)
+    if column is None:
+        return None
+    codes = column.codes[where]
+    present = codes >= 0
+    if not present.any():
+        return []
+    sums = np.bincount(codes[present], weights=counts[present])
+    return [(column.values[int(code)], int(sums[code])) for code in np.flatnonzero(sums)]
+
+
+class CodeCounts:
+    """Pod counts per (topologyKey, value) held as one array per key, indexed by the label column's
+    value codes (the last entry, always 0, stands for nodes without the key): what PreFilter counts,
+    in the form the vector Filter reads; :meth:`pairs` gives the dict the per-node Filter reads."""
+
+    __slots__ = ("arrays", "values")
+
+    def __init__(self) -> None:
+        self.arrays: dict[str, np.ndarray] = {}
+        self.values: dict[str, list[str]] = {}
+
+    def add(self, table: NodeTableView, key: str, where: np.ndarray, counts: np.ndarray) -> bool:
+        column = table.label_column(key)
+        if column is None:
+            return False
+        codes = column.codes[where]
+        present = codes >= 0
+        size = len(column.values) + 1
+        added = np.bincount(codes[present], weights=counts[present], minlength=size).astype(np.int64)
+        before = self.arrays.get(key)
+        self.arrays[key] = added if before is None else before + added
+        self.values[key] = column.values
+        return True
+
+    def __bool__(self) -> bool:
+        return any(bool(array.any()) for array in self.arrays.values())
+
+    def positive(self, table: NodeTableView, key: str) -> np.ndarray | None:
+        """Per value code of the key's column (the last entry: key absent), whether its count is
+        positive; None when the column changed since (then the caller asks the pairs)."""
+        column = table.label_column(key)
+        if column is None:
+            return None
+        array = self.arrays.get(key)
+        if array is None:
+            return np.zeros(len(column.values) + 1, dtype=bool)
+        if len(array) != len(column.values) + 1:
+            return None
+        return array > 0
+
+    def pairs(self) -> PairCounts:
+        out = PairCounts()
+        for key, array in self.arrays.items():
+            values = self.values[key]
+            for code in np.flatnonzero(array[:-1]).tolist():
+                out[(key, values[code])] = int(array[code])
+        return out
+
+
+def pre_filter_counts(
+    snapshot: NodeTableSnapshot, incoming: PodInfo, terms: PodTerms, own_ns: NamespaceLabels,
+    lookup: NamespaceLabels,
+) -> tuple[CodeCounts, CodeCounts, CodeCounts] | None:
+    """PreFilter's three counters: existing pods' required anti-affinity terms matching the
+    incoming pod, existing pods matching all of its required affinity terms, and existing pods
+    matching each of its required anti-affinity terms — per (topologyKey, value); None when the
+    table cannot answer."""
+    table = table_of(snapshot)
+    if table is None:
+        return None
+    existing_anti, affinity, anti = CodeCounts(), CodeCounts(), CodeCounts()
+    groups = table.pod_groups()
+    for representative, where, counts in groups.affinity_groups():
+        for term in parse_pod_terms(representative).required_anti_affinity:
+            if term.matches(incoming, own_ns) and not existing_anti.add(table, term.topology_key, where, counts):
+                return None
+    if terms.required_affinity or terms.required_anti_affinity:
+        for namespace, labels, where, counts in groups.label_groups():
+            pod = cast(PodInfo, _GroupPod(namespace, labels))
+            if pod_matches_all_terms(terms.required_affinity, pod, lookup):
+                for term in terms.required_affinity:
+                    if not affinity.add(table, term.topology_key, where, counts):
+                        return None
+            for term in terms.required_anti_affinity:
+                if term.matches(pod, lookup) and not anti.add(table, term.topology_key, where, counts):
+                    return None
+    return existing_anti, affinity, anti
+
+
+def topology_score(
+    snapshot: NodeTableSnapshot, incoming: PodInfo, terms: PodTerms, own_ns: NamespaceLabels,
+    lookup: NamespaceLabels, hard_weight: int, has_preferred: bool, score: dict[str, dict[str, int]],
+) -> bool:
+    """PreScore's ``topologyScore``: the incoming pod's preferred terms against every pod (when it
+    has any), the existing pods' required affinity (at ``hard_weight``) and preferred terms against
+    the incoming pod. A (key, value) some term reached is recorded even when its weights cancel out,
+    as the per-pod loop does."""
+    table = table_of(snapshot)
+    if table is None:
+        return False
+
+    def add(term: AffinityTerm, weight: int, where: np.ndarray, counts: np.ndarray) -> bool:
+        found = _per_value(table, term.topology_key, where, counts)
+        if found is None:
+            return False
+        if found:
+            per_key = score.setdefault(term.topology_key, {})
+            for value, pods in found:
+                per_key[value] = per_key.get(value, 0) + weight * pods
+        return True
+
+    def add_weighted(weighted: tuple[WeightedTerm, ...], target: PodInfo, ns: NamespaceLabels, sign: int,
+                     where: np.ndarray, counts: np.ndarray) -> bool:
+        return all(add(wt.term, wt.weight * sign, where, counts)
+                   for wt in weighted if wt.term.matches(target, ns))
+
+    groups = table.pod_groups()
+    if has_preferred:
+        for namespace, labels, where, counts in groups.label_groups():
+            pod = cast(PodInfo, _GroupPod(namespace, labels))
+            if not (add_weighted(terms.preferred_affinity, pod, lookup, 1, where, counts)
+                    and add_weighted(terms.preferred_anti_affinity, pod, lookup, -1, where, counts)):
+                return False
+    for representative, where, counts in groups.affinity_groups():
+        other = parse_pod_terms(representative)
+        if hard_weight > 0:
+            for term in other.required_affinity:
+                if term.matches(incoming, own_ns) and not add(term, hard_weight, where, counts):
+                    return False
+        if not (add_weighted(other.preferred_affinity, incoming, own_ns, 1, where, counts)
+                and add_weighted(other.preferred_anti_affinity, incoming, own_ns, -1, where, counts)):
+            return False
+    return True
+
