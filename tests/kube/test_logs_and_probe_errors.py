@@ -53,3 +53,26 @@ def test_a_probe_connection_reset_prints_no_traceback(captured: io.StringIO) -> 
     finally:
         server.stop()
     assert "Traceback" not in captured.getvalue()
+
+
+def test_klog_format_writes_kube_schedulers_text_lines(monkeypatch: pytest.MonkeyPatch) -> None:
+    out = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", out)
+    root = logging.getLogger()
+    saved = (list(root.handlers), root.level)
+    try:
+        configure_logging("info", "klog")
+        logging.getLogger("kubesched.run").warning("retrying request", extra={
+            "method": "POST", "path": "/api/v1/namespaces/default/pods/p/binding", "code": 503, "attempt": 2})
+    finally:
+        logging.captureWarnings(False)
+        warnings.resetwarnings()
+        root.handlers[:], root.level = saved
+    line = out.getvalue().strip()
+    header, _, rest = line.partition("] ")
+    level_and_date, clock, thread, where = header.split()
+    assert level_and_date[0] == "W" and len(level_and_date) == 5 and level_and_date[1:].isdigit()
+    assert len(clock) == len("18:10:00.123456") and thread.isdigit()
+    assert where.startswith("test_logs_and_probe_errors.py:")
+    assert rest == ('"retrying request" method="POST" path="/api/v1/namespaces/default/pods/p/binding" code=503 '
+                    "attempt=2")

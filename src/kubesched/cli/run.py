@@ -92,7 +92,9 @@ def resolve_settings(config: dict[str, Any] | None, kubeconfig: str | None, qps:
 @click.option("--port", type=int, default=DEFAULT_PORT, show_default=True, help="Port of /metrics etc.; 0 disables.")
 @click.option("--identity", default=None, help="Leader-election identity [default: hostname_uuid].")
 @click.option("--seed", type=int, default=None, help="Seed of the tie-breaking random generator.")
-@click.option("--log-format", type=click.Choice(["json", "text"]), default="json", show_default=True)
+@click.option("--log-format", type=click.Choice(["json", "klog", "text"]), default="json", show_default=True,
+              help="json: one object per line; klog: kube-scheduler's text format (header, quoted message, "
+                   "key=value pairs); text: plain lines.")
 @click.option("--log-level", type=click.Choice(["debug", "info", "warning", "error"]), default="info",
               show_default=True)
 def run(kubeconfig: str | None, context: str | None, config_path: str | None, kube_api_qps: float | None,

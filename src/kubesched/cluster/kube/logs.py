@@ -1,4 +1,5 @@
-"""Structured logs: one JSON object per line, with the fields passed through ``extra=``."""
+"""Structured logs: one JSON object per line with the fields passed through ``extra=``, klog's text
+format (as kube-scheduler writes it), or plain text."""
 
 from __future__ import annotations
 
@@ -28,11 +29,40 @@ class JsonFormatter(logging.Formatter):
         return json.dumps(entry, default=str, separators=(",", ":"))
 
 
+def _klog_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return str(value)
+    return json.dumps(str(value) if not isinstance(value, str) else value)
+
+
+class KlogFormatter(logging.Formatter):
+    """klog's text header and structured key/value pairs (``klog.InfoS``):
+    ``I1125 18:10:00.123456   12345 runner.py:42] "message" key="value" n=3``."""
+
+    LETTERS = {"DEBUG": "I", "INFO": "I", "WARNING": "W", "ERROR": "E", "CRITICAL": "F"}
+
+    def format(self, record: logging.LogRecord) -> str:
+        when = datetime.fromtimestamp(record.created, UTC)
+        header = (f"{self.LETTERS.get(record.levelname, 'I')}{when:%m%d %H:%M:%S.%f} "
+                  f"{record.thread or 0:>7} {record.filename}:{record.lineno}]")
+        parts = [header, json.dumps(record.getMessage())]
+        for key, value in vars(record).items():
+            if key not in _STANDARD and not key.startswith("_"):
+                parts.append(f"{key}={_klog_value(value)}")
+        if record.exc_info:
+            parts.append(f"err={json.dumps(self.formatException(record.exc_info))}")
+        return " ".join(parts)
+
+
 def configure_logging(level: str = "info", fmt: str = "json") -> None:
-    """Send every logger (urllib3's included) to stderr, as JSON lines or plain text."""
+    """Send every logger (urllib3's included) to stderr, as JSON lines, klog text or plain text."""
     handler = logging.StreamHandler(sys.stderr)
     if fmt == "json":
         handler.setFormatter(JsonFormatter())
+    elif fmt == "klog":
+        handler.setFormatter(KlogFormatter())
     else:
         handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     root = logging.getLogger()
