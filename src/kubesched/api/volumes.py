@@ -356,6 +356,12 @@ class CandidateVolumes:
                 if f.only_hostname:
                     self.hostname_only.add(f.name)
 
+    def hostnames_for_any_node(self) -> set[str]:
+        """Hostnames some candidate filed under them suits whatever the node's other labels: for a
+        node with such a hostname label (and no general candidates), :meth:`any_for_node` is True."""
+        return {host for host, filed in self.by_hostname.items()
+                if any(str(_meta(volume).get("name")) in self.hostname_only for _, volume in filed)}
+
     def any_for_node(self, labels: Mapping[str, str]) -> bool:
         """Whether some candidate suits the node (what :func:`find_matching_volume` finds for a
         first claim, nothing excluded yet)."""

@@ -129,11 +129,14 @@ class AssumeCache:
         if not self._assumed:
             return sorted(self.handle.cluster.list(self.kind), key=lambda o: _meta(o)["name"])
         out = []
-        for obj in self.handle.cluster.list(self.kind):
-            meta = _meta(obj)
-            seen = self.get(meta.get("namespace"), meta["name"])
-            if seen is not None:
-                out.append(seen)
+        for current in self.handle.cluster.list(self.kind):
+            meta = _meta(current)
+            key = f"{meta.get('namespace')}/{meta['name']}" if meta.get("namespace") else meta["name"]
+            assumed = self._assumed.get(key)
+            if assumed is not None and _rv(current) > _rv(assumed):
+                del self._assumed[key]  # as get(): the API server's copy moved past the assumed one
+                assumed = None
+            out.append(current if assumed is None else assumed)
         return sorted(out, key=lambda o: _meta(o)["name"])
 
     def assume(self, obj: Obj) -> None:
@@ -186,6 +189,7 @@ class VolumeBinding(PreFilterPlugin, FilterPlugin, FilterVector, ReservePlugin, 
         self.volumes = AssumeCache(handle, "PersistentVolume")
         #: parsed volumes by (name, resourceVersion, claimRef); emptied when it outgrows the volumes
         self._volume_facts: dict[tuple[str, str, str], VolumeFacts] = {}
+        self._facts_by_object: dict[int, tuple[Obj, VolumeFacts]] = {}
         self._volume_count = 0
         self.claims = AssumeCache(handle, "PersistentVolumeClaim")
 
@@ -281,7 +285,17 @@ class VolumeBinding(PreFilterPlugin, FilterPlugin, FilterVector, ReservePlugin, 
 
     def _facts(self, volume: Obj) -> VolumeFacts:
         """The volume's parsed facts, kept per version (an assumed copy differs from the stored one
-        only in its claimRef, which is part of the key)."""
+        only in its claimRef, which is part of the key); the same object is recognised at once."""
+        seen = self._facts_by_object.get(id(volume))
+        if seen is not None and seen[0] is volume:
+            return seen[1]
+        found = self._facts_by_version(volume)
+        if len(self._facts_by_object) > 4 * max(1024, self._volume_count):
+            self._facts_by_object.clear()
+        self._facts_by_object[id(volume)] = (volume, found)  # the object is kept, so its id stays its own
+        return found
+
+    def _facts_by_version(self, volume: Obj) -> VolumeFacts:
         meta = _meta(volume)
         ref = (volume.get("spec") or {}).get("claimRef") or {}
         key = (str(meta.get("name")), str(meta.get("resourceVersion") or ""),
@@ -474,10 +488,17 @@ class VolumeBinding(PreFilterPlugin, FilterPlugin, FilterVector, ReservePlugin, 
             return mask
         if len(data.delayed) == 1:  # one claim: it fits where a candidate suits the node
             candidates = data.candidates[_meta(data.delayed[0])["name"]]
-            for i in np.flatnonzero(mask).tolist():
-                mask[i] = candidates.any_for_node(nodes[i].labels)
+            column = table.label_column(HOSTNAME_LABEL)
+            if column is None:
+                return None
+            # a hostname with a candidate that its hostname alone makes suitable passes as it is;
+            # the nodes of the other hostnames are asked one by one
+            sure = [column.code[h] for h in sorted(candidates.hostnames_for_any_node()) if h in column.code]
+            passing = mask & np.isin(column.codes, sure) if sure else np.zeros(table.n, dtype=bool)
+            for i in np.flatnonzero(mask & ~passing).tolist():
+                passing[i] = candidates.any_for_node(nodes[i].labels)
             data.volumes_worked_out_at_reserve = True
-            return mask
+            return passing
         for i in np.flatnonzero(mask).tolist():
             mask[i] = self.filter(state, pod, nodes[i]) is None
         return mask
