@@ -41,13 +41,16 @@ def pod_info(name: str, *, priority: int = 0, node: str | None = None, nominated
 
 class _Nominator:
     def __init__(self, by_node: dict[str, list[PodInfo]] | None = None) -> None:
-        self.by_node = by_node or {}
+        self.pods = by_node or {}
 
     def pods_for_node(self, node: str) -> list[PodInfo]:
-        return list(self.by_node.get(node, ()))
+        return list(self.pods.get(node, ()))
 
     def nodes(self) -> list[str]:
-        return list(self.by_node)
+        return list(self.pods)
+
+    def by_node(self) -> dict[str, list[PodInfo]]:
+        return self.pods
 
 
 def framework(points: dict[str, list[str]], plugins: dict[str, Any], nominator: Any = None) -> Framework:

@@ -22,13 +22,16 @@ NAMES = [f"n{i}" for i in range(5)]
 
 class Nominator:
     def __init__(self, by_node: dict[str, list[PodInfo]]) -> None:
-        self.by_node = by_node
+        self.pods = by_node
 
     def pods_for_node(self, node: str) -> list[PodInfo]:
-        return list(self.by_node.get(node, ()))
+        return list(self.pods.get(node, ()))
 
     def nodes(self) -> list[str]:
-        return list(self.by_node)
+        return list(self.pods)
+
+    def by_node(self) -> dict[str, list[PodInfo]]:
+        return self.pods
 
 
 node_st = st.tuples(st.integers(1, 8), st.integers(1, 16), st.sampled_from([None, "NoSchedule", "PreferNoSchedule"]),

@@ -12,7 +12,7 @@ from __future__ import annotations
 import heapq
 import itertools
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from kubesched.scheduler.framework.interface import (
@@ -90,6 +90,9 @@ class Nominator:
 
     def pods_for_node(self, node: str) -> list[PodInfo]:
         return list(self._by_node.get(node, ()))
+
+    def by_node(self) -> Mapping[str, Sequence[PodInfo]]:
+        return self._by_node
 
     def nominated_node(self, uid: str) -> str | None:
         return self._node_of.get(uid)

@@ -305,6 +305,9 @@ class NominatorView(Protocol):
 
     def nodes(self) -> Iterable[str]: ...
 
+    def by_node(self) -> Mapping[str, Sequence[PodInfo]]:
+        """Every node with nominated pods and its pods, in nomination order (read only)."""
+
 
 class PreemptionMetrics(Protocol):
     """The preemption metrics (``scheduler_preemption_attempts_total``, ``scheduler_preemption_victims``)."""
@@ -635,3 +638,11 @@ class PreemptionArithmetic(Plugin, Protocol):
         """For each of ``nodes`` at once: true only where the node has pods of lower priority than
         ``pod`` and Filter would still reject it with all of them removed and ``nominated[k]``
         added. Obligation: never true where :meth:`preemption_view` would accept that node."""
+
+    def nominated_failures(
+        self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot, idx: np.ndarray,
+        nominated: Sequence[Sequence[PodInfo]],
+    ) -> list[Status | None]:
+        """Filter on each node ``idx[k]`` with ``nominated[k]`` added, for all of them at once: None
+        where it passes, else its rejection. Obligation: exactly :meth:`preemption_view` with those
+        pods added, then ``filter()``."""

@@ -297,34 +297,30 @@ class Framework:
             first_fail[newly] = i
             alive &= mask
         # nodes that have nominated pods of >= priority: redo them with the two-pass rule
-        arithmetic: PreemptionArithmetic | None = None
-        arithmetic_at = -1
-        for node_name in list(self.nominator.nodes()):
+        by_node = self.nominator.by_node()
+        if not by_node:
+            return alive, first_fail, statuses
+        arithmetic = self.preemption_arithmetic(state)
+        arithmetic_at = next((k for k, pl in enumerate(self.filter_plugins) if pl is arithmetic), -1)
+        priority, uid = pod.priority, pod.uid
+        batch: list[int] = []
+        batch_nominated: list[list[PodInfo]] = []
+        for node_name, pods in list(by_node.items()):
+            nominated = [p for p in pods if p.priority >= priority and p.uid != uid]
+            if not nominated:
+                continue
             info = snapshot.get(node_name)
             if info is None:
                 continue
-            nominated = self.nominated_pods_to_add(pod, node_name)
-            if not nominated:
-                continue
             at = info.index
-            if arithmetic_at == -1:
-                arithmetic = self.preemption_arithmetic(state)
-                arithmetic_at = next((k for k, pl in enumerate(self.filter_plugins) if pl is arithmetic), -2)
             if arithmetic is not None and info.node is not None:
                 # only the arithmetic filter's verdict depends on the node's pods: pass 1 differs
                 # from the verdict already found only there (with the nominated pods' requests),
                 # and pass 2 (fewer pods) cannot fail where pass 1 passed
-                failed_at = int(first_fail[at])
-                if 0 <= failed_at < arithmetic_at:
+                if 0 <= int(first_fail[at]) < arithmetic_at:
                     continue  # an earlier filter rejects it with or without the nominated pods
-                view = arithmetic.preemption_view(state, pod, info)
-                for other in nominated:
-                    view.add_pod(other)
-                status = view.filter()
-                if status is not None:
-                    alive[at] = False
-                    statuses[at] = _filter_failed(status, arithmetic.name)
-                    first_fail[at] = -2
+                batch.append(at)
+                batch_nominated.append(nominated)
                 continue
             status = self.run_filter_with_nominated(state, pod, info)
             statuses.pop(at, None)
@@ -335,6 +331,15 @@ class Framework:
                 alive[at] = False
                 statuses[at] = status
                 first_fail[at] = -2
+        if batch:
+            assert arithmetic is not None
+            found = arithmetic.nominated_failures(state, pod, snapshot, np.asarray(batch, dtype=np.int64),
+                                                  batch_nominated)
+            for at, failure in zip(batch, found):
+                if failure is not None:
+                    alive[at] = False
+                    statuses[at] = _filter_failed(failure, arithmetic.name)
+                    first_fail[at] = -2
         return alive, first_fail, statuses
 
     def status_for(

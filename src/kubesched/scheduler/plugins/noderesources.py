@@ -43,6 +43,7 @@ from kubesched.scheduler.plugins.fit import (
     fit_requests,
     fits,
     headroom,
+    insufficient,
     is_ignorable,
     is_tracked_scalar,
     shortfall_reasons,
@@ -294,6 +295,35 @@ class NodeResourcesFit(
             fails |= amount > table.alloc[table.row[resource], idx] - used_after[resource]
         result: np.ndarray = fails & (lower_count > 0)
         return result
+
+    def nominated_failures(
+        self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot, idx: np.ndarray,
+        nominated: Sequence[Sequence[PodInfo]],
+    ) -> list[Status | None]:
+        checked = self._state(state, pod).checked
+        table = snapshot.table
+        for resource, _ in checked:
+            table.ensure_resource(resource)  # before taking any array: it may add a row
+        count = len(idx)
+        extra_pods = np.fromiter((len(pods) for pods in nominated), dtype=np.int64, count=count)
+        checks: list[tuple[str, np.ndarray]] = [
+            (TOO_MANY_PODS, table.pod_count[idx] + extra_pods + 1 > table.allowed_pods[idx])]
+        for resource, amount in checked:
+            row = table.row[resource]
+            extra = np.fromiter((sum(p.requests.get(resource, 0) for p in pods) for pods in nominated),
+                                dtype=np.int64, count=count)
+            checks.append((insufficient(resource), amount > table.alloc[row, idx] - table.requested[row, idx] - extra))
+        code = np.zeros(count, dtype=np.int64)
+        for bit, (_, failing) in enumerate(checks):
+            code |= failing.astype(np.int64) << bit
+        shared: dict[int, Status | None] = {0: None}
+        out: list[Status | None] = []
+        for value in code.tolist():
+            if value not in shared:
+                shared[value] = Status.unschedulable(*(reason for bit, (reason, _) in enumerate(checks)
+                                                       if value >> bit & 1))
+            out.append(shared[value])
+        return out
 
     # -- score -----------------------------------------------------------------------------
     def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> int:
