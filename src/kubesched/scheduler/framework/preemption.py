@@ -372,10 +372,11 @@ class Evaluator:
         handle = self.handle
         position = {info.name: k for k, info in enumerate(potential)}
         nominated: dict[int, list[PodInfo]] = {}
-        for node_name in handle.nominator.nodes():
+        priority, uid = pod.priority, pod.uid
+        for node_name, pods in handle.nominator.by_node().items():
             k = position.get(node_name)
-            if k is not None:
-                nominated[k] = handle.framework.nominated_pods_to_add(pod, node_name)
+            if k is not None:  # the framework's nominated_pods_to_add, for every node in one pass
+                nominated[k] = [p for p in pods if p.priority >= priority and p.uid != uid]
         fails = arithmetic.preemption_failures(state, pod, handle.snapshot(), potential, nominated)
         name, get = arithmetic.name, statuses.get
         rejected_by_it = [(status := get(info.name)) is not None and status.plugin == name for info in potential]

@@ -305,13 +305,21 @@ class NodeResourcesFit(
         for resource, _ in checked:
             table.ensure_resource(resource)  # before taking any array: it may add a row
         count = len(idx)
+        names = [resource for resource, _ in checked]
+        added: list[list[int]] = [[0] * count for _ in names]  # per checked resource, per node
         extra_pods = np.fromiter((len(pods) for pods in nominated), dtype=np.int64, count=count)
+        for k, pods in enumerate(nominated):
+            for p in pods:
+                requests = p.requests
+                for r, name in enumerate(names):
+                    amount = requests.get(name)
+                    if amount:
+                        added[r][k] += amount
         checks: list[tuple[str, np.ndarray]] = [
             (TOO_MANY_PODS, table.pod_count[idx] + extra_pods + 1 > table.allowed_pods[idx])]
-        for resource, amount in checked:
+        for r, (resource, amount) in enumerate(checked):
             row = table.row[resource]
-            extra = np.fromiter((sum(p.requests.get(resource, 0) for p in pods) for pods in nominated),
-                                dtype=np.int64, count=count)
+            extra = np.array(added[r], dtype=np.int64)
             checks.append((insufficient(resource), amount > table.alloc[row, idx] - table.requested[row, idx] - extra))
         code = np.zeros(count, dtype=np.int64)
         for bit, (_, failing) in enumerate(checks):
