@@ -14,24 +14,11 @@ from kubesched.scheduler.config import build_profile
 from kubesched.scheduler.framework.interface import CycleState
 from kubesched.scheduler.framework.runtime import Framework
 from kubesched.scheduler.framework.types import PodInfo
+from kubesched.scheduler.queue import Nominator
 from kubesched.testkit.builders import make_node, make_pod, make_taint
 from kubesched.testkit.framework import FakeHandle, cache_of
 
 NAMES = [f"n{i}" for i in range(5)]
-
-
-class Nominator:
-    def __init__(self, by_node: dict[str, list[PodInfo]]) -> None:
-        self.pods = by_node
-
-    def pods_for_node(self, node: str) -> list[PodInfo]:
-        return list(self.pods.get(node, ()))
-
-    def nodes(self) -> list[str]:
-        return list(self.pods)
-
-    def by_node(self) -> dict[str, list[PodInfo]]:
-        return self.pods
 
 
 node_st = st.tuples(st.integers(1, 8), st.integers(1, 16), st.sampled_from([None, "NoSchedule", "PreferNoSchedule"]),
@@ -61,13 +48,12 @@ def test_filter_all_with_nominated_pods_equals_the_two_pass_rule(nodes, existing
     pods = [make_pod(f"e{j}", f"{cpu}m", f"{mem}Mi", uid=f"uid-e{j}", node=NAMES[at % len(nodes)])
             for j, (at, (cpu, mem)) in enumerate(existing)]
     cache = cache_of(node_objs, pods)
-    by_node: dict[str, list[PodInfo]] = {}
+    nominator = Nominator(lambda _pod: True)
     for j, (at, resources, priority) in enumerate(nominated):
-        name = NAMES[at % len(nodes)]
-        by_node.setdefault(name, []).append(pod(f"nom{j}", resources, priority=priority))
+        nominator.add(pod(f"nom{j}", resources, priority=priority), NAMES[at % len(nodes)])
     handle = FakeHandle(cache)
     profile = build_profile({"schedulerName": "default-scheduler"}, 0, lambda _name: handle)
-    fwk = Framework(profile, Nominator(by_node))
+    fwk = Framework(profile, nominator)
     handle.framework = fwk
     spec: dict[str, Any] = {}
     if tolerate:
