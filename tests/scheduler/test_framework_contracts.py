@@ -49,8 +49,9 @@ class _Nominator:
     def nodes(self) -> list[str]:
         return list(self.pods)
 
-    def by_node(self) -> dict[str, list[PodInfo]]:
-        return self.pods
+    def nominated_to_add(self, pod: PodInfo) -> dict[str, list[PodInfo]]:
+        return {node: [p for p in pods if p.priority >= pod.priority and p.uid != pod.uid]
+                for node, pods in self.pods.items()}
 
 
 def framework(points: dict[str, list[str]], plugins: dict[str, Any], nominator: Any = None) -> Framework:

@@ -57,6 +57,7 @@ class Nominator:
         self._by_node: dict[str, list[PodInfo]] = {}
         self._node_of: dict[str, str] = {}
         self._exists_unassigned = pod_exists_unassigned
+        self._priorities: Counter[int] = Counter()  # of the nominated pods
 
     def add(self, pod: PodInfo, override: str | None = None) -> None:
         """``override=None`` is upstream's Noop mode (use status.nominatedNodeName)."""
@@ -68,12 +69,19 @@ class Nominator:
         pods = self._by_node.setdefault(node, [])
         if all(p.uid != pod.uid for p in pods):
             pods.append(pod)
+            self._priorities[pod.priority] += 1
 
     def delete(self, pod: PodInfo) -> None:
         node = self._node_of.pop(pod.uid, None)
         if node is None:
             return
-        pods = [p for p in self._by_node.get(node, ()) if p.uid != pod.uid]
+        before = self._by_node.get(node, [])
+        pods = [p for p in before if p.uid != pod.uid]
+        for gone in before:
+            if gone.uid == pod.uid:
+                self._priorities[gone.priority] -= 1
+                if not self._priorities[gone.priority]:
+                    del self._priorities[gone.priority]
         if pods:
             self._by_node[node] = pods
         else:
@@ -91,8 +99,20 @@ class Nominator:
     def pods_for_node(self, node: str) -> list[PodInfo]:
         return list(self._by_node.get(node, ()))
 
-    def by_node(self) -> Mapping[str, Sequence[PodInfo]]:
-        return self._by_node
+    def nominated_to_add(self, pod: PodInfo) -> Mapping[str, Sequence[PodInfo]]:
+        """The nominated pods ``pod``'s filters count on each node (priority >= its own, itself
+        left out); a node may map to an empty list. Without lower-priority nominations this is the
+        nominator's own map (read only), with at most the pod's own node copied."""
+        if self._priorities and min(self._priorities) >= pod.priority:
+            own = self._node_of.get(pod.uid)
+            if own is None:
+                return self._by_node
+            out: dict[str, Sequence[PodInfo]] = dict(self._by_node)
+            out[own] = [p for p in self._by_node.get(own, ()) if p.uid != pod.uid]
+            return out
+        priority, uid = pod.priority, pod.uid
+        return {node: [p for p in pods if p.priority >= priority and p.uid != uid]
+                for node, pods in self._by_node.items()}
 
     def nominated_node(self, uid: str) -> str | None:
         return self._node_of.get(uid)

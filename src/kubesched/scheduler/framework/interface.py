@@ -305,8 +305,9 @@ class NominatorView(Protocol):
 
     def nodes(self) -> Iterable[str]: ...
 
-    def by_node(self) -> Mapping[str, Sequence[PodInfo]]:
-        """Every node with nominated pods and its pods, in nomination order (read only)."""
+    def nominated_to_add(self, pod: PodInfo) -> Mapping[str, Sequence[PodInfo]]:
+        """For every node with nominations, the nominated pods ``pod``'s filters must count
+        (priority >= its own, itself left out), in nomination order; possibly empty (read only)."""
 
 
 class PreemptionMetrics(Protocol):

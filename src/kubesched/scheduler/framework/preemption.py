@@ -372,11 +372,10 @@ class Evaluator:
         handle = self.handle
         position = {info.name: k for k, info in enumerate(potential)}
         nominated: dict[int, list[PodInfo]] = {}
-        priority, uid = pod.priority, pod.uid
-        for node_name, pods in handle.nominator.by_node().items():
+        for node_name, pods in handle.nominator.nominated_to_add(pod).items():
             k = position.get(node_name)
-            if k is not None:  # the framework's nominated_pods_to_add, for every node in one pass
-                nominated[k] = [p for p in pods if p.priority >= priority and p.uid != uid]
+            if k is not None and pods:
+                nominated[k] = list(pods)
         fails = arithmetic.preemption_failures(state, pod, handle.snapshot(), potential, nominated)
         name, get = arithmetic.name, statuses.get
         rejected_by_it = [(status := get(info.name)) is not None and status.plugin == name for info in potential]

@@ -8,7 +8,7 @@ is then a loop over a typed list.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from time import perf_counter
 from typing import Any
@@ -297,16 +297,14 @@ class Framework:
             first_fail[newly] = i
             alive &= mask
         # nodes that have nominated pods of >= priority: redo them with the two-pass rule
-        by_node = self.nominator.by_node()
-        if not by_node:
+        to_add = self.nominator.nominated_to_add(pod)
+        if not to_add:
             return alive, first_fail, statuses
         arithmetic = self.preemption_arithmetic(state)
         arithmetic_at = next((k for k, pl in enumerate(self.filter_plugins) if pl is arithmetic), -1)
-        priority, uid = pod.priority, pod.uid
         batch: list[int] = []
-        batch_nominated: list[list[PodInfo]] = []
-        for node_name, pods in list(by_node.items()):
-            nominated = [p for p in pods if p.priority >= priority and p.uid != uid]
+        batch_nominated: list[Sequence[PodInfo]] = []
+        for node_name, nominated in list(to_add.items()):
             if not nominated:
                 continue
             info = snapshot.get(node_name)
