@@ -332,10 +332,14 @@ def _ssl_context(tls: TLSSettings, enable_https: bool) -> ssl.SSLContext:
     certificate is presented when given."""
     has_ca = bool(tls.ca_file or tls.ca_data)
     insecure = tls.insecure or (enable_https and not has_ca)
-    context = ssl.create_default_context()
-    if has_ca:
-        context.load_verify_locations(cafile=tls.ca_file or None,
-                                      cadata=tls.ca_data.decode() if tls.ca_data else None)
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)  # verifies certificate and host name
+    if has_ca:  # that CA alone, as Go's RootCAs; data takes precedence over the file, as in client-go
+        if tls.ca_data:
+            context.load_verify_locations(cadata=tls.ca_data.decode())
+        else:
+            context.load_verify_locations(cafile=tls.ca_file)
+    else:
+        context.load_default_certs()
     if insecure:
         context.check_hostname = False
         context.verify_mode = ssl.CERT_NONE
@@ -350,7 +354,7 @@ def _load_client_certificate(context: ssl.SSLContext, tls: TLSSettings) -> None:
     paths: list[str] = []
     try:
         def path_of(file: str, data: bytes) -> str:
-            if file:
+            if not data:  # data takes precedence over the file, as in client-go
                 return file
             fd, path = tempfile.mkstemp(suffix=".pem")
             with os.fdopen(fd, "wb") as out:
