@@ -205,3 +205,34 @@ def test_example_stale_topology_and_compare_script(capsys: pytest.CaptureFixture
     assert rows["plugin, cacheResyncMode OnUpdate, Watch"] == "0"
     assert rows["plugin, cacheResyncPeriodSeconds 5, Watch"] == "0"
     assert int(rows["plugin, no cache, Poll 30s"]) > int(rows["plugin, no cache, Watch"])
+
+
+# -- foreign pods ----------------------------------------------------------------------------------------
+@pytest.mark.parametrize("detect", ["All", "OnlyExclusiveResources", "None"])
+def test_a_foreign_pod_makes_the_node_data_invalid_until_a_resync_catches_up(simulate: Simulate, detect: str) -> None:
+    """With the reservation cache, a pod another scheduler placed marks its node: until a resync
+    finds the exporter's fingerprint matching the node's pods, the plugin refuses the node ("invalid
+    node topology data"), as scheduler-plugins does. OnlyExclusiveResources marks only for pods with
+    exclusive resources (this Guaranteed 2-cpu pod has them); None never. The resync (at 5 s) sends
+    no event, so the refused pod waits in the unschedulable pool for its 5-minute flush."""
+    objs = [node("n1"), pod("other", "2", node="n1", schedulerName="other-scheduler")]
+    steps = [create_step("1s", pod("p", "2"))]
+    result = simulate(scenario(objs, topo=topology(exporter={"mode": "Watch"}), plugin=True, steps=steps,
+                               args={"cacheResyncPeriodSeconds": 5, "cache": {"foreignPodsDetect": detect}},
+                               until="6m"))
+    failures = [e["message"] for e in events(result, "FailedScheduling", "p")]
+    if detect == "None":
+        assert failures == [] and start_time(result, "p") == 1.0
+        return
+    assert failures[0].startswith("0/1 nodes are available: 1 invalid node topology data.")
+    started = start_time(result, "p")
+    assert started is not None and 300.0 <= started <= 331.0
+
+
+def test_a_burstable_foreign_pod_marks_nothing_when_only_exclusive_resources_count(simulate: Simulate) -> None:
+    objs = [node("n1"), pod("other", "2", node="n1", schedulerName="other-scheduler", guaranteed=False)]
+    steps = [create_step("1s", pod("p", "2"))]
+    args = {"cacheResyncPeriodSeconds": 5, "cache": {"foreignPodsDetect": "OnlyExclusiveResources"}}
+    result = simulate(scenario(objs, topo=topology(exporter={"mode": "Watch"}), plugin=True, steps=steps, args=args,
+                               until="30s"))
+    assert events(result, "FailedScheduling", "p") == [] and start_time(result, "p") == 1.0

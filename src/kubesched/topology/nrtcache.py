@@ -113,6 +113,9 @@ class OverReserve:
     cached: dict[str, TopologyView] = field(default_factory=dict)
     assumed: dict[str, dict[str, dict[str, int]]] = field(default_factory=dict)
     maybe_overreserved: set[str] = field(default_factory=set)
+    #: nodes where pods of another scheduler came, went or changed since the last flush: their
+    #: cached data cannot be trusted until a resync finds the exporter caught up
+    foreign: set[str] = field(default_factory=set)
     flushes: int = 0
     _latest: dict[str, TopologyView] = field(default_factory=dict)
     _next_resync: float = 0.0
@@ -125,9 +128,10 @@ class OverReserve:
             del self.cached[name]
             self.assumed.pop(name, None)
             self.maybe_overreserved.discard(name)
+            self.foreign.discard(name)
         if self.on_update:
             for name in sorted(latest):
-                if not self.assumed.get(name):
+                if not self.assumed.get(name) and name not in self.foreign:
                     self.cached[name] = latest[name]
                 elif self._matches(latest[name], node_pods):
                     self._flush(name, latest[name])
@@ -152,16 +156,20 @@ class OverReserve:
         self.cached[node] = latest
         self.assumed.pop(node, None)
         self.maybe_overreserved.discard(node)
+        self.foreign.discard(node)
         self.flushes += 1
 
     def resync(self, node_pods: NodePods) -> None:
-        """Flush every node filtered out since its last flush whose latest object has caught up."""
-        for node in sorted(self.maybe_overreserved):
+        """Flush every node filtered out, or with foreign pods, since its last flush whose latest
+        object has caught up."""
+        for node in sorted(self.maybe_overreserved | self.foreign):
             latest = self._latest.get(node)
             if latest is not None and self._matches(latest, node_pods):
                 self._flush(node, latest)
 
     def view(self, node: str) -> tuple[TopologyView | None, bool]:
+        if node in self.foreign:
+            return None, False  # upstream GetCachedNRTCopy: "invalid node topology data"
         base = self.cached.get(node)
         assumed = self.assumed.get(node)
         if base is None or not assumed:
@@ -183,3 +191,9 @@ class OverReserve:
 
     def node_maybe_overreserved(self, node: str) -> None:
         self.maybe_overreserved.add(node)
+
+    def node_has_foreign_pods(self, node: str) -> None:
+        """A pod another scheduler placed on ``node`` appeared, changed or went (upstream
+        ``NodeHasForeignPods``: only for a node whose data is cached)."""
+        if node in self.cached:
+            self.foreign.add(node)

@@ -21,7 +21,10 @@ only on ``single-numa-node`` nodes (0 elsewhere). See :mod:`kubesched.topology.s
 Args (upstream names and defaults): ``scoringStrategy: {type: LeastAllocated, resources: [{name,
 weight}]}``, ``cacheResyncPeriodSeconds: 0``, ``discardReservedNodes: false``, ``cache:
 {foreignPodsDetect, resyncMethod, informerMode, resyncScope}``, ``preemptionMode: Disabled``.
-Foreign-pod detection, informer mode and resync scope are accepted and validated but not modelled.
+With the reservation cache, foreign pods (placed by a scheduler other than this profile; with
+``foreignPodsDetect: OnlyExclusiveResources`` only those with exclusive resources; ``None`` turns it
+off) make their node's data invalid until a resync finds the exporter caught up, as upstream. Informer
+mode and resync scope are accepted and validated but not modelled.
 kubesched extension: ``cacheResyncMode: Periodic`` (upstream) or ``OnUpdate`` (flush a node's
 reservations as soon as its object reflects the scheduler's pods; turns the cache on by itself).
 """
@@ -32,6 +35,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from kubesched.k8s.objects import DEFAULT_SCHEDULER_NAME
 from kubesched.scheduler.framework.interface import (
     ADD,
     DELETE,
@@ -93,7 +97,7 @@ ARGS = {
 }
 RESYNC_MODES = ("Periodic", "OnUpdate")
 CACHE_ENUMS = {
-    "foreignPodsDetect": ("None", "All", "OnlyExclusiveResources"),
+    "foreignPodsDetect": ("All", "None", "OnlyExclusiveResources"),  # the first is the default
     "resyncMethod": (RESYNC_AUTODETECT, RESYNC_ALL, RESYNC_EXCLUSIVE),
     "informerMode": ("Shared", "Dedicated"),
     "resyncScope": ("All", "OnlyResources"),
@@ -241,6 +245,12 @@ class NodeResourceTopologyMatch(
             self.cache = Passthrough()
         self._parsed: dict[str, TopologyView] = {}
         self._views: dict[str, tuple[TopologyView | None, bool]] = {}
+        #: foreign pods detection (only with the reservation cache, as upstream): pods whose
+        #: schedulerName is not this profile's, all of them or only those with exclusive resources
+        self.foreign_pods = cache_opts["foreignPodsDetect"] if isinstance(self.cache, OverReserve) else "None"
+        self._profile = str(getattr(handle, "scheduler_name", "") or DEFAULT_SCHEDULER_NAME)
+        self._seen_generation: dict[str, int] = {}
+        self._foreign_seen: dict[str, dict[str, str]] = {}  # node -> foreign pod uid -> resourceVersion
 
     def events_to_register(self) -> list[ClusterEvent]:
         return [
@@ -263,7 +273,33 @@ class NodeResourceTopologyMatch(
         for gone in [n for n in self._parsed if n not in latest]:
             del self._parsed[gone]
         self.cache.refresh(self.handle.now(), latest, self._node_pods)
+        if self.foreign_pods != "None":
+            self._detect_foreign_pods(latest)
         self._views = {}
+
+    def _is_foreign(self, pod: PodInfo) -> bool:
+        if pod.scheduler_name == self._profile:
+            return False
+        return self.foreign_pods == "All" or has_exclusive(request_of(pod))
+
+    def _detect_foreign_pods(self, latest: Mapping[str, TopologyView]) -> None:
+        """Upstream's pod informer handler, from the snapshot: a node whose foreign pods (uid and
+        resourceVersion) differ from what the last look found had a foreign pod added, updated or
+        deleted; only nodes that changed since are looked at."""
+        assert isinstance(self.cache, OverReserve)
+        snapshot = self.handle.snapshot()
+        for name in latest:
+            info = snapshot.get(name)
+            generation = info.generation if info is not None else -1
+            if self._seen_generation.get(name) == generation:
+                continue
+            self._seen_generation[name] = generation
+            foreign = {} if info is None else {
+                p.uid: str((p.obj.get("metadata") or {}).get("resourceVersion") or "")
+                for p in info.pods if self._is_foreign(p)}
+            if foreign != self._foreign_seen.get(name, {}):
+                self.cache.node_has_foreign_pods(name)
+            self._foreign_seen[name] = foreign
 
     def _node_pods(self, node: str) -> list[tuple[str, bool]]:
         info = self.handle.snapshot().get(node)
