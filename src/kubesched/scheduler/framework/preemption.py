@@ -221,15 +221,9 @@ class Evaluator:
             return None, PostFilterResult(""), Status.unschedulable(
                 fit_error_message(len(node_statuses), "", node_statuses.values(), "")
             )
-        candidates, error = self._call_extenders(pod, candidates)
-        if error is not None:
-            record.outcome = "error"
-            return None, None, error
-        best = self._select_candidate(candidates, record) if candidates else None
-        if best is None:
-            record.outcome = "no candidates"
-            return None, None, Status.unschedulable("no candidate node for preemption")
-        record.chosen = best.node
+        best = self._pick(pod, candidates, record)
+        if isinstance(best, Status):
+            return None, None, best
         if not handle.keep_all_candidates:
             record.candidates = [best]  # the others only matter to explanations, and cost memory
         return best, PostFilterResult(best.node), Status(Code.SUCCESS)
@@ -249,17 +243,27 @@ class Evaluator:
             record.rejected_nodes = {n: st.message() for n, st in node_statuses.items()}
             record.message = fit_error_message(len(node_statuses), "", node_statuses.values(), "")
             return record
-        candidates, error = self._call_extenders(pod, candidates)
-        if error is not None:
-            record.outcome, record.message = "error", error.message()
+        best = self._pick(pod, candidates, record)
+        if isinstance(best, Status):
+            record.message = best.message()
             return record
-        record.candidates = candidates
-        if not candidates:
-            record.outcome, record.message = "no candidates", "no candidate node for preemption"
-            return record
-        record.chosen = self._select_candidate(candidates, record).node
         record.outcome = "would preempt"
         return record
+
+    def _pick(self, pod: PodInfo, candidates: list[Candidate], record: PreemptionRecord) -> Candidate | Status:
+        """Upstream's ``callExtenders`` then ``SelectCandidate``: the chosen candidate (recorded),
+        or why there is none (the outcome recorded)."""
+        candidates, error = self._call_extenders(pod, candidates)
+        if error is not None:
+            record.outcome = "error"
+            return error
+        record.candidates = candidates
+        if not candidates:
+            record.outcome = "no candidates"
+            return Status.unschedulable("no candidate node for preemption")
+        best = self._select_candidate(candidates, record)
+        record.chosen = best.node
+        return best
 
     # -- extenders --------------------------------------------------------------------------------
     def _call_extenders(self, pod: PodInfo, candidates: list[Candidate]) -> tuple[list[Candidate], Status | None]:

@@ -64,6 +64,20 @@ def group_name(pod: PodInfo) -> str:
     return str(pod.labels.get(POD_GROUP_LABEL) or "")
 
 
+def group_members(handle: Handle, namespace: str, name: str) -> list[Obj]:
+    """The pods of PodGroup ``namespace/name`` (its label), in the informer's order."""
+    return [p for p in handle.list("Pod")
+            if (p["metadata"].get("namespace") or "default") == namespace
+            and ((p["metadata"].get("labels") or {}).get(POD_GROUP_LABEL)) == name]
+
+
+def assigned_members(handle: Handle, namespace: str, name: str, but: str = "") -> int:
+    """Members bound or assumed on a node of the snapshot, waiting ones included (``but``: a uid not
+    to count, the pod of this cycle, which upstream's snapshot does not hold yet)."""
+    return sum(1 for info in handle.snapshot().node_infos for p in info.pods
+               if p.namespace == namespace and group_name(p) == name and p.node_name and p.uid != but)
+
+
 @dataclass
 class _PermitState:
     activate: bool
@@ -100,15 +114,10 @@ class Coscheduling(QueueSortPlugin, PreFilterPlugin, PostFilterPlugin, PermitPlu
         return f"{pod.namespace}/{name}", self.handle.cluster.get("PodGroup", pod.namespace, name)
 
     def _members(self, namespace: str, name: str) -> list[Obj]:
-        return [p for p in self.handle.list("Pod")
-                if (p["metadata"].get("namespace") or "default") == namespace
-                and ((p["metadata"].get("labels") or {}).get(POD_GROUP_LABEL)) == name]
+        return group_members(self.handle, namespace, name)
 
     def _assigned(self, namespace: str, name: str, but: str = "") -> int:
-        """Members bound or assumed on a node of the snapshot (``but``: a uid not to count, the pod of
-        this cycle, which upstream's snapshot does not hold yet)."""
-        return sum(1 for info in self.handle.snapshot().node_infos for p in info.pods
-                   if p.namespace == namespace and group_name(p) == name and p.node_name and p.uid != but)
+        return assigned_members(self.handle, namespace, name, but)
 
     @staticmethod
     def _min_member(group: Obj) -> int:

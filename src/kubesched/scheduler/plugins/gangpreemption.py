@@ -18,11 +18,12 @@ says which member could not be placed.
 
 from __future__ import annotations
 
-from kubesched.k8s.objects import POD_GROUP_LABEL, ApiError
+from kubesched.k8s.objects import ApiError
 from kubesched.k8s.timefmt import parse_rfc3339
 from kubesched.scheduler.framework.interface import Code, CycleState, PostFilterResult, Status
 from kubesched.scheduler.framework.preemption import Candidate, PreemptionRecord
 from kubesched.scheduler.framework.types import PodInfo
+from kubesched.scheduler.plugins.coscheduling import assigned_members, group_members, group_name
 from kubesched.scheduler.plugins.defaultpreemption import DefaultPreemption
 
 NAME = "GangPreemption"
@@ -34,41 +35,32 @@ class GangPreemption(DefaultPreemption):
     def post_filter(
         self, state: CycleState, pod: PodInfo, statuses: dict[str, Status]
     ) -> tuple[PostFilterResult | None, Status]:
-        group_name = str(pod.labels.get(POD_GROUP_LABEL) or "")
-        group = self.handle.cluster.get("PodGroup", pod.namespace, group_name) if group_name else None
+        name = group_name(pod)
+        group = self.handle.cluster.get("PodGroup", pod.namespace, name) if name else None
         current = self.handle.current_pod(pod)
         if group is None or current is None:
             return super().post_filter(state, pod, statuses)
         min_member = int((group.get("spec") or {}).get("minMember") or 0)
-        placed = self._placed(pod.namespace, group_name)
-        needed = min_member - placed
+        needed = min_member - assigned_members(self.handle, pod.namespace, name)
         ok, _ = self.pod_eligible_to_preempt_others(current, statuses.get(current.nominated_node_name))
         if needed <= 0 or not ok:
             return super().post_filter(state, pod, statuses)
         self.handle.metrics.preemption_attempts += 1
         record = PreemptionRecord(time=self.handle.now(), pod=current.key, priority=current.priority)
         self.handle.record_preemption(record)
-        result, status = self._preempt_gang(state, current, statuses, f"{pod.namespace}/{group_name}", needed, record)
+        result, status = self._preempt_gang(state, current, statuses, f"{pod.namespace}/{name}", needed, record)
         record.message = status.message()
         if status.message():
             return result, Status(status.code, (f"preemption: {status.message()}",))
         return result, status
 
     # -- the plan --------------------------------------------------------------------------------
-    def _placed(self, namespace: str, group: str) -> int:
-        """Members bound or assumed (waiting at Permit included) in the snapshot."""
-        return sum(1 for info in self.handle.snapshot().node_infos for p in info.pods
-                   if p.namespace == namespace and p.labels.get(POD_GROUP_LABEL) == group and p.node_name)
-
     def _pending_members(self, pod: PodInfo, group: str) -> list[PodInfo]:
         """The failing pod, then the group's other unassigned, undeleted members, oldest first."""
         others: list[tuple[float, str, PodInfo]] = []
-        for obj in self.handle.list("Pod"):
+        for obj in group_members(self.handle, pod.namespace, group):
             meta = obj.get("metadata") or {}
-            if ((meta.get("namespace") or "default") != pod.namespace
-                    or (meta.get("labels") or {}).get(POD_GROUP_LABEL) != group
-                    or meta.get("uid") == pod.uid or (obj.get("spec") or {}).get("nodeName")
-                    or meta.get("deletionTimestamp")):
+            if meta.get("uid") == pod.uid or (obj.get("spec") or {}).get("nodeName") or meta.get("deletionTimestamp"):
                 continue
             created = parse_rfc3339(meta["creationTimestamp"]) if meta.get("creationTimestamp") else 0.0
             others.append((created, str(meta.get("name") or ""), PodInfo.from_pod(obj)))
