@@ -231,25 +231,48 @@ class NodeResourcesFit(
     ) -> list[Status]:
         """Filter's rejection for each node of ``idx`` (nodes known to fail), computed as a vector;
         nodes failing for the same reasons share one Status."""
-        s = self._state(state, pod)
+        return [Status.unschedulable() if status is None else status
+                for status in self._vector_failures(state, pod, snapshot, idx)]
+
+    def _vector_failures(
+        self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot, idx: np.ndarray,
+        nominated: Sequence[Sequence[PodInfo]] | None = None,
+    ) -> list[Status | None]:
+        """Filter on each node ``idx[k]`` as a vector, with ``nominated[k]`` added when given: None
+        where it passes, else its rejection (nodes failing for the same reasons share one Status)."""
+        checked = self._state(state, pod).checked
         table = snapshot.table
+        for resource, _ in checked:
+            table.ensure_resource(resource)  # before taking any array: it may add a row
+        count = len(idx)
+        names = [resource for resource, _ in checked]
+        added: list[list[int]] = [[0] * count for _ in names]  # per checked resource, per node
+        extra_pods = np.zeros(count, dtype=np.int64)
+        if nominated is not None:
+            extra_pods = np.fromiter((len(pods) for pods in nominated), dtype=np.int64, count=count)
+            for k, pods in enumerate(nominated):
+                for p in pods:
+                    requests = p.requests
+                    for r, name in enumerate(names):
+                        amount = requests.get(name)
+                        if amount:
+                            added[r][k] += amount
         checks: list[tuple[str, np.ndarray]] = [
-            (TOO_MANY_PODS, table.pod_count[idx] + 1 > table.allowed_pods[idx])
-        ]
-        for resource, amount in s.checked:
-            row = table.ensure_resource(resource)
-            checks.append((f"Insufficient {resource}", amount > table.alloc[row, idx] - table.requested[row, idx]))
-        code = np.zeros(len(idx), dtype=np.int64)
+            (TOO_MANY_PODS, table.pod_count[idx] + extra_pods + 1 > table.allowed_pods[idx])]
+        for r, (resource, amount) in enumerate(checked):
+            row = table.row[resource]
+            extra = np.array(added[r], dtype=np.int64)
+            checks.append((insufficient(resource), amount > table.alloc[row, idx] - table.requested[row, idx] - extra))
+        code = np.zeros(count, dtype=np.int64)
         for bit, (_, failing) in enumerate(checks):
             code |= failing.astype(np.int64) << bit
-        shared: dict[int, Status] = {}
-        out = []
+        shared: dict[int, Status | None] = {0: None}
+        out: list[Status | None] = []
         for value in code.tolist():
-            status = shared.get(value)
-            if status is None:
-                reasons = tuple(reason for bit, (reason, _) in enumerate(checks) if value >> bit & 1)
-                status = shared[value] = Status.unschedulable(*reasons)
-            out.append(status)
+            if value not in shared:
+                shared[value] = Status.unschedulable(*(reason for bit, (reason, _) in enumerate(checks)
+                                                       if value >> bit & 1))
+            out.append(shared[value])
         return out
 
     def filter_vector(self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot) -> np.ndarray | None:
@@ -300,38 +323,7 @@ class NodeResourcesFit(
         self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot, idx: np.ndarray,
         nominated: Sequence[Sequence[PodInfo]],
     ) -> list[Status | None]:
-        checked = self._state(state, pod).checked
-        table = snapshot.table
-        for resource, _ in checked:
-            table.ensure_resource(resource)  # before taking any array: it may add a row
-        count = len(idx)
-        names = [resource for resource, _ in checked]
-        added: list[list[int]] = [[0] * count for _ in names]  # per checked resource, per node
-        extra_pods = np.fromiter((len(pods) for pods in nominated), dtype=np.int64, count=count)
-        for k, pods in enumerate(nominated):
-            for p in pods:
-                requests = p.requests
-                for r, name in enumerate(names):
-                    amount = requests.get(name)
-                    if amount:
-                        added[r][k] += amount
-        checks: list[tuple[str, np.ndarray]] = [
-            (TOO_MANY_PODS, table.pod_count[idx] + extra_pods + 1 > table.allowed_pods[idx])]
-        for r, (resource, amount) in enumerate(checked):
-            row = table.row[resource]
-            extra = np.array(added[r], dtype=np.int64)
-            checks.append((insufficient(resource), amount > table.alloc[row, idx] - table.requested[row, idx] - extra))
-        code = np.zeros(count, dtype=np.int64)
-        for bit, (_, failing) in enumerate(checks):
-            code |= failing.astype(np.int64) << bit
-        shared: dict[int, Status | None] = {0: None}
-        out: list[Status | None] = []
-        for value in code.tolist():
-            if value not in shared:
-                shared[value] = Status.unschedulable(*(reason for bit, (reason, _) in enumerate(checks)
-                                                       if value >> bit & 1))
-            out.append(shared[value])
-        return out
+        return self._vector_failures(state, pod, snapshot, idx, nominated)
 
     # -- score -----------------------------------------------------------------------------
     def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> int:
