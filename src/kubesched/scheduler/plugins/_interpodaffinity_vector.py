@@ -14,7 +14,7 @@ from typing import cast
 
 import numpy as np
 
-from kubesched.scheduler.framework.interface import NodeTableSnapshot, NodeTableView
+from kubesched.scheduler.framework.interface import LabelColumnView, NodeTableSnapshot, NodeTableView
 from kubesched.scheduler.framework.types import PodInfo
 from kubesched.scheduler.plugins._helpers_affinity import (
     AffinityTerm,
@@ -38,19 +38,28 @@ class _GroupPod:
         self.labels = labels
 
 
-def _per_value(table: NodeTableView, key: str, where: np.ndarray, counts: np.ndarray
-               ) -> list[tuple[str, int]] | None:
-    """``(value of key, pods)`` for the nodes ``where`` holding ``counts`` pods, nodes without the
-    key left out; None when the key's column cannot be built."""
+def _sums_by_code(table: NodeTableView, key: str, where: np.ndarray, counts: np.ndarray
+                  ) -> tuple[LabelColumnView, np.ndarray] | None:
+    """The key's label column and, per value code (plus a last entry, 0, for nodes without the
+    key), the pods of ``counts`` on the nodes ``where``; None when the column cannot be built."""
     column = table.label_column(key)
     if column is None:
         return None
     codes = column.codes[where]
     present = codes >= 0
-    if not present.any():
-        return []
-    sums = np.bincount(codes[present], weights=counts[present])
-    return [(column.values[int(code)], int(sums[code])) for code in np.flatnonzero(sums)]
+    sums = np.bincount(codes[present], weights=counts[present], minlength=len(column.values) + 1)
+    return column, sums.astype(np.int64)
+
+
+def _per_value(table: NodeTableView, key: str, where: np.ndarray, counts: np.ndarray
+               ) -> list[tuple[str, int]] | None:
+    """``(value of key, pods)`` for the nodes ``where`` holding ``counts`` pods, nodes without the
+    key left out; None when the key's column cannot be built."""
+    found = _sums_by_code(table, key, where, counts)
+    if found is None:
+        return None
+    column, sums = found
+    return [(column.values[code], int(sums[code])) for code in np.flatnonzero(sums).tolist()]
 
 
 class CodeCounts:
@@ -65,13 +74,10 @@ class CodeCounts:
         self.values: dict[str, list[str]] = {}
 
     def add(self, table: NodeTableView, key: str, where: np.ndarray, counts: np.ndarray) -> bool:
-        column = table.label_column(key)
-        if column is None:
+        found = _sums_by_code(table, key, where, counts)
+        if found is None:
             return False
-        codes = column.codes[where]
-        present = codes >= 0
-        size = len(column.values) + 1
-        added = np.bincount(codes[present], weights=counts[present], minlength=size).astype(np.int64)
+        column, added = found
         before = self.arrays.get(key)
         self.arrays[key] = added if before is None else before + added
         self.values[key] = column.values
@@ -92,6 +98,15 @@ class CodeCounts:
         if len(array) != len(column.values) + 1:
             return None
         return array > 0
+
+    def node_mask(self, table: NodeTableView, key: str) -> np.ndarray | None:
+        """Per node, whether its value of the key has a positive count (None as :meth:`positive`)."""
+        positive = self.positive(table, key)
+        column = table.label_column(key)
+        if positive is None or column is None:
+            return None
+        result: np.ndarray = positive[column.codes]
+        return result
 
     def pairs(self) -> PairCounts:
         out = PairCounts()

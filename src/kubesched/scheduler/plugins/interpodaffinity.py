@@ -400,10 +400,10 @@ def _codes_mask(table: NodeTableView, counts: CodeCounts, keys: set[str] | None,
     for key in counts.arrays:
         if keys is not None and key not in keys:
             continue
-        positive = counts.positive(table, key)
-        if positive is None:
+        hit = counts.node_mask(table, key)
+        if hit is None:
             return None
-        mask |= positive[table.label_column(key).codes]  # type: ignore[union-attr]
+        mask |= hit
     return mask
 
 
