@@ -364,12 +364,11 @@ def _add_extender_scores(
         except ExtenderError as err:
             log.debug("extender %s gave no scores for pod %s: %s", extender.name, pod.key, err)
             continue
-        weight = extender.weight if extender.has_prioritize else 0
-        added = np.zeros(len(idx), dtype=np.int64)
+        added = np.zeros(len(idx), dtype=np.int64)  # without a prioritize verb: all 0, as upstream
         for host, score in scores:
             k = position.get(host)
             if k is not None:
-                added[k] += score * weight * (MAX_NODE_SCORE // MAX_EXTENDER_PRIORITY)
+                added[k] += score * extender.weight * (MAX_NODE_SCORE // MAX_EXTENDER_PRIORITY)
         totals += added
         per_plugin[extender.name] = per_plugin.get(extender.name, 0) + added
 
@@ -569,7 +568,7 @@ class _Binding:
             return
         sched, fwk, pod, node_name = self.sched, self.fwk, self.qpi.pod, self.node_name
         sched.metrics.attempt("scheduled", fwk.name, _since(self.started))
-        sched.metrics.pod_scheduling_attempts.append(self.qpi.attempts)
+        sched.metrics.pod_scheduling_attempts.observe(self.qpi.attempts)
         if self.started is not None and self.qpi.initial_attempt_timestamp is not None:
             sched.metrics.observe_sli(self.qpi.attempts, sched.clock() - self.qpi.initial_attempt_timestamp)
         if sched.record_attempts:

@@ -52,6 +52,12 @@ class Histogram:
     def copy(self) -> Histogram:
         return Histogram(self.bounds, list(self.counts), self.total, self.observed)
 
+    def merge(self, other: Histogram) -> None:
+        """Count ``other``'s observations too (same bounds)."""
+        self.counts = [a + b for a, b in zip(self.counts, other.counts)]
+        self.total += other.total
+        self.observed += other.observed
+
 
 def attempts_label(attempts: int) -> str:
     """Upstream ``getAttemptsLabel``: the number of attempts, "15+" from 15 on."""
@@ -62,8 +68,8 @@ def attempts_label(attempts: int) -> str:
 class Metrics:
     schedule_attempts: Counter[tuple[str, str]] = field(default_factory=Counter)  # (result, profile) -> count
     preemption_attempts: int = 0
-    preemption_victims: list[int] = field(default_factory=list)
-    pod_scheduling_attempts: list[int] = field(default_factory=list)
+    preemption_victims: Histogram = field(default_factory=lambda: Histogram(PREEMPTION_VICTIMS_BUCKETS))
+    pod_scheduling_attempts: Histogram = field(default_factory=lambda: Histogram(POD_SCHEDULING_ATTEMPTS_BUCKETS))
     #: measure durations (wall clock); off in simulations
     timing: bool = False
     #: whether this cycle's plugin durations are sampled (upstream: 10% of cycles)
@@ -75,7 +81,7 @@ class Metrics:
     _sampler: random.Random = field(default_factory=lambda: random.Random(0), repr=False)
 
     def observe_victims(self, count: int) -> None:
-        self.preemption_victims.append(count)
+        self.preemption_victims.observe(count)
 
     def start_cycle(self) -> None:
         """Decide whether this cycle's plugin executions are timed (a sampler of its own: the

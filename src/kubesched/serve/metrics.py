@@ -22,11 +22,7 @@ from prometheus_client import (
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily, Metric
 from prometheus_client.registry import Collector
 
-from kubesched.scheduler.metrics import (
-    POD_SCHEDULING_ATTEMPTS_BUCKETS,
-    PREEMPTION_VICTIMS_BUCKETS,
-    Histogram,
-)
+from kubesched.scheduler.metrics import Histogram
 
 if TYPE_CHECKING:
     from kubesched.cluster.kube.cluster import KubeCluster
@@ -73,8 +69,6 @@ class _Snapshot(Collector):
 class Exporter:
     def __init__(self, profiles: Sequence[str]) -> None:
         self.profiles = list(profiles)
-        self.victims = Histogram(PREEMPTION_VICTIMS_BUCKETS)
-        self.attempts = Histogram(POD_SCHEDULING_ATTEMPTS_BUCKETS)
         self.registry = CollectorRegistry(auto_describe=False)
         self._snapshot = _Snapshot()
         self.registry.register(self._snapshot)
@@ -90,12 +84,6 @@ class Exporter:
     def update(self, scheduler: Scheduler, cluster: KubeCluster | None = None,
                elector: LeaderElector | None = None, leader_name: str = "") -> None:
         m = scheduler.metrics
-        for value in m.preemption_victims:
-            self.victims.observe(value)
-        del m.preemption_victims[:]  # the simulator keeps these whole; a server must not
-        for value in m.pod_scheduling_attempts:
-            self.attempts.observe(value)
-        del m.pod_scheduling_attempts[:]
         out: list[Metric] = []
 
         attempts = CounterMetricFamily(
@@ -134,9 +122,9 @@ class Exporter:
         out.append(CounterMetricFamily("scheduler_preemption_attempts", "Total preemption attempts in the cluster "
                                        "till now", value=m.preemption_attempts))
         out.append(_histograms("scheduler_preemption_victims", "Number of selected preemption victims", [],
-                               [((), self.victims)]))
+                               [((), m.preemption_victims)]))
         out.append(_histograms("scheduler_pod_scheduling_attempts",
-                               "Number of attempts to successfully schedule a pod.", [], [((), self.attempts)]))
+                               "Number of attempts to successfully schedule a pod.", [], [((), m.pod_scheduling_attempts)]))
         pending = GaugeMetricFamily(
             "scheduler_pending_pods",
             "Number of pending pods, by the queue type. 'active' means number of pods in activeQ; 'backoff' means "
@@ -205,10 +193,7 @@ class Exporter:
             for verb, histogram in transport.latency.items():
                 key2 = (transport.host, verb)
                 if key2 in merged_latency:
-                    merged = merged_latency[key2]
-                    merged.counts = [a + b for a, b in zip(merged.counts, histogram.counts)]
-                    merged.total += histogram.total
-                    merged.observed += histogram.observed
+                    merged_latency[key2].merge(histogram)
                 else:
                     merged_latency[key2] = histogram.copy()
         for labels, count in sorted(merged_codes.items()):

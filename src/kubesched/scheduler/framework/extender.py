@@ -118,10 +118,6 @@ class Extender:
     def is_binder(self) -> bool:
         return bool(self.config.bind_verb)
 
-    @property
-    def has_prioritize(self) -> bool:
-        return bool(self.config.prioritize_verb)
-
     def is_interested(self, pod: PodInfo) -> bool:
         """Every pod, unless ``managedResources`` are listed: then only a pod whose containers or
         init containers request or limit one of them."""
