@@ -77,11 +77,11 @@ class Nominator:
             return
         before = self._by_node.get(node, [])
         pods = [p for p in before if p.uid != pod.uid]
-        for gone in before:
-            if gone.uid == pod.uid:
-                self._priorities[gone.priority] -= 1
-                if not self._priorities[gone.priority]:
-                    del self._priorities[gone.priority]
+        gone = next((p for p in before if p.uid == pod.uid), None)  # at most one: add() keeps uids unique
+        if gone is not None:
+            self._priorities[gone.priority] -= 1
+            if not self._priorities[gone.priority]:
+                del self._priorities[gone.priority]
         if pods:
             self._by_node[node] = pods
         else:

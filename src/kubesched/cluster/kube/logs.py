@@ -34,7 +34,7 @@ def _klog_value(value: Any) -> str:
         return "true" if value else "false"
     if isinstance(value, int | float):
         return str(value)
-    return json.dumps(str(value) if not isinstance(value, str) else value)
+    return json.dumps(str(value))
 
 
 class KlogFormatter(logging.Formatter):

@@ -101,6 +101,10 @@ def _rv(obj: Obj | None) -> int:
         return 0
 
 
+def _cache_key(namespace: str | None, name: str) -> str:
+    return f"{namespace}/{name}" if namespace else name
+
+
 class AssumeCache:
     """The informer's objects of one kind, overlaid with the versions this scheduler assumed
     (upstream ``assumecache``): an assumed object is seen until the API server's copy moves past
@@ -116,7 +120,7 @@ class AssumeCache:
 
     def get(self, namespace: str | None, name: str) -> Obj | None:
         current = self.api_get(namespace, name)
-        key = f"{namespace}/{name}" if namespace else name
+        key = _cache_key(namespace, name)
         assumed = self._assumed.get(key)
         if assumed is None:
             return current
@@ -131,7 +135,7 @@ class AssumeCache:
         out = []
         for current in self.handle.cluster.list(self.kind):
             meta = _meta(current)
-            key = f"{meta.get('namespace')}/{meta['name']}" if meta.get("namespace") else meta["name"]
+            key = _cache_key(meta.get("namespace"), meta["name"])
             assumed = self._assumed.get(key)
             if assumed is not None and _rv(current) > _rv(assumed):
                 del self._assumed[key]  # as get(): the API server's copy moved past the assumed one
@@ -141,12 +145,12 @@ class AssumeCache:
 
     def assume(self, obj: Obj) -> None:
         meta = _meta(obj)
-        key = f"{meta.get('namespace')}/{meta['name']}" if meta.get("namespace") else meta["name"]
+        key = _cache_key(meta.get("namespace"), meta["name"])
         self._assumed[key] = obj
 
     def restore(self, obj: Obj) -> None:
         meta = _meta(obj)
-        key = f"{meta.get('namespace')}/{meta['name']}" if meta.get("namespace") else meta["name"]
+        key = _cache_key(meta.get("namespace"), meta["name"])
         self._assumed.pop(key, None)
 
 
