@@ -6,15 +6,21 @@ NodeInfo and of the cycle state). Two forms of :class:`~kubesched.scheduler.fram
 - :class:`ArithmeticNode`, when one filter offering
   :class:`~kubesched.scheduler.framework.interface.PreemptionArithmetic` is the only filter whose
   verdict depends on the node's pods: pods move in that filter's resource view, nothing is cloned.
+
+and :class:`ArithmeticBatch`, the arithmetic case for many nodes at once (no statuses: a node it
+rejects is asked again node by node when its status is wanted).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+
+import numpy as np
 
 from kubesched.scheduler.framework.interface import (
     CycleState,
     FilterPlugin,
+    NodeTableSnapshot,
     PluginsRunner,
     PreemptionArithmetic,
     Status,
@@ -128,3 +134,37 @@ class ArithmeticNode:
             if status is not None and not status.is_success():
                 return self._failed(status, pl.name)
         return None
+
+
+class ArithmeticBatch:
+    """:class:`ArithmeticNode` for many nodes at once: the filters other than the arithmetic one
+    depend on the node alone, so their verdicts on the nodes as they are hold throughout
+    (``others_pass``); the arithmetic filter removes, adds and reprieves pods for all nodes together."""
+
+    __slots__ = ("_arithmetic", "_state", "_pod", "_snapshot", "_nominated", "_others_pass")
+
+    def __init__(
+        self, arithmetic: PreemptionArithmetic, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot,
+        nominated: Mapping[str, Sequence[PodInfo]], others_pass: Callable[[Sequence[NodeInfo]], np.ndarray],
+    ) -> None:
+        self._arithmetic = arithmetic
+        self._state = state
+        self._pod = pod
+        self._snapshot = snapshot
+        self._nominated = nominated
+        self._others_pass = others_pass
+
+    def reprieve(
+        self, nodes: Sequence[NodeInfo], victims: Sequence[Sequence[PodInfo]]
+    ) -> tuple[np.ndarray, np.ndarray] | None:
+        nominated = self._nominated
+        answer = self._arithmetic.reprieve_many(
+            self._state, self._pod, self._snapshot, nodes, [nominated.get(info.name, ()) for info in nodes], victims)
+        if answer is None:
+            return None
+        fits, kept = answer
+        fits &= self._others_pass(nodes)
+        if not fits.all():  # reprieves on nodes that fail another filter do not count
+            lengths = np.fromiter((len(pods) for pods in victims), dtype=np.int64, count=len(victims))
+            kept &= np.repeat(fits, lengths)
+        return fits, kept

@@ -349,6 +349,20 @@ class DryRunNode(Protocol):
         else is removed again. Which pods stayed, and the first add/remove failure (which ends it)."""
 
 
+class DryRunBatch(Protocol):
+    """Many nodes of a preemption dry run at once, when only the arithmetic filter's verdict depends
+    on the nodes' pods (see :meth:`PluginsRunner.dry_run_batch`)."""
+
+    def reprieve(
+        self, nodes: Sequence[NodeInfo], victims: Sequence[Sequence[PodInfo]]
+    ) -> tuple[np.ndarray, np.ndarray] | None:
+        """For each of ``nodes``, with its higher-or-equal nominated pods added and ``victims[k]``
+        removed: whether every filter passes (per node) and, where they do, which of ``victims[k]``
+        the reprieve loop keeps, in order (per pod of the lists laid end to end). Exactly what
+        :class:`DryRunNode`'s ``run_filters(pods_only=False)`` and ``reprieve`` answer, without the
+        statuses; None when it cannot answer exactly (ask node by node)."""
+
+
 class PluginsRunner(Protocol):
     """What plugins may run of the framework (upstream ``PluginsRunner`` and
     ``RunFilterPluginsWithNominatedPods``), with what a preemption dry run needs."""
@@ -377,6 +391,12 @@ class PluginsRunner(Protocol):
     ) -> DryRunNode:
         """``node`` ready for a dry run: by arithmetic with ``arithmetic`` (what
         :meth:`preemption_arithmetic` returned), else a clone of the node and of ``state``."""
+
+    def dry_run_batch(
+        self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot, arithmetic: PreemptionArithmetic
+    ) -> DryRunBatch:
+        """The dry run of many nodes of ``snapshot`` at once, with ``arithmetic`` (what
+        :meth:`preemption_arithmetic` returned)."""
 
 
 class Handle(Protocol):
@@ -647,3 +667,12 @@ class PreemptionArithmetic(Plugin, Protocol):
         """Filter on each node ``idx[k]`` with ``nominated[k]`` added, for all of them at once: None
         where it passes, else its rejection. Obligation: exactly :meth:`preemption_view` with those
         pods added, then ``filter()``."""
+
+    def reprieve_many(
+        self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot, nodes: Sequence[NodeInfo],
+        nominated: Sequence[Sequence[PodInfo]], victims: Sequence[Sequence[PodInfo]],
+    ) -> tuple[np.ndarray, np.ndarray] | None:
+        """For every node at once, :meth:`preemption_view` of ``nodes[k]`` with ``nominated[k]``
+        added and ``victims[k]`` removed: whether ``filter()`` passes (per node) and, where it
+        does, ``reprieve(victims[k])`` (per pod of the lists laid end to end; False elsewhere).
+        None when it cannot answer exactly. Obligation: exactly those per-node verdicts."""

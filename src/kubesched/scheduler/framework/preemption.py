@@ -15,7 +15,7 @@ the criterion that picked the node) that ``explain`` and the simulation result c
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -27,6 +27,7 @@ from kubesched.scheduler.framework.extender import ExtenderError
 from kubesched.scheduler.framework.interface import (
     Code,
     CycleState,
+    DryRunBatch,
     DryRunNode,
     Handle,
     PostFilterResult,
@@ -45,6 +46,8 @@ CRITERIA = (
     "latest start time of the most important victims",
 )
 INT32_OFFSET = 2**31
+#: a node :meth:`PreemptionPolicy.select_victims_on_nodes` rules out, its status not computed
+REJECTED = Status(Code.UNSCHEDULABLE, ("rejected by the batched dry run",))
 
 
 @dataclass(slots=True)
@@ -124,6 +127,14 @@ class PreemptionPolicy(Protocol):
     ) -> tuple[list[PodInfo], list[str], Status | None]:
         """The victims on ``node`` (most important first), the keys of those whose eviction violates
         a PodDisruptionBudget, or the status saying why the node is no candidate."""
+
+    def select_victims_on_nodes(
+        self, pod: PodInfo, nodes: Sequence[NodeInfo], batch: DryRunBatch, pdbs: list[Obj]
+    ) -> list[list[PodInfo] | Status | None] | None:
+        """:meth:`select_victims_on_node` for many nodes at once where the policy can answer so:
+        per node its victims (a candidate violating no PDB), a Status (no candidate; :data:`REJECTED`
+        when the status itself is to be asked node by node, if it is wanted) or None (ask node by
+        node). None altogether when the policy has no such form."""
 
     def ordered_score_funcs(self, victims: dict[str, Victims]) -> list[ScoreFunc] | None:
         """The criteria picking the node, in order; None for the default ones (:data:`CRITERIA`)."""
@@ -336,22 +347,30 @@ class Evaluator:
         arithmetic = fwk.preemption_arithmetic(state)
         order = np.roll(np.arange(n), -offset)
         deferred: list[int] = []  # nodes known to fail; their status is only needed without candidates
-        if arithmetic is not None and policy.victims_are_lower_priority_pods:
-            known_fail = self._certain_failures(state, pod, potential, statuses, arithmetic)[order]
-            deferred = order[known_fail].tolist()
-            order = order[~known_fail]
+        outcomes = None
+        if arithmetic is not None:
+            outcomes = self._batched(state, pod, potential, order.tolist(), arithmetic, pdbs, num_candidates)
+        if outcomes is None:
+            if arithmetic is not None and policy.victims_are_lower_priority_pods:
+                known_fail = self._certain_failures(state, pod, potential, statuses, arithmetic)[order]
+                deferred = order[known_fail].tolist()
+                order = order[~known_fail]
+            outcomes = (
+                (k, *policy.select_victims_on_node(pod, fwk.dry_run_node(state, pod, potential[k], arithmetic), pdbs))
+                for k in order.tolist()
+            )
         non_violating: list[Candidate] = []
         violating_candidates: list[Candidate] = []
-        for k in order.tolist():
+        for k, victims, violating, status in outcomes:
             info = potential[k]
-            victims, violating, status = policy.select_victims_on_node(
-                pod, fwk.dry_run_node(state, pod, info, arithmetic), pdbs
-            )
             if status is None and victims:
                 candidate = Candidate(info.name, victims, len(violating), violating)
                 (violating_candidates if violating else non_violating).append(candidate)
                 if non_violating and len(non_violating) + len(violating_candidates) >= num_candidates:
                     break
+                continue
+            if status is REJECTED:
+                deferred.append(k)
                 continue
             if status is None:
                 status = Status.error(f'expected at least one victim pod on node "{info.name}"')
@@ -365,6 +384,64 @@ class Evaluator:
                 node_statuses[info.name] = rejected
         return candidates
 
+    def _batched(
+        self, state: CycleState, pod: PodInfo, potential: list[NodeInfo], order: list[int],
+        arithmetic: PreemptionArithmetic, pdbs: list[Obj], chunk: int,
+    ) -> Iterator[tuple[int, list[PodInfo], list[str], Status | None]] | None:
+        """The dry run's outcomes node by node in ``order`` as (node position, victims, PDB-violating
+        victims, status), found by the policy's batched form for about ``chunk`` nodes at a time
+        (fewer once most candidates are found); None when the policy has none. Nodes the per-priority
+        sums rule out are rejected without the policy; nodes it leaves undecided are asked one by one."""
+        policy, handle = self.policy, self.handle
+        fwk = handle.framework
+        snapshot = handle.snapshot()
+        batch = fwk.dry_run_batch(state, pod, snapshot, arithmetic)
+        certain = (arithmetic.preemption_failures(state, pod, snapshot, potential,
+                                                  self._nominated_by_position(pod, potential))
+                   if policy.victims_are_lower_priority_pods else np.zeros(len(potential), dtype=bool))
+        todo = [k for k in order if not certain[k]]
+        first = policy.select_victims_on_nodes(pod, [potential[k] for k in todo[:chunk]], batch, pdbs)
+        if first is None:
+            return None
+
+        def outcomes() -> Iterator[tuple[int, list[PodInfo], list[str], Status | None]]:
+            answers: list[list[PodInfo] | Status | None] = first
+            base = done = found = 0  # answers[0] is todo[base]'s; todo[:done] are answered
+            for k in order:
+                if certain[k]:
+                    yield k, [], [], REJECTED
+                    continue
+                if done - base == len(answers):
+                    # about as many nodes as candidates are still wanted, at the rate found so far
+                    base = done
+                    size = min(max(max(chunk - found, 1) * done // max(found, 1), 16), chunk)
+                    more = policy.select_victims_on_nodes(pod, [potential[j] for j in todo[base:base + size]],
+                                                          batch, pdbs)
+                    assert more is not None
+                    answers = more
+                answer = answers[done - base]
+                done += 1
+                if isinstance(answer, list):
+                    found += 1
+                    yield k, answer, [], None
+                elif answer is None:
+                    dry = fwk.dry_run_node(state, pod, potential[k], arithmetic)
+                    yield k, *policy.select_victims_on_node(pod, dry, pdbs)
+                else:
+                    yield k, [], [], answer
+
+        return outcomes()
+
+    def _nominated_by_position(self, pod: PodInfo, potential: list[NodeInfo]) -> dict[int, list[PodInfo]]:
+        """The nominated pods ``pod``'s filters count, by position in ``potential``."""
+        position = {info.name: k for k, info in enumerate(potential)}
+        nominated: dict[int, list[PodInfo]] = {}
+        for node_name, pods in self.handle.nominator.nominated_to_add(pod).items():
+            k = position.get(node_name)
+            if k is not None and pods:
+                nominated[k] = list(pods)
+        return nominated
+
     def _certain_failures(
         self, state: CycleState, pod: PodInfo, potential: list[NodeInfo], statuses: dict[str, Status],
         arithmetic: PreemptionArithmetic,
@@ -373,14 +450,8 @@ class Evaluator:
         once: the arithmetic filter rejected the node itself (so every filter before it passed) and
         it fails even with every lower-priority pod gone and the nominated pods added. Every other
         node takes the per-node path."""
-        handle = self.handle
-        position = {info.name: k for k, info in enumerate(potential)}
-        nominated: dict[int, list[PodInfo]] = {}
-        for node_name, pods in handle.nominator.nominated_to_add(pod).items():
-            k = position.get(node_name)
-            if k is not None and pods:
-                nominated[k] = list(pods)
-        fails = arithmetic.preemption_failures(state, pod, handle.snapshot(), potential, nominated)
+        nominated = self._nominated_by_position(pod, potential)
+        fails = arithmetic.preemption_failures(state, pod, self.handle.snapshot(), potential, nominated)
         name, get = arithmetic.name, statuses.get
         rejected_by_it = [(status := get(info.name)) is not None and status.plugin == name for info in potential]
         result: np.ndarray = fails & np.array(rejected_by_it, dtype=bool)

@@ -8,6 +8,7 @@ is then a loop over a typed list.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from time import perf_counter
@@ -16,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from kubesched.k8s.objects import ApiError
-from kubesched.scheduler.framework.dryrun import ArithmeticNode, ClonedNode
+from kubesched.scheduler.framework.dryrun import ArithmeticBatch, ArithmeticNode, ClonedNode
 from kubesched.scheduler.framework.extender import Extender, ExtenderError
 from kubesched.scheduler.framework.interface import (
     ALL,
@@ -240,6 +241,37 @@ class Framework:
             return ClonedNode(self, state, pod, node)
         nominated = self.nominated_pods_to_add(pod, node.name)
         return ArithmeticNode(self.filter_plugins, arithmetic, state, pod, node, nominated, _filter_failed)
+
+    def dry_run_batch(
+        self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot, arithmetic: PreemptionArithmetic
+    ) -> ArithmeticBatch:
+        nominated = self.nominator.nominated_to_add(pod)
+        return ArithmeticBatch(arithmetic, state, pod, snapshot, nominated, functools.partial(
+            self.filters_pass_except, state, pod, snapshot, excepted=arithmetic))
+
+    def filters_pass_except(
+        self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot, nodes: Sequence[NodeInfo],
+        excepted: object,
+    ) -> np.ndarray:
+        """Whether every filter of the cycle but ``excepted`` passes on each of ``nodes`` as they
+        are (vector forms where the plugins offer them)."""
+        ok = np.ones(len(nodes), dtype=bool)
+        idx: np.ndarray | None = None
+        skip = state.skip_filter_plugins
+        for pl, vector in zip(self.filter_plugins, self._filter_vectors):
+            if pl is excepted or pl.name in skip:
+                continue
+            mask = vector.filter_vector(state, pod, snapshot) if vector is not None else None
+            if mask is not None:
+                if idx is None:
+                    idx = np.fromiter((info.index for info in nodes), dtype=np.int64, count=len(nodes))
+                ok &= mask[idx]
+                continue
+            for k in np.flatnonzero(ok).tolist():
+                status = pl.filter(state, pod, nodes[k])
+                if status is not None and not status.is_success():
+                    ok[k] = False
+        return ok
 
     def nominated_pods_to_add(self, pod: PodInfo, node_name: str) -> list[PodInfo]:
         return [

@@ -5,6 +5,7 @@ generic :class:`~kubesched.scheduler.framework.preemption.Evaluator` (upstream
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from kubesched.api.selectors import LabelSelector
@@ -12,6 +13,7 @@ from kubesched.k8s.objects import Obj, namespace_of
 from kubesched.scheduler.framework.interface import (
     Code,
     CycleState,
+    DryRunBatch,
     DryRunNode,
     Handle,
     PostFilterPlugin,
@@ -19,6 +21,7 @@ from kubesched.scheduler.framework.interface import (
     Status,
 )
 from kubesched.scheduler.framework.preemption import (
+    REJECTED,
     Candidate,
     Evaluator,
     PostFilterDryRun,
@@ -28,7 +31,7 @@ from kubesched.scheduler.framework.preemption import (
     Victims,
     importance_key,
 )
-from kubesched.scheduler.framework.types import PodInfo
+from kubesched.scheduler.framework.types import NodeInfo, PodInfo
 
 __all__ = ["Candidate", "DefaultPreemption", "PreemptionRecord", "pdb_violations"]
 
@@ -171,6 +174,35 @@ class DefaultPreemption(PostFilterPlugin, PostFilterDryRun, PreemptionPolicy):
         # upstream #128307 (v1.32): victims re-sorted by importance so victims[0] is the most important
         victims.sort(key=lambda p: importance_key(p, now))
         return victims, violating_keys, None
+
+    def select_victims_on_nodes(
+        self, pod: PodInfo, nodes: Sequence[NodeInfo], batch: DryRunBatch, pdbs: list[Obj]
+    ) -> list[list[PodInfo] | Status | None] | None:
+        """:meth:`select_victims_on_node` for many nodes at once: every lower-priority pod removed
+        and reprieved most important first on all nodes together. Nodes where some victim would
+        violate a PDB (whose reprieve order differs) are left to the per-node form."""
+        if not self.victims_are_lower_priority_pods or (
+                type(self).select_victims_on_node is not DefaultPreemption.select_victims_on_node):
+            return None  # a variant choosing victims its own way
+        priority, now = pod.priority, self.handle.now()
+        potential = [sorted((p for p in info.pods if p.priority < priority), key=lambda p: importance_key(p, now))
+                     for info in nodes]
+        answer = batch.reprieve(nodes, potential)
+        if answer is None:
+            return [None] * len(nodes)
+        fits, kept = answer
+        out: list[list[PodInfo] | Status | None] = []
+        end = 0
+        for pods, fit in zip(potential, fits.tolist()):
+            start, end = end, end + len(pods)
+            if not pods:
+                out.append(Status.unresolvable(NO_VICTIMS))
+            elif not fit:
+                out.append(REJECTED)
+            else:
+                victims = [p for p, stays in zip(pods, kept[start:end].tolist()) if not stays]
+                out.append(victims if victims and not (pdbs and pdb_violations(pods, pdbs)[0]) else None)
+        return out
 
     def ordered_score_funcs(self, victims: dict[str, Victims]) -> list[ScoreFunc] | None:
         return None

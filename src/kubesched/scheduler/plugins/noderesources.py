@@ -325,6 +325,57 @@ class NodeResourcesFit(
     ) -> list[Status | None]:
         return self._vector_failures(state, pod, snapshot, idx, nominated)
 
+    def reprieve_many(
+        self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot, nodes: Sequence[NodeInfo],
+        nominated: Sequence[Sequence[PodInfo]], victims: Sequence[Sequence[PodInfo]],
+    ) -> tuple[np.ndarray, np.ndarray] | None:
+        """:meth:`preemption_view` on every node at once: ``nodes[k]`` with ``nominated[k]`` added
+        and ``victims[k]`` removed, whether Filter passes (per node), and where it does, the
+        reprieve of ``victims[k]`` in order (per pod of the victims lists laid end to end). The
+        reprieve goes position by position over all nodes together. None when an amount is too
+        large for int64 sums to be exact (the per-node view then decides)."""
+        checked = self._state(state, pod).checked
+        table = snapshot.table
+        rows = [table.ensure_resource(resource) for resource, _ in checked]  # may add rows: first
+        count = len(nodes)
+        idx = np.fromiter((info.index for info in nodes), dtype=np.int64, count=count)
+        lengths = np.fromiter((len(pods) for pods in victims), dtype=np.int64, count=count)
+        flat = [p for pods in victims for p in pods]
+        extra = [p for pods in nominated for p in pods]
+        extra_at = np.repeat(np.arange(count, dtype=np.int64),
+                             np.fromiter((len(pods) for pods in nominated), dtype=np.int64, count=count))
+        try:
+            amounts = np.array([[p.requests.get(name, 0) for p in flat] for name, _ in checked],
+                               dtype=np.int64).reshape(len(checked), len(flat))
+            added = np.array([[p.requests.get(name, 0) for p in extra] for name, _ in checked],
+                             dtype=np.int64).reshape(len(checked), len(extra))
+        except OverflowError:
+            return None
+        pod_amounts = np.array([amount for _, amount in checked], dtype=np.int64).reshape(-1, 1)
+        alloc, requested = table.alloc[rows][:, idx], table.requested[rows][:, idx]
+        bound = 2**55  # a node holds few enough pods that sums of such amounts stay exact
+        if any(int(np.abs(a).max(initial=0)) >= bound for a in (amounts, added, pod_amounts, alloc, requested)):
+            return None
+        owner = np.repeat(np.arange(count, dtype=np.int64), lengths)
+        left = alloc - requested - pod_amounts
+        for r in range(len(checked)):
+            np.add.at(left[r], owner, amounts[r])
+            np.subtract.at(left[r], extra_at, added[r])
+        pods_left = table.allowed_pods[idx] - table.pod_count[idx] - 1 + lengths - (
+            np.bincount(extra_at, minlength=count) if len(extra) else 0)
+        fits: np.ndarray = (pods_left >= 0) & (left >= 0).all(axis=0)
+        kept = np.zeros(len(flat), dtype=bool)
+        starts = np.concatenate(([0], np.cumsum(lengths)[:-1])) if count else lengths
+        for j in range(int(lengths[fits].max(initial=0))):
+            at = np.flatnonzero(fits & (lengths > j))
+            where = starts[at] + j
+            stays = (pods_left[at] >= 1) & (amounts[:, where] <= left[:, at]).all(axis=0)
+            at, where = at[stays], where[stays]
+            kept[where] = True
+            left[:, at] -= amounts[:, where]
+            pods_left[at] -= 1
+        return fits, kept
+
     # -- score -----------------------------------------------------------------------------
     def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> int:
         requested, allocatable, weights = [], [], []
