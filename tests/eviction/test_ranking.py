@@ -1,7 +1,7 @@
 """Kubelet memory-pressure eviction order, as kubelet v1.28 ranks pods (`rankMemoryPressure` in
 upstream `pkg/kubelet/eviction/helpers.go`): pods whose usage exceeds their memory request first, then
-lower priority, then larger usage above the request; one eviction per monitoring period
-(`pkg/kubelet/eviction/eviction_manager.go`)."""
+lower priority, then larger usage above the request; one eviction per synchronize
+(`pkg/kubelet/eviction/eviction_manager.go`; the loop's timing is in test_loop.py)."""
 
 from __future__ import annotations
 
