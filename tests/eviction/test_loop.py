@@ -5,10 +5,13 @@ evicted share the ``k × period`` grid; a node that evicted keeps its own phase.
 
 from __future__ import annotations
 
+import functools
+
 import pytest
 
 from kubesched.cluster.embedded.kubelet.usage import NodeUsage
 from kubesched.k8s.timefmt import rfc3339
+from kubesched.testkit.scenarios import delete_step
 from kubesched.testkit.scenarios import scenario_document as scenario
 
 from .conftest import node, pod
@@ -97,3 +100,16 @@ def test_a_usage_change_wakes_a_node_sleeping_on_its_own_phase(simulate):
     run = simulate(docs)
     assert run.evicted() == [(10.0, "a"), (101.0, "late")]
     assert [(c["time"], c["status"]) for c in run.eviction["nodeConditions"]][:2] == [(15.0, "True"), (25.0, "False")]
+
+
+def test_the_loop_of_a_deleted_node_ends(simulate):
+    docs = [node("n1"), pod("a", usage="memory=1200Mi", node="n1", grace=0),
+            pod("b", usage="memory=1000Mi", node="n1", grace=0),
+            scenario({"eviction": {"evictionPressureTransitionPeriod": "5s"}}, [
+                delete_step("60s", "Pod", "b", namespace="default"), delete_step("65s", "Node", "n1")], until="2m")]
+    run = simulate(docs)
+    assert run.evicted() == [(10.0, "a")]
+    manager = run.sim.cluster.subsystems["eviction"]
+    assert manager.nodes == {}  # its own loop noticed at 71 s and stopped
+    assert not any(t.callback.func == manager._wake for t in run.sim.loop._heap
+                   if not t.cancelled and isinstance(t.callback, functools.partial))

@@ -206,7 +206,8 @@ class EvictionManager:
         state.timer = None
         if self.nodes.get(name) is not state:
             return
-        if state.dirty or state.pressure or state.conditions:
+        gone = self.cluster.api.get("Node", None, name) is None  # its synchronize ends the loop
+        if state.dirty or state.pressure or state.conditions or gone:
             self._run(name, state)
         else:  # nothing to observe: the same as a synchronize that finds nothing to do
             self._sleep(name, state)
