@@ -28,8 +28,8 @@ def test_without_avoidance_the_replacement_goes_back_to_the_same_node():
         (0.0, "Scheduled", "node-1"),
         (30.0, "Evicted", "node-1"),     # web (200) and cache (2000) both over request: web goes
         (30.0, "Scheduled", "node-1"),   # the memory-pressure taint only comes with the 35 s status update
-        (60.0, "Evicted", "node-1"),     # warmed up again
-        (60.0, "Scheduled", "node-2"),   # now node-1 is tainted
+        (61.0, "Evicted", "node-1"),     # warmed up again at 60 s; node-1's loop runs at 31, 41, ... s
+        (61.0, "Scheduled", "node-2"),   # now node-1 is tainted
     ]
     assert run.phase("cache") == "Running"
     assert "pingPongAvoidance" not in run.eviction

@@ -439,9 +439,10 @@ def test_repreempting_terminating_victim_requeues_preemptor_through_backoff(simu
 def test_kubelet_eviction_order_under_memory_pressure(simulate):
     """The kubelet, not the scheduler, ranks pods by *usage* under memory pressure (v1.28
     `rankMemoryPressure` in `pkg/kubelet/eviction/helpers.go`): pods using more than their memory
-    request first, then lower priority, then larger usage above the request; one pod per monitoring
-    period (10 s). The 2Gi node keeps the 100Mi hard threshold (memory.available<100Mi) on top of its
-    allocatable, and its pods use 2140Mi: 8Mi available. Of the two pods over their request the
+    request first, then lower priority, then larger usage above the request; one pod per synchronize
+    (the first at 10 s, the next a second after the victim was cleaned up). The 2Gi node keeps the
+    100Mi hard threshold (memory.available<100Mi) on top of its allocatable, and its pods use
+    2140Mi: 8Mi available. Of the two pods over their request the
     low-priority one goes first although its excess is far smaller; 98Mi available is still under
     the threshold, so the high-priority pod over its request goes next, before the low-priority pod
     within its request, which keeps running."""
@@ -451,7 +452,7 @@ def test_kubelet_eviction_order_under_memory_pressure(simulate):
             pod("lo-over", memory="64Mi", priority_class="low", node="n1", usage="memory=90Mi"),
             scenario(cluster={"eviction": {}})]
     run = simulate(docs)
-    assert run.evicted() == [(10.0, "lo-over"), (20.0, "hi-over")]
+    assert run.evicted() == [(10.0, "lo-over"), (11.0, "hi-over")]
     assert [(e["signal"], e["priority"], e["usage"], e["request"]) for e in run.result["cluster"]["eviction"]["evictions"]] == [
         ("memory.available", 100, "90Mi", "64Mi"), ("memory.available", 1000, "1100Mi", "256Mi")]
     assert [run.phase(p) for p in ("lo-over", "hi-over", "lo-within")] == ["Failed", "Failed", "Running"]

@@ -4,7 +4,7 @@ Field names are the kubelet's (``KubeletConfiguration``); defaults are upstream'
 (``pkg/kubelet/apis/config/v1beta1/defaults.go``)::
 
     eviction:
-      monitoringPeriod: 10s                       # the eviction manager's synchronize loop
+      monitoringPeriod: 10s                       # the eviction loop's sleep after a synchronize that evicted nothing
       evictionHard: {memory.available: 100Mi}     # default; nodefs.available: 10% is also default
       evictionSoft: {memory.available: 300Mi}     # optional, with a grace period per signal
       evictionSoftGracePeriod: {memory.available: 30s}

@@ -1,35 +1,56 @@
 """Kubelet node-pressure eviction in the embedded cluster (``spec.cluster.eviction``).
 
-Each simulated kubelet runs the eviction manager's synchronize loop every ``monitoringPeriod``
-(10 s) — all nodes at the same instants, ``k × period``:
+Each simulated kubelet runs the eviction manager's loop (upstream ``managerImpl.Start``):
+synchronize; if that evicted a pod, wait until the pod is cleaned up and synchronize again at once;
+otherwise sleep ``monitoringPeriod`` (10 s). A node that has never evicted runs at the instants
+``k × period`` that all such nodes share (its synchronize evicts nothing, so it always sleeps a whole
+period). A node's first eviction takes it off that grid for good: from then on its loop runs on its
+own phase, one period after its last synchronize that evicted nothing:
 
-1. observe ``memory.available`` = capacity − Σ usage of the running pods (``nodefs.available``
+- evicting blocks synchronize until the pod is killed (upstream ``killPod`` with a grace period
+  override): at once for a hard threshold, ``evictionMaxPodGracePeriod`` later for a soft one;
+- then the kubelet checks every second (``podCleanupPollFreq``, the first check one second after the
+  kill) whether the pod is cleaned up — terminal, or deleted, and no longer running on the node — and
+  synchronizes again as soon as it is, or 30 s after the kill (``podCleanupTimeout``) if it never is.
+
+So a node under pressure evicts its pods about a second apart (hard thresholds), or
+``evictionMaxPodGracePeriod`` + 1 s apart (soft), not one per period. In this model a killed pod is
+cleaned up the moment it is killed (no finalizers, container removal or volume teardown are
+modelled), so the wait ends at its first check; the timeout covers a pod still running on the node
+after its kill. While a kill or a cleanup wait runs the node is not synchronized (upstream's loop is
+blocked there too).
+
+Each synchronize:
+
+1. observes ``memory.available`` = capacity − Σ usage of the running pods (``nodefs.available``
    likewise with ``ephemeral-storage``); usage comes from :mod:`~kubesched.cluster.embedded.kubelet.usage`.
    Capacity is the Node's ``status.capacity``; a Node that only gives ``allocatable`` is taken to
    reserve exactly the hard threshold (capacity = allocatable + threshold), so pods may use their
    whole allocatable before the node is under pressure;
-2. thresholds met: ``available < threshold`` (hard at once, soft once met for its grace period); a
-   met threshold stays met until ``threshold + evictionMinimumReclaim`` is available again;
+2. finds the thresholds met: ``available < threshold`` (hard at once, soft once met for its grace
+   period); a met threshold stays met until ``threshold + evictionMinimumReclaim`` is available again;
 3. node conditions (MemoryPressure, DiskPressure) hold while a threshold was met within the last
    ``evictionPressureTransitionPeriod`` (5 min). A change reaches the Node object with the next
-   node status update (every ``nodeStatusUpdateFrequency``, half a period after the eviction loop),
-   and with it the node lifecycle controller's taint ``node.kubernetes.io/<memory|disk>-pressure:
-   NoSchedule`` (TaintNodesByCondition) — which keeps the scheduler away from the node;
-4. if a threshold is met, rank the node's running pods (usage above request first, then lower
-   priority, then larger usage − request; :func:`rank_for_eviction`) and evict the first one that is
-   not critical (priority ≥ 2,000,000,000, static or mirror): **one pod per period**. Hard
-   thresholds kill at once, soft ones after ``evictionMaxPodGracePeriod``. The pod turns Failed,
-   reason ``Evicted``, the kubelet's message, condition ``DisruptionTarget``/``TerminationByKubelet``;
-   an ``Evicted`` event is recorded. Controllers replace it like any failed pod.
+   node status update (every ``nodeStatusUpdateFrequency``, at the instants ``k × frequency +
+   frequency / 2``), and with it the node lifecycle controller's taint
+   ``node.kubernetes.io/<memory|disk>-pressure: NoSchedule`` (TaintNodesByCondition) — which keeps
+   the scheduler away from the node;
+4. if a threshold is met, ranks the node's running pods (usage above request first, then lower
+   priority, then larger usage − request; :func:`rank_for_eviction`) and evicts the first one that is
+   not critical (priority ≥ 2,000,000,000, static or mirror): **one pod per synchronize**. The pod
+   turns Failed, reason ``Evicted``, the kubelet's message, condition
+   ``DisruptionTarget``/``TerminationByKubelet`` when it is killed; an ``Evicted`` event is recorded
+   when it is chosen. Controllers replace it like any failed pod.
 
 While a node has a pressure condition the kubelet's admission refuses BestEffort pods (any pod under
 disk pressure) that are not critical and do not tolerate the taint: Failed, reason ``Evicted``,
 "The node had condition: [MemoryPressure]. ".
 
-The loop's timers are background timers (they do not keep a run alive) except when something is
-left to do: a usage change not yet observed, a threshold still met, a pressure condition that has to
-clear. Pods in their termination grace period still run and are ranked like the others; evicting one
-kills it at once.
+The loops' timers (the shared grid's, and each node's own once it has one) are background timers
+(they do not keep a run alive) except when something is left to do: a usage change not yet
+observed, a threshold still met, a pressure condition that has to clear; a kill or a cleanup wait
+always keeps the run alive. Pods in their termination grace period still run and are ranked like the
+others; evicting one for a hard threshold kills it at once.
 
 ``report()`` → ``cluster.eviction``: ``evictions`` (time, pod, node, signal, priority, usage,
 request, message), ``nodeConditions`` (time, node, type, status, as written to the Node), and
@@ -84,6 +105,10 @@ _CONDITION_TEXT = {
     ("DiskPressure", False): ("KubeletHasNoDiskPressure", "kubelet has no disk pressure", "NodeHasNoDiskPressure"),
 }
 _CONDITION_TAINT = {s.condition: s.taint_key for s in SIGNALS.values()}
+#: upstream ``podCleanupPollFreq``: how often the loop checks whether the evicted pod is cleaned up
+POD_CLEANUP_POLL = 1.0
+#: upstream ``podCleanupTimeout``: after this long the loop gives up waiting and synchronizes again
+POD_CLEANUP_TIMEOUT = 30.0
 
 
 @dataclass
@@ -97,8 +122,18 @@ class _NodeState:
     dirty: bool = True
     pressure: bool = False  # a threshold was met at the last synchronize
     active: bool = False  # the next synchronize can act (evict, or a soft grace period runs out)
-    evicting: str | None = None  # uid of a pod killed with a grace period
+    own_loop: bool = False  # off the shared grid since its first eviction: the loop keeps its own phase
+    timer: Timer | None = None  # own loop: its next step (synchronize, end of a kill, cleanup check)
     report_timer: Timer | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class _Eviction:
+    """The pod a synchronize chose to evict, and how: killed ``grace`` seconds after the choice."""
+
+    victim: RunningPod
+    message: str
+    grace: float
 
 
 class EvictionManager:
@@ -117,26 +152,93 @@ class EvictionManager:
 
     # -- loop ----------------------------------------------------------------------------------
     def _schedule(self, when: float) -> None:
+        """The shared grid's next instant: the nodes that have never evicted synchronize there."""
         self._next = self.cluster.loop.call_at(when, self._tick, background=not self._needs_attention())
 
     def _needs_attention(self) -> bool:
-        return any(s.dirty or s.active or (s.conditions and not s.pressure) for s in self.nodes.values())
+        return any(_needs_attention(s) for s in self.nodes.values() if not s.own_loop)
 
     def _usage_changed(self, node: str) -> None:
-        self.nodes.setdefault(node, _NodeState()).dirty = True
-        timer = self._next
-        if timer is not None and timer.background and not timer.cancelled:
-            self.cluster.loop.cancel(timer)
-            self._next = self.cluster.loop.call_at(timer.when, self._tick)
+        state = self.nodes.setdefault(node, _NodeState())
+        state.dirty = True
+        timer = state.timer if state.own_loop else self._next
+        if timer is None or not timer.background or timer.cancelled:
+            return  # no sleep to wake up from, or already in the foreground (a kill or cleanup wait)
+        self.cluster.loop.cancel(timer)
+        foreground = self.cluster.loop.call_at(timer.when, timer.callback)
+        if state.own_loop:
+            state.timer = foreground
+        else:
+            self._next = foreground
 
     def _tick(self) -> None:
         now = self.cluster.now()
         for name in sorted(set(self.nodes) | set(self.usage.nodes())):
             state = self.nodes.setdefault(name, _NodeState())
-            if state.dirty or state.pressure or state.conditions:
-                self.synchronize(name, state)
+            if not state.own_loop and (state.dirty or state.pressure or state.conditions):
+                self._run(name, state)
         period = self.config.monitoring_period
         self._schedule((math.floor(now / period + 1e-9) + 1) * period)
+
+    def _run(self, name: str, state: _NodeState) -> None:
+        """One turn of node ``name``'s loop: synchronize, then kill and wait for the cleanup if it
+        evicted, else (on its own phase) sleep a period."""
+        eviction = self.synchronize(name, state)
+        if self.nodes.get(name) is not state:
+            return  # the Node is gone, and its loop with it
+        if eviction is None:
+            if state.own_loop:
+                self._sleep(name, state)
+            return
+        state.own_loop = True
+        if eviction.grace <= 0:
+            self._kill_victim(name, state, eviction)
+        else:
+            state.timer = self.cluster.loop.call_later(
+                eviction.grace, functools.partial(self._kill_victim, name, state, eviction))
+
+    def _sleep(self, name: str, state: _NodeState) -> None:
+        state.timer = self.cluster.loop.call_later(self.config.monitoring_period,
+                                                   functools.partial(self._wake, name, state),
+                                                   background=not _needs_attention(state))
+
+    def _wake(self, name: str, state: _NodeState) -> None:
+        state.timer = None
+        if self.nodes.get(name) is not state:
+            return
+        gone = self.cluster.api.get("Node", None, name) is None  # its synchronize ends the loop
+        if state.dirty or state.pressure or state.conditions or gone:
+            self._run(name, state)
+        else:  # nothing to observe: the same as a synchronize that finds nothing to do
+            self._sleep(name, state)
+
+    def _kill_victim(self, name: str, state: _NodeState, eviction: _Eviction) -> None:
+        """The kill returns (the end of the grace period): the cleanup wait starts."""
+        state.timer = None
+        pod = self._current(eviction.victim)
+        if pod is not None:
+            self._kill(pod, eviction.message)
+        self._check_cleanup(name, state, eviction.victim, self.cluster.now(), 1)
+
+    def _check_cleanup(self, name: str, state: _NodeState, victim: RunningPod, killed: float, checks: int) -> None:
+        """Check ``checks`` of upstream's ``waitForPodsCleanup`` (one each ``POD_CLEANUP_POLL`` after
+        the kill, the last one at ``POD_CLEANUP_TIMEOUT``)."""
+        when = killed + checks * POD_CLEANUP_POLL
+        deadline = killed + POD_CLEANUP_TIMEOUT
+
+        def check() -> None:
+            state.timer = None
+            if when >= deadline or self._cleaned_up(victim):
+                self._run(name, state)
+            else:
+                self._check_cleanup(name, state, victim, killed, checks + 1)
+
+        state.timer = self.cluster.loop.call_at(min(when, deadline), check)
+
+    def _cleaned_up(self, victim: RunningPod) -> bool:
+        """Upstream ``PodCleanedUpFunc``: terminal (or deleted) and no container left running."""
+        pod = self._current(victim)
+        return (pod is None or is_terminal(pod)) and not self.usage.tracks(victim.node, _uid(victim))
 
     # -- one kubelet -----------------------------------------------------------------------------
     def _observe(self, node: Obj, settings: NodeSettings, name: str) -> dict[str, tuple[int, int]]:
@@ -152,14 +254,15 @@ class EvictionManager:
             out[signal] = (cap, cap - self.usage.node_usage(name, resource))
         return out
 
-    def synchronize(self, name: str, state: _NodeState) -> None:
-        """The eviction manager's ``synchronize`` for node ``name``."""
+    def synchronize(self, name: str, state: _NodeState) -> _Eviction | None:
+        """The eviction manager's ``synchronize`` for node ``name``: the pod it evicts, if any (the
+        caller kills it)."""
         now = self.cluster.now()
         state.dirty = False
         node = self.cluster.api.get("Node", None, name)
         if node is None:
             self.nodes.pop(name, None)
-            return
+            return None
         settings = self.config.for_node(node)
         observed = self._observe(node, settings, name)
         # met now, or met before and not yet resolved: available below threshold + minimum reclaim
@@ -181,23 +284,27 @@ class EvictionManager:
             self._report_soon(name, state)
         actionable = [t for t in met if t.hard or now - state.first_observed[t] >= t.grace_period]
         state.pressure = bool(met)
-        state.active = bool(met) and state.evicting is None
-        if not actionable or state.evicting is not None:
-            return
+        state.active = bool(met)
+        if not actionable:
+            return None
         # memory signals first, hard before soft (upstream byEvictionPriority)
         threshold = min(actionable, key=lambda t: (t.signal.resource != "memory", not t.hard))
         cap, available = observed[threshold.signal.name]
+        eviction = self._evict_one(name, threshold, threshold.value(cap), available, settings)
         # nothing evictable: the node stays as it is until usage changes (which marks it dirty)
-        state.active = self._evict_one(name, state, threshold, threshold.value(cap), available, settings)
+        state.active = eviction is not None
+        return eviction
 
-    def _evict_one(self, node: str, state: _NodeState, threshold: Threshold, value: int, available: int,
-                   settings: NodeSettings) -> bool:
+    def _evict_one(self, node: str, threshold: Threshold, value: int, available: int,
+                   settings: NodeSettings) -> _Eviction | None:
         resource = threshold.signal.resource
         now = self.cluster.now()
         running: dict[str, tuple[RunningPod, Obj]] = {}
         for p in self.usage.pods_on(node):
             current = self._current(p)
-            if current is not None:  # terminating pods still run and count (upstream's active pods)
+            # terminating pods still run and count (upstream's active pods); a pod already killed
+            # whose containers are not gone yet is no candidate
+            if current is not None and not is_terminal(current):
                 running[p.key] = (p, current)
         candidates = [Candidate(k, int((pod.get("spec") or {}).get("priority") or 0),
                                 p.usage(resource, now), p.request(resource)) for k, (p, pod) in running.items()]
@@ -216,14 +323,8 @@ class EvictionManager:
             self.cluster.log.record(EVICTED_REASON, candidate.key, node=node, message=message)
             if self.avoidance is not None:
                 self.avoidance.note_eviction(pod, node, victim.started)
-            if grace <= 0:
-                self._kill(pod, message)
-            else:
-                uid = pod["metadata"].get("uid", "")
-                state.evicting = uid
-                self.cluster.loop.call_later(grace, functools.partial(self._finish, victim, state, uid, message))
-            return True
-        return False
+            return _Eviction(victim, message, grace)
+        return None
 
     def _current(self, running: RunningPod) -> Obj | None:
         meta = running.pod["metadata"]
@@ -231,13 +332,6 @@ class EvictionManager:
         if pod is None or pod["metadata"].get("uid") != meta.get("uid"):
             return None
         return pod
-
-    def _finish(self, running: RunningPod, state: _NodeState, uid: str, message: str) -> None:
-        if state.evicting == uid:
-            state.evicting = None
-        pod = self._current(running)
-        if pod is not None:
-            self._kill(pod, message)
 
     def _kill(self, pod: Obj, message: str) -> None:
         if is_terminal(pod):
@@ -317,6 +411,15 @@ class EvictionManager:
         if self.avoidance is not None:
             out["pingPongAvoidance"] = list(self.avoidance.applied)
         return out
+
+
+def _needs_attention(state: _NodeState) -> bool:
+    """Whether the node's next synchronize has something to do: keep the run alive until it ran."""
+    return state.dirty or state.active or bool(state.conditions and not state.pressure)
+
+
+def _uid(running: RunningPod) -> str:
+    return str(running.pod["metadata"].get("uid", ""))
 
 
 def _capacity(capacity: dict[str, Any], allocatable: dict[str, int], resource: str,

@@ -140,6 +140,10 @@ class NodeUsage:
         """Running pods of ``node`` in a stable order (namespace/name)."""
         return sorted(self._pods.get(node, {}).values(), key=lambda p: p.key)
 
+    def tracks(self, node: str, uid: str) -> bool:
+        """Whether the pod of ``uid`` still runs on ``node`` (its containers are not gone yet)."""
+        return uid in self._pods.get(node, {})
+
     def node_usage(self, node: str, resource: str, now: float | None = None) -> int:
         t = self.cluster.now() if now is None else now
         return sum(p.usage(resource, t) for p in self._pods.get(node, {}).values())
