@@ -325,10 +325,10 @@ def _find_nodes_that_fit(sched: Scheduler, fwk: Framework, state: CycleState, po
             plugins.add(EXTENDER_NAME)
     if len(feasible):
         return feasible
-    failed = [j for j in scanned.tolist() if not mask[j]]
-    for j, st in zip(failed, fwk.statuses_for(state, pod, cache, failed, first_fail, known)):
-        diagnosis[nodes[j].name] = st
-        plugins.add(st.plugin)
+    failed = scanned[~mask[scanned]]
+    found = fwk.statuses_for(state, pod, cache, failed, first_fail, known)
+    diagnosis.update(zip([nodes[j].name for j in failed.tolist()], found))
+    plugins.update(st.plugin for st in {id(st): st for st in found}.values())
     apply_verdicts(diagnosis, verdicts)
     plugins.discard("")
     raise FitError(len(nodes), diagnosis, plugins)

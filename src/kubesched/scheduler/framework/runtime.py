@@ -387,32 +387,36 @@ class Framework:
         return status if status is not None else Status(Code.SUCCESS)
 
     def statuses_for(
-        self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot, indices: list[int],
+        self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot, indices: np.ndarray | Sequence[int],
         first_fail: np.ndarray, statuses: dict[int, Status],
     ) -> list[Status]:
         """:meth:`status_for` for many failed nodes: plugins offering ``failure_statuses`` (the
         vector form of their Filter's rejection) answer for all their nodes at once."""
         nodes = snapshot.node_infos
-        out: list[Status | None] = [None] * len(indices)
-        by_plugin: dict[int, list[int]] = {}
-        for pos, j in enumerate(indices):
-            known = statuses.get(j)
-            if known is not None:
-                out[pos] = known
+        indices = np.asarray(indices, dtype=np.int64)
+        count = len(indices)
+        out = np.empty(count, dtype=object)
+        pending = np.ones(count, dtype=bool)
+        if statuses:
+            for pos in np.flatnonzero(np.isin(indices, np.fromiter(statuses, dtype=np.int64))).tolist():
+                out[pos] = statuses[int(indices[pos])]
+                pending[pos] = False
+        failing = first_fail[indices]
+        for f in np.unique(failing[pending]).tolist():
+            vector = self._failure_statuses[f] if f >= 0 else None
+            if vector is None:
                 continue
-            f = int(first_fail[j])
-            if f >= 0 and self._failure_statuses[f] is not None:
-                by_plugin.setdefault(f, []).append(pos)
-            else:
-                out[pos] = self.status_for(state, pod, nodes[j], f, statuses)
-        for f, positions in by_plugin.items():
-            pl = self.filter_plugins[f]
-            vector = self._failure_statuses[f]
-            assert vector is not None
-            idx = np.asarray([indices[p] for p in positions], dtype=np.int64)
-            for pos, status in zip(positions, vector.failure_statuses(state, pod, snapshot, idx)):
-                out[pos] = status.with_plugin(pl.name)
-        return [st if st is not None else Status(Code.SUCCESS) for st in out]
+            positions = np.flatnonzero(pending & (failing == f))
+            name = self.filter_plugins[f].name
+            found = vector.failure_statuses(state, pod, snapshot, indices[positions])
+            shared: dict[int, Status] = {}  # the plugin's nodes share Status objects: name each once
+            out[positions] = [named if (named := shared.get(id(st))) is not None
+                              else shared.setdefault(id(st), st.with_plugin(name)) for st in found]
+            pending[positions] = False
+        for pos in np.flatnonzero(pending).tolist():
+            j = int(indices[pos])
+            out[pos] = self.status_for(state, pod, nodes[j], int(failing[pos]), statuses)
+        return list(out)
 
     # -- post filter ------------------------------------------------------------------------
     def run_post_filter(
