@@ -11,6 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from kubesched.testkit.builders import make_nrt, make_nrt_zone
+from kubesched.topology.nrt import PodData, parse_nrt, placement_of
 from kubesched.topology.numaplacement import (
     ENCODING_LEB89,
     Payload,
@@ -151,3 +153,27 @@ def test_round_trip_through_the_attributes(case: tuple[int, dict[tuple[str, str,
     placement = decode(read, order)
     assert len(placement) == len(placements)
     assert {cid: placement.zone_of(*cid) for cid in placements} == placements
+
+
+# -- reading an object ------------------------------------------------------------------------------------
+ZONES = [make_nrt_zone(0, {"cpu": "8"}), make_nrt_zone(1, {"cpu": "8"})]
+PODS = [PodData("default", "a", ("main",)), PodData("default", "b", ("main", "side")), PodData("default", "c")]
+PLACED = {"default/a/main": 1, "default/b/main": 0, "default/b/side": 1}
+
+
+def test_placement_of_an_object() -> None:
+    placement = placement_of(parse_nrt(make_nrt("n1", ZONES, placement=PLACED)), PODS)
+    assert placement is not None
+    assert [placement.zone_of("default", p, c) for p, c in (("a", "main"), ("b", "main"), ("b", "side"))] == [1, 0, 1]
+    assert placement.zone_of("default", "c", "main") is None
+
+
+def test_no_placement_without_pods_attributes_or_single_numa_node() -> None:
+    assert placement_of(parse_nrt(make_nrt("n1", ZONES, placement=PLACED)), []) is None
+    assert placement_of(parse_nrt(make_nrt("n1", ZONES)), PODS) is None
+    assert placement_of(parse_nrt(make_nrt("n1", ZONES, policy="restricted", placement=PLACED)), PODS) is None
+    # a vector on a zone whose name has no NUMA id spoils the whole object, as upstream
+    obj = make_nrt("n1", ZONES, placement=PLACED)
+    obj["zones"].append({"name": "socket-0", "type": "Socket",
+                         "attributes": [{"name": "topology.node.k8s.io/numaplacement-vector", "value": "!"}]})
+    assert placement_of(parse_nrt(obj), PODS) is None
