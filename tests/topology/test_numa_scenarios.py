@@ -15,7 +15,7 @@ from kubesched.testkit.builders import make_deployment, make_priority_class
 from kubesched.testkit.runs import events, node_of, phase, run_docs
 from kubesched.testkit.scenarios import create_step
 
-from .conftest import container, node, pod, rejections, scenario, start_time, topology, zones
+from .conftest import container, node, pod, profile, rejections, scenario, start_time, topology, zones
 
 Obj = dict[str, Any]
 Simulate = Callable[..., Obj]
@@ -283,3 +283,28 @@ def test_a_burstable_foreign_pod_marks_nothing_when_only_exclusive_resources_cou
     result = simulate(scenario(objs, topo=topology(exporter={"mode": "Watch"}), plugin=True, steps=steps, args=args,
                                until="30s"))
     assert events(result, "FailedScheduling", "p") == [] and start_time(result, "p") == 1.0
+
+
+@pytest.mark.parametrize("other, foreign", [
+    (profile("other-scheduler", args={"cacheResyncPeriodSeconds": 5}), False),
+    (profile("other-scheduler", plugin=False), True),
+    # upstream registers a profile only where its plugin sets the detection up: with the reservation
+    # cache and foreignPodsDetect other than None
+    (profile("other-scheduler"), True),
+    (profile("other-scheduler", args={"cacheResyncPeriodSeconds": 5, "cache": {"foreignPodsDetect": "None"}}), True),
+])
+def test_pods_of_another_profile_are_foreign_unless_it_detects_foreign_pods_too(simulate: Simulate, other: Obj,
+                                                                               foreign: bool) -> None:
+    """scheduler-plugins keeps one process-wide set of profile names: a pod whose schedulerName is
+    any profile registered there is no foreign pod, whichever profile placed it."""
+    steps = [create_step("0s", pod("theirs", "2", schedulerName="other-scheduler")), create_step("1s", pod("p", "2"))]
+    result = simulate(scenario([node("n1")], topo=topology(exporter={"mode": "Watch"}), plugin=True, steps=steps,
+                               args={"cacheResyncPeriodSeconds": 5}, profiles=[other], until="1m"))
+    assert node_of(result, "theirs") == "n1"
+    failures = [e["message"] for e in events(result, "FailedScheduling", "p")]
+    if foreign:
+        assert failures[0].startswith("0/1 nodes are available: 1 invalid node topology data.")
+        assert start_time(result, "p") is None
+    else:
+        assert failures == [] and start_time(result, "p") == 1.0
+

@@ -25,10 +25,13 @@ only on ``single-numa-node`` nodes (0 elsewhere). See :mod:`kubesched.topology.s
 Args (upstream names and defaults): ``scoringStrategy: {type: LeastAllocated, resources: [{name,
 weight}]}``, ``cacheResyncPeriodSeconds: 0``, ``discardReservedNodes: false``, ``cache:
 {foreignPodsDetect, resyncMethod, informerMode, resyncScope}``, ``preemptionMode: Disabled``.
-With the reservation cache, foreign pods (placed by a scheduler other than this profile; with
-``foreignPodsDetect: OnlyExclusiveResources`` only those with exclusive resources; ``None`` turns it
-off) make their node's data invalid until a resync finds the exporter caught up, as upstream. Informer
-mode and resync scope are accepted and validated but not modelled.
+With the reservation cache, foreign pods make their node's data invalid until a resync finds the
+exporter caught up, as upstream. A pod is foreign when its ``schedulerName`` is none of the profiles
+that registered for the detection: as scheduler-plugins' process-wide ``RegisterSchedulerProfileName``
+set, every profile of the scheduler whose NodeResourceTopologyMatch uses the reservation cache with
+``foreignPodsDetect`` other than ``None`` (``OnlyExclusiveResources``: only foreign pods with
+exclusive resources count). Informer mode and resync scope are accepted and validated but not
+modelled.
 kubesched extension: ``cacheResyncMode: Periodic`` (upstream) or ``OnUpdate`` (flush a node's
 reservations as soon as its object reflects the scheduler's pods; turns the cache on by itself).
 """
@@ -112,6 +115,8 @@ CACHE_ENUMS = {
     "resyncScope": ("All", "OnlyResources"),
 }
 REQUEST_KEY = "NodeResourceTopologyMatch/request"
+#: the scheduler-wide set of profile names whose pods are not foreign
+KNOWN_PROFILES = "NodeResourceTopologyMatch/foreign-pods-profiles"
 
 
 def _enum(value: Any, allowed: Sequence[str], what: str, default: str) -> str:
@@ -276,9 +281,12 @@ class NodeResourceTopologyMatch(
         self._parsed: dict[str, TopologyView] = {}
         self._views: dict[str, tuple[TopologyView | None, bool]] = {}
         #: foreign pods detection (only with the reservation cache, as upstream): pods whose
-        #: schedulerName is not this profile's, all of them or only those with exclusive resources
+        #: schedulerName no detecting profile has, all of them or only those with exclusive resources
         self.foreign_pods = cache_opts["foreignPodsDetect"] if isinstance(self.cache, OverReserve) else "None"
-        self._profile = str(getattr(handle, "scheduler_name", "") or DEFAULT_SCHEDULER_NAME)
+        #: shared by the scheduler's profiles, read once they all exist (at detection time)
+        self._known_profiles = handle.shared_set(KNOWN_PROFILES)
+        if self.foreign_pods != "None":
+            self._known_profiles.add(handle.scheduler_name or DEFAULT_SCHEDULER_NAME)
         self._seen_generation: dict[str, int] = {}
         self._foreign_seen: dict[str, dict[str, str]] = {}  # node -> foreign pod uid -> resourceVersion
 
@@ -308,7 +316,7 @@ class NodeResourceTopologyMatch(
         self._views = {}
 
     def _is_foreign(self, pod: PodInfo, resources: frozenset[str]) -> bool:
-        if pod.scheduler_name == self._profile:
+        if pod.scheduler_name in self._known_profiles:
             return False
         return self.foreign_pods == "All" or bool(pinned_of(pod, resources))
 
