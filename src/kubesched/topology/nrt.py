@@ -190,7 +190,8 @@ def parse_nrt(obj: Mapping[str, Any]) -> TopologyView:
     for raw in obj.get("zones") or ():
         if not isinstance(raw, Mapping):
             continue
-        names.update(r["name"] for r in raw.get("resources") or () if isinstance(r, Mapping) and isinstance(r.get("name"), str))
+        names.update(r["name"] for r in raw.get("resources") or ()
+                     if isinstance(r, Mapping) and isinstance(r.get("name"), str))
         zattrs = _attributes(raw.get("attributes"))
         if ATTR_VECTOR in zattrs:
             view.placement_vectors[str(raw.get("name", ""))] = zattrs[ATTR_VECTOR]
