@@ -58,16 +58,24 @@ def topology(policy: str = "single-numa-node", scope: str = "container", zone_li
     return section
 
 
-def scenario(objects: Iterable[Obj], *, topo: Obj | None = None, plugin: bool = False, args: Obj | None = None,
-             steps: list[Obj] | None = None, until: str | None = None, seed: int = 1) -> list[Obj]:
-    """The Scenario document (named ``topology``; with NodeResourceTopologyMatch enabled when
-    ``plugin``) followed by ``objects``."""
-    config = None
+def profile(name: str = "default-scheduler", *, plugin: bool = True, args: Obj | None = None) -> Obj:
+    """A scheduler profile, with NodeResourceTopologyMatch enabled (and given ``args``) when ``plugin``."""
+    prof: Obj = {"schedulerName": name}
     if plugin:
-        profile: Obj = {"schedulerName": "default-scheduler", "plugins": {"multiPoint": {"enabled": [{"name": PLUGIN}]}}}
+        prof["plugins"] = {"multiPoint": {"enabled": [{"name": PLUGIN}]}}
         if args is not None:
-            profile["pluginConfig"] = [{"name": PLUGIN, "args": args}]
-        config = make_scheduler_config(profile)
+            prof["pluginConfig"] = [{"name": PLUGIN, "args": args}]
+    return prof
+
+
+def scenario(objects: Iterable[Obj], *, topo: Obj | None = None, plugin: bool = False, args: Obj | None = None,
+             steps: list[Obj] | None = None, until: str | None = None, seed: int = 1,
+             profiles: Iterable[Obj] = ()) -> list[Obj]:
+    """The Scenario document (named ``topology``; with NodeResourceTopologyMatch enabled when
+    ``plugin``; ``profiles`` after that first one) followed by ``objects``."""
+    config = None
+    if plugin or profiles:
+        config = make_scheduler_config(profile(plugin=plugin, args=args), *profiles)
     doc = scenario_document({"topology": topo} if topo is not None else None, steps, until=until, seed=seed,
                             name="topology", config=config)
     if not steps:

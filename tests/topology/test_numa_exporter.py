@@ -16,9 +16,10 @@ from kubesched.sim import Simulation
 from kubesched.testkit.builders import make_nrt, make_nrt_zone
 from kubesched.testkit.runs import phase, run_docs
 from kubesched.testkit.scenarios import create_step, delete_step, write_scenario
-from kubesched.topology.nrt import parse_nrt, pods_fingerprint
+from kubesched.topology.nrt import PodData, parse_nrt, placement_of, pods_fingerprint
+from kubesched.topology.qos import pinned_containers, pod_request
 
-from .conftest import GPU, node, pod, rejections, scenario, topology, zones
+from .conftest import GPU, container, node, pod, rejections, scenario, topology, zones
 
 Obj = dict[str, Any]
 Simulate = Callable[..., Obj]
@@ -49,7 +50,9 @@ def test_object_content(tmp_path: Path) -> None:
     attrs = {a["name"]: a["value"] for a in obj["attributes"]}
     assert attrs == {"topologyManagerPolicy": "single-numa-node", "topologyManagerScope": "container",
                      "nodeTopologyPodsFingerprint": pods_fingerprint(["default/a"]),
-                     "nodeTopologyPodsFingerprintMethod": "all"}
+                     "nodeTopologyPodsFingerprintMethod": "all",
+                     # one container placed, in zone 0, the busiest: no zone carries a vector
+                     "topology.node.k8s.io/numaplacement-metadata": "npv0v001::ve=leb89::cc=1::nn=2::bn=0"}
     zone0, zone1 = obj["zones"]
     assert zone0["name"] == "node-0" and zone0["type"] == "Node"
     assert zone0["resources"] == [
@@ -59,9 +62,48 @@ def test_object_content(tmp_path: Path) -> None:
     ]
     assert zone0["costs"] == [{"name": "node-0", "value": 10}, {"name": "node-1", "value": 20}]
     assert zone1["costs"] == [{"name": "node-0", "value": 21}, {"name": "node-1", "value": 10}]
-    assert zone0["attributes"] == [{"name": "kubesched.io/containers", "value": "default/a/main"}]
-    assert zone1["attributes"] == [{"name": "kubesched.io/containers", "value": ""}]
+    assert "attributes" not in zone0 and "attributes" not in zone1
     assert parse_nrt(obj).zones[0].available == {"cpu": 5000, "memory": 13 * 1024**3, GPU: 0}
+
+
+def test_each_container_holding_exclusive_resources_is_published_in_its_zone(tmp_path: Path) -> None:
+    """The numaplacement attributes, decoded the way the scheduler does (with the containers of the
+    node's pods that hold exclusive resources), give every such container the zone the kubelet put
+    it in: exclusive CPUs, else a device, else pinned memory."""
+    objs = [node("n1", gpus=2),
+            pod("a", "6", node="n1"),                                                     # CPUs 0-5
+            pod("b", "6", node="n1"),                                                     # CPUs 8-13
+            pod("c", containers=[container("1", name="one"), container("1", name="two")], node="n1"),
+            pod("gpu", "1", gpu=1, guaranteed=False, node="n1"),                         # a device only
+            pod("mem", "500m", "2Gi", node="n1"),                                         # pinned memory only
+            pod("shared", "1", guaranteed=False, node="n1")]                              # nothing exclusive
+    topo = topology(zone_list=zones(gpus=1), exporter={"mode": "Watch"})
+    obj = stored(simulation(tmp_path, scenario(objs, topo=topo)))
+    view = parse_nrt(obj)
+    pods = [PodData("default", p["metadata"]["name"], pinned_containers(pod_request(p), view.resource_names))
+            for p in objs[1:]]
+    placement = placement_of(view, pods)
+    assert placement is not None and len(placement) == 6
+    found = {f"{p.name}/{c}": placement.zone_of("default", p.name, c) for p in pods for c in ("main", "one", "two")}
+    assert {k: v for k, v in found.items() if v is not None} == {
+        "a/main": 0, "b/main": 1, "c/one": 0, "c/two": 0, "gpu/main": 0, "mem/main": 0}
+    # zone 0 holds five of the six containers: the busiest, written in the metadata, without a vector
+    attrs = {a["name"]: a["value"] for a in obj["attributes"]}
+    assert attrs["topology.node.k8s.io/numaplacement-metadata"] == "npv0v001::ve=leb89::cc=6::nn=2::bn=0"
+    assert "attributes" not in obj["zones"][0]
+    assert [a["name"] for a in obj["zones"][1]["attributes"]] == ["topology.node.k8s.io/numaplacement-vector"]
+    # the same object read with a pod the exporter does not know: six containers claimed, seven known
+    extra = PodData("default", "late", ("main",))
+    assert placement_of(view, [*pods, extra]) is None
+
+
+@pytest.mark.parametrize("policy, exporter", [("restricted", {"mode": "Watch"}),
+                                              ("single-numa-node", {"mode": "Watch", "podPlacement": False})])
+def test_no_placement_unless_single_numa_node_and_asked_for(tmp_path: Path, policy: str, exporter: Obj) -> None:
+    objs = [node("n1"), pod("a", "2", node="n1")]
+    obj = stored(simulation(tmp_path, scenario(objs, topo=topology(policy, exporter=exporter))))
+    names = [a["name"] for a in obj["attributes"]] + [a["name"] for z in obj["zones"] for a in z.get("attributes", [])]
+    assert not [n for n in names if "numaplacement" in n]
 
 
 def test_pods_running_at_time_zero_are_published_at_time_zero_even_when_polling(tmp_path: Path) -> None:
@@ -167,9 +209,8 @@ def test_invalid_sections_are_refused_with_the_field_path(tmp_path: Path, sectio
 
 
 def test_fingerprint_is_the_podfingerprint_v001_format() -> None:
-    from kubesched.topology.fingerprint import fingerprint, xxh64
+    from kubesched.topology.fingerprint import fingerprint
 
-    assert xxh64(b"") == 0xEF46DB3751D8E999 and xxh64(b"a") == 0xD24EC4F1A98C6E5B
     pods = ["production/jaeger-dpgjk", "production/nginx-rt684", "production/envoy-g9m22"]
     # the value the podfingerprint library's compatibility data gives for these three pods
     assert pods_fingerprint(pods) == "pfp0v001607b76a0e9d3aeb4"

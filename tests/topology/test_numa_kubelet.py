@@ -10,7 +10,7 @@ from kubesched.cluster.embedded.kubelet.managers import NodeAllocator, PodAssign
 from kubesched.cluster.embedded.kubelet.podresources import ADDED, DELETED, PodResourcesServer, WatchEvent
 from kubesched.topology.hints import TopologyHint, admits, merge_hints, resource_hints
 from kubesched.topology.model import ZoneInput, build_spec
-from kubesched.topology.qos import BEST_EFFORT, BURSTABLE, GUARANTEED, pod_qos, pod_request
+from kubesched.topology.qos import BEST_EFFORT, BURSTABLE, GUARANTEED, pinned_containers, pod_qos, pod_request
 
 from .conftest import GPU, container, pod
 
@@ -88,6 +88,19 @@ def test_qos_classes() -> None:
 
 
 # -- CPU manager (static) under single-numa-node -------------------------------------------------------
+def test_pinned_containers_are_those_holding_exclusive_resources() -> None:
+    """scheduler-plugins' PinnedContainers: sidecars then app containers with an exclusive request —
+    for Guaranteed pods integral cpu, memory, hugepages; for any pod a device the node's object reports."""
+    sidecar = {**container("1", name="side"), "restartPolicy": "Always"}
+    guaranteed = pod("g", containers=[container("2", name="main"), container("500m", name="frac")],
+                     init_containers=[container("4", name="setup"), sidecar])
+    # every container's memory is pinned (frac's cpu is not exclusive); setup is done before the rest
+    assert pinned_containers(pod_request(guaranteed), {"cpu", "memory"}) == ("side", "main", "frac")
+    burstable = pod("b", containers=[container("2", gpu=1, guaranteed=False), container("2", name="plain", guaranteed=False)])
+    assert pinned_containers(pod_request(burstable), {"cpu", "memory", GPU}) == ("main",)
+    assert pinned_containers(pod_request(burstable), {"cpu", "memory"}) == ()  # a GPU no zone reports
+
+
 def test_guaranteed_integral_cpus_are_exclusive_and_from_one_zone() -> None:
     a = allocator()
     first = admit(a, uid(pod("a", "6"), "a"))

@@ -10,10 +10,16 @@ import pytest
 from kubesched.scheduler.config import DEFAULT_MULTIPOINT, plugin_registry
 from kubesched.scheduler.framework.interface import Code, CycleState
 from kubesched.scheduler.framework.types import NodeInfo, PodInfo
-from kubesched.scheduler.plugins.noderesourcetopology import NodeResourceTopologyMatch, post_eviction
+from kubesched.scheduler.plugins.noderesourcetopology import (
+    EvictionImpossible,
+    NodeResourceTopologyMatch,
+    post_eviction,
+)
 from kubesched.testkit.builders import make_nrt, make_nrt_zone
 from kubesched.testkit.framework import FakeHandle
-from kubesched.topology.nrt import parse_nrt, pods_fingerprint
+from kubesched.topology.nrt import PodData, parse_nrt, placement_of, pods_fingerprint
+from kubesched.topology.numaplacement import Placement
+from kubesched.topology.qos import pinned_containers, pod_request
 from kubesched.topology.scoring import (
     balanced_allocation,
     least_allocated,
@@ -264,32 +270,116 @@ def test_discard_reserved_skips_nodes_between_reserve_and_post_bind() -> None:
 
 
 # -- preemption dry run ---------------------------------------------------------------------------------------
+VICTIM_ZONES = [make_nrt_zone(0, {"cpu": "1", "memory": "10Gi"}, {"cpu": "8", "memory": "16Gi"}),
+                make_nrt_zone(1, {"cpu": "4", "memory": "16Gi"}, {"cpu": "8", "memory": "16Gi"})]
+
+
+def placed(placement: dict[str, int], pods: list[Obj]) -> Placement:
+    """What the scheduler decodes from an object placing ``placement``, knowing ``pods``."""
+    view = parse_nrt(make_nrt("n1", VICTIM_ZONES, placement=placement))
+    data = [PodData("default", p["metadata"]["name"], pinned_containers(pod_request(p), view.resource_names))
+            for p in pods]
+    found = placement_of(view, data)
+    assert found is not None
+    return found
+
+
 def test_post_eviction_gives_victims_exclusive_resources_back_to_their_zone() -> None:
-    zones = [make_nrt_zone(0, {"cpu": "1", "memory": "10Gi"}, {"cpu": "8", "memory": "16Gi"}, containers=["default/v/main"]),
-             make_nrt_zone(1, {"cpu": "4", "memory": "16Gi"}, {"cpu": "8", "memory": "16Gi"}, containers=[])]
-    view = parse_nrt(make_nrt("n1", zones))
-    victim = info(pod("v", "3", "2Gi"))
-    after = post_eviction(view, [victim])
+    victim, other = pod("v", "3", "2Gi"), pod("w", "1", "1Gi")
+    placement = placed({"default/v/main": 0, "default/w/main": 1}, [victim, other])
+    view = parse_nrt(make_nrt("n1", VICTIM_ZONES))
+    after = post_eviction(view, [info(victim)], placement)
     assert after.zones[0].available == {"cpu": 4000, "memory": 12 * 1024**3}
     assert after.zones[1].available == view.zones[1].available
-    # inconsistent data (more than allocatable) leaves the view alone
-    assert post_eviction(view, [info(pod("v", "8", "2Gi"))]) is view
+    assert view.zones[0].available == {"cpu": 1000, "memory": 10 * 1024**3}  # the view itself is left alone
 
 
-def test_filter_sees_victims_removed_only_when_preemption_is_enabled() -> None:
-    zones = [make_nrt_zone(0, {"cpu": "1", "memory": "10Gi"}, {"cpu": "8", "memory": "16Gi"}, containers=["default/v/main"]),
-             make_nrt_zone(1, {"cpu": "4", "memory": "16Gi"}, {"cpu": "8", "memory": "16Gi"}, containers=[])]
+def test_post_eviction_refuses_what_it_cannot_simulate() -> None:
+    view = parse_nrt(make_nrt("n1", VICTIM_ZONES))
+    big, shared = pod("big", "8", "2Gi"), pod("shared", "3", guaranteed=False)
+    placement = placed({"default/big/main": 0}, [big, shared])
+    with pytest.raises(EvictionImpossible, match="^resource release request exceeds NUMA allocatable$"):
+        post_eviction(view, [info(big)], placement)  # 1 + 8 CPUs > 8 allocatable
+    with pytest.raises(EvictionImpossible, match="^no resources to add, cannot process eviction simulation$"):
+        post_eviction(view, [info(shared)], placement)  # nothing exclusive (and not placed)
+
+
+def dry_run_filter(pl: NodeResourceTopologyMatch, ni: NodeInfo, preemptor: Obj) -> str | None:
+    """Filter ``preemptor`` on ``ni`` with its pods removed, as DefaultPreemption's dry run does."""
+    state = CycleState()
+    p = info(preemptor)
+    pl.pre_filter(state, p)
+    dry = ni.clone()
+    for victim in list(ni.pods):
+        dry.remove_pod(victim)
+        pl.remove_pod(state, p, victim, dry)
+    status = pl.filter(state, p, dry)
+    return status.message() if status else None
+
+
+VICTIM = {"default/v/main": 0}
+
+
+@pytest.mark.parametrize("args, expected", [
+    ({"preemptionMode": "Enabled", "cacheResyncMode": "OnUpdate"}, None),
+    ({"preemptionMode": "Disabled", "cacheResyncMode": "OnUpdate"}, "cannot align container"),
+    # no placement: scheduler-plugins' passthrough and discard-reserved caches give none
+    ({"preemptionMode": "Enabled"}, "cannot align container"),
+    ({"preemptionMode": "Enabled", "discardReservedNodes": True}, "cannot align container"),
+    # the periodic reservation cache keeps no pods with the object it saw first
+    ({"preemptionMode": "Enabled", "cacheResyncPeriodSeconds": 5}, "cannot align container"),
+])
+def test_the_dry_run_frees_victims_zones_only_with_a_placement_from_the_cache(args: Obj, expected: str | None) -> None:
     victim = pod("v", "6", "2Gi")
     ni = node_info(pods=[victim])
-    for mode, expected in (("Enabled", None), ("Disabled", "cannot align container")):
-        pl, _ = plugin([make_nrt("n1", zones)], {"preemptionMode": mode}, nodes=[ni])
-        state = CycleState()
-        preemptor = info(pod("p", "5"))
-        pl.pre_filter(state, preemptor)
-        dry = ni.clone()
-        dry.remove_pod(ni.pods[0])
-        pl.remove_pod(state, preemptor, ni.pods[0], dry)
-        status = pl.filter(state, preemptor, dry)
-        assert (status.message() if status else None) == expected
-        pl.add_pod(state, preemptor, ni.pods[0], dry)  # reprieved: back to the plain view
-        assert pl.filter(state, preemptor, dry) is not None
+    nrt = make_nrt("n1", VICTIM_ZONES, fingerprint=pods_fingerprint(["default/v"]), placement=VICTIM)
+    pl, _ = plugin([nrt], args, nodes=[ni])
+    assert dry_run_filter(pl, ni, pod("p", "5")) == expected
+
+
+def test_the_periodic_cache_has_a_placement_once_a_resync_flushed_the_node() -> None:
+    victim = pod("v", "6", "2Gi")
+    ni = node_info(pods=[victim])
+    nrt = make_nrt("n1", VICTIM_ZONES, fingerprint=pods_fingerprint(["default/v"]), placement=VICTIM)
+    pl, handle = plugin([nrt], {"preemptionMode": "Enabled", "cacheResyncPeriodSeconds": 5}, nodes=[ni])
+    assert run_filter(pl, pod("p", "5"), ni) == "cannot align container"  # marks the node for a resync
+    assert dry_run_filter(pl, ni, pod("p", "5")) == "cannot align container"
+    handle.time = 5.0  # the resync finds the object's fingerprint matching the node's pods: flushed
+    assert dry_run_filter(pl, ni, pod("p", "5")) is None
+
+
+def test_a_placement_that_cannot_be_simulated_fails_the_node_with_upstreams_message() -> None:
+    victim = pod("v", "6", "2Gi")
+    ni = node_info(pods=[victim])
+    # the object says v is in zone 1, whose 4 available CPUs cannot take 6 back
+    nrt = make_nrt("n1", VICTIM_ZONES, fingerprint=pods_fingerprint(["default/v"]), placement={"default/v/main": 1})
+    pl, _ = plugin([nrt], {"preemptionMode": "Enabled", "cacheResyncMode": "OnUpdate"}, nodes=[ni])
+    assert dry_run_filter(pl, ni, pod("p", "5")) == (
+        "eviction simulation in NRT is not possible:resource release request exceeds NUMA allocatable")
+
+
+def test_no_placement_when_the_object_encodes_other_containers_than_the_scheduler_knows() -> None:
+    victim = pod("v", "6", "2Gi")
+    ni = node_info(pods=[victim])
+    # two containers encoded, one known: decoding is refused, the zones stay as they are
+    nrt = make_nrt("n1", VICTIM_ZONES, fingerprint=pods_fingerprint(["default/v"]),
+                   placement={"default/v/main": 0, "default/gone/main": 1})
+    pl, _ = plugin([nrt], {"preemptionMode": "Enabled", "cacheResyncMode": "OnUpdate"}, nodes=[ni])
+    assert dry_run_filter(pl, ni, pod("p", "5")) == "cannot align container"
+
+
+def test_a_reprieved_victim_is_counted_again() -> None:
+    victim = pod("v", "6", "2Gi")
+    ni = node_info(pods=[victim])
+    nrt = make_nrt("n1", VICTIM_ZONES, fingerprint=pods_fingerprint(["default/v"]), placement=VICTIM)
+    pl, _ = plugin([nrt], {"preemptionMode": "Enabled", "cacheResyncMode": "OnUpdate"}, nodes=[ni])
+    state = CycleState()
+    preemptor = info(pod("p", "5"))
+    pl.pre_filter(state, preemptor)
+    dry = ni.clone()
+    dry.remove_pod(ni.pods[0])
+    pl.remove_pod(state, preemptor, ni.pods[0], dry)
+    assert pl.filter(state, preemptor, dry) is None
+    pl.add_pod(state, preemptor, ni.pods[0], dry)  # reprieved: back to the plain view
+    status = pl.filter(state, preemptor, dry)
+    assert status is not None and status.message() == "cannot align container"

@@ -15,7 +15,7 @@ from kubesched.testkit.builders import make_deployment, make_priority_class
 from kubesched.testkit.runs import events, node_of, phase, run_docs
 from kubesched.testkit.scenarios import create_step
 
-from .conftest import container, node, pod, rejections, scenario, start_time, topology, zones
+from .conftest import container, node, pod, profile, rejections, scenario, start_time, topology, zones
 
 Obj = dict[str, Any]
 Simulate = Callable[..., Obj]
@@ -129,26 +129,73 @@ def test_a_freed_zone_is_used_once_the_exporter_publishes_it(simulate: Simulate)
 
 
 # -- preemption ---------------------------------------------------------------------------------------------
-def test_preemption_evicts_the_victims_that_free_one_zone(simulate: Simulate) -> None:
-    quick = {"kubesched.io/exit-after": "1s"}
-    objs = [
+QUICK = {"kubesched.io/exit-after": "1s"}
+
+
+def _preemption_objects() -> list[Obj]:
+    """n1 (2 x 8 CPUs) runs 13 CPUs of pods; the 5-CPU preemptor needs low-a and low-b gone to fit
+    zone 0 (low-c alone would leave zone 1 at 4)."""
+    return [
         make_priority_class("low", 100), make_priority_class("high", 1000), node("n1"),
-        pod("low-a", "3", node="n1", priority_class="low", annotations=quick),   # zone 0
+        pod("low-a", "3", node="n1", priority_class="low", annotations=QUICK),   # zone 0
         pod("high-a", "2", node="n1", priority_class="high"),                    # zone 0
         pod("high-b", "4", node="n1", priority_class="high"),                    # zone 1
-        pod("low-b", "2", node="n1", priority_class="low", annotations=quick),   # zone 0 (1 CPU left)
-        pod("low-c", "2", node="n1", priority_class="low", annotations=quick),   # zone 1 (2 CPUs left)
+        pod("low-b", "2", node="n1", priority_class="low", annotations=QUICK),   # zone 0 (1 CPU left)
+        pod("low-c", "2", node="n1", priority_class="low", annotations=QUICK),   # zone 1 (2 CPUs left)
     ]
+
+
+def _preempted(result: Obj) -> list[tuple[str, float]]:
+    return sorted((e["pod"], e["time"]) for e in events(result, "Preempted"))
+
+
+def test_preemption_evicts_the_victims_that_free_one_zone(simulate: Simulate) -> None:
+    """With the OnUpdate reservation cache the node's object comes with the pods it was checked
+    against, so the dry run knows each victim's zone from the exporter's numaplacement attributes."""
     steps = [create_step("5s", pod("urgent", "5", priority_class="high"))]
     topo = topology(exporter={"mode": "Watch"})
-    result = simulate(scenario(objs, topo=topo, plugin=True, args={"preemptionMode": "Enabled"}, steps=steps,
-                               until="2m"))
-    assert sorted(e["pod"] for e in events(result, "Preempted")) == ["default/low-a", "default/low-b"]
+    args = {"preemptionMode": "Enabled", "cacheResyncMode": "OnUpdate"}
+    result = simulate(scenario(_preemption_objects(), topo=topo, plugin=True, args=args, steps=steps, until="2m"))
+    assert _preempted(result) == [("default/low-a", 5.0), ("default/low-b", 5.0)]
     assert phase(result, "low-c") == "Running"
     assert phase(result, "urgent") == "Running" and node_of(result, "urgent") == "n1"
     assert rejections(result) == []
-    disabled = simulate(scenario(objs, topo=topo, plugin=True, steps=steps, until="2m"))
+    disabled = simulate(scenario(_preemption_objects(), topo=topo, plugin=True, steps=steps, until="2m",
+                                 args={"cacheResyncMode": "OnUpdate"}))
     assert events(disabled, "Preempted") == [] and phase(disabled, "urgent") == "Pending"
+
+
+def test_without_the_reservation_cache_no_victim_frees_a_zone(simulate: Simulate) -> None:
+    """scheduler-plugins' passthrough cache gives no container placement: the dry run sees the zones
+    as they are and finds no candidate, even after the 5-minute flush."""
+    steps = [create_step("5s", pod("urgent", "5", priority_class="high"))]
+    result = simulate(scenario(_preemption_objects(), topo=topology(exporter={"mode": "Watch"}), plugin=True,
+                               args={"preemptionMode": "Enabled"}, steps=steps, until="6m"))
+    assert events(result, "Preempted") == [] and phase(result, "urgent") == "Pending"
+    failures = [e["message"] for e in events(result, "FailedScheduling", "urgent")]
+    assert len(failures) == 2
+    assert all("preemption: 0/1 nodes are available: 1 cannot align container." in m for m in failures)
+
+
+def test_the_periodic_cache_preempts_once_a_resync_kept_the_nodes_pods(simulate: Simulate) -> None:
+    """The periodic cache starts from objects without pods and keeps the pods only when a resync
+    flushes a node — one the plugin filtered out. At 5 s the urgent pod fails on node resources
+    (NodeResourcesFit), so the plugin never marks n1: no placement, no preemption. A pod that fits
+    the node but no zone (probe, at 1 s) makes the plugin mark it; the resync at the next cycle after
+    5 s flushes it, and urgent, arriving at 10 s, preempts. It then waits for the next flush of the
+    cached object (which still has the victims) and, as the resync sends no event, for the queue's
+    5-minute flush."""
+    topo = topology(exporter={"mode": "Watch"})
+    args = {"preemptionMode": "Enabled", "cacheResyncPeriodSeconds": 5}
+    alone = [create_step("5s", pod("urgent", "5", priority_class="high"))]
+    result = simulate(scenario(_preemption_objects(), topo=topo, plugin=True, args=args, steps=alone, until="2m"))
+    assert events(result, "Preempted") == [] and phase(result, "urgent") == "Pending"
+    probed = [create_step("1s", pod("probe", "3")), create_step("10s", pod("urgent", "5", priority_class="high"))]
+    result = simulate(scenario(_preemption_objects(), topo=topo, plugin=True, args=args, steps=probed, until="6m"))
+    assert events(result, "FailedScheduling", "probe")[0]["message"].startswith(CANNOT_ALIGN)
+    assert _preempted(result) == [("default/low-a", 10.0), ("default/low-b", 10.0)]
+    started = start_time(result, "urgent")
+    assert started is not None and started >= 300.0 and node_of(result, "urgent") == "n1"
 
 
 # -- the failure loop ---------------------------------------------------------------------------------------
@@ -236,3 +283,28 @@ def test_a_burstable_foreign_pod_marks_nothing_when_only_exclusive_resources_cou
     result = simulate(scenario(objs, topo=topology(exporter={"mode": "Watch"}), plugin=True, steps=steps, args=args,
                                until="30s"))
     assert events(result, "FailedScheduling", "p") == [] and start_time(result, "p") == 1.0
+
+
+@pytest.mark.parametrize("other, foreign", [
+    (profile("other-scheduler", args={"cacheResyncPeriodSeconds": 5}), False),
+    (profile("other-scheduler", plugin=False), True),
+    # upstream registers a profile only where its plugin sets the detection up: with the reservation
+    # cache and foreignPodsDetect other than None
+    (profile("other-scheduler"), True),
+    (profile("other-scheduler", args={"cacheResyncPeriodSeconds": 5, "cache": {"foreignPodsDetect": "None"}}), True),
+])
+def test_pods_of_another_profile_are_foreign_unless_it_detects_foreign_pods_too(simulate: Simulate, other: Obj,
+                                                                               foreign: bool) -> None:
+    """scheduler-plugins keeps one process-wide set of profile names: a pod whose schedulerName is
+    any profile registered there is no foreign pod, whichever profile placed it."""
+    steps = [create_step("0s", pod("theirs", "2", schedulerName="other-scheduler")), create_step("1s", pod("p", "2"))]
+    result = simulate(scenario([node("n1")], topo=topology(exporter={"mode": "Watch"}), plugin=True, steps=steps,
+                               args={"cacheResyncPeriodSeconds": 5}, profiles=[other], until="1m"))
+    assert node_of(result, "theirs") == "n1"
+    failures = [e["message"] for e in events(result, "FailedScheduling", "p")]
+    if foreign:
+        assert failures[0].startswith("0/1 nodes are available: 1 invalid node topology data.")
+        assert start_time(result, "p") is None
+    else:
+        assert failures == [] and start_time(result, "p") == 1.0
+

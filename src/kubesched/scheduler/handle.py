@@ -50,6 +50,9 @@ class HandleHost(Protocol):
     @property
     def preemptions(self) -> list[Any]: ...
 
+    @property
+    def shared_sets(self) -> dict[str, set[str]]: ...
+
 
 class ProfileHandle:
     def __init__(self, scheduler: HandleHost, scheduler_name: str) -> None:
@@ -74,6 +77,9 @@ class ProfileHandle:
 
     def now(self) -> float:
         return self._scheduler.clock()
+
+    def shared_set(self, key: str) -> builtins.set[str]:
+        return self._scheduler.shared_sets.setdefault(key, set())
 
     @property
     def rng(self) -> np.random.Generator:

@@ -115,6 +115,8 @@ class Scheduler:
         self.timers: Timers | None = None
         self.attempts: list[AttemptRecord] = []
         self.preemptions: list[Any] = []
+        #: state the profiles' plugins share (upstream: package-level variables), by key
+        self.shared_sets: dict[str, set[str]] = {}
         self.metrics = Metrics()
         self.settings = parse_configuration(config)
         self.extenders = build_extenders(

@@ -8,8 +8,10 @@ namespace, another container name) wrap these builders in their conftest.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Any, Final
+
+from kubesched.topology import numaplacement
 
 Obj = dict[str, Any]
 
@@ -268,7 +270,7 @@ def make_job(name: str, pod: Obj, *, namespace: str | None = None, **spec: Any) 
 
 # -- NUMA topology ---------------------------------------------------------------------------------------
 def make_nrt_zone(numa_id: int, available: Mapping[str, str], allocatable: Mapping[str, str] | None = None,
-                  costs: Mapping[int, int] | None = None, containers: Iterable[str] | None = None) -> Obj:
+                  costs: Mapping[int, int] | None = None) -> Obj:
     """One NUMA zone of a NodeResourceTopology (``node-<id>``); capacity equals allocatable."""
     allocatable = allocatable or available
     zone: Obj = {
@@ -278,17 +280,24 @@ def make_nrt_zone(numa_id: int, available: Mapping[str, str], allocatable: Mappi
     }
     if costs:
         zone["costs"] = [{"name": f"node-{i}", "value": v} for i, v in costs.items()]
-    if containers is not None:
-        zone["attributes"] = [{"name": "kubesched.io/containers", "value": ",".join(containers)}]
     return zone
 
 
 def make_nrt(name: str, zones: list[Obj], policy: str = "single-numa-node", scope: str = "container",
-             fingerprint: str | None = None, rv: str = "1") -> Obj:
-    """A NodeResourceTopology (topology.node.k8s.io/v1alpha2) with the kubelet's manager attributes."""
+             fingerprint: str | None = None, rv: str = "1", placement: Mapping[str, int] | None = None) -> Obj:
+    """A NodeResourceTopology (topology.node.k8s.io/v1alpha2) with the kubelet's manager attributes;
+    ``placement`` (``namespace/pod/container`` -> zone id) is written in the ``numaplacement``
+    encoding, as an exporter does."""
     attrs = [{"name": "topologyManagerPolicy", "value": policy}, {"name": "topologyManagerScope", "value": scope}]
     if fingerprint is not None:
         attrs.append({"name": "nodeTopologyPodsFingerprint", "value": fingerprint})
+    if placement is not None:
+        ids = {(ns, pod, c): zone for key, zone in placement.items() for ns, pod, c in [key.split("/")]}
+        payload = numaplacement.encode(len(zones), ids)
+        attrs.append({"name": numaplacement.ATTR_METADATA, "value": payload.metadata()})
+        vectors = {f"node-{numa_id}": vector for numa_id, vector in payload.vectors.items()}
+        zones = [{**z, "attributes": [{"name": numaplacement.ATTR_VECTOR, "value": vectors[z["name"]]}]}
+                 if z["name"] in vectors else z for z in zones]
     return {"apiVersion": "topology.node.k8s.io/v1alpha2", "kind": "NodeResourceTopology",
             "metadata": {"name": name, "resourceVersion": rv}, "attributes": attrs, "zones": zones}
 

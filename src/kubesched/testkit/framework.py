@@ -149,13 +149,15 @@ class FakeHandle:
     ``list(kind)`` returns; ``namespaces`` maps a namespace to its labels. ``time`` is what
     ``now()`` returns. ``framework`` is the runner a preemption plugin's dry runs use (given here or
     set later; asking for it before fails the test). ``cluster`` defaults to a :class:`FakeCluster` over
-    ``objects``. Preemption records go to ``preemptions``.
+    ``objects``. Preemption records go to ``preemptions``. ``scheduler_name`` is the profile's name;
+``shared`` holds the sets the profiles of one scheduler share (``shared_set``).
     """
 
     def __init__(self, nodes: NodeTableSnapshot | list[NodeInfo] | None = None, *,
                  objects: Mapping[str, list[Obj]] | None = None,
                  namespaces: Mapping[str, dict[str, str]] | None = None, time: float = 0.0, seed: int = 0,
-                 framework: PluginsRunner | None = None, cluster: Cluster | None = None) -> None:
+                 framework: PluginsRunner | None = None, cluster: Cluster | None = None,
+                 scheduler_name: str = "default-scheduler", shared: dict[str, set[str]] | None = None) -> None:
         self.nodes: NodeTableSnapshot | list[NodeInfo] = nodes if nodes is not None else []
         self.objects: dict[str, list[Obj]] = dict(objects or {})
         self.namespaces: dict[str, dict[str, str]] = dict(namespaces or {})
@@ -169,6 +171,9 @@ class FakeHandle:
         self.keep_all_candidates = False
         #: pods held at Permit, by uid (tests put them here)
         self.waiting: dict[str, WaitingPod] = {}
+        self.scheduler_name = scheduler_name
+        #: what ``shared_set`` answers from (give the same dict to handles of one scheduler's profiles)
+        self.shared: dict[str, set[str]] = shared if shared is not None else {}
 
     def snapshot(self) -> NodeTableSnapshot:
         return NodeListSnapshot(self.nodes) if isinstance(self.nodes, list) else self.nodes
@@ -181,6 +186,9 @@ class FakeHandle:
 
     def now(self) -> float:
         return self.time
+
+    def shared_set(self, key: str) -> builtins.set[str]:
+        return self.shared.setdefault(key, set())
 
     @property
     def rng(self) -> np.random.Generator:

@@ -6,6 +6,7 @@ Manager hints and policies, NodeResourceTopology objects, and the pieces the
 - :mod:`.qos`         pod QoS class, per-container requests, exclusive resources
 - :mod:`.hints`       Topology Manager hints, merge and admission per policy
 - :mod:`.fingerprint` the pod set fingerprint (podfingerprint ``pfp0v001`` format)
+- :mod:`.numaplacement` the containers' zones as NodeResourceTopology attributes (``npv0v001``)
 - :mod:`.nrt`         parsing NodeResourceTopology objects
 - :mod:`.scoring`     the plugin's score strategies, as pure functions
 - :mod:`.nrtcache`    the plugin's passthrough / overreserve / discard-reserved views

@@ -6,15 +6,15 @@ deprecated ``topologyPolicies`` first, then the ``topologyManagerPolicy`` / ``to
 ``topologyManagerMaxNUMANodes`` attributes; defaults policy ``none``, scope ``container``, 8 NUMA
 nodes. Only zones of type ``Node`` named ``node-<id>`` count.
 
-kubesched's exporter adds, per zone, the attribute ``kubesched.io/containers``: the containers
-(``namespace/pod/container``) holding exclusive resources in that zone — kubesched's own encoding
-of what upstream publishes with the ``numaplacement`` format; the plugin uses it to simulate
-evictions during preemption.
+The ``numaplacement`` attributes (:mod:`kubesched.topology.numaplacement`) tell which zone each
+container holding exclusive resources is in; :func:`placement_of` decodes them the way
+scheduler-plugins' cache store does (``getNUMAPlacementInfo``), for the plugin's preemption dry runs.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import re
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,7 +22,16 @@ from kubesched.api.cluster_settings.topology import POLICIES, SCOPES
 from kubesched.api.errors import InvalidQuantity
 from kubesched.api.quantity import resource_amount
 from kubesched.topology.fingerprint import fingerprint
-from kubesched.topology.model import zone_id
+from kubesched.topology.hints import SINGLE_NUMA_NODE
+from kubesched.topology.model import ZONE_PREFIX, zone_id
+from kubesched.topology.numaplacement import (
+    ATTR_METADATA,
+    ATTR_VECTOR,
+    Placement,
+    PlacementError,
+    decode,
+    parse_metadata,
+)
 
 API_VERSION = "topology.node.k8s.io/v1alpha2"
 KIND = "NodeResourceTopology"
@@ -32,7 +41,6 @@ ATTR_SCOPE = "topologyManagerScope"
 ATTR_MAX_NUMA_NODES = "topologyManagerMaxNUMANodes"
 ATTR_FINGERPRINT = "nodeTopologyPodsFingerprint"
 ATTR_FINGERPRINT_METHOD = "nodeTopologyPodsFingerprintMethod"
-ATTR_CONTAINERS = "kubesched.io/containers"
 METHOD_ALL = "all"
 METHOD_EXCLUSIVE = "with-exclusive-resources"
 DEFAULT_MAX_NUMA_NODES = 8
@@ -72,11 +80,9 @@ class Zone:
     allocatable: dict[str, int] = field(default_factory=dict)
     capacity: dict[str, int] = field(default_factory=dict)
     costs: dict[int, int] = field(default_factory=dict)
-    containers: frozenset[str] = frozenset()
 
     def copy(self) -> Zone:
-        return Zone(self.numa_id, self.name, dict(self.available), self.allocatable, self.capacity,
-                    self.costs, self.containers)
+        return Zone(self.numa_id, self.name, dict(self.available), self.allocatable, self.capacity, self.costs)
 
 
 @dataclass(slots=True)
@@ -91,15 +97,60 @@ class TopologyView:
     fingerprint: str = ""
     fingerprint_method: str = ""
     resource_version: str = ""
-    has_placement: bool = False
+    #: the resources any zone reports (what makes a device resource exclusive)
+    resource_names: frozenset[str] = frozenset()
+    #: the ``numaplacement`` metadata, kept only when the ``topologyManagerPolicy`` attribute is
+    #: ``single-numa-node`` (the only policy scheduler-plugins decodes it for)
+    placement_metadata: str = ""
+    #: zone name -> ``numaplacement`` vector, for every zone that has one
+    placement_vectors: dict[str, str] = field(default_factory=dict)
 
     def copy(self) -> TopologyView:
         return TopologyView(self.node, [z.copy() for z in self.zones], self.policy, self.scope,
                             self.max_numa_nodes, self.fingerprint, self.fingerprint_method,
-                            self.resource_version, self.has_placement)
+                            self.resource_version, self.resource_names, self.placement_metadata,
+                            self.placement_vectors)
 
-    def zone_of_container(self, key: str) -> list[Zone]:
-        return [z for z in self.zones if key in z.containers]
+
+@dataclass(frozen=True, slots=True)
+class PodData:
+    """A pod on a node as the plugin's cache sees it (scheduler-plugins' ``podData``)."""
+
+    namespace: str
+    name: str
+    #: its containers holding exclusive resources (:func:`~kubesched.topology.qos.pinned_containers`)
+    pinned: tuple[str, ...] = ()
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+    @property
+    def exclusive(self) -> bool:
+        return bool(self.pinned)
+
+
+_GO_INTEGER = re.compile(r"[+-]?[0-9]+")
+
+
+def placement_of(view: TopologyView, pods: Sequence[PodData]) -> Placement | None:
+    """The zone of each pinned container of ``pods`` (the pods on the node when ``view`` was taken),
+    decoded from the object's ``numaplacement`` attributes; None when there are no pods, the policy
+    attribute is not ``single-numa-node``, the attributes are missing or malformed, or the pinned
+    containers are not as many as the object says it encoded — as scheduler-plugins' cache store."""
+    if not pods or not view.placement_metadata:
+        return None
+    try:
+        payload = parse_metadata(view.placement_metadata)
+        for name, vector in view.placement_vectors.items():
+            number = name.removeprefix(ZONE_PREFIX)
+            if not _GO_INTEGER.fullmatch(number):
+                return None
+            payload.vectors[int(number)] = vector
+        containers = [(p.namespace, p.name, c) for p in pods for c in p.pinned]
+        return decode(payload, containers) if containers else None
+    except PlacementError:
+        return None
 
 
 def _attributes(raw: Any) -> dict[str, str]:
@@ -133,8 +184,18 @@ def parse_nrt(obj: Mapping[str, Any]) -> TopologyView:
         view.max_numa_nodes = min(int(max_nodes), LIMIT_NUMA_NODES)
     view.fingerprint = attrs.get(ATTR_FINGERPRINT, "")
     view.fingerprint_method = attrs.get(ATTR_FINGERPRINT_METHOD, "")
+    if attrs.get(ATTR_POLICY) == SINGLE_NUMA_NODE:
+        view.placement_metadata = attrs.get(ATTR_METADATA, "")
+    names: set[str] = set()
     for raw in obj.get("zones") or ():
-        if not isinstance(raw, Mapping) or raw.get("type") != ZONE_TYPE:
+        if not isinstance(raw, Mapping):
+            continue
+        names.update(r["name"] for r in raw.get("resources") or ()
+                     if isinstance(r, Mapping) and isinstance(r.get("name"), str))
+        zattrs = _attributes(raw.get("attributes"))
+        if ATTR_VECTOR in zattrs:
+            view.placement_vectors[str(raw.get("name", ""))] = zattrs[ATTR_VECTOR]
+        if raw.get("type") != ZONE_TYPE:
             continue
         numa_id = zone_id(str(raw.get("name", "")))
         if numa_id is None:
@@ -151,9 +212,6 @@ def parse_nrt(obj: Mapping[str, Any]) -> TopologyView:
             other = zone_id(str((cost or {}).get("name", "")))
             if other is not None and isinstance(cost.get("value"), int):
                 zone.costs[other] = cost["value"]
-        zattrs = _attributes(raw.get("attributes"))
-        if ATTR_CONTAINERS in zattrs:
-            view.has_placement = True
-            zone.containers = frozenset(k for k in zattrs[ATTR_CONTAINERS].split(",") if k)
         view.zones.append(zone)
+    view.resource_names = frozenset(names)
     return view

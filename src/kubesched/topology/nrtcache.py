@@ -21,6 +21,14 @@
 Resync runs lazily, at the first scheduling cycle of each period (periods are aligned to
 multiples of ``cacheResyncPeriodSeconds``); the outcome is that of a periodic resync for every
 decision the scheduler takes.
+
+**Container placement** (for preemption dry runs, ``preemptionMode: Enabled``): only OverReserve
+gives one, as upstream. A flush keeps the pods the scheduler has on the node along with the object
+(the pods its fingerprint was checked against); the object's ``numaplacement`` attributes are decoded
+with them when first asked for (:func:`~kubesched.topology.nrt.placement_of`). The object first seen
+has no pods, so no placement. With ``OnUpdate``, whenever a clean node's object is taken (the first
+one too), the node's pods are kept with it if its fingerprint matches them. Passthrough and
+DiscardReserved give none.
 """
 
 from __future__ import annotations
@@ -30,14 +38,16 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from kubesched.topology.nrt import METHOD_EXCLUSIVE, TopologyView, pods_fingerprint
+from kubesched.topology.nrt import METHOD_EXCLUSIVE, PodData, TopologyView, placement_of, pods_fingerprint
+from kubesched.topology.numaplacement import Placement
 
 RESYNC_AUTODETECT = "Autodetect"
 RESYNC_ALL = "All"
 RESYNC_EXCLUSIVE = "OnlyExclusiveResources"
 
-#: node name -> (pod key, has exclusive resources) for every pod the scheduler has on the node
-NodePods = Callable[[str], list[tuple[str, bool]]]
+#: every pod the scheduler has on a node (the node of the object given, whose resources tell which
+#: containers hold exclusive ones)
+NodePods = Callable[[TopologyView], list[PodData]]
 
 
 class TopologyCache(Protocol):
@@ -45,6 +55,9 @@ class TopologyCache(Protocol):
 
     def view(self, node: str) -> tuple[TopologyView | None, bool]:
         """(the zones to use — None if the node publishes none —, whether they may be used)."""
+
+    def placement(self, node: str) -> Placement | None:
+        """Where the containers on ``node`` are (upstream ``GetCachedNUMAPlacementInfo``)."""
 
     def reserve(self, node: str, pod_key: str, request: Mapping[str, int]) -> None: ...
 
@@ -64,6 +77,9 @@ class Passthrough:
 
     def view(self, node: str) -> tuple[TopologyView | None, bool]:
         return self.latest.get(node), True
+
+    def placement(self, node: str) -> Placement | None:
+        return None
 
     def reserve(self, node: str, pod_key: str, request: Mapping[str, int]) -> None:
         pass
@@ -110,6 +126,8 @@ class OverReserve:
     period: float
     resync_method: str = RESYNC_AUTODETECT
     on_update: bool = False
+    #: keep the pods with each flushed object (``preemptionMode: Enabled``), for :meth:`placement`
+    keep_pods: bool = False
     cached: dict[str, TopologyView] = field(default_factory=dict)
     assumed: dict[str, dict[str, dict[str, int]]] = field(default_factory=dict)
     maybe_overreserved: set[str] = field(default_factory=set)
@@ -117,24 +135,33 @@ class OverReserve:
     #: cached data cannot be trusted until a resync finds the exporter caught up
     foreign: set[str] = field(default_factory=set)
     flushes: int = 0
+    #: the pods on the node when its cached object was flushed in (none: the object seen first)
+    pods: dict[str, list[PodData]] = field(default_factory=dict)
+    _placements: dict[str, Placement | None] = field(default_factory=dict)
     _latest: dict[str, TopologyView] = field(default_factory=dict)
     _next_resync: float = 0.0
 
     def refresh(self, now: float, latest: Mapping[str, TopologyView], node_pods: NodePods) -> None:
         self._latest = dict(latest)
-        for name, view in latest.items():
-            self.cached.setdefault(name, view)
+        first_seen = [name for name in latest if name not in self.cached]
+        for name in first_seen:
+            self.cached[name] = latest[name]
         for name in [n for n in self.cached if n not in latest]:
             del self.cached[name]
             self.assumed.pop(name, None)
             self.maybe_overreserved.discard(name)
             self.foreign.discard(name)
+            self._keep(name, None)
         if self.on_update:
             for name in sorted(latest):
                 if not self.assumed.get(name) and name not in self.foreign:
-                    self.cached[name] = latest[name]
-                elif self._matches(latest[name], node_pods):
-                    self._flush(name, latest[name])
+                    if name in first_seen or self.cached[name] is not latest[name]:
+                        self.cached[name] = latest[name]
+                        self._keep(name, self._matching_pods(latest[name], node_pods) if self.keep_pods else None)
+                    continue
+                pods = self._matching_pods(latest[name], node_pods)
+                if pods is not None:
+                    self._flush(name, latest[name], pods)
         elif now >= self._next_resync:
             self.resync(node_pods)
             self._next_resync = (math.floor(now / self.period) + 1) * self.period
@@ -144,16 +171,26 @@ class OverReserve:
             return self.resync_method
         return RESYNC_EXCLUSIVE if view.fingerprint_method == METHOD_EXCLUSIVE else RESYNC_ALL
 
-    def _matches(self, latest: TopologyView, node_pods: NodePods) -> bool:
-        """Does ``latest`` reflect exactly the pods the scheduler has on its node?"""
+    def _matching_pods(self, latest: TopologyView, node_pods: NodePods) -> list[PodData] | None:
+        """The scheduler's pods on ``latest``'s node if ``latest`` reflects exactly them, else None."""
         if not latest.fingerprint:
-            return False
+            return None
         only_exclusive = self._method(latest) == RESYNC_EXCLUSIVE
-        keys = [key for key, exclusive in node_pods(latest.node) if exclusive or not only_exclusive]
-        return pods_fingerprint(keys) == latest.fingerprint
+        pods = node_pods(latest)
+        keys = [p.key for p in pods if p.exclusive or not only_exclusive]
+        return pods if pods_fingerprint(keys) == latest.fingerprint else None
 
-    def _flush(self, node: str, latest: TopologyView) -> None:
+    def _keep(self, node: str, pods: list[PodData] | None) -> None:
+        """The pods that go with the node's cached object (None: none kept)."""
+        self._placements.pop(node, None)
+        if pods is not None and self.keep_pods:
+            self.pods[node] = pods
+        else:
+            self.pods.pop(node, None)
+
+    def _flush(self, node: str, latest: TopologyView, pods: list[PodData]) -> None:
         self.cached[node] = latest
+        self._keep(node, pods)
         self.assumed.pop(node, None)
         self.maybe_overreserved.discard(node)
         self.foreign.discard(node)
@@ -164,8 +201,17 @@ class OverReserve:
         object has caught up."""
         for node in sorted(self.maybe_overreserved | self.foreign):
             latest = self._latest.get(node)
-            if latest is not None and self._matches(latest, node_pods):
-                self._flush(node, latest)
+            pods = self._matching_pods(latest, node_pods) if latest is not None else None
+            if latest is not None and pods is not None:
+                self._flush(node, latest, pods)
+
+    def placement(self, node: str) -> Placement | None:
+        """Decoded from the cached object with the pods kept with it, on first use (upstream
+        ``GetNUMAPlacementInfoByNodeName``)."""
+        if node not in self._placements:
+            view, pods = self.cached.get(node), self.pods.get(node)
+            self._placements[node] = placement_of(view, pods) if view is not None and pods else None
+        return self._placements[node]
 
     def view(self, node: str) -> tuple[TopologyView | None, bool]:
         if node in self.foreign:

@@ -6,12 +6,12 @@ Amounts are kubesched's integer units (cpu in milli-cpu, memory in bytes, device
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from kubesched.api.quantity import resource_amount
-from kubesched.api.resources import container_requests
+from kubesched.api.resources import container_requests, is_restartable_init_container
 from kubesched.k8s.objects import namespace_of, object_key
 
 GUARANTEED = "Guaranteed"
@@ -86,6 +86,7 @@ class ContainerRequest:
     name: str
     requests: dict[str, int]
     init: bool = False
+    sidecar: bool = False  # an init container with restartPolicy Always
 
     @property
     def integral_cpus(self) -> int:
@@ -144,7 +145,7 @@ def pod_request(pod: Mapping[str, Any]) -> PodRequest:
         uid=meta.get("uid") or object_key("Pod", namespace, meta.get("name", "")),
         qos=pod_qos(pod),
         init_containers=tuple(
-            ContainerRequest(c.get("name", ""), requests_of(c), init=True)
+            ContainerRequest(c.get("name", ""), requests_of(c), init=True, sidecar=is_restartable_init_container(c))
             for c in _containers(pod, "initContainers")
         ),
         containers=tuple(
@@ -153,20 +154,24 @@ def pod_request(pod: Mapping[str, Any]) -> PodRequest:
     )
 
 
-def exclusive_requests(qos: str, requests: Mapping[str, int]) -> dict[str, int]:
-    """The part of a container's request that the kubelet pins to NUMA zones (and that
-    NodeResourceTopology ``available`` reflects): for Guaranteed pods integral cpu, memory,
-    hugepages and devices; for the others devices only."""
-    out: dict[str, int] = {}
-    for name, amount in requests.items():
-        if amount <= 0:
-            continue
-        if is_numa_affine(name):
-            if qos != GUARANTEED:
-                continue
-            if name == CPU and amount % 1000 != 0:
-                continue
-        elif is_native(name):
-            continue  # ephemeral-storage and friends
-        out[name] = amount
-    return out
+def is_exclusive(qos: str, resource: str, amount: int, nrt_resources: Collection[str]) -> bool:
+    """scheduler-plugins' ``IsExclusive``: is this request held exclusively (so in one zone)? A
+    device (extended) resource if the node's NodeResourceTopology reports it; for Guaranteed pods
+    also integral cpu, memory and hugepages."""
+    if not is_native(resource):
+        return resource in nrt_resources
+    if qos != GUARANTEED or amount <= 0:
+        return False
+    if resource == CPU:
+        return amount % 1000 == 0
+    return resource == MEMORY or is_hugepages(resource)
+
+
+def pinned_containers(request: PodRequest, nrt_resources: Collection[str]) -> tuple[str, ...]:
+    """The containers of a pod that hold exclusive resources while it runs (sidecars, then app
+    containers; scheduler-plugins' ``PinnedContainers``): those the exporter places in a zone."""
+    running = [c for c in request.init_containers if c.sidecar] + list(request.containers)
+    return tuple(
+        c.name for c in running
+        if any(is_exclusive(request.qos, r, amount, nrt_resources) for r, amount in c.requests.items())
+    )

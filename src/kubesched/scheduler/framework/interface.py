@@ -402,6 +402,15 @@ class PluginsRunner(Protocol):
 class Handle(Protocol):
     """What plugins may use from the scheduler (upstream ``framework.Handle``)."""
 
+    @property
+    def scheduler_name(self) -> str:
+        """The profile's name (upstream ``Framework.ProfileName``)."""
+
+    def shared_set(self, key: str) -> set[str]:
+        """The set every profile of the scheduler shares under ``key``: what upstream plugins keep in
+        package-level variables, one per scheduler process (e.g. the profile names scheduler-plugins'
+        foreign pods detection registers)."""
+
     def snapshot(self) -> NodeTableSnapshot:
         """The cycle's snapshot (upstream ``SnapshotSharedLister``)."""
 

@@ -11,9 +11,13 @@ Filter (nodes whose Topology Manager policy is ``single-numa-node``; others alwa
   scope ``pod``: the pod's effective request must fit one zone. A resource fits a zone if the zone
   has it available; for non-Guaranteed pods cpu, memory and hugepages always fit (they come from the
   shared pool); a resource no zone reports passes if it is a storage or extended resource.
-- During a preemption dry run (``preemptionMode: Enabled``) the victims' exclusive resources are
-  given back to the zones the exporter says they occupy (``kubesched.io/containers``) before the
-  check, so victims are chosen until the preemptor fits one zone.
+- During a preemption dry run (``preemptionMode: Enabled``), when the view's cache has a container
+  placement for the node (only the reservation cache has, once it flushed the node: see
+  :mod:`kubesched.topology.nrtcache`), the app containers' exclusive resources of the victims it
+  places are given back to their zone before the check, so victims are chosen until the preemptor
+  fits one zone; if no victim resource can be given back, or one would exceed its zone's allocatable,
+  the node fails with "eviction simulation in NRT is not possible:<why>". Without a placement the
+  check runs on the unchanged zones (the preemptor fits no better: no candidate).
 
 Score: non-Guaranteed pods 100; no object 0; ``LeastNUMANodes`` on every node, the other strategies
 only on ``single-numa-node`` nodes (0 elsewhere). See :mod:`kubesched.topology.scoring`.
@@ -21,10 +25,13 @@ only on ``single-numa-node`` nodes (0 elsewhere). See :mod:`kubesched.topology.s
 Args (upstream names and defaults): ``scoringStrategy: {type: LeastAllocated, resources: [{name,
 weight}]}``, ``cacheResyncPeriodSeconds: 0``, ``discardReservedNodes: false``, ``cache:
 {foreignPodsDetect, resyncMethod, informerMode, resyncScope}``, ``preemptionMode: Disabled``.
-With the reservation cache, foreign pods (placed by a scheduler other than this profile; with
-``foreignPodsDetect: OnlyExclusiveResources`` only those with exclusive resources; ``None`` turns it
-off) make their node's data invalid until a resync finds the exporter caught up, as upstream. Informer
-mode and resync scope are accepted and validated but not modelled.
+With the reservation cache, foreign pods make their node's data invalid until a resync finds the
+exporter caught up, as upstream. A pod is foreign when its ``schedulerName`` is none of the profiles
+that registered for the detection: as scheduler-plugins' process-wide ``RegisterSchedulerProfileName``
+set, every profile of the scheduler whose NodeResourceTopologyMatch uses the reservation cache with
+``foreignPodsDetect`` other than ``None`` (``OnlyExclusiveResources``: only foreign pods with
+exclusive resources count). Informer mode and resync scope are accepted and validated but not
+modelled.
 kubesched extension: ``cacheResyncMode: Periodic`` (upstream) or ``OnUpdate`` (flush a node's
 reservations as soon as its object reflects the scheduler's pods; turns the cache on by itself).
 """
@@ -56,7 +63,7 @@ from kubesched.scheduler.framework.interface import (
     Status,
 )
 from kubesched.scheduler.framework.types import NodeInfo, PodInfo
-from kubesched.topology.nrt import KIND, TopologyView, Zone, parse_nrt
+from kubesched.topology.nrt import KIND, PodData, TopologyView, Zone, parse_nrt
 from kubesched.topology.nrtcache import (
     RESYNC_ALL,
     RESYNC_AUTODETECT,
@@ -66,14 +73,16 @@ from kubesched.topology.nrtcache import (
     Passthrough,
     TopologyCache,
 )
+from kubesched.topology.numaplacement import Placement
 from kubesched.topology.qos import (
     BEST_EFFORT,
     GUARANTEED,
     PodRequest,
-    exclusive_requests,
+    is_exclusive,
     is_host_level,
     is_native,
     is_numa_affine,
+    pinned_containers,
     pod_request,
 )
 from kubesched.topology.scoring import (
@@ -92,6 +101,9 @@ INVALID_DATA = "invalid node topology data"
 CANNOT_ALIGN_CONTAINER = "cannot align container"
 CANNOT_ALIGN_INIT = "cannot align init container"
 CANNOT_ALIGN_POD = "cannot align pod"
+EVICTION_IMPOSSIBLE = "eviction simulation in NRT is not possible:"
+NOTHING_TO_ADD = "no resources to add, cannot process eviction simulation"
+EXCEEDS_ALLOCATABLE = "resource release request exceeds NUMA allocatable"
 ARGS = {
     "scoringStrategy", "cacheResyncPeriodSeconds", "cacheResyncMode", "discardReservedNodes", "cache", "preemptionMode",
 }
@@ -103,6 +115,8 @@ CACHE_ENUMS = {
     "resyncScope": ("All", "OnlyResources"),
 }
 REQUEST_KEY = "NodeResourceTopologyMatch/request"
+#: the scheduler-wide set of profile names whose pods are not foreign
+KNOWN_PROFILES = "NodeResourceTopologyMatch/foreign-pods-profiles"
 
 
 def _enum(value: Any, allowed: Sequence[str], what: str, default: str) -> str:
@@ -139,8 +153,16 @@ def request_of(pod: PodInfo) -> PodRequest:
     return cached
 
 
-def has_exclusive(request: PodRequest) -> bool:
-    return any(exclusive_requests(request.qos, c.requests) for c in request.containers)
+def pinned_of(pod: PodInfo, resources: frozenset[str]) -> tuple[str, ...]:
+    """The pod's containers holding exclusive resources on a node reporting ``resources`` (kept on
+    the PodInfo)."""
+    key = f"{NAME}/pinned"
+    cached = pod.cache.get(key)
+    if cached is None or cached[0] != resources:
+        cached = (resources, pinned_containers(request_of(pod), resources))
+        pod.cache[key] = cached
+    pinned: tuple[str, ...] = cached[1]
+    return pinned
 
 
 @dataclass(slots=True)
@@ -152,23 +174,35 @@ class _CycleData:
         return _CycleData(self.request, list(self.victims))
 
 
-def post_eviction(view: TopologyView, victims: Sequence[PodInfo]) -> TopologyView:
-    """The zones after ``victims`` left: each victim container placed in exactly one zone gives that
-    zone back its exclusive resources; any inconsistency (more than allocatable) keeps ``view``."""
-    out = view.copy()
+class EvictionImpossible(Exception):
+    pass
+
+
+def post_eviction(view: TopologyView, victims: Sequence[PodInfo], placement: Placement) -> TopologyView:
+    """upstream ``GetNRTPostPodsEviction``: the zones once ``victims`` are gone — each app container
+    ``placement`` knows gives its zone back its exclusive requests. Raises
+    :class:`EvictionImpossible` when nothing is given back or a zone would exceed its allocatable."""
+    back: dict[int, dict[str, int]] = {}
     for victim in victims:
         request = request_of(victim)
         for c in request.containers:
-            zones = out.zone_of_container(f"{victim.key}/{c.name}")
-            if len(zones) != 1:
+            zone = placement.zone_of(victim.namespace, victim.name, c.name)
+            if zone is None:
                 continue
-            zone = zones[0]
-            for resource, amount in exclusive_requests(request.qos, c.requests).items():
-                if resource not in zone.available:
-                    continue
-                zone.available[resource] += amount
-                if zone.available[resource] > zone.allocatable.get(resource, 0):
-                    return view
+            for resource, amount in c.requests.items():
+                if is_exclusive(request.qos, resource, amount, view.resource_names):
+                    given = back.setdefault(zone, {})
+                    given[resource] = given.get(resource, 0) + amount
+    if not back:
+        raise EvictionImpossible(NOTHING_TO_ADD)
+    out = view.copy()
+    for z in out.zones:
+        for resource, amount in back.get(z.numa_id, {}).items():
+            if resource not in z.available:
+                continue
+            if z.available[resource] + amount > z.allocatable.get(resource, 0):
+                raise EvictionImpossible(EXCEEDS_ALLOCATABLE)
+            z.available[resource] += amount
     return out
 
 
@@ -240,15 +274,19 @@ class NodeResourceTopologyMatch(
         if discard:
             self.cache = DiscardReserved()
         elif period > 0 or on_update:
-            self.cache = OverReserve(float(period or 1), cache_opts["resyncMethod"], on_update)
+            self.cache = OverReserve(float(period or 1), cache_opts["resyncMethod"], on_update,
+                                     keep_pods=self.preemption == "Enabled")
         else:
             self.cache = Passthrough()
         self._parsed: dict[str, TopologyView] = {}
         self._views: dict[str, tuple[TopologyView | None, bool]] = {}
         #: foreign pods detection (only with the reservation cache, as upstream): pods whose
-        #: schedulerName is not this profile's, all of them or only those with exclusive resources
+        #: schedulerName no detecting profile has, all of them or only those with exclusive resources
         self.foreign_pods = cache_opts["foreignPodsDetect"] if isinstance(self.cache, OverReserve) else "None"
-        self._profile = str(getattr(handle, "scheduler_name", "") or DEFAULT_SCHEDULER_NAME)
+        #: shared by the scheduler's profiles, read once they all exist (at detection time)
+        self._known_profiles = handle.shared_set(KNOWN_PROFILES)
+        if self.foreign_pods != "None":
+            self._known_profiles.add(handle.scheduler_name or DEFAULT_SCHEDULER_NAME)
         self._seen_generation: dict[str, int] = {}
         self._foreign_seen: dict[str, dict[str, str]] = {}  # node -> foreign pod uid -> resourceVersion
 
@@ -277,10 +315,10 @@ class NodeResourceTopologyMatch(
             self._detect_foreign_pods(latest)
         self._views = {}
 
-    def _is_foreign(self, pod: PodInfo) -> bool:
-        if pod.scheduler_name == self._profile:
+    def _is_foreign(self, pod: PodInfo, resources: frozenset[str]) -> bool:
+        if pod.scheduler_name in self._known_profiles:
             return False
-        return self.foreign_pods == "All" or has_exclusive(request_of(pod))
+        return self.foreign_pods == "All" or bool(pinned_of(pod, resources))
 
     def _detect_foreign_pods(self, latest: Mapping[str, TopologyView]) -> None:
         """Upstream's pod informer handler, from the snapshot: a node whose foreign pods (uid and
@@ -296,16 +334,16 @@ class NodeResourceTopologyMatch(
             self._seen_generation[name] = generation
             foreign = {} if info is None else {
                 p.uid: str((p.obj.get("metadata") or {}).get("resourceVersion") or "")
-                for p in info.pods if self._is_foreign(p)}
+                for p in info.pods if self._is_foreign(p, latest[name].resource_names)}
             if foreign != self._foreign_seen.get(name, {}):
                 self.cache.node_has_foreign_pods(name)
             self._foreign_seen[name] = foreign
 
-    def _node_pods(self, node: str) -> list[tuple[str, bool]]:
-        info = self.handle.snapshot().get(node)
+    def _node_pods(self, view: TopologyView) -> list[PodData]:
+        info = self.handle.snapshot().get(view.node)
         if info is None:
             return []
-        return [(p.key, has_exclusive(request_of(p))) for p in info.pods]
+        return [PodData(p.namespace, p.name, pinned_of(p, view.resource_names)) for p in info.pods]
 
     def _view(self, node: str) -> tuple[TopologyView | None, bool]:
         found = self._views.get(node)
@@ -353,8 +391,13 @@ class NodeResourceTopologyMatch(
         if view.policy != SINGLE_NUMA_NODE:
             return None
         victims = [v for v in data.victims if v.node_name == node.name] if self.preemption == "Enabled" else []
-        if victims and view.has_placement:
-            view = post_eviction(view, victims)
+        if victims:
+            placement = self.cache.placement(node.name)
+            if placement is not None and len(placement) > 0:
+                try:
+                    view = post_eviction(view, victims, placement)
+                except EvictionImpossible as why:
+                    return Status.unschedulable(EVICTION_IMPOSSIBLE + str(why))
         status = self._align_pod(request, view, node)
         if status is not None and not victims:
             self.cache.node_maybe_overreserved(node.name)

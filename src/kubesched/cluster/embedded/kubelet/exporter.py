@@ -5,7 +5,11 @@ ids, memory and devices per zone: :class:`NodeTopologySpec`, what sysfs tells th
 Topology Manager settings, and asks the kubelet's pod resources API what is allocatable and what each
 pod holds. Per zone it publishes ``capacity`` (everything), ``allocatable`` (capacity minus reserved)
 and ``available`` (allocatable minus what is assigned exclusively), the policy and scope attributes,
-the pod set fingerprint and, unless switched off, the containers placed in each zone.
+the pod set fingerprint and, on ``single-numa-node`` nodes unless ``podPlacement: false``, the zone
+of every container holding exclusive resources in the ``numaplacement`` encoding
+(:mod:`kubesched.topology.numaplacement`): the zone of its first exclusive CPU, else of its first
+device, else of its pinned memory. Other policies may spread a container over zones, which the
+encoding cannot say (and scheduler-plugins decodes it only for ``single-numa-node``).
 
 Two ways to stay current (a trade-off between API writes and staleness):
 
@@ -27,12 +31,12 @@ from typing import TYPE_CHECKING, Any
 
 from kubesched.api.cluster_settings.topology import POLL, WATCH, ExporterSettings
 from kubesched.api.quantity import format_quantity
-from kubesched.cluster.embedded.kubelet.podresources import PodResourcesServer, WatchEvent
+from kubesched.cluster.embedded.kubelet.podresources import ContainerResources, PodResourcesServer, WatchEvent
 from kubesched.k8s.objects import ApiError
+from kubesched.topology.hints import SINGLE_NUMA_NODE
 from kubesched.topology.model import NodeTopologySpec, zone_name
 from kubesched.topology.nrt import (
     API_VERSION,
-    ATTR_CONTAINERS,
     ATTR_FINGERPRINT,
     ATTR_FINGERPRINT_METHOD,
     ATTR_POLICY,
@@ -43,6 +47,7 @@ from kubesched.topology.nrt import (
     legacy_policy,
     pods_fingerprint,
 )
+from kubesched.topology.numaplacement import ATTR_METADATA, ATTR_VECTOR, ContainerID, Payload, encode
 
 if TYPE_CHECKING:
     from kubesched.cluster.embedded.cluster import EmbeddedCluster
@@ -54,6 +59,16 @@ def _resource(name: str, capacity: int, allocatable: int, available: int) -> dic
         "allocatable": format_quantity(name, allocatable),
         "available": format_quantity(name, max(0, available)),
     }
+
+
+def _zone_of(container: ContainerResources, cpu_zone: dict[int, int]) -> int | None:
+    """The zone a container's exclusive resources are in (None: it holds none)."""
+    if container.cpu_ids:
+        return cpu_zone[container.cpu_ids[0]]
+    for d in container.devices:
+        if d.device_ids and d.topology:
+            return d.topology[0]
+    return next((m.topology[0] for m in container.memory if m.topology), None)
 
 
 def build_nrt(node: str, spec: NodeTopologySpec, server: PodResourcesServer, *, placement: bool = True) -> dict[str, Any]:
@@ -70,23 +85,27 @@ def build_nrt(node: str, spec: NodeTopologySpec, server: PodResourcesServer, *, 
         for zone in d.topology:
             alloc_devices[(d.resource_name, zone)] = alloc_devices.get((d.resource_name, zone), 0) + len(d.device_ids)
     used: dict[tuple[str, int], int] = {}
-    placed: dict[int, set[str]] = {z.numa_id: set() for z in spec.zones}
+    placed: dict[ContainerID, int] = {}
 
-    def use(resource: str, zone: int, amount: int, who: str) -> None:
+    def use(resource: str, zone: int, amount: int) -> None:
         used[(resource, zone)] = used.get((resource, zone), 0) + amount
-        placed[zone].add(who)
 
     for pod in pods:
         for c in pod.containers:
-            who = f"{pod.key}/{c.name}"
             for cpu in c.cpu_ids:
-                use("cpu", cpu_zone[cpu], 1000, who)
+                use("cpu", cpu_zone[cpu], 1000)
             for m in c.memory:
                 for zone in m.topology:
-                    use("memory", zone, m.size // len(m.topology), who)
+                    use("memory", zone, m.size // len(m.topology))
             for d in c.devices:
                 for zone in d.topology:
-                    use(d.resource_name, zone, len(d.device_ids) // len(d.topology), who)
+                    use(d.resource_name, zone, len(d.device_ids) // len(d.topology))
+            zone_of = _zone_of(c, cpu_zone)
+            if zone_of is not None:
+                placed[(pod.namespace, pod.name, c.name)] = zone_of
+    payload: Payload | None = None
+    if placement and spec.policy == SINGLE_NUMA_NODE:
+        payload = encode(max(z.numa_id for z in spec.zones) + 1, placed)  # zone ids may have holes
     zones: list[dict[str, Any]] = []
     for z in spec.zones:
         cpu_alloc = alloc_cpus.get(z.numa_id, 0) * 1000
@@ -104,19 +123,22 @@ def build_nrt(node: str, spec: NodeTopologySpec, server: PodResourcesServer, *, 
             "costs": [{"name": zone_name(other), "value": cost} for other, cost in z.distances],
             "resources": resources,
         }
-        if placement:
-            entry["attributes"] = [{"name": ATTR_CONTAINERS, "value": ",".join(sorted(placed[z.numa_id]))}]
+        if payload is not None and z.numa_id in payload.vectors:
+            entry["attributes"] = [{"name": ATTR_VECTOR, "value": payload.vectors[z.numa_id]}]
         zones.append(entry)
+    attributes = [
+        {"name": ATTR_POLICY, "value": spec.policy},
+        {"name": ATTR_SCOPE, "value": spec.scope},
+        {"name": ATTR_FINGERPRINT, "value": pods_fingerprint(p.key for p in pods)},
+        {"name": ATTR_FINGERPRINT_METHOD, "value": METHOD_ALL},
+    ]
+    if payload is not None:
+        attributes.append({"name": ATTR_METADATA, "value": payload.metadata()})
     return {
         "apiVersion": API_VERSION,
         "kind": KIND,
         "topologyPolicies": [legacy_policy(spec.policy, spec.scope)],
-        "attributes": [
-            {"name": ATTR_POLICY, "value": spec.policy},
-            {"name": ATTR_SCOPE, "value": spec.scope},
-            {"name": ATTR_FINGERPRINT, "value": pods_fingerprint(p.key for p in pods)},
-            {"name": ATTR_FINGERPRINT_METHOD, "value": METHOD_ALL},
-        ],
+        "attributes": attributes,
         "zones": zones,
     }
 
