@@ -349,7 +349,7 @@ class Evaluator:
         deferred: list[int] = []  # nodes known to fail; their status is only needed without candidates
         outcomes = None
         if arithmetic is not None:
-            outcomes = self._batched(state, pod, potential, order.tolist(), arithmetic, pdbs, num_candidates)
+            outcomes = self._batched(state, pod, potential, order, arithmetic, pdbs, num_candidates, deferred)
         if outcomes is None:
             if arithmetic is not None and policy.victims_are_lower_priority_pods:
                 known_fail = self._certain_failures(state, pod, potential, statuses, arithmetic)[order]
@@ -385,32 +385,34 @@ class Evaluator:
         return candidates
 
     def _batched(
-        self, state: CycleState, pod: PodInfo, potential: list[NodeInfo], order: list[int],
-        arithmetic: PreemptionArithmetic, pdbs: list[Obj], chunk: int,
+        self, state: CycleState, pod: PodInfo, potential: list[NodeInfo], order: np.ndarray,
+        arithmetic: PreemptionArithmetic, pdbs: list[Obj], chunk: int, deferred: list[int],
     ) -> Iterator[tuple[int, list[PodInfo], list[str], Status | None]] | None:
         """The dry run's outcomes node by node in ``order`` as (node position, victims, PDB-violating
         victims, status), found by the policy's batched form for about ``chunk`` nodes at a time
-        (fewer once most candidates are found); None when the policy has none. Nodes the per-priority
-        sums rule out are rejected without the policy; nodes it leaves undecided are asked one by one."""
+        (fewer once most candidates are found); None when the policy has none. Nodes the
+        per-priority sums rule out go to ``deferred`` at once; nodes the policy leaves undecided
+        are asked one by one."""
         policy, handle = self.policy, self.handle
         fwk = handle.framework
         snapshot = handle.snapshot()
         batch = fwk.dry_run_batch(state, pod, snapshot, arithmetic)
-        certain = (arithmetic.preemption_failures(state, pod, snapshot, potential,
-                                                  self._nominated_by_position(pod, potential))
-                   if policy.victims_are_lower_priority_pods else np.zeros(len(potential), dtype=bool))
-        todo = [k for k in order if not certain[k]]
+        todo = order.tolist()
+        if policy.victims_are_lower_priority_pods:
+            certain = arithmetic.preemption_failures(state, pod, snapshot, potential,
+                                                     self._nominated_by_position(pod, potential))[order]
+            todo = order[~certain].tolist()
+            certain_nodes = order[certain].tolist()
         first = policy.select_victims_on_nodes(pod, [potential[k] for k in todo[:chunk]], batch, pdbs)
         if first is None:
             return None
+        if policy.victims_are_lower_priority_pods:
+            deferred.extend(certain_nodes)  # no candidates: a node by node status only if none is found
 
         def outcomes() -> Iterator[tuple[int, list[PodInfo], list[str], Status | None]]:
             answers: list[list[PodInfo] | Status | None] = first
-            base = done = found = 0  # answers[0] is todo[base]'s; todo[:done] are answered
-            for k in order:
-                if certain[k]:
-                    yield k, [], [], REJECTED
-                    continue
+            base = found = 0  # answers[0] is todo[base]'s
+            for done, k in enumerate(todo):
                 if done - base == len(answers):
                     # about as many nodes as candidates are still wanted, at the rate found so far
                     base = done
@@ -420,7 +422,6 @@ class Evaluator:
                     assert more is not None
                     answers = more
                 answer = answers[done - base]
-                done += 1
                 if isinstance(answer, list):
                     found += 1
                     yield k, answer, [], None
@@ -434,11 +435,15 @@ class Evaluator:
 
     def _nominated_by_position(self, pod: PodInfo, potential: list[NodeInfo]) -> dict[int, list[PodInfo]]:
         """The nominated pods ``pod``'s filters count, by position in ``potential``."""
-        position = {info.name: k for k, info in enumerate(potential)}
+        snapshot = self.handle.snapshot()
+        position = np.full(len(snapshot.node_infos), -1, dtype=np.int64)
+        position[np.fromiter((info.index for info in potential), dtype=np.int64, count=len(potential))] = (
+            np.arange(len(potential), dtype=np.int64))
         nominated: dict[int, list[PodInfo]] = {}
+        get = snapshot.get
         for node_name, pods in self.handle.nominator.nominated_to_add(pod).items():
-            k = position.get(node_name)
-            if k is not None and pods:
+            info = get(node_name) if pods else None
+            if info is not None and (k := int(position[info.index])) >= 0:
                 nominated[k] = list(pods)
         return nominated
 

@@ -336,19 +336,15 @@ class Framework:
         arithmetic_at = next((k for k, pl in enumerate(self.filter_plugins) if pl is arithmetic), -1)
         batch: list[int] = []
         batch_nominated: list[Sequence[PodInfo]] = []
+        get = snapshot.get
         for node_name, nominated in list(to_add.items()):
             if not nominated:
                 continue
-            info = snapshot.get(node_name)
+            info = get(node_name)
             if info is None:
                 continue
             at = info.index
             if arithmetic is not None and info.node is not None:
-                # only the arithmetic filter's verdict depends on the node's pods: pass 1 differs
-                # from the verdict already found only there (with the nominated pods' requests),
-                # and pass 2 (fewer pods) cannot fail where pass 1 passed
-                if 0 <= int(first_fail[at]) < arithmetic_at:
-                    continue  # an earlier filter rejects it with or without the nominated pods
                 batch.append(at)
                 batch_nominated.append(nominated)
                 continue
@@ -363,13 +359,26 @@ class Framework:
                 first_fail[at] = -2
         if batch:
             assert arithmetic is not None
-            found = arithmetic.nominated_failures(state, pod, snapshot, np.asarray(batch, dtype=np.int64),
-                                                  batch_nominated)
-            for at, failure in zip(batch, found):
+            # only the arithmetic filter's verdict depends on the node's pods: pass 1 differs from
+            # the verdict already found only there (with the nominated pods' requests), and pass 2
+            # (fewer pods) cannot fail where pass 1 passed; a node an earlier filter rejects stays
+            # rejected with or without the nominated pods
+            where = np.asarray(batch, dtype=np.int64)
+            earlier = (first_fail[where] >= 0) & (first_fail[where] < arithmetic_at)
+            if earlier.any():
+                keep = np.flatnonzero(~earlier).tolist()
+                where = where[~earlier]
+                batch_nominated = [batch_nominated[k] for k in keep]
+            found = arithmetic.nominated_failures(state, pod, snapshot, where, batch_nominated)
+            named: dict[int, Status] = {}  # nodes failing alike share a Status: name each once
+            for j, failure in zip(where.tolist(), found):
                 if failure is not None:
-                    alive[at] = False
-                    statuses[at] = _filter_failed(failure, arithmetic.name)
-                    first_fail[at] = -2
+                    alive[j] = False
+                    status = named.get(id(failure))
+                    if status is None:
+                        status = named[id(failure)] = _filter_failed(failure, arithmetic.name)
+                    statuses[j] = status
+                    first_fail[j] = -2
         return alive, first_fail, statuses
 
     def status_for(

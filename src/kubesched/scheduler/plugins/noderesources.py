@@ -245,24 +245,22 @@ class NodeResourcesFit(
         for resource, _ in checked:
             table.ensure_resource(resource)  # before taking any array: it may add a row
         count = len(idx)
-        names = [resource for resource, _ in checked]
-        added: list[list[int]] = [[0] * count for _ in names]  # per checked resource, per node
         extra_pods = np.zeros(count, dtype=np.int64)
+        added = {resource: extra_pods for resource, _ in checked}  # per checked resource, per node
         if nominated is not None:
             extra_pods = np.fromiter((len(pods) for pods in nominated), dtype=np.int64, count=count)
-            for k, pods in enumerate(nominated):
-                for p in pods:
-                    requests = p.requests
-                    for r, name in enumerate(names):
-                        amount = requests.get(name)
-                        if amount:
-                            added[r][k] += amount
+            owner = np.repeat(np.arange(count, dtype=np.int64), extra_pods)
+            flat = [p.requests for pods in nominated for p in pods]
+            for resource, _ in checked:
+                amounts = np.array([requests.get(resource, 0) for requests in flat], dtype=np.int64)
+                added[resource] = np.zeros(count, dtype=np.int64)
+                np.add.at(added[resource], owner, amounts)
         checks: list[tuple[str, np.ndarray]] = [
             (TOO_MANY_PODS, table.pod_count[idx] + extra_pods + 1 > table.allowed_pods[idx])]
-        for r, (resource, amount) in enumerate(checked):
+        for resource, amount in checked:
             row = table.row[resource]
-            extra = np.array(added[r], dtype=np.int64)
-            checks.append((insufficient(resource), amount > table.alloc[row, idx] - table.requested[row, idx] - extra))
+            checks.append((insufficient(resource),
+                           amount > table.alloc[row, idx] - table.requested[row, idx] - added[resource]))
         code = np.zeros(count, dtype=np.int64)
         for bit, (_, failing) in enumerate(checks):
             code |= failing.astype(np.int64) << bit
