@@ -8,9 +8,11 @@ from hypothesis import strategies as st
 
 from kubesched.scheduler.cache import Cache
 from kubesched.scheduler.framework.interface import CycleState
+from kubesched.scheduler.framework.nominated import NominatedSums
 from kubesched.scheduler.framework.types import PodInfo
 from kubesched.scheduler.plugins.fit import InsufficientResource, fit_requests, fits
 from kubesched.scheduler.plugins.noderesources import NodeResourcesFit
+from kubesched.scheduler.queue import Nominator
 from kubesched.testkit.builders import make_node, make_pod
 
 GPU = "example.com/gpu"
@@ -69,13 +71,16 @@ def test_preemption_arithmetic_agrees_with_filter(on_node, nominated, incoming, 
     state = CycleState()
     fit.pre_filter(state, pod)
     nodes = cache.node_infos
-    extra: dict[int, list[PodInfo]] = {}
-    for n, (p, c) in nominated:
+    extra: dict[int, list[PodInfo]] = {}  # the nominated pods the incoming pod's filters count
+    nominator = Nominator(lambda _: True)
+    for i, (n, (p, c)) in enumerate(nominated):
         k = n % len(nodes)
-        obj = make_pod(f"nom{len(extra.get(k, []))}-{k}", str(c), "1Gi")
+        obj = make_pod(f"nom{i}", str(c), "1Gi", uid=f"nom{i}")
         obj["spec"]["priority"] = p
-        extra.setdefault(k, []).append(PodInfo.from_pod(obj))
-    failures = fit.preemption_failures(state, pod, cache, nodes, extra)
+        nominator.add(PodInfo.from_pod(obj), nodes[k].name)
+        if p >= pod.priority:
+            extra.setdefault(k, []).append(PodInfo.from_pod(obj))
+    failures = fit.preemption_failures(state, pod, cache, nodes, NominatedSums(nominator).load(pod, cache))
     for k, node in enumerate(nodes):
         view, clone = fit.preemption_view(state, pod, node), node.clone()
         moved = list(node.pods)

@@ -24,6 +24,7 @@ from kubesched.scheduler.framework.runtime import Framework, Profile
 from kubesched.scheduler.framework.types import NodeInfo, PodInfo
 from kubesched.scheduler.plugins.defaultpreemption import DefaultPreemption
 from kubesched.scheduler.plugins.noderesources import NodeResourcesFit
+from kubesched.scheduler.queue import Nominator
 from kubesched.testkit.builders import make_node, make_pod
 from kubesched.testkit.framework import FakeHandle
 
@@ -39,23 +40,16 @@ def pod_info(name: str, *, priority: int = 0, node: str | None = None, nominated
     return PodInfo.from_pod(obj)
 
 
-class _Nominator:
-    def __init__(self, by_node: dict[str, list[PodInfo]] | None = None) -> None:
-        self.pods = by_node or {}
-
-    def pods_for_node(self, node: str) -> list[PodInfo]:
-        return list(self.pods.get(node, ()))
-
-    def nodes(self) -> list[str]:
-        return list(self.pods)
-
-    def nominated_to_add(self, pod: PodInfo) -> dict[str, list[PodInfo]]:
-        return {node: [p for p in pods if p.priority >= pod.priority and p.uid != pod.uid]
-                for node, pods in self.pods.items()}
+def _nominator(by_node: dict[str, list[PodInfo]] | None = None) -> Nominator:
+    nominator = Nominator(lambda _: True)
+    for node, pods in (by_node or {}).items():
+        for pod in pods:
+            nominator.add(pod, node)
+    return nominator
 
 
 def framework(points: dict[str, list[str]], plugins: dict[str, Any], nominator: Any = None) -> Framework:
-    return Framework(Profile("default-scheduler", plugins, points), nominator or _Nominator())
+    return Framework(Profile("default-scheduler", plugins, points), nominator or _nominator())
 
 
 # -- sorting by protocol ------------------------------------------------------------------------------
@@ -160,7 +154,7 @@ def test_add_pod_failure_while_adding_nominated_pods_fails_the_node_with_that_er
     node's status that Error (the cycle then aborts, as for any filter Error)."""
     nominated = pod_info("nominated", priority=10, nominated="n1")
     ext = _Extension("add")
-    fwk = framework({"preFilter": ["Ext"], "filter": ["Ext"]}, {"Ext": ext}, _Nominator({"n1": [nominated]}))
+    fwk = framework({"preFilter": ["Ext"], "filter": ["Ext"]}, {"Ext": ext}, _nominator({"n1": [nominated]}))
     node = NodeInfo.from_node(make_node("n1"))
     status = fwk.run_filter_with_nominated(CycleState(), pod_info("p"), node)
     assert status is not None and status.code == Code.ERROR

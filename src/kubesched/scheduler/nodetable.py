@@ -223,6 +223,7 @@ class NodeTable:
         self._labels: dict[str, LabelColumn | None] = {}
         self._name_index: dict[str, int] = {}
         self.nameless: list[int] = []  # nodes whose object has no name (field selectors skip them)
+        self.layout = 0  # counts the rebuilds: columns keep their nodes between two of them
         # per pod priority: what the node's pods of that priority request, and how many there are
         # (preemption sums the levels below a preemptor's priority in one vector operation)
         self.priority_requested: dict[int, np.ndarray] = {}
@@ -247,6 +248,7 @@ class NodeTable:
                     self.ensure_resource(name)
             for name in info.requested:
                 self.ensure_resource(name)
+        self.layout += 1
         self.n = n = len(nodes)
         r = len(self.resources)
         self.alloc = np.zeros((r, n), dtype=np.int64)

@@ -51,13 +51,41 @@ class QueuedPodInfo:
 
 
 class Nominator:
-    """Pods nominated to nodes: ``node -> [PodInfo]`` and ``uid -> node``."""
+    """Pods nominated to nodes: ``node -> [PodInfo]`` and ``uid -> node``, with a journal of the
+    changes (``(+1 or -1, node, pod)``) for readers that keep sums up to date."""
+
+    #: how many changes the journal keeps; a reader further behind starts again from :meth:`nominated`
+    JOURNAL_LENGTH = 8192
 
     def __init__(self, pod_exists_unassigned: Callable[[PodInfo], bool]) -> None:
         self._by_node: dict[str, list[PodInfo]] = {}
         self._node_of: dict[str, str] = {}
         self._exists_unassigned = pod_exists_unassigned
         self._priorities: Counter[int] = Counter()  # of the nominated pods
+        self._journal: list[tuple[int, str, PodInfo]] = []
+        self._journal_start = 0  # the version of the journal's first entry
+
+    @property
+    def version(self) -> int:
+        """How many changes there have been."""
+        return self._journal_start + len(self._journal)
+
+    def changes_since(self, version: int) -> Sequence[tuple[int, str, PodInfo]] | None:
+        """The changes after ``version`` in order (``(+1, node, pod)`` nominated, ``(-1, node,
+        pod)`` no longer); None when the journal no longer reaches back that far."""
+        if version < self._journal_start:
+            return None
+        return self._journal[version - self._journal_start:]
+
+    def nominated(self) -> Iterable[tuple[str, PodInfo]]:
+        """Every (node, pod) nomination now."""
+        return ((node, pod) for node, pods in self._by_node.items() for pod in pods)
+
+    def _note(self, sign: int, node: str, pod: PodInfo) -> None:
+        if len(self._journal) >= self.JOURNAL_LENGTH:
+            self._journal_start += len(self._journal)
+            self._journal = []
+        self._journal.append((sign, node, pod))
 
     def add(self, pod: PodInfo, override: str | None = None) -> None:
         """``override=None`` is upstream's Noop mode (use status.nominatedNodeName)."""
@@ -70,6 +98,7 @@ class Nominator:
         if all(p.uid != pod.uid for p in pods):
             pods.append(pod)
             self._priorities[pod.priority] += 1
+            self._note(1, node, pod)
 
     def delete(self, pod: PodInfo) -> None:
         node = self._node_of.pop(pod.uid, None)
@@ -82,6 +111,7 @@ class Nominator:
             self._priorities[gone.priority] -= 1
             if not self._priorities[gone.priority]:
                 del self._priorities[gone.priority]
+            self._note(-1, node, gone)
         if pods:
             self._by_node[node] = pods
         else:

@@ -13,7 +13,7 @@ rejects is asked again node by node when its status is wanted).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -25,6 +25,7 @@ from kubesched.scheduler.framework.interface import (
     PreemptionArithmetic,
     Status,
 )
+from kubesched.scheduler.framework.nominated import NominatedLoad
 from kubesched.scheduler.framework.types import NodeInfo, PodInfo
 
 
@@ -145,7 +146,7 @@ class ArithmeticBatch:
 
     def __init__(
         self, arithmetic: PreemptionArithmetic, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot,
-        nominated: Mapping[str, Sequence[PodInfo]], others_pass: Callable[[Sequence[NodeInfo]], np.ndarray],
+        nominated: NominatedLoad, others_pass: Callable[[Sequence[NodeInfo]], np.ndarray],
     ) -> None:
         self._arithmetic = arithmetic
         self._state = state
@@ -157,9 +158,7 @@ class ArithmeticBatch:
     def reprieve(
         self, nodes: Sequence[NodeInfo], victims: Sequence[Sequence[PodInfo]]
     ) -> tuple[np.ndarray, np.ndarray] | None:
-        nominated = self._nominated
-        answer = self._arithmetic.reprieve_many(
-            self._state, self._pod, self._snapshot, nodes, [nominated.get(info.name, ()) for info in nodes], victims)
+        answer = self._arithmetic.reprieve_many(self._state, self._pod, self._snapshot, nodes, self._nominated, victims)
         if answer is None:
             return None
         fits, kept = answer

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 
     from kubesched.k8s.objects import Obj
     from kubesched.scheduler.framework.extender import Extender
+    from kubesched.scheduler.framework.nominated import NominatedLoad
     from kubesched.scheduler.framework.preemption import PreemptionRecord
     from kubesched.scheduler.framework.types import NodeInfo, PodInfo
     from kubesched.scheduler.framework.waiting import WaitingPod
@@ -274,6 +275,10 @@ class NodeTableView(Protocol):
     def has_object(self) -> np.ndarray:
         """Whether the node's Node object is known (a NodeInfo may exist for pods alone)."""
 
+    @property
+    def layout(self) -> int:
+        """Changes whenever the columns are laid out anew (nodes added, removed or reordered)."""
+
     def pod_groups(self) -> PodGroupsView:
         """The nodes' pods by (namespace, labels), kept until the table is rebuilt."""
 
@@ -308,6 +313,21 @@ class NominatorView(Protocol):
     def nominated_to_add(self, pod: PodInfo) -> Mapping[str, Sequence[PodInfo]]:
         """For every node with nominations, the nominated pods ``pod``'s filters must count
         (priority >= its own, itself left out), in nomination order; possibly empty (read only)."""
+
+    def nominated_node(self, uid: str) -> str | None: ...
+
+    def has_any(self) -> bool: ...
+
+    @property
+    def version(self) -> int:
+        """How many nominations were made or withdrawn so far."""
+
+    def changes_since(self, version: int) -> Sequence[tuple[int, str, PodInfo]] | None:
+        """The changes after ``version``: ``(+1, node, pod)`` nominated, ``(-1, node, pod)`` no
+        longer; None when they are no longer known (start again from :meth:`nominated`)."""
+
+    def nominated(self) -> Iterable[tuple[str, PodInfo]]:
+        """Every (node, pod) nomination now."""
 
 
 class PreemptionMetrics(Protocol):
@@ -391,6 +411,10 @@ class PluginsRunner(Protocol):
     ) -> DryRunNode:
         """``node`` ready for a dry run: by arithmetic with ``arithmetic`` (what
         :meth:`preemption_arithmetic` returned), else a clone of the node and of ``state``."""
+
+    def nominated_load(self, pod: PodInfo, snapshot: NodeTableSnapshot) -> NominatedLoad:
+        """The nominated pods ``pod``'s filters count on each node (priority >= its own, itself
+        left out), summed per column of ``snapshot``'s node table."""
 
     def dry_run_batch(
         self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot, arithmetic: PreemptionArithmetic
@@ -663,25 +687,25 @@ class PreemptionArithmetic(Plugin, Protocol):
 
     def preemption_failures(
         self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot, nodes: list[NodeInfo],
-        nominated: Mapping[int, list[PodInfo]],
+        nominated: NominatedLoad,
     ) -> np.ndarray:
         """For each of ``nodes`` at once: true only where the node has pods of lower priority than
-        ``pod`` and Filter would still reject it with all of them removed and ``nominated[k]``
-        added. Obligation: never true where :meth:`preemption_view` would accept that node."""
+        ``pod`` and Filter would still reject it with all of them removed and its ``nominated``
+        load added. Obligation: never true where :meth:`preemption_view` would accept that node."""
 
     def nominated_failures(
         self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot, idx: np.ndarray,
-        nominated: Sequence[Sequence[PodInfo]],
+        nominated: NominatedLoad,
     ) -> list[Status | None]:
-        """Filter on each node ``idx[k]`` with ``nominated[k]`` added, for all of them at once: None
-        where it passes, else its rejection. Obligation: exactly :meth:`preemption_view` with those
-        pods added, then ``filter()``."""
+        """Filter on each node ``idx[k]`` with its ``nominated`` load added, for all of them at
+        once: None where it passes, else its rejection. Obligation: exactly :meth:`preemption_view`
+        with those nominated pods added, then ``filter()``."""
 
     def reprieve_many(
         self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot, nodes: Sequence[NodeInfo],
-        nominated: Sequence[Sequence[PodInfo]], victims: Sequence[Sequence[PodInfo]],
+        nominated: NominatedLoad, victims: Sequence[Sequence[PodInfo]],
     ) -> tuple[np.ndarray, np.ndarray] | None:
-        """For every node at once, :meth:`preemption_view` of ``nodes[k]`` with ``nominated[k]``
-        added and ``victims[k]`` removed: whether ``filter()`` passes (per node) and, where it
+        """For every node at once, :meth:`preemption_view` of ``nodes[k]`` with its ``nominated``
+        load added and ``victims[k]`` removed: whether ``filter()`` passes (per node) and, where it
         does, ``reprieve(victims[k])`` (per pod of the lists laid end to end; False elsewhere).
         None when it cannot answer exactly. Obligation: exactly those per-node verdicts."""

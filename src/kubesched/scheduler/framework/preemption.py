@@ -400,7 +400,7 @@ class Evaluator:
         todo = order.tolist()
         if policy.victims_are_lower_priority_pods:
             certain = arithmetic.preemption_failures(state, pod, snapshot, potential,
-                                                     self._nominated_by_position(pod, potential))[order]
+                                                     fwk.nominated_load(pod, snapshot))[order]
             todo = order[~certain].tolist()
             certain_nodes = order[certain].tolist()
         first = policy.select_victims_on_nodes(pod, [potential[k] for k in todo[:chunk]], batch, pdbs)
@@ -433,20 +433,6 @@ class Evaluator:
 
         return outcomes()
 
-    def _nominated_by_position(self, pod: PodInfo, potential: list[NodeInfo]) -> dict[int, list[PodInfo]]:
-        """The nominated pods ``pod``'s filters count, by position in ``potential``."""
-        snapshot = self.handle.snapshot()
-        position = np.full(len(snapshot.node_infos), -1, dtype=np.int64)
-        position[np.fromiter((info.index for info in potential), dtype=np.int64, count=len(potential))] = (
-            np.arange(len(potential), dtype=np.int64))
-        nominated: dict[int, list[PodInfo]] = {}
-        get = snapshot.get
-        for node_name, pods in self.handle.nominator.nominated_to_add(pod).items():
-            info = get(node_name) if pods else None
-            if info is not None and (k := int(position[info.index])) >= 0:
-                nominated[k] = list(pods)
-        return nominated
-
     def _certain_failures(
         self, state: CycleState, pod: PodInfo, potential: list[NodeInfo], statuses: dict[str, Status],
         arithmetic: PreemptionArithmetic,
@@ -455,8 +441,9 @@ class Evaluator:
         once: the arithmetic filter rejected the node itself (so every filter before it passed) and
         it fails even with every lower-priority pod gone and the nominated pods added. Every other
         node takes the per-node path."""
-        nominated = self._nominated_by_position(pod, potential)
-        fails = arithmetic.preemption_failures(state, pod, self.handle.snapshot(), potential, nominated)
+        snapshot = self.handle.snapshot()
+        nominated = self.handle.framework.nominated_load(pod, snapshot)
+        fails = arithmetic.preemption_failures(state, pod, snapshot, potential, nominated)
         name, get = arithmetic.name, statuses.get
         rejected_by_it = [(status := get(info.name)) is not None and status.plugin == name for info in potential]
         result: np.ndarray = fails & np.array(rejected_by_it, dtype=bool)

@@ -57,6 +57,7 @@ from kubesched.scheduler.framework.interface import (
     ScoreVector,
     Status,
 )
+from kubesched.scheduler.framework.nominated import NominatedLoad, NominatedSums
 from kubesched.scheduler.framework.types import NodeInfo, PodInfo
 from kubesched.scheduler.framework.waiting import MAX_WAIT_SECONDS, WaitingPod, WaitingPods
 
@@ -91,6 +92,7 @@ class Framework:
         self.observe: Callable[[str, str, float], None] | None = None
         self.name = profile.scheduler_name
         self.nominator = nominator
+        self._nominated_sums = NominatedSums(nominator)
         p = profile.plugins
 
         def at(point: str) -> list[Any]:
@@ -245,9 +247,12 @@ class Framework:
     def dry_run_batch(
         self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot, arithmetic: PreemptionArithmetic
     ) -> ArithmeticBatch:
-        nominated = self.nominator.nominated_to_add(pod)
+        nominated = self.nominated_load(pod, snapshot)
         return ArithmeticBatch(arithmetic, state, pod, snapshot, nominated, functools.partial(
             self.filters_pass_except, state, pod, snapshot, excepted=arithmetic))
+
+    def nominated_load(self, pod: PodInfo, snapshot: NodeTableSnapshot) -> NominatedLoad:
+        return self._nominated_sums.load(pod, snapshot)
 
     def filters_pass_except(
         self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot, nodes: Sequence[NodeInfo],
@@ -329,57 +334,53 @@ class Framework:
             first_fail[newly] = i
             alive &= mask
         # nodes that have nominated pods of >= priority: redo them with the two-pass rule
-        to_add = self.nominator.nominated_to_add(pod)
-        if not to_add:
+        if not self.nominator.has_any():
             return alive, first_fail, statuses
         arithmetic = self.preemption_arithmetic(state)
-        arithmetic_at = next((k for k, pl in enumerate(self.filter_plugins) if pl is arithmetic), -1)
-        batch: list[int] = []
-        batch_nominated: list[Sequence[PodInfo]] = []
-        get = snapshot.get
-        for node_name, nominated in list(to_add.items()):
-            if not nominated:
-                continue
-            info = get(node_name)
-            if info is None:
-                continue
-            at = info.index
-            if arithmetic is not None and info.node is not None:
-                batch.append(at)
-                batch_nominated.append(nominated)
-                continue
-            status = self.run_filter_with_nominated(state, pod, info)
-            statuses.pop(at, None)
-            if status is None:
-                alive[at] = True
-                first_fail[at] = -1
-            else:
-                alive[at] = False
-                statuses[at] = status
-                first_fail[at] = -2
-        if batch:
-            assert arithmetic is not None
-            # only the arithmetic filter's verdict depends on the node's pods: pass 1 differs from
-            # the verdict already found only there (with the nominated pods' requests), and pass 2
-            # (fewer pods) cannot fail where pass 1 passed; a node an earlier filter rejects stays
-            # rejected with or without the nominated pods
-            where = np.asarray(batch, dtype=np.int64)
-            earlier = (first_fail[where] >= 0) & (first_fail[where] < arithmetic_at)
-            if earlier.any():
-                keep = np.flatnonzero(~earlier).tolist()
-                where = where[~earlier]
-                batch_nominated = [batch_nominated[k] for k in keep]
-            found = arithmetic.nominated_failures(state, pod, snapshot, where, batch_nominated)
-            named: dict[int, Status] = {}  # nodes failing alike share a Status: name each once
-            for j, failure in zip(where.tolist(), found):
-                if failure is not None:
-                    alive[j] = False
-                    status = named.get(id(failure))
-                    if status is None:
-                        status = named[id(failure)] = _filter_failed(failure, arithmetic.name)
-                    statuses[j] = status
-                    first_fail[j] = -2
+        if arithmetic is None:
+            for node_name, nominated in list(self.nominator.nominated_to_add(pod).items()):
+                info = snapshot.get(node_name) if nominated else None
+                if info is not None:
+                    self._nominated_node_by_node(state, pod, info, alive, first_fail, statuses)
+            return alive, first_fail, statuses
+        # only the arithmetic filter's verdict depends on the node's pods: pass 1 differs from the
+        # verdict already found only there (with the nominated pods' requests), and pass 2 (fewer
+        # pods) cannot fail where pass 1 passed; a node an earlier filter rejects stays rejected
+        # with or without the nominated pods
+        arithmetic_at = next(k for k, pl in enumerate(self.filter_plugins) if pl is arithmetic)
+        load = self.nominated_load(pod, snapshot)
+        where = np.flatnonzero(load.count > 0)
+        without_object = where[~snapshot.table.has_object[where]]
+        where = where[snapshot.table.has_object[where]]
+        where = where[(first_fail[where] < 0) | (first_fail[where] >= arithmetic_at)]
+        found = arithmetic.nominated_failures(state, pod, snapshot, where, load)
+        named: dict[int, Status] = {}  # nodes failing alike share a Status: name each once
+        for j, failure in zip(where.tolist(), found):
+            if failure is not None:
+                alive[j] = False
+                status = named.get(id(failure))
+                if status is None:
+                    status = named[id(failure)] = _filter_failed(failure, arithmetic.name)
+                statuses[j] = status
+                first_fail[j] = -2
+        for j in without_object.tolist():
+            self._nominated_node_by_node(state, pod, nodes[j], alive, first_fail, statuses)
         return alive, first_fail, statuses
+
+    def _nominated_node_by_node(
+        self, state: CycleState, pod: PodInfo, info: NodeInfo, alive: np.ndarray, first_fail: np.ndarray,
+        statuses: dict[int, Status],
+    ) -> None:
+        at = info.index
+        status = self.run_filter_with_nominated(state, pod, info)
+        statuses.pop(at, None)
+        if status is None:
+            alive[at] = True
+            first_fail[at] = -1
+        else:
+            alive[at] = False
+            statuses[at] = status
+            first_fail[at] = -2
 
     def status_for(
         self, state: CycleState, pod: PodInfo, node: NodeInfo, first_fail: int, statuses: dict[int, Status]

@@ -9,7 +9,7 @@ they agree. NodeResourcesFit also offers the resource-only preemption arithmetic
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,6 +36,7 @@ from kubesched.scheduler.framework.interface import (
     ScoreVector,
     Status,
 )
+from kubesched.scheduler.framework.nominated import NominatedLoad
 from kubesched.scheduler.framework.types import CPU, EPHEMERAL_STORAGE, MEMORY, NodeInfo, PodInfo
 from kubesched.scheduler.plugins.fit import (
     NATIVE,
@@ -236,10 +237,10 @@ class NodeResourcesFit(
 
     def _vector_failures(
         self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot, idx: np.ndarray,
-        nominated: Sequence[Sequence[PodInfo]] | None = None,
+        nominated: NominatedLoad | None = None,
     ) -> list[Status | None]:
-        """Filter on each node ``idx[k]`` as a vector, with ``nominated[k]`` added when given: None
-        where it passes, else its rejection (nodes failing for the same reasons share one Status)."""
+        """Filter on each node ``idx[k]`` as a vector, with the ``nominated`` load added when given:
+        None where it passes, else its rejection (nodes failing for the same reasons share one Status)."""
         checked = self._state(state, pod).checked
         table = snapshot.table
         for resource, _ in checked:
@@ -248,13 +249,8 @@ class NodeResourcesFit(
         extra_pods = np.zeros(count, dtype=np.int64)
         added = {resource: extra_pods for resource, _ in checked}  # per checked resource, per node
         if nominated is not None:
-            extra_pods = np.fromiter((len(pods) for pods in nominated), dtype=np.int64, count=count)
-            owner = np.repeat(np.arange(count, dtype=np.int64), extra_pods)
-            flat = [p.requests for pods in nominated for p in pods]
-            for resource, _ in checked:
-                amounts = np.array([requests.get(resource, 0) for requests in flat], dtype=np.int64)
-                added[resource] = np.zeros(count, dtype=np.int64)
-                np.add.at(added[resource], owner, amounts)
+            extra_pods = nominated.count[idx]
+            added = {resource: nominated.requested(resource)[idx] for resource, _ in checked}
         checks: list[tuple[str, np.ndarray]] = [
             (TOO_MANY_PODS, table.pod_count[idx] + extra_pods + 1 > table.allowed_pods[idx])]
         for resource, amount in checked:
@@ -288,10 +284,10 @@ class NodeResourcesFit(
 
     def preemption_failures(
         self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot, nodes: list[NodeInfo],
-        nominated: Mapping[int, list[PodInfo]],
+        nominated: NominatedLoad,
     ) -> np.ndarray:
         """Filter on every node of ``nodes`` with all its pods of lower priority than ``pod`` gone
-        and ``nominated[k]`` added, from the node table's per-priority sums; marks only nodes that
+        and its ``nominated`` load added, from the node table's per-priority sums; marks only nodes that
         have such pods and still fail."""
         checked = self._state(state, pod).checked
         table = snapshot.table
@@ -305,12 +301,9 @@ class NodeResourcesFit(
             resource: table.requested[table.row[resource], idx] - lower_requested[table.row[resource]]
             for resource, _ in checked
         }
-        added = [(k, other) for k, others in nominated.items() for other in others]
-        if added:
-            at = np.array([k for k, _ in added], dtype=np.int64)
-            np.add.at(pods_after, at, 1)
-            for resource, used in used_after.items():
-                np.add.at(used, at, np.array([other.requests.get(resource, 0) for _, other in added], dtype=np.int64))
+        pods_after += nominated.count[idx]
+        for resource, used in used_after.items():
+            used += nominated.requested(resource)[idx]
         fails = pods_after + 1 > table.allowed_pods[idx]
         for resource, amount in checked:
             fails |= amount > table.alloc[table.row[resource], idx] - used_after[resource]
@@ -319,16 +312,16 @@ class NodeResourcesFit(
 
     def nominated_failures(
         self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot, idx: np.ndarray,
-        nominated: Sequence[Sequence[PodInfo]],
+        nominated: NominatedLoad,
     ) -> list[Status | None]:
         return self._vector_failures(state, pod, snapshot, idx, nominated)
 
     def reprieve_many(
         self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot, nodes: Sequence[NodeInfo],
-        nominated: Sequence[Sequence[PodInfo]], victims: Sequence[Sequence[PodInfo]],
+        nominated: NominatedLoad, victims: Sequence[Sequence[PodInfo]],
     ) -> tuple[np.ndarray, np.ndarray] | None:
-        """:meth:`preemption_view` on every node at once: ``nodes[k]`` with ``nominated[k]`` added
-        and ``victims[k]`` removed, whether Filter passes (per node), and where it does, the
+        """:meth:`preemption_view` on every node at once: ``nodes[k]`` with its ``nominated`` load
+        added and ``victims[k]`` removed, whether Filter passes (per node), and where it does, the
         reprieve of ``victims[k]`` in order (per pod of the victims lists laid end to end). The
         reprieve goes position by position over all nodes together. None when an amount is too
         large for int64 sums to be exact (the per-node view then decides)."""
@@ -339,16 +332,13 @@ class NodeResourcesFit(
         idx = np.fromiter((info.index for info in nodes), dtype=np.int64, count=count)
         lengths = np.fromiter((len(pods) for pods in victims), dtype=np.int64, count=count)
         flat = [p for pods in victims for p in pods]
-        extra = [p for pods in nominated for p in pods]
-        extra_at = np.repeat(np.arange(count, dtype=np.int64),
-                             np.fromiter((len(pods) for pods in nominated), dtype=np.int64, count=count))
         try:
             amounts = np.array([[p.requests.get(name, 0) for p in flat] for name, _ in checked],
                                dtype=np.int64).reshape(len(checked), len(flat))
-            added = np.array([[p.requests.get(name, 0) for p in extra] for name, _ in checked],
-                             dtype=np.int64).reshape(len(checked), len(extra))
         except OverflowError:
             return None
+        added = np.array([nominated.requested(name)[idx] for name, _ in checked],
+                         dtype=np.int64).reshape(len(checked), count)
         pod_amounts = np.array([amount for _, amount in checked], dtype=np.int64).reshape(-1, 1)
         alloc, requested = table.alloc[rows][:, idx], table.requested[rows][:, idx]
         bound = 2**55  # a node holds few enough pods that sums of such amounts stay exact
@@ -356,11 +346,10 @@ class NodeResourcesFit(
             return None
         owner = np.repeat(np.arange(count, dtype=np.int64), lengths)
         left = alloc - requested - pod_amounts
+        left -= added
         for r in range(len(checked)):
             np.add.at(left[r], owner, amounts[r])
-            np.subtract.at(left[r], extra_at, added[r])
-        pods_left = table.allowed_pods[idx] - table.pod_count[idx] - 1 + lengths - (
-            np.bincount(extra_at, minlength=count) if len(extra) else 0)
+        pods_left = table.allowed_pods[idx] - table.pod_count[idx] - 1 + lengths - nominated.count[idx]
         fits: np.ndarray = (pods_left >= 0) & (left >= 0).all(axis=0)
         kept = np.zeros(len(flat), dtype=bool)
         starts = np.concatenate(([0], np.cumsum(lengths)[:-1])) if count else lengths
