@@ -236,7 +236,7 @@ class Scheduler:
                 previous = queued.pod if queued is not None else None
             pod = PodInfo.from_pod(new, previous)
             if not _assigned(old):
-                self.queue.delete(PodInfo.from_pod(old))
+                self.queue.delete(PodInfo.from_pod(old, pod))
                 self.cache.add_pod(pod)
                 self._assigned_pod_added(pod, q.ASSIGNED_POD_ADD)
             else:
@@ -257,7 +257,7 @@ class Scheduler:
         if self.cache.is_assumed(new_info.uid):
             return
         changed = _scheduling_relevant(old) != _scheduling_relevant(new)
-        self.queue.update(PodInfo.from_pod(old), new_info, changed)
+        self.queue.update(PodInfo.from_pod(old, new_info), new_info, changed)
 
     def on_delete(self, kind: str, obj: Obj) -> None:
         if kind not in ("Node", "Pod"):

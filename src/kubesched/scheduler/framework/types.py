@@ -46,7 +46,13 @@ def _has_pod_affinity(spec: Obj) -> tuple[bool, bool]:
 
 
 def _same_resources(a: Obj, b: Obj) -> bool:
-    return all(a.get(k) is b.get(k) for k in ("containers", "initContainers", "overhead"))
+    """Whether two specs of a pod ask for the same resources: the same (or equal) containers, init
+    containers and overhead. Updates usually share the sub-objects; copies compare equal."""
+    for k in ("containers", "initContainers", "overhead"):
+        x, y = a.get(k), b.get(k)
+        if x is not y and x != y:
+            return False
+    return True
 
 
 @dataclass(slots=True, eq=False)
