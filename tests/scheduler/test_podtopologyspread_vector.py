@@ -67,7 +67,8 @@ incoming_st = st.fixed_dictionaries({
     "tolerate": st.booleans(),
 })
 # (add or remove, existing pod position, node position)
-change_st = st.tuples(st.sampled_from(["add", "remove"]), st.integers(0, 20), st.integers(0, len(NAMES) - 1))
+# add or remove an existing pod; "rack": give a node another rack (a label column changes in place)
+change_st = st.tuples(st.sampled_from(["add", "remove", "rack"]), st.integers(0, 20), st.integers(0, len(NAMES) - 1))
 
 
 class TablelessSnapshot:
@@ -200,5 +201,10 @@ def test_pod_topology_spread_vectors_equal_reference(nodes, pods, shape, changes
         elif what == "add" and i not in placed:
             placed[i] = existing_pod(i, NAMES[at % len(nodes)], {"app": "web"}, "default", False)
             cache.add_pod(placed[i])
+        elif what == "rack":
+            node = cache.get(NAMES[at % len(nodes)]).node  # type: ignore[union-attr]
+            assert node is not None
+            labels = {**node["metadata"]["labels"], RACK: "abcd"[i % 4]}
+            cache.update_node({**node, "metadata": {**node["metadata"], "labels": labels}})
         cache.update_snapshot()
         assert_equal_to_reference(vector, reference, pod, cache)

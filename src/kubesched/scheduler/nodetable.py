@@ -32,7 +32,7 @@ class LabelColumn:
     (:data:`ABSENT` when the node has no such label). ``code`` maps each value seen to its code and
     ``values`` maps back; codes are never reused until the table is rebuilt."""
 
-    __slots__ = ("codes", "code", "values", "_ints", "_int_ok")
+    __slots__ = ("codes", "code", "values", "_ints", "_int_ok", "_first_seen")
 
     def __init__(self, n: int) -> None:
         self.codes = np.full(n, ABSENT, dtype=np.int32)
@@ -40,12 +40,22 @@ class LabelColumn:
         self.values: list[str] = []
         self._ints = np.zeros(0, dtype=np.int64)
         self._int_ok = np.zeros(0, dtype=bool)
+        self._first_seen: list[int] | None = None
+
+    def first_seen(self) -> list[int]:
+        """The codes the nodes have, in the order of the first node having each."""
+        if self._first_seen is None:
+            codes = self.codes[self.codes != ABSENT]
+            present, first = np.unique(codes, return_index=True)
+            self._first_seen = present[np.argsort(first, kind="stable")].tolist()
+        return self._first_seen
 
     def put(self, index: int, labels: Any, key: str) -> bool:
         """Record node ``index``'s value of the key; False (nothing recorded) when the labels are
         not a mapping or the value is not a string, which the column cannot represent."""
         if not isinstance(labels, Mapping):
             return False
+        self._first_seen = None
         if key not in labels:
             self.codes[index] = ABSENT
             return True

@@ -210,6 +210,9 @@ class LabelColumnView(Protocol):
     def as_int64(self) -> tuple[np.ndarray, np.ndarray]:
         """Indexed by code: the value as a base-10 int64 and whether it parses as one."""
 
+    def first_seen(self) -> list[int]:
+        """The codes the nodes have, in the order of the first node having each."""
+
 
 class PodGroupsView(Protocol):
     """The nodes' pods grouped by (namespace, labels, being deleted), and the pods with pod

@@ -115,8 +115,11 @@ def pre_filter_counts(snapshot: NodeTableSnapshot, constraints: Sequence[Constra
         codes = column.codes[eligible]
         sums = np.zeros(len(column.values), dtype=np.int64)
         np.add.at(sums, codes, matching_per_node(table, c, namespace)[eligible])
-        present, first = np.unique(codes, return_index=True)
-        ordered = present[np.argsort(first, kind="stable")].tolist()
+        if np.array_equal(eligible, column.codes != ABSENT_LABEL):
+            ordered = column.first_seen()  # every node with the key counts (the usual case)
+        else:
+            present, first = np.unique(codes, return_index=True)
+            ordered = present[np.argsort(first, kind="stable")].tolist()
         values = column.values
         out.append({values[code]: int(sums[code]) for code in ordered})
     return out
