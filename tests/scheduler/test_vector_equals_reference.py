@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -60,3 +61,17 @@ def test_fit_and_balanced_vector_forms_equal_reference(nodes, pods, incoming, st
     taints = TaintToleration({}, handle)  # type: ignore[arg-type]
     assert list(taints.filter_vector(state, pod, cache)) == [taints.filter(state, pod, n) is None for n in cache.node_infos]
     assert list(taints.score_vector(state, pod, cache, idx)) == [taints.score(state, pod, n) for n in cache.node_infos]
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_scores_of_overcommitted_nodes_equal_reference(strategy: dict) -> None:
+    """Nodes the pod would overcommit (its requests beyond what is left) score as per node."""
+    cache = build([(1, 1, False), (4, 2, False), (64, 256, False)], [(0, (900, 512)), (1, (3500, None))])
+    pod = PodInfo.from_pod(make_pod("x", "2", "1536Mi"))
+    state = CycleState()
+    fit = NodeResourcesFit(strategy, object())  # type: ignore[arg-type]
+    fit.pre_filter(state, pod)
+    idx = np.arange(len(cache.node_infos))
+    assert list(fit.score_vector(state, pod, cache, idx)) == [fit.score(state, pod, n) for n in cache.node_infos]
+    balanced = NodeResourcesBalancedAllocation({}, object())  # type: ignore[arg-type]
+    assert list(balanced.score_vector(state, pod, cache, idx)) == [balanced.score(state, pod, n) for n in cache.node_infos]

@@ -381,41 +381,57 @@ class NodeResourcesFit(
         self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot, idx: np.ndarray
     ) -> np.ndarray:
         table = snapshot.table
-        total = np.zeros(len(idx), dtype=np.int64)
-        weight_sum = np.zeros(len(idx), dtype=np.int64)
+        scored: list[tuple[str, int, int, int]] = []  # (resource, row, pod request, weight)
         for resource, weight in self.resources:
             pod_req = scoring_request(pod, resource, False)
             if resource not in NATIVE and (pod_req == 0 or not is_tracked_scalar(resource)):
                 continue
             row = table.row.get(resource)
-            if row is None:
-                continue
-            alloc = table.alloc[row, idx]
-            if resource == CPU:
-                used = table.nonzero[0, idx]
-            elif resource == MEMORY:
-                used = table.nonzero[1, idx]
+            if row is not None:
+                scored.append((resource, row, pod_req, weight))
+        if not scored:
+            return np.zeros(len(idx), dtype=np.int64)
+        # one row per scored resource, one column per node of idx
+        alloc = table.alloc.take(idx, axis=1)[[row for _, row, _, _ in scored]]
+        nonzero = table.nonzero.take(idx, axis=1) if any(r in (CPU, MEMORY) for r, _, _, _ in scored) else None
+        used = np.empty_like(alloc)
+        for k, (resource, row, _, _) in enumerate(scored):
+            if nonzero is not None and resource == CPU:
+                used[k] = nonzero[0]
+            elif nonzero is not None and resource == MEMORY:
+                used[k] = nonzero[1]
             else:
-                used = table.requested[row, idx]
-            req = used + pod_req
-            present = alloc > 0
-            safe = np.where(present, alloc, 1)
+                used[k] = table.requested[row].take(idx)
+        req = used + np.array([pod_req for _, _, pod_req, _ in scored], dtype=np.int64)[:, None]
+        weights = np.array([weight for _, _, _, weight in scored], dtype=np.int64)[:, None]
+        present = alloc > 0
+        if self.strategy != "RequestedToCapacityRatio" and bool(present.all()):
+            # every node has every resource (the usual case): the same formulas, no masks
             if self.strategy == "LeastAllocated":
-                s = np.where(req > alloc, 0, (alloc - req) * MAX_NODE_SCORE // safe)
-            elif self.strategy == "MostAllocated":
-                s = np.minimum(req, alloc) * MAX_NODE_SCORE // safe
+                s = np.maximum(alloc - req, 0) * MAX_NODE_SCORE // alloc
             else:
-                util = np.where(req > alloc, MAX_UTILIZATION, req * MAX_UTILIZATION // safe)
-                s = np.array([broken_linear(self.shape, int(u)) for u in util], dtype=np.int64)
-                present &= s > 0
-            total += np.where(present, s * weight, 0)
-            weight_sum += np.where(present, weight, 0)
+                s = np.minimum(req, alloc) * MAX_NODE_SCORE // alloc
+            fast: np.ndarray = (s * weights).sum(axis=0) // int(weights.sum())
+            return fast
+        safe = np.where(present, alloc, 1)
+        if self.strategy == "LeastAllocated":
+            s = np.where(req > alloc, 0, (alloc - req) * MAX_NODE_SCORE // safe)
+        elif self.strategy == "MostAllocated":
+            s = np.minimum(req, alloc) * MAX_NODE_SCORE // safe
+        else:
+            util = np.where(req > alloc, MAX_UTILIZATION, req * MAX_UTILIZATION // safe)
+            s = np.array([[broken_linear(self.shape, int(u)) for u in line] for line in util],
+                         dtype=np.int64).reshape(util.shape)
+            present &= s > 0
+        total = np.where(present, s * weights, 0).sum(axis=0)
+        weight_sum = np.where(present, weights, 0).sum(axis=0)
         if self.strategy == "RequestedToCapacityRatio":
             ratio = total / np.where(weight_sum > 0, weight_sum, 1)
             out = np.floor(ratio + 0.5).astype(np.int64)
         else:
             out = total // np.where(weight_sum > 0, weight_sum, 1)
-        return np.where(weight_sum > 0, out, 0)
+        result: np.ndarray = np.where(weight_sum > 0, out, 0)
+        return result
 
 
 class _ResourceView:
@@ -494,23 +510,21 @@ class NodeResourcesBalancedAllocation(ScorePlugin, ScoreVector):
         self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot, idx: np.ndarray
     ) -> np.ndarray:
         table = snapshot.table
-        fractions = []
-        presents = []
+        scored: list[tuple[int, int]] = []  # (row, pod request)
         for resource in self.resources:
             pod_req = scoring_request(pod, resource, True)
             row = table.row.get(resource)
             if row is None or (resource not in NATIVE and (pod_req == 0 or not is_tracked_scalar(resource))):
                 continue
-            alloc = table.alloc[row, idx]
-            req = table.requested[row, idx] + pod_req
-            present = alloc > 0
-            frac = np.minimum(1.0, req / np.where(present, alloc, 1))
-            fractions.append(frac)
-            presents.append(present)
-        if not fractions:
+            scored.append((row, pod_req))
+        if not scored:
             return np.full(len(idx), MAX_NODE_SCORE, dtype=np.int64)
-        count = np.sum(presents, axis=0)
-        if len(fractions) == 2 and bool(np.all(count == 2)):
+        rows = [row for row, _ in scored]
+        alloc = table.alloc.take(idx, axis=1)[rows]
+        req = table.requested.take(idx, axis=1)[rows] + np.array([r for _, r in scored], dtype=np.int64)[:, None]
+        present = alloc > 0
+        if len(scored) == 2 and bool(present.all()):
+            fractions = np.minimum(1.0, req / alloc)
             std = np.abs((fractions[0] - fractions[1]) / 2)
             return ((1 - std) * MAX_NODE_SCORE).astype(np.int64)
         nodes = snapshot.node_infos
