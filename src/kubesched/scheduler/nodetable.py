@@ -228,6 +228,11 @@ class NodeTable:
         self.has_prefer_taints = np.zeros(0, dtype=bool)
         self.has_ports = np.zeros(0, dtype=bool)  # the node's pods use host ports
         self.has_object = np.zeros(0, dtype=bool)  # the NodeInfo has its Node object
+        # nodes with alike taints (same key, value and effect, in order) share a code; code 0 is
+        # "no taints"; taint_lists[code] is one node's list for each code
+        self.taint_codes = np.zeros(0, dtype=np.int64)
+        self.taint_lists: list[list[Any]] = [[]]
+        self._taint_code: dict[Any, int] = {(): 0}
         self._pod_groups: PodGroups | None = None
         self._infos: list[NodeInfo] = []
         self._labels: dict[str, LabelColumn | None] = {}
@@ -271,6 +276,9 @@ class NodeTable:
         self.has_prefer_taints = np.zeros(n, dtype=bool)
         self.has_ports = np.zeros(n, dtype=bool)
         self.has_object = np.zeros(n, dtype=bool)
+        self.taint_codes = np.zeros(n, dtype=np.int64)
+        self.taint_lists = [[]]
+        self._taint_code = {(): 0}
         self._pod_groups = None
         self.priority_requested = {}
         self.priority_count = {}
@@ -302,9 +310,23 @@ class NodeTable:
             t.get("effect") in ("NoSchedule", "NoExecute") for t in info.taints
         )
         self.has_prefer_taints[i] = any(t.get("effect") == "PreferNoSchedule" for t in info.taints)
+        self.taint_codes[i] = self._code_of_taints(info.taints)
         stale = [key for key, column in self._labels.items() if column is None or not column.put(i, info.labels, key)]
         for key in stale:
             del self._labels[key]  # built again (or found unrepresentable again) when next asked for
+
+    def _code_of_taints(self, taints: list[Any]) -> int:
+        """The code of a taint list: what tolerating it depends on (key, value, effect per taint,
+        in order) decides; a list that cannot be keyed so gets a code of its own."""
+        try:
+            key: Any = tuple((t.get("key"), t.get("value"), t.get("effect")) for t in taints)
+            code = self._taint_code.get(key)
+        except (TypeError, AttributeError):
+            key, code = object(), None
+        if code is None:
+            code = self._taint_code[key] = len(self.taint_lists)
+            self.taint_lists.append(taints)
+        return code
 
     def set_usage(self, info: NodeInfo) -> None:
         i = info.index

@@ -267,6 +267,15 @@ class NodeTableView(Protocol):
     def has_prefer_taints(self) -> np.ndarray: ...
 
     @property
+    def taint_codes(self) -> np.ndarray:
+        """Per node, the code of its taints: nodes whose taints have the same keys, values and
+        effects in the same order share it; 0 is no taints."""
+
+    @property
+    def taint_lists(self) -> list[Any]:
+        """Indexed by code: the taints of a node with that code."""
+
+    @property
     def has_ports(self) -> np.ndarray:
         """Whether the node's pods use any host port."""
 

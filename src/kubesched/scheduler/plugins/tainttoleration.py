@@ -55,12 +55,13 @@ class TaintToleration(
         return Status.unresolvable(f"node(s) had untolerated taint {format_taint(taint)}")
 
     def filter_vector(self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot) -> np.ndarray | None:
+        """Filter once per distinct taint list (nodes with alike taints share the verdict)."""
         table = snapshot.table
-        mask = np.ones(table.n, dtype=bool)
-        for i in np.flatnonzero(table.has_hard_taints):
-            info = snapshot.node_infos[i]
-            if find_untolerated_taint(info.taints, pod.tolerations, HARD_EFFECTS) is not None:
-                mask[i] = False
+        codes = table.taint_codes
+        ok = np.ones(len(table.taint_lists), dtype=bool)
+        for code in np.unique(codes[table.has_hard_taints]).tolist():
+            ok[code] = find_untolerated_taint(table.taint_lists[code], pod.tolerations, HARD_EFFECTS) is None
+        mask: np.ndarray = ok[codes]
         return mask
 
     def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> int:
@@ -70,9 +71,11 @@ class TaintToleration(
         self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot, idx: np.ndarray
     ) -> np.ndarray:
         table = snapshot.table
-        out = np.zeros(len(idx), dtype=np.int64)
-        for k in np.flatnonzero(table.has_prefer_taints[idx]):
-            out[k] = self.score(state, pod, snapshot.node_infos[int(idx[k])])
+        codes = table.taint_codes[idx]
+        counts = np.zeros(len(table.taint_lists), dtype=np.int64)
+        for code in np.unique(codes[table.has_prefer_taints[idx]]).tolist():
+            counts[code] = count_intolerable_prefer_no_schedule(table.taint_lists[code], pod.tolerations)
+        out: np.ndarray = counts[codes]
         return out
 
     def normalize_score(
