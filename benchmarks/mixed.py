@@ -15,7 +15,13 @@ import pod_affinity
 import topology_spreading
 from harness import Bench, Measurement
 
-from kubesched.testkit.builders import make_deployment, make_node, make_pod, make_priority_class, make_replicaset
+from kubesched.testkit.builders import (
+    make_deployment,
+    make_node,
+    make_pod,
+    make_priority_class,
+    make_replicaset,
+)
 
 ZONE = "topology.kubernetes.io/zone"
 DEDICATED = {"key": "dedicated", "value": "batch", "effect": "NoSchedule"}
