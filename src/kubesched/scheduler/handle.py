@@ -4,6 +4,7 @@ protocol is :class:`~kubesched.scheduler.framework.interface.Handle`)."""
 from __future__ import annotations
 
 import builtins
+from collections import Counter
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -48,6 +49,10 @@ class HandleHost(Protocol):
     def record_attempts(self) -> bool: ...
 
     @property
+    def generations(self) -> Counter[str]:
+        """Per kind other than Node and Pod: how many changes the scheduler saw."""
+
+    @property
     def preemptions(self) -> list[Any]: ...
 
     @property
@@ -66,6 +71,12 @@ class ProfileHandle:
 
     def list(self, kind: str) -> list[Obj]:
         return self._scheduler.cluster.list(kind)
+
+    def get(self, kind: str, namespace: str, name: str) -> Obj | None:
+        return self._scheduler.cluster.get(kind, namespace, name)
+
+    def generation(self, kind: str) -> int:
+        return self._scheduler.generations[kind]
 
     def namespace_labels(self, namespace: str) -> dict[str, str]:
         ns = self._scheduler.cluster.get("Namespace", "", namespace)

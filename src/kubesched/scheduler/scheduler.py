@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -129,6 +130,8 @@ class Scheduler:
         self._deferred: list[tuple[Obj, Obj]] = []
         nominator = q.Nominator(self._exists_unassigned)
         self.frameworks: dict[str, Framework] = {}
+        #: per kind other than Node and Pod: how many adds, updates and deletes the scheduler saw
+        self.generations: Counter[str] = Counter()
         handles: dict[str, ProfileHandle] = {}
 
         def handle_for(name: str) -> ProfileHandle:
@@ -193,6 +196,7 @@ class Scheduler:
 
     # -- event handlers -----------------------------------------------------------------------
     def _other_kind_event(self, kind: str, action: int) -> None:
+        self.generations[kind] += 1
         if kind in self._other_kinds:
             self.queue.move_all(ClusterEvent(kind, action, f"{kind}Change"))
 

@@ -12,6 +12,7 @@ framework's runner, the decision records).
 from __future__ import annotations
 
 import builtins
+import itertools
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -174,12 +175,20 @@ class FakeHandle:
         self.scheduler_name = scheduler_name
         #: what ``shared_set`` answers from (give the same dict to handles of one scheduler's profiles)
         self.shared: dict[str, set[str]] = shared if shared is not None else {}
+        self._generations = itertools.count()
 
     def snapshot(self) -> NodeTableSnapshot:
         return NodeListSnapshot(self.nodes) if isinstance(self.nodes, list) else self.nodes
 
     def list(self, kind: str) -> list[Obj]:
         return list(self.objects.get(kind, ()))
+
+    def get(self, kind: str, namespace: str, name: str) -> Obj | None:
+        return self._cluster.get(kind, namespace, name)
+
+    def generation(self, kind: str) -> int:
+        """A new value on every call: tests change ``objects`` directly, so no cache may hold."""
+        return next(self._generations)
 
     def namespace_labels(self, namespace: str) -> dict[str, str]:
         return self.namespaces.get(namespace, {})

@@ -453,6 +453,13 @@ class Handle(Protocol):
     def list(self, kind: str) -> list[Obj]:
         """Objects of a kind from the informers (Service, ReplicaSet, StatefulSet, PodDisruptionBudget, ...)."""
 
+    def get(self, kind: str, namespace: str, name: str) -> Obj | None:
+        """One object of a kind from the informers, by namespace and name."""
+
+    def generation(self, kind: str) -> int:
+        """Changes whenever an object of ``kind`` (not Node or Pod) is added, updated or deleted:
+        what a plugin may key a cache of such objects on."""
+
     def namespace_labels(self, namespace: str) -> dict[str, str]: ...
 
     def current_pod(self, pod: PodInfo) -> PodInfo | None:

@@ -18,7 +18,7 @@ import numpy as np
 
 from kubesched.api.selectors import LabelSelector, Requirement, pod_matches_node_selector_and_affinity
 from kubesched.api.tolerations import find_untolerated_taint
-from kubesched.k8s.objects import namespace_of
+from kubesched.k8s.objects import Obj, namespace_of
 from kubesched.scheduler.framework.interface import (
     ADD,
     ALL,
@@ -297,24 +297,32 @@ class PodTopologySpread(
     def __init__(self, args: dict[str, Any] | None, handle: Handle) -> None:
         self.default_constraints, self.system_defaulted = _parse_args(args or {})
         self.handle = handle
+        self._services_by_namespace: dict[str, list[Obj]] = {}
+        self._services_at = -1  # the Service generation the index is of
 
     def events_to_register(self) -> list[ClusterEvent]:
         return [ClusterEvent("Pod", ALL), ClusterEvent("Node", ADD | DELETE | UPDATE_NODE_LABEL)]
 
     # -- constraints -----------------------------------------------------------------------
+    def _services(self, namespace: str) -> list[Obj]:
+        """The Services of ``namespace``, in the informer's order (indexed per namespace until a
+        Service changes)."""
+        generation = self.handle.generation("Service")
+        if self._services_at != generation:
+            by_namespace: dict[str, list[Obj]] = {}
+            for svc in self.handle.list("Service"):
+                by_namespace.setdefault(namespace_of(svc), []).append(svc)
+            self._services_by_namespace, self._services_at = by_namespace, generation
+        return self._services_by_namespace.get(namespace, [])
+
     def _find(self, kind: str, namespace: str, name: str) -> Mapping[str, Any] | None:
-        for obj in self.handle.list(kind):
-            if (obj.get("metadata") or {}).get("name") == name and namespace_of(obj) == namespace:
-                return obj
-        return None
+        return self.handle.get(kind, namespace, name)
 
     def default_selector(self, pod: PodInfo) -> LabelSelector:
         """Upstream ``helper.DefaultSelector``: the selectors of the Services selecting the pod and
         of its controlling ReplicationController / ReplicaSet / StatefulSet, ANDed."""
         label_set: dict[str, str] = {}
-        for svc in self.handle.list("Service"):
-            if namespace_of(svc) != pod.namespace:
-                continue
+        for svc in self._services(pod.namespace):
             sel = (svc.get("spec") or {}).get("selector")
             if sel is None:
                 continue  # a nil service selector matches nothing
