@@ -26,7 +26,7 @@ from kubesched.scheduler.plugins.defaultpreemption import DefaultPreemption
 from kubesched.scheduler.plugins.noderesources import NodeResourcesFit
 from kubesched.scheduler.queue import Nominator
 from kubesched.testkit.builders import make_node, make_pod
-from kubesched.testkit.framework import FakeHandle
+from kubesched.testkit.framework import FakeHandle, NodeListSnapshot
 
 Obj = dict[str, Any]
 
@@ -69,16 +69,6 @@ class _FilterAndScore:
         return 7
 
 
-class _Snapshot:
-    def __init__(self, nodes: list[NodeInfo]) -> None:
-        self.node_infos = nodes
-        for i, n in enumerate(nodes):
-            n.index = i
-
-    def get(self, name: str) -> NodeInfo | None:
-        return next((n for n in self.node_infos if n.name == name), None)
-
-
 def test_framework_sorts_a_plugin_by_the_protocols_it_implements() -> None:
     """A plugin implementing only Filter and Score runs per node at both points, gets every event
     (no EnqueueExtensions), counts as depending on the node's pods and offers no arithmetic."""
@@ -88,7 +78,7 @@ def test_framework_sorts_a_plugin_by_the_protocols_it_implements() -> None:
     assert fwk.pre_filter_plugins == [] and fwk.reserve_plugins == [] and fwk.queue_sort is None
     assert fwk.events_by_plugin()["Partial"][0].resource == "*"
     assert fwk.preemption_arithmetic(CycleState()) is None
-    snapshot = _Snapshot([NodeInfo.from_node(make_node(n)) for n in ("n1", "n2", "n3")])
+    snapshot = NodeListSnapshot([NodeInfo.from_node(make_node(n)) for n in ("n1", "n2", "n3")])
     state, pod = CycleState(), pod_info("p")
     alive, first_fail, statuses = fwk.filter_all(state, pod, snapshot)  # type: ignore[arg-type]
     assert alive.tolist() == [True, False, True] and first_fail.tolist() == [-1, 0, -1]

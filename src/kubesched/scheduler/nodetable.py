@@ -235,6 +235,7 @@ class NodeTable:
         self._taint_code: dict[Any, int] = {(): 0}
         self._pod_groups: PodGroups | None = None
         self._infos: list[NodeInfo] = []
+        self._node_array: np.ndarray | None = None
         self._labels: dict[str, LabelColumn | None] = {}
         self._name_index: dict[str, int] = {}
         self.nameless: list[int] = []  # nodes whose object has no name (field selectors skip them)
@@ -283,6 +284,7 @@ class NodeTable:
         self.priority_requested = {}
         self.priority_count = {}
         self._infos = list(nodes)
+        self._node_array = None
         self._labels = {}
         self._name_index = {info.name: i for i, info in enumerate(nodes)}
         self.nameless = [i for i, info in enumerate(nodes) if not info.name]
@@ -341,6 +343,13 @@ class NodeTable:
         self.has_ports[i] = bool(info.used_ports)
         if self._pod_groups is not None:
             self._pod_groups.set_node(i, info.pods)
+
+    def node_array(self) -> np.ndarray:
+        """The NodeInfos in column order as an object array (to take many at once)."""
+        if self._node_array is None:
+            self._node_array = np.empty(len(self._infos), dtype=object)
+            self._node_array[:] = self._infos
+        return self._node_array
 
     def pod_groups(self) -> PodGroups:
         """The nodes' pods by (namespace, labels), built now if no one asked since the last rebuild."""

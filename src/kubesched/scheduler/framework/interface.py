@@ -96,6 +96,11 @@ class StateData(Protocol):
     def clone(self) -> StateData: ...
 
 
+#: CycleState key the framework writes before PreScore: (the feasible nodes' list as given to
+#: PreScore, their columns in the node table), so that vector plugins need not look them up
+FEASIBLE_COLUMNS = "kubesched.io/feasible-columns"
+
+
 @dataclass(slots=True)
 class CycleState:
     """Per-cycle data written by PreFilter/PreScore and read by later points (cloned for dry runs)."""
@@ -290,6 +295,9 @@ class NodeTableView(Protocol):
     @property
     def layout(self) -> int:
         """Changes whenever the columns are laid out anew (nodes added, removed or reordered)."""
+
+    def node_array(self) -> np.ndarray:
+        """The NodeInfos in column order, as an object array."""
 
     def pod_groups(self) -> PodGroupsView:
         """The nodes' pods by (namespace, labels), kept until the table is rebuilt."""

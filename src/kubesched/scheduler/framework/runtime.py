@@ -22,6 +22,7 @@ from kubesched.scheduler.framework.extender import Extender, ExtenderError
 from kubesched.scheduler.framework.interface import (
     ALL,
     EXTENSION_POINTS,
+    FEASIBLE_COLUMNS,
     MAX_NODE_SCORE,
     MIN_NODE_SCORE,
     BindPlugin,
@@ -455,8 +456,8 @@ class Framework:
     ) -> tuple[np.ndarray, dict[str, np.ndarray]]:
         """PreScore + Score + NormalizeScore + weights for the feasible nodes ``idx``.
         Returns the totals and the weighted score of each plugin (for explanations)."""
-        nodes = snapshot.node_infos
-        feasible = [nodes[i] for i in idx.tolist()]
+        feasible = snapshot.table.node_array()[idx].tolist()
+        state.write(FEASIBLE_COLUMNS, (feasible, idx))
         observe = self.observe
         started = perf_counter() if observe is not None else 0.0
         for pre in self.pre_score_plugins:

@@ -137,8 +137,10 @@ def _value_codes(column: LabelColumnView) -> tuple[np.ndarray, int]:
 
 def pre_score_counts(snapshot: NodeTableSnapshot, constraints: Sequence[Constraint], inclusion: _NodeInclusion,
                      namespace: str, feasible: list[NodeInfo], require_all: bool, hostname: str,
+                     columns_of_feasible: np.ndarray | None = None,
                      ) -> tuple[set[str], list[dict[str, int]], list[float]] | None:
-    """PreScore's ignored nodes, per-constraint counts and weights."""
+    """PreScore's ignored nodes, per-constraint counts and weights. ``columns_of_feasible``: the
+    feasible nodes' columns when the framework gave them (else they are looked up and checked)."""
     table = table_of(snapshot)
     if table is None:
         return None
@@ -146,11 +148,14 @@ def pre_score_counts(snapshot: NodeTableSnapshot, constraints: Sequence[Constrai
     if columns is None:
         return None
     nodes = snapshot.node_infos
-    positions = list(map(_INDEX, feasible))
-    if max(positions, default=-1) >= len(nodes) or not all(
-            map(operator.is_, map(nodes.__getitem__, positions), feasible)):
-        return None  # not the snapshot's NodeInfos
-    idx = np.array(positions, dtype=np.int64)
+    if columns_of_feasible is not None:
+        idx = columns_of_feasible
+    else:
+        positions = list(map(_INDEX, feasible))
+        if max(positions, default=-1) >= len(nodes) or not all(
+                map(operator.is_, map(nodes.__getitem__, positions), feasible)):
+            return None  # not the snapshot's NodeInfos
+        idx = np.array(positions, dtype=np.int64)
     all_keys = has_all_keys(table, columns) if require_all else np.ones(table.n, dtype=bool)
     kept = idx[all_keys[idx]]
     ignored = {nodes[i].name for i in idx[~all_keys[idx]].tolist()}

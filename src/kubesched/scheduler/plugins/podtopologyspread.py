@@ -23,6 +23,7 @@ from kubesched.scheduler.framework.interface import (
     ADD,
     ALL,
     DELETE,
+    FEASIBLE_COLUMNS,
     MAX_NODE_SCORE,
     UPDATE_NODE_LABEL,
     ClusterEvent,
@@ -449,8 +450,9 @@ class PodTopologySpread(
         # Only system-default spreading tolerates nodes lacking some topology keys (e.g. no zone).
         require_all = bool(pod.spec.get("topologySpreadConstraints")) or not self.system_defaulted
         inclusion = _NodeInclusion(pod)
+        given = state.read(FEASIBLE_COLUMNS)
         vector = vec.pre_score_counts(self.handle.snapshot(), constraints, inclusion, pod.namespace, nodes,
-                                      require_all, LABEL_HOSTNAME)
+                                      require_all, LABEL_HOSTNAME, given[1] if given and given[0] is nodes else None)
         if vector is not None:
             state.write(PRE_SCORE_STATE_KEY, PreScoreState(constraints, *vector))
             return None
