@@ -30,7 +30,7 @@ DEDICATED = {"key": "dedicated", "value": "batch", "effect": "NoSchedule"}
 def _nodes(count: int) -> list[dict[str, Any]]:
     out = []
     for i in range(count):
-        dedicated = i % 10 == 9
+        dedicated = i % 7 == 6  # a dedicated pool across the zones
         out.append(make_node(f"node-{i}", labels={ZONE: f"zone{i % 10 + 1}", **({"team": "batch"} if dedicated else {})},
                              taints=[dict(DEDICATED)] if dedicated else None))
     return out

@@ -10,6 +10,8 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 
+import big_cluster  # noqa: E402
+import mixed  # noqa: E402
 import node_affinity  # noqa: E402
 import pod_affinity  # noqa: E402
 import preemption_basic  # noqa: E402
@@ -25,11 +27,13 @@ import volume_binding  # noqa: E402
     (lambda: topology_spreading.run_deployments(20, 10, 40), 40),
     (lambda: pod_affinity.run_anti_affinity(40, 10, 20), 20),  # one pod per node: 30 of 40 nodes used
     (lambda: pod_affinity.run_affinity(20, 10, 40), 40),
+    (lambda: mixed.run(30, 10, 40), 40),
     (lambda: preemption_basic.run(10), 10),
     (lambda: volume_binding.run_local(20, 20), 20),
     (lambda: volume_binding.run_provisioning(20, 40), 40),
+    (lambda: big_cluster.run(20, 250)[0], 250),
 ], ids=["SchedulingBasic", "NodeAffinity", "TopologySpreading", "DeploymentPods", "PodAntiAffinity",
-        "PodAffinity", "PreemptionBasic", "VolumeBindingLocal", "VolumeProvisioning"])
+        "PodAffinity", "Mixed", "PreemptionBasic", "VolumeBindingLocal", "VolumeProvisioning", "BigCluster"])
 def test_the_workload_schedules_every_measured_pod(workload, expected) -> None:
     measurement = workload()
     assert measurement.pods == expected
