@@ -330,6 +330,8 @@ class CandidateVolumes:
         wanted_modes = set(spec.get("accessModes") or ())
         selector = LabelSelector.from_dict(spec["selector"]) if spec.get("selector") is not None else None
         facts_of = facts or VolumeFacts.of
+        # capacity < wanted, compared as integers (exact: denominators are positive)
+        wanted_num, wanted_den = wanted.numerator, wanted.denominator
         self.general: list[tuple[int, Obj]] = []
         self.by_hostname: dict[str, list[tuple[int, Obj]]] = {}
         #: names of filed volumes whose node affinity says nothing but ``hostname In``: filed under a
@@ -340,7 +342,8 @@ class CandidateVolumes:
             bound_here = f.claim_ref is not None and is_volume_bound_to_claim(volume, claim)
             if f.claim_ref is not None and not bound_here:
                 continue
-            if f.capacity < wanted or wanted_mode != f.mode or f.deleting:
+            capacity = f.capacity
+            if capacity.numerator * wanted_den < wanted_num * capacity.denominator or wanted_mode != f.mode or f.deleting:
                 continue
             if not bound_here:
                 if f.phase != "Available" or f.storage_class != wanted_class or not wanted_modes <= f.access_modes:
