@@ -32,7 +32,7 @@ class LabelColumn:
     (:data:`ABSENT` when the node has no such label). ``code`` maps each value seen to its code and
     ``values`` maps back; codes are never reused until the table is rebuilt."""
 
-    __slots__ = ("codes", "code", "values", "_ints", "_int_ok", "_first_seen")
+    __slots__ = ("codes", "code", "values", "_ints", "_int_ok", "_first_seen", "_or_empty")
 
     def __init__(self, n: int) -> None:
         self.codes = np.full(n, ABSENT, dtype=np.int32)
@@ -41,6 +41,18 @@ class LabelColumn:
         self._ints = np.zeros(0, dtype=np.int64)
         self._int_ok = np.zeros(0, dtype=bool)
         self._first_seen: list[int] | None = None
+        self._or_empty: tuple[np.ndarray, int] | None = None
+
+    def codes_or_empty(self) -> tuple[np.ndarray, int]:
+        """The node codes with a missing key read as the value "" (as ``labels.get(key, "")``
+        does), and how many codes there are then."""
+        if self._or_empty is None:
+            empty = self.code.get("")
+            size = len(self.values)
+            if empty is None:
+                empty, size = size, size + 1
+            self._or_empty = (np.where(self.codes == ABSENT, empty, self.codes), size)
+        return self._or_empty
 
     def first_seen(self) -> list[int]:
         """The codes the nodes have, in the order of the first node having each."""
@@ -55,7 +67,7 @@ class LabelColumn:
         not a mapping or the value is not a string, which the column cannot represent."""
         if not isinstance(labels, Mapping):
             return False
-        self._first_seen = None
+        self._first_seen = self._or_empty = None
         if key not in labels:
             self.codes[index] = ABSENT
             return True

@@ -218,6 +218,9 @@ class LabelColumnView(Protocol):
     def first_seen(self) -> list[int]:
         """The codes the nodes have, in the order of the first node having each."""
 
+    def codes_or_empty(self) -> tuple[np.ndarray, int]:
+        """The node codes with a missing key read as the value "", and how many codes there are."""
+
 
 class PodGroupsView(Protocol):
     """The nodes' pods grouped by (namespace, labels, being deleted), and the pods with pod

@@ -113,8 +113,7 @@ def pre_filter_counts(snapshot: NodeTableSnapshot, constraints: Sequence[Constra
     for c, column in zip(constraints, columns):
         eligible = inclusion_mask(table, nodes, c, inclusion, base)
         codes = column.codes[eligible]
-        sums = np.zeros(len(column.values), dtype=np.int64)
-        np.add.at(sums, codes, matching_per_node(table, c, namespace)[eligible])
+        sums = _sum_by_code(codes, matching_per_node(table, c, namespace)[eligible], len(column.values))
         if np.array_equal(eligible, column.codes != ABSENT_LABEL):
             ordered = column.first_seen()  # every node with the key counts (the usual case)
         else:
@@ -125,14 +124,10 @@ def pre_filter_counts(snapshot: NodeTableSnapshot, constraints: Sequence[Constra
     return out
 
 
-def _value_codes(column: LabelColumnView) -> tuple[np.ndarray, int]:
-    """Node codes with a missing key read as the value "" (as ``labels.get(key, "")`` does), and
-    the number of codes."""
-    empty = column.code.get("")
-    size = len(column.values)
-    if empty is None:
-        empty, size = size, size + 1
-    return np.where(column.codes == ABSENT_LABEL, empty, column.codes), size
+def _sum_by_code(codes: np.ndarray, counts: np.ndarray, size: int) -> np.ndarray:
+    """``sums[k]`` = the sum of ``counts`` where ``codes`` is k (pod counts: exact in float64)."""
+    sums: np.ndarray = np.rint(np.bincount(codes, weights=counts, minlength=size)).astype(np.int64)
+    return sums
 
 
 def pre_score_counts(snapshot: NodeTableSnapshot, constraints: Sequence[Constraint], inclusion: _NodeInclusion,
@@ -167,13 +162,12 @@ def pre_score_counts(snapshot: NodeTableSnapshot, constraints: Sequence[Constrai
             counts.append({})
             weights.append(math.log(len(feasible) - len(ignored) + 2))
             continue
-        codes, size = _value_codes(column)
+        codes, size = column.codes_or_empty()
         domain = np.zeros(size, dtype=bool)
         domain[codes[kept]] = True
         weights.append(math.log(int(domain.sum()) + 2))
         eligible = inclusion_mask(table, nodes, c, inclusion, base & domain[codes])
-        sums = np.zeros(size, dtype=np.int64)
-        np.add.at(sums, codes[eligible], matching_per_node(table, c, namespace)[eligible])
+        sums = _sum_by_code(codes[eligible], matching_per_node(table, c, namespace)[eligible], size)
         values = column.values
         counts.append({(values[k] if k < len(values) else ""): int(sums[k]) for k in np.flatnonzero(domain).tolist()})
     return ignored, counts, weights
