@@ -173,14 +173,16 @@ def pre_score_counts(snapshot: NodeTableSnapshot, constraints: Sequence[Constrai
     return ignored, counts, weights
 
 
-def domain_counts(column: LabelColumnView, counts: dict[str, int]) -> np.ndarray:
-    """Per node: ``counts.get(value, 0)`` for the node's value of the column's key (0 where absent)."""
+def domain_counts(column: LabelColumnView, counts: dict[str, int], idx: np.ndarray | None = None) -> np.ndarray:
+    """Per node (of ``idx`` if given): ``counts.get(value, 0)`` for the node's value of the column's
+    key (0 where absent)."""
     per_code = np.zeros(len(column.values) + 1, dtype=np.int64)  # the last slot stands for "absent"
     for value, num in counts.items():
         code = column.code.get(value)
         if code is not None:
             per_code[code] = num
-    result: np.ndarray = per_code[column.codes]  # ABSENT_LABEL (-1) reads the last slot
+    codes = column.codes if idx is None else column.codes[idx]
+    result: np.ndarray = per_code[codes]  # ABSENT_LABEL (-1) reads the last slot
     return result
 
 
@@ -231,7 +233,7 @@ def spread_scores(table: NodeTableView, constraints: Sequence[Constraint], count
         if c.topology_key == hostname:
             cnt = matching_per_node(table, c, namespace)[idx]
         else:
-            cnt = domain_counts(column, per_value)[idx]
+            cnt = domain_counts(column, per_value, idx)
         total = np.where(present, total + (cnt.astype(np.float64) * weight + float(c.max_skew - 1)), total)
     return round_half_away(total)
 
