@@ -4,8 +4,9 @@ numbers say otherwise). Everything is included: the scenario's objects, the Depl
 ReplicaSet controllers, admission, the scheduler (every pod gets the system default spreading), the
 kubelets starting the pods and the result document.
 
-Prints the wall-clock time of the whole simulation and of building the result, peak RSS, and the
-memory per node and per pod (RSS after the run less RSS before it, divided evenly)."""
+Prints the wall-clock time of the whole simulation (reading the file, controllers, scheduling,
+kubelets, the result document), the pods Running at the end, peak RSS, and the memory the run
+added (peak RSS after less before), also per node and per pod."""
 
 from __future__ import annotations
 
@@ -60,5 +61,5 @@ if __name__ == "__main__":
     a = parser.parse_args()
     measurement, grown = run(a.nodes, a.pods)
     print(measurement.line())
-    print(f"memory: {grown * 1024 / a.nodes:.1f} KiB per node and {grown * 1024 / a.pods:.1f} KiB per pod "
-          f"if split evenly ({grown:.0f} MiB grown during the run)")
+    print(f"memory grown during the run: {grown:.0f} MiB ({grown * 1024 / a.nodes:.1f} KiB per node, or "
+          f"{grown * 1024 / a.pods:.1f} KiB per pod, if all of it were charged to one of them)")
