@@ -6,10 +6,11 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kubesched.api.volumes import CandidateVolumes, find_matching_volume
+from kubesched.api.volumes import CandidateIndex, CandidateVolumes, VolumeFacts, claim_class, find_matching_volume
 
 HOSTS = ["n1", "n2", "n3"]
 ZONES = ["a", "b"]
@@ -71,3 +72,52 @@ def test_candidates_give_the_same_volume_as_the_full_search(
     full = find_matching_volume(claim, all_volumes, labels, chosen, True)
     fast = find_matching_volume(claim, CandidateVolumes(claim, all_volumes).for_node(labels), labels, chosen, True)
     assert (full or {}).get("metadata", {}).get("name") == (fast or {}).get("metadata", {}).get("name")
+
+
+CLAIMS = [
+    {"kind": "PersistentVolumeClaim", "metadata": {"name": name, "namespace": "default", "uid": "u1"},
+     "spec": {"accessModes": modes, "storageClassName": "local", "volumeMode": "Filesystem",
+              "resources": {"requests": {"storage": size}}, **extra}}
+    for name, modes, size, extra in [
+        ("data", ["ReadWriteOnce"], "5Gi", {}),
+        ("other", ["ReadWriteOnce"], "5Gi", {}),  # the same shape as "data", another claim
+        ("data", ["ReadWriteMany"], "1Gi", {"selector": {"matchLabels": {"tier": "fast"}}}),
+    ]
+]
+
+
+def _names(entries: list[tuple[Any, dict[str, Any]]]) -> list[str]:
+    return [v["metadata"]["name"] for _, v in entries]
+
+
+@pytest.mark.parametrize("refile_all_above", [64, 0])
+@settings(max_examples=150, deadline=None, derandomize=True)
+@given(steps=st.lists(st.tuples(volumes(), st.lists(st.integers(0, 11), max_size=4)), min_size=1, max_size=5))
+def test_the_index_gives_the_candidates_of_a_fresh_search(refile_all_above: int, steps: list) -> None:
+    """CandidateIndex, kept across changing volume sets (volumes changed, kept as the same object,
+    or gone), files every claim's candidates as a fresh CandidateVolumes over the volumes of the
+    claim's class in name order."""
+    index = CandidateIndex(VolumeFacts.of)
+    index.REFILE_ALL_ABOVE = refile_all_above
+    previous: dict[str, dict[str, Any]] = {}
+    for drawn, kept in steps:
+        current = {v["metadata"]["name"]: v for v in drawn}
+        for i in kept:  # some volumes stay the very same objects (unchanged between cycles)
+            name = f"pv-{i}"
+            if name in previous and name in current:
+                current[name] = previous[name]
+        previous = current
+        index.sync(list(current.values()))
+        for claim in CLAIMS:
+            got = index.candidates(claim)
+            ordered = [current[n] for n in sorted(current) if claim_class(current[n]) == claim_class(claim)]
+            want = CandidateVolumes(claim, ordered)
+            assert _names(got.general) == _names(want.general)
+            assert {h: _names(e) for h, e in got.by_hostname.items()} == {h: _names(e) for h, e in want.by_hostname.items()}
+            assert got.hostname_only == want.hostname_only
+            assert got.hostnames_for_any_node() == want.hostnames_for_any_node()
+            for host in [*HOSTS, "n4"]:
+                for zone in ZONES:
+                    labels = {"kubernetes.io/hostname": host, "topology.kubernetes.io/zone": zone}
+                    assert [v["metadata"]["name"] for v in got.for_node(labels)] == \
+                        [v["metadata"]["name"] for v in want.for_node(labels)]

@@ -7,6 +7,8 @@ Everything here reads plain API objects and changes none.
 
 from __future__ import annotations
 
+import bisect
+import json
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from fractions import Fraction
@@ -313,6 +315,47 @@ class VolumeFacts:
         )
 
 
+class _ClaimShape:
+    """What the node-independent checks of the volume search read of a claim (all but which
+    claim it is): requested size, class, volume mode, access modes and selector."""
+
+    __slots__ = ("wanted_num", "wanted_den", "storage_class", "mode", "modes", "selector", "key")
+
+    def __init__(self, claim: Obj) -> None:
+        spec = claim.get("spec") or {}
+        wanted = storage_request(claim)
+        self.wanted_num, self.wanted_den = wanted.numerator, wanted.denominator
+        self.storage_class = claim_class(claim)
+        self.mode = _volume_mode(spec)
+        self.modes = frozenset(spec.get("accessModes") or ())
+        raw = spec.get("selector")
+        self.selector = LabelSelector.from_dict(raw) if raw is not None else None
+        try:
+            selector_key: Any = json.dumps(raw, sort_keys=True)
+        except (TypeError, ValueError):
+            selector_key = object()  # shares its filing with no other claim
+        self.key = (self.wanted_num, self.wanted_den, self.storage_class, self.mode, self.modes, selector_key)
+
+    def admits(self, f: VolumeFacts, bound_here: bool) -> bool:
+        """The node-independent part of the search: a volume bound to another claim, too small
+        (capacity compared as integer cross products: exact), of another volume mode or being
+        deleted never serves; one not reserved for the claim must also be Available, of the
+        claim's class and access modes, and match its selector."""
+        if f.claim_ref is not None and not bound_here:
+            return False
+        capacity = f.capacity
+        if capacity.numerator * self.wanted_den < self.wanted_num * capacity.denominator:
+            return False
+        if self.mode != f.mode or f.deleting:
+            return False
+        if not bound_here:
+            if f.phase != "Available" or f.storage_class != self.storage_class or not self.modes <= f.access_modes:
+                return False
+            if self.selector is not None and not self.selector.matches(f.labels):
+                return False
+        return True
+
+
 class CandidateVolumes:
     """The volumes :func:`find_matching_volume` could return for one claim on some node, found once
     per scheduling cycle: every check that does not depend on the node is made here (a volume bound
@@ -320,36 +363,23 @@ class CandidateVolumes:
     for the claim also phase, selector, class and access modes), and volumes that only some
     hostnames may use are filed under them. :meth:`for_node` gives a node's candidates in the
     original order, so the search over them returns exactly what the search over all volumes
-    would."""
+    would. (Entries are (order key, volume): the position in the list given, or the volume's name
+    when built by a :class:`CandidateIndex` over volumes in name order.)"""
 
     def __init__(self, claim: Obj, volumes: Iterable[Obj], facts: Callable[[Obj], VolumeFacts] | None = None) -> None:
-        spec = claim.get("spec") or {}
-        wanted = storage_request(claim)
-        wanted_class = claim_class(claim)
-        wanted_mode = _volume_mode(spec)
-        wanted_modes = set(spec.get("accessModes") or ())
-        selector = LabelSelector.from_dict(spec["selector"]) if spec.get("selector") is not None else None
+        shape = _ClaimShape(claim)
         facts_of = facts or VolumeFacts.of
-        # capacity < wanted, compared as integers (exact: denominators are positive)
-        wanted_num, wanted_den = wanted.numerator, wanted.denominator
-        self.general: list[tuple[int, Obj]] = []
-        self.by_hostname: dict[str, list[tuple[int, Obj]]] = {}
+        self.general: list[tuple[Any, Obj]] = []
+        self.by_hostname: dict[str, list[tuple[Any, Obj]]] = {}
         #: names of filed volumes whose node affinity says nothing but ``hostname In``: filed under a
         #: hostname, they suit every node with that hostname label
         self.hostname_only: set[str] = set()
+        self._any_hosts: set[str] | None = None
         for i, volume in enumerate(volumes):
             f = facts_of(volume)
             bound_here = f.claim_ref is not None and is_volume_bound_to_claim(volume, claim)
-            if f.claim_ref is not None and not bound_here:
+            if not shape.admits(f, bound_here):
                 continue
-            capacity = f.capacity
-            if capacity.numerator * wanted_den < wanted_num * capacity.denominator or wanted_mode != f.mode or f.deleting:
-                continue
-            if not bound_here:
-                if f.phase != "Available" or f.storage_class != wanted_class or not wanted_modes <= f.access_modes:
-                    continue
-                if selector is not None and not selector.matches(f.labels):
-                    continue
             hosts = None if bound_here else f.hostnames
             if hosts is None:
                 self.general.append((i, volume))
@@ -359,9 +389,18 @@ class CandidateVolumes:
                 if f.only_hostname:
                     self.hostname_only.add(f.name)
 
+    @classmethod
+    def _of(cls, general: list[tuple[Any, Obj]], by_hostname: dict[str, list[tuple[Any, Obj]]],
+            hostname_only: set[str], any_hosts: set[str]) -> CandidateVolumes:
+        out = cls.__new__(cls)
+        out.general, out.by_hostname, out.hostname_only, out._any_hosts = general, by_hostname, hostname_only, any_hosts
+        return out
+
     def hostnames_for_any_node(self) -> set[str]:
         """Hostnames some candidate filed under them suits whatever the node's other labels: for a
         node with such a hostname label (and no general candidates), :meth:`any_for_node` is True."""
+        if self._any_hosts is not None:
+            return self._any_hosts
         return {host for host, filed in self.by_hostname.items()
                 if any(str(_meta(volume).get("name")) in self.hostname_only for _, volume in filed)}
 
@@ -380,3 +419,145 @@ class CandidateVolumes:
         if not self.general:
             return [v for _, v in local]
         return [v for _, v in sorted([*self.general, *local], key=lambda e: e[0])]
+
+
+class _ShapeFiling:
+    """The volumes of the index one claim shape admits (not reserved for any claim), filed as
+    :class:`CandidateVolumes` files them, ordered by name."""
+
+    def __init__(self, shape: _ClaimShape) -> None:
+        self.shape = shape
+        self.general: dict[str, Obj] = {}
+        self._general_sorted: list[tuple[Any, Obj]] | None = []
+        self.by_hostname: dict[str, list[tuple[Any, Obj]]] = {}
+        self.hostname_only: set[str] = set()
+        self.any_hosts: dict[str, int] = {}  # hostname -> how many hostname-only volumes are filed there
+        self._filed: dict[str, frozenset[str] | None] = {}
+
+    def add(self, name: str, volume: Obj, f: VolumeFacts) -> None:
+        if not self.shape.admits(f, False):
+            return
+        hosts = f.hostnames
+        self._filed[name] = hosts
+        if hosts is None:
+            self.general[name] = volume
+            self._general_sorted = None
+            return
+        for host in hosts:  # a new list each time: CandidateVolumes given out keep theirs
+            filed = list(self.by_hostname.get(host, ()))
+            bisect.insort(filed, (name, volume), key=lambda e: e[0])
+            self.by_hostname[host] = filed
+            if f.only_hostname:
+                self.any_hosts[host] = self.any_hosts.get(host, 0) + 1
+        if f.only_hostname:
+            self.hostname_only.add(name)
+
+    def drop(self, name: str) -> None:
+        if name not in self._filed:
+            return
+        hosts = self._filed.pop(name)
+        if hosts is None:
+            del self.general[name]
+            self._general_sorted = None
+            return
+        only = name in self.hostname_only
+        self.hostname_only.discard(name)
+        for host in hosts:
+            kept = [e for e in self.by_hostname.get(host, ()) if e[0] != name]
+            if kept:
+                self.by_hostname[host] = kept
+            else:
+                self.by_hostname.pop(host, None)
+            if only:
+                left = self.any_hosts.get(host, 0) - 1
+                if left > 0:
+                    self.any_hosts[host] = left
+                else:
+                    self.any_hosts.pop(host, None)
+
+    def general_sorted(self) -> list[tuple[Any, Obj]]:
+        if self._general_sorted is None:
+            self._general_sorted = sorted(self.general.items())
+        return self._general_sorted
+
+
+class CandidateIndex:
+    """:class:`CandidateVolumes` for every claim, over volumes that change little between
+    scheduling cycles: each claim shape (size, class, modes, selector) keeps its filing of the
+    volumes, and :meth:`sync` refiles only the volumes whose object changed (by identity) or went
+    away. A claim's candidates are its shape's filing plus the volumes reserved for that very claim.
+    The same candidates, in the same (name) order, as ``CandidateVolumes(claim, volumes in name
+    order of the claim's class)``."""
+
+    #: more changed volumes than this (and than a quarter of them all) at one sync: every shape is
+    #: filed anew when next asked for, rather than volume by volume
+    REFILE_ALL_ABOVE = 64
+
+    def __init__(self, facts: Callable[[Obj], VolumeFacts]) -> None:
+        self._facts = facts
+        self._volumes: dict[str, Obj] = {}
+        self._claimed: dict[tuple[str, str], set[str]] = {}  # claimRef (namespace, name) -> volume names
+        self._shapes: dict[Any, _ShapeFiling] = {}
+
+    def sync(self, volumes: Iterable[Obj]) -> None:
+        """Make the index hold exactly ``volumes`` (one object per name)."""
+        current = {str(_meta(v).get("name")): v for v in volumes}
+        old = self._volumes
+        changed = [name for name, volume in current.items() if old.get(name) is not volume]
+        gone = [name for name in old if name not in current]
+        if not changed and not gone:
+            return
+        if len(changed) + len(gone) > max(self.REFILE_ALL_ABOVE, len(current) // 4):
+            self._shapes = {}  # many changes: each shape is filed again when next asked for
+        for name in [*gone, *(n for n in changed if n in old)]:
+            self._forget(name, old[name])
+        self._volumes = current
+        for name in changed:
+            self._learn(name, current[name])
+
+    def _ref(self, volume: Obj) -> tuple[str, str] | None:
+        ref = (volume.get("spec") or {}).get("claimRef")
+        if not ref:
+            return None
+        return (str(ref.get("namespace") or ""), str(ref.get("name") or ""))
+
+    def _forget(self, name: str, volume: Obj) -> None:
+        ref = self._ref(volume)
+        if ref is not None:
+            names = self._claimed.get(ref)
+            if names is not None:
+                names.discard(name)
+                if not names:
+                    del self._claimed[ref]
+        for filing in self._shapes.values():
+            filing.drop(name)
+
+    def _learn(self, name: str, volume: Obj) -> None:
+        ref = self._ref(volume)
+        if ref is not None:
+            self._claimed.setdefault(ref, set()).add(name)
+        if self._shapes:
+            f = self._facts(volume)
+            for filing in self._shapes.values():
+                filing.add(name, volume, f)
+
+    def candidates(self, claim: Obj) -> CandidateVolumes:
+        shape = _ClaimShape(claim)
+        filing = self._shapes.get(shape.key)
+        if filing is None:
+            filing = self._shapes[shape.key] = _ShapeFiling(shape)
+            for name in sorted(self._volumes):
+                volume = self._volumes[name]
+                filing.add(name, volume, self._facts(volume))
+        meta = _meta(claim)
+        reserved: list[tuple[Any, Obj]] = []
+        for name in self._claimed.get((str(meta.get("namespace") or DEFAULT_NAMESPACE), str(meta.get("name") or "")), ()):
+            volume = self._volumes[name]
+            f = self._facts(volume)
+            if f.storage_class == shape.storage_class and is_volume_bound_to_claim(volume, claim) and shape.admits(f, True):
+                reserved.append((name, volume))
+        general = filing.general_sorted()
+        if reserved:
+            general = sorted([*general, *reserved], key=lambda e: e[0])
+        any_hosts = set(filing.any_hosts)
+        return CandidateVolumes._of(general, dict(filing.by_hostname), set(filing.hostname_only), any_hosts)

@@ -39,6 +39,7 @@ from kubesched.api.volumes import (
     HOSTNAME_LABEL,
     NOT_SUPPORTED_PROVISIONER,
     WAIT_FOR_FIRST_CONSUMER,
+    CandidateIndex,
     CandidateVolumes,
     VolumeFacts,
     claim_class,
@@ -129,9 +130,10 @@ class AssumeCache:
             return current
         return assumed
 
-    def list(self) -> list[Obj]:
+    def current(self) -> list[Obj]:
+        """The objects, assumed versions in place of the stored ones, in the informer's order."""
         if not self._assumed:
-            return sorted(self.handle.cluster.list(self.kind), key=lambda o: _meta(o)["name"])
+            return self.handle.cluster.list(self.kind)
         out = []
         for current in self.handle.cluster.list(self.kind):
             meta = _meta(current)
@@ -141,7 +143,7 @@ class AssumeCache:
                 del self._assumed[key]  # as get(): the API server's copy moved past the assumed one
                 assumed = None
             out.append(current if assumed is None else assumed)
-        return sorted(out, key=lambda o: _meta(o)["name"])
+        return out
 
     def assume(self, obj: Obj) -> None:
         meta = _meta(obj)
@@ -195,6 +197,8 @@ class VolumeBinding(PreFilterPlugin, FilterPlugin, FilterVector, ReservePlugin, 
         self._volume_facts: dict[tuple[str, str, str], VolumeFacts] = {}
         self._facts_by_object: dict[int, tuple[Obj, VolumeFacts]] = {}
         self._volume_count = 0
+        #: the delayed claims' candidate volumes, refiled only for volumes that changed
+        self._candidates = CandidateIndex(self._facts)
         self.claims = AssumeCache(handle, "PersistentVolumeClaim")
 
     def events_to_register(self) -> list[ClusterEvent]:
@@ -273,16 +277,12 @@ class VolumeBinding(PreFilterPlugin, FilterPlugin, FilterVector, ReservePlugin, 
                 immediate.append(claim)
         if immediate:
             return None, Status.unresolvable(ERR_UNBOUND_IMMEDIATE)
-        by_class: dict[str, list[Obj]] = {}
-        all_volumes: list[Obj] | None = None
+        if data.delayed:
+            volumes = self.volumes.current()
+            self._volume_count = len(volumes)
+            self._candidates.sync(volumes)
         for claim in data.delayed:
-            cls_name = claim_class(claim)
-            if cls_name not in by_class:
-                if all_volumes is None:
-                    all_volumes = self.volumes.list()
-                    self._volume_count = len(all_volumes)
-                by_class[cls_name] = [v for v in all_volumes if self._facts(v).storage_class == cls_name]
-            data.candidates[_meta(claim)["name"]] = CandidateVolumes(claim, by_class[cls_name], self._facts)
+            data.candidates[_meta(claim)["name"]] = self._candidates.candidates(claim)
         state.write(STATE_KEY, data)
         eligible = self._eligible_nodes(data.bound)
         return (PreFilterResult(eligible) if eligible is not None else None), None
