@@ -481,7 +481,7 @@ class VolumeBinding(PreFilterPlugin, FilterPlugin, FilterVector, ReservePlugin, 
             column = table.label_column(HOSTNAME_LABEL)
             if column is None:
                 return None
-            codes = [column.code[h] for h in sorted(hostnames) if h in column.code]
+            codes = [column.code[h] for h in hostnames if h in column.code]  # np.isin: any order
             mask = np.isin(column.codes, codes) if codes else np.zeros(table.n, dtype=bool)
         for terms in topologies:
             if terms:
@@ -497,7 +497,7 @@ class VolumeBinding(PreFilterPlugin, FilterPlugin, FilterVector, ReservePlugin, 
                 return None
             # a hostname with a candidate that its hostname alone makes suitable passes as it is;
             # the nodes of the other hostnames are asked one by one
-            sure = [column.code[h] for h in sorted(candidates.hostnames_for_any_node()) if h in column.code]
+            sure = [column.code[h] for h in candidates.hostnames_for_any_node() if h in column.code]
             passing = mask & np.isin(column.codes, sure) if sure else np.zeros(table.n, dtype=bool)
             for i in np.flatnonzero(mask & ~passing).tolist():
                 passing[i] = candidates.any_for_node(nodes[i].labels)
