@@ -11,13 +11,13 @@ for: built on first use after a rebuild, then kept in step on every node update.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import numpy as np
 
 from kubesched.api.resources import wrap_int64
-from kubesched.api.selectors import parse_int64
+from kubesched.api.selectors import LabelSelector, parse_int64
 from kubesched.scheduler.framework.interface import ABSENT_LABEL
 from kubesched.scheduler.framework.types import CPU, EPHEMERAL_STORAGE, MEMORY, PODS, NodeInfo, PodInfo
 
@@ -161,7 +161,7 @@ class PodGroups:
     rather than once per pod (pod topology spreading and inter-pod affinity count matching pods per
     node and domain)."""
 
-    __slots__ = ("n", "namespace", "labels", "deleting", "_by_labels", "_by_affinity")
+    __slots__ = ("n", "namespace", "labels", "deleting", "_by_labels", "_by_affinity", "_matches")
 
     def __init__(self, infos: list[NodeInfo]) -> None:
         self.n = len(infos)
@@ -170,6 +170,7 @@ class PodGroups:
         self.deleting: list[bool] = []
         self._by_labels = _Grouping(self.n)
         self._by_affinity = _Grouping(self.n)
+        self._matches: dict[tuple[str, LabelSelector], tuple[int, list[int]]] = {}
         for i, info in enumerate(infos):
             self.set_node(i, info.pods)
 
@@ -196,15 +197,26 @@ class PodGroups:
         self._by_labels.set_node(index, by_labels)
         self._by_affinity.set_node(index, by_terms)
 
-    def count(self, namespace: str, matches: Callable[[dict[str, str]], bool]) -> np.ndarray:
-        """Per node: its pods of ``namespace`` (not being deleted) whose labels ``matches``."""
+    def count(self, namespace: str, selector: LabelSelector) -> np.ndarray:
+        """Per node: its pods of ``namespace`` (not being deleted) whose labels ``selector`` matches."""
         out = np.zeros(self.n, dtype=np.int64)
         grouping = self._by_labels
-        for g, ns in enumerate(self.namespace):
-            if ns == namespace and not self.deleting[g] and grouping.nodes[g] and matches(self.labels[g]):
+        for g in self._matching(namespace, selector):
+            if grouping.nodes[g]:
                 where, counts = grouping.arrays(g)
                 out[where] += counts
         return out
+
+    def _matching(self, namespace: str, selector: LabelSelector) -> list[int]:
+        """The groups of ``namespace``, not being deleted, whose labels ``selector`` matches: kept
+        per (namespace, selector), extended as groups are added (a group's labels never change)."""
+        seen, found = self._matches.get((namespace, selector), (0, []))
+        if seen < len(self.namespace):
+            found = found + [g for g in range(seen, len(self.namespace))
+                             if self.namespace[g] == namespace and not self.deleting[g]
+                             and selector.matches(self.labels[g])]
+            self._matches[(namespace, selector)] = (len(self.namespace), found)
+        return found
 
     def label_groups(self) -> Iterator[tuple[str, dict[str, str], np.ndarray, np.ndarray]]:
         """Every group of pods on some node, pods being deleted included: namespace, labels, the

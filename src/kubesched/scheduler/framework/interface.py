@@ -29,6 +29,7 @@ from kubesched.k8s.objects import MIN_NODE_SCORE as MIN_NODE_SCORE
 if TYPE_CHECKING:
     import numpy as np
 
+    from kubesched.api.selectors import LabelSelector
     from kubesched.k8s.objects import Obj
     from kubesched.scheduler.framework.extender import Extender
     from kubesched.scheduler.framework.nominated import NominatedLoad
@@ -226,9 +227,9 @@ class PodGroupsView(Protocol):
     """The nodes' pods grouped by (namespace, labels, being deleted), and the pods with pod
     (anti-)affinity grouped by their terms."""
 
-    def count(self, namespace: str, matches: Callable[[dict[str, str]], bool]) -> np.ndarray:
+    def count(self, namespace: str, selector: LabelSelector) -> np.ndarray:
         """Per node: how many of its pods of ``namespace`` (not being deleted) have labels that
-        ``matches``."""
+        ``selector`` matches."""
 
     def label_groups(self) -> Iterator[tuple[str, dict[str, str], np.ndarray, np.ndarray]]:
         """Every (namespace, labels) group on some node, pods being deleted included: namespace,

@@ -63,7 +63,7 @@ def matching_per_node(table: NodeTableView, c: Constraint, namespace: str) -> np
     """``count_pods_matching(node.pods, c.selector, namespace)`` for every node."""
     if c.selector.is_empty:
         return np.zeros(table.n, dtype=np.int64)
-    return table.pod_groups().count(namespace, c.selector.matches)
+    return table.pod_groups().count(namespace, c.selector)
 
 
 def _affinity_mask(table: NodeTableView, nodes: list[NodeInfo], pod: PodInfo, inclusion: _NodeInclusion,
