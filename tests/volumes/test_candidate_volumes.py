@@ -10,7 +10,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kubesched.api.volumes import CandidateIndex, CandidateVolumes, VolumeFacts, claim_class, find_matching_volume
+from kubesched.api.volumes import (
+    CandidateIndex,
+    CandidateVolumes,
+    VolumeFacts,
+    claim_class,
+    find_matching_volume,
+)
 
 HOSTS = ["n1", "n2", "n3"]
 ZONES = ["a", "b"]
