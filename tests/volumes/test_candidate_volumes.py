@@ -1,6 +1,8 @@
-"""The fast path of VolumeBinding's volume search is exact: searching a node's candidates
+"""The fast paths of VolumeBinding's volume search are exact: searching a node's candidates
 (:class:`CandidateVolumes`, node-independent checks made once, local volumes filed by hostname)
-returns the very volume the search over every volume returns, for random volumes, claims and nodes."""
+returns the very volume the search over every volume returns, for random volumes, claims and nodes;
+and the :class:`CandidateIndex` kept across changing volume sets files the same candidates as a
+fresh search."""
 
 from __future__ import annotations
 
