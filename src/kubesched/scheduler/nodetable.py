@@ -207,6 +207,17 @@ class PodGroups:
                 out[where] += counts
         return out
 
+    def matching_nodes(self, namespace: str, selector: LabelSelector) -> tuple[np.ndarray, np.ndarray]:
+        """The nodes holding pods of ``namespace`` (not being deleted) that ``selector`` matches, and
+        how many each (a node appears once per group of such pods it holds)."""
+        grouping = self._by_labels
+        parts = [grouping.arrays(g) for g in self._matching(namespace, selector) if grouping.nodes[g]]
+        if not parts:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+        if len(parts) == 1:
+            return parts[0]
+        return np.concatenate([w for w, _ in parts]), np.concatenate([c for _, c in parts])
+
     def _matching(self, namespace: str, selector: LabelSelector) -> list[int]:
         """The groups of ``namespace``, not being deleted, whose labels ``selector`` matches: kept
         per (namespace, selector), extended as groups are added (a group's labels never change)."""

@@ -231,6 +231,10 @@ class PodGroupsView(Protocol):
         """Per node: how many of its pods of ``namespace`` (not being deleted) have labels that
         ``selector`` matches."""
 
+    def matching_nodes(self, namespace: str, selector: LabelSelector) -> tuple[np.ndarray, np.ndarray]:
+        """The nodes holding pods of ``namespace`` (not being deleted) that ``selector`` matches and
+        how many each; a node may appear more than once (sum them)."""
+
     def label_groups(self) -> Iterator[tuple[str, dict[str, str], np.ndarray, np.ndarray]]:
         """Every (namespace, labels) group on some node, pods being deleted included: namespace,
         labels, the node indices holding them and how many each."""

@@ -151,12 +151,20 @@ def pre_score_counts(snapshot: NodeTableSnapshot, constraints: Sequence[Constrai
                 map(operator.is_, map(nodes.__getitem__, positions), feasible)):
             return None  # not the snapshot's NodeInfos
         idx = np.array(positions, dtype=np.int64)
-    all_keys = has_all_keys(table, columns) if require_all else np.ones(table.n, dtype=bool)
-    kept = idx[all_keys[idx]]
-    ignored = {nodes[i].name for i in idx[~all_keys[idx]].tolist()}
+
+    def keys_at(where: np.ndarray) -> np.ndarray:
+        """Whether nodes ``where`` have every topology key (always, unless ``require_all``)."""
+        mask = np.ones(len(where), dtype=bool)
+        if require_all:
+            for column in columns:
+                mask &= column.codes[where] != ABSENT_LABEL
+        return mask
+
+    at_feasible = keys_at(idx)
+    kept = idx[at_feasible]
+    ignored = {nodes[i].name for i in idx[~at_feasible].tolist()}
     counts: list[dict[str, int]] = []
     weights: list[float] = []
-    base = table.has_object & all_keys
     for c, column in zip(constraints, columns):
         if c.topology_key == hostname:
             counts.append({})
@@ -166,8 +174,17 @@ def pre_score_counts(snapshot: NodeTableSnapshot, constraints: Sequence[Constrai
         domain = np.zeros(size, dtype=bool)
         domain[codes[kept]] = True
         weights.append(math.log(int(domain.sum()) + 2))
-        eligible = inclusion_mask(table, nodes, c, inclusion, base & domain[codes])
-        sums = _sum_by_code(codes[eligible], matching_per_node(table, c, namespace)[eligible], size)
+        if c.selector.is_empty:
+            sums = np.zeros(size, dtype=np.int64)
+        elif (c.node_affinity_policy != HONOR or inclusion.trivial_affinity) and c.node_taints_policy != HONOR:
+            # every node with the keys counts: sum over the nodes holding matching pods only
+            where, held = table.pod_groups().matching_nodes(namespace, c.selector)
+            ok = keys_at(where) & domain[codes[where]]
+            sums = _sum_by_code(codes[where][ok], held[ok], size)
+        else:
+            base = has_all_keys(table, columns) if require_all else np.ones(table.n, dtype=bool)
+            eligible = inclusion_mask(table, nodes, c, inclusion, base & domain[codes])
+            sums = _sum_by_code(codes[eligible], matching_per_node(table, c, namespace)[eligible], size)
         values = column.values
         counts.append({(values[k] if k < len(values) else ""): int(sums[k]) for k in np.flatnonzero(domain).tolist()})
     return ignored, counts, weights
