@@ -29,7 +29,8 @@ def shapes(nodes: int) -> list[Callable[[], Measurement]]:
         lambda: node_affinity.run(nodes, 1000, 1000),
         lambda: topology_spreading.run(nodes, 1000, 1000),
         lambda: topology_spreading.run_deployments(nodes, 1000, 1000),
-        lambda: pod_affinity.run_anti_affinity(nodes, 1000, 1000),
+        # one pod per node: initial and measured pods must leave nodes free
+        lambda: pod_affinity.run_anti_affinity(nodes, min(1000, nodes // 5), min(1000, nodes // 2)),
         lambda: pod_affinity.run_affinity(nodes, 1000, 1000),
         lambda: mixed.run(nodes, 1000, 2000),
         lambda: preemption_basic.run(nodes // 10),
