@@ -50,8 +50,9 @@ class NodePorts(PreFilterPlugin, FilterPlugin, FilterVector, FailureStatusesVect
         return [ClusterEvent("Pod", DELETE), ClusterEvent("Node", ADD | UPDATE)]
 
     def pre_filter(self, state: CycleState, pod: PodInfo) -> tuple[PreFilterResult | None, Status | None]:
-        has_ports = any(c.get("ports") for c in pod.spec.get("containers") or ())
-        if not has_ports:
+        # upstream getContainerPorts keeps only the ports with a hostPort: a pod whose containers
+        # declare container ports alone is skipped
+        if not pod.host_ports:
             return None, Status.skip()
         return None, None
 
