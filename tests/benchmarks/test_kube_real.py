@@ -1,0 +1,58 @@
+"""benchmarks/kube_real.py's pieces that need no API server: the objects it creates, the
+configuration and command line it gives kubesched, the throughput samples and the CPU reading.
+(The measurement itself needs a real kube-apiserver, which no registry ships.)"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+from click.testing import CliRunner
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+
+import kube_real  # noqa: E402
+
+from kubesched.cli.main import cli  # noqa: E402
+
+
+def test_nodes_are_ready_untainted_and_sized_like_scheduler_perf() -> None:
+    node = kube_real.node_object("n1")
+    assert node["status"]["allocatable"] == {"cpu": "4", "memory": "32Gi", "pods": "110"}
+    assert {"type": "Ready", "status": "True"}.items() <= node["status"]["conditions"][0].items()
+    assert "taints" not in node["spec"]
+    assert node["metadata"]["labels"]["kubernetes.io/hostname"] == "n1"
+
+
+def test_pods_carry_requests_limits_and_the_preemption_fields() -> None:
+    low = kube_real.pod_object("low", "900m", "500Mi", node="n1", grace=0)
+    assert low["spec"]["nodeName"] == "n1" and low["spec"]["terminationGracePeriodSeconds"] == 0
+    assert low["spec"]["containers"][0]["resources"] == {"requests": {"cpu": "900m", "memory": "500Mi"},
+                                                         "limits": {"cpu": "900m", "memory": "500Mi"}}
+    high = kube_real.pod_object("high", "3000m", "500Mi", priority_class=kube_real.HIGH_PRIORITY_CLASS)
+    assert high["spec"]["schedulerName"] == "default-scheduler" and "nodeName" not in high["spec"]
+    assert kube_real.cpu_millis("3000m") == 3000 and kube_real.cpu_millis("4") == 4000
+
+
+def test_kubesched_accepts_the_command_line_and_configuration_it_is_given() -> None:
+    command = kube_real.kubesched_command("CONFIG", 5000.0, 5000, "info")
+    assert command[1:4] == ["-m", "kubesched", "run"]
+    help_text = CliRunner().invoke(cli, ["run", "--help"]).output
+    for option in (arg for arg in command[4:] if arg.startswith("--")):
+        assert option in help_text
+    config = kube_real.scheduler_config("/k", 5000.0, 5000)
+    assert config["clientConnection"] == {"kubeconfig": "/k", "qps": 5000.0, "burst": 5000}
+    assert config["leaderElection"] == {"leaderElect": False}
+
+
+def test_throughput_is_sampled_per_whole_second() -> None:
+    samples = kube_real.per_second(10.0, [10.1, 10.5, 11.2, 12.9, 13.1])
+    assert samples == [2, 1, 1]  # the partial last second is left out
+    assert kube_real.percentile([5, 1, 3], 0.5) == 3.0
+    assert kube_real.per_second(0.0, []) == []
+
+
+def test_cpu_seconds_of_a_live_process_and_none_once_gone() -> None:
+    assert (kube_real.process_cpu(os.getpid()) or 0.0) > 0.0
+    assert kube_real.process_cpu(2 ** 22 + 1) is None
