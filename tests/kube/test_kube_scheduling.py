@@ -171,3 +171,28 @@ def test_event_repeats_become_a_series(fake: FakeApiServer, kubeconfig: str) -> 
     assert len(events) == 1
     assert events[0]["series"]["count"] == 2  # patched on the first repeat, then every 30 s at most
     assert len(fake.requests_matching("PATCH", "/events/")) == 1
+
+
+def test_a_preemptor_s_victims_are_all_preempted(fake: FakeApiServer, replicas: Callable[..., Replica]) -> None:
+    """Several victims on one node: each is marked DisruptionTarget, deleted once and gets its
+    Preempted event (the calls for them go out at the same time, as upstream's prepareCandidate)."""
+    fake.create(make_priority_class("low", 100))
+    fake.create(make_priority_class("high", 1000))
+    fake.create(make_node("n1", cpu="4"))
+    for i in range(3):
+        fake.create(pod(f"victim-{i}", cpu="1", priority_class="low", node="n1", grace=30))
+    replicas("a")
+    fake.create(pod("preemptor", cpu="4", priority_class="high"))
+
+    def all_terminating() -> bool:
+        found = [fake.get("Pod", "default", f"victim-{i}") for i in range(3)]
+        return all(v is not None and v["metadata"].get("deletionTimestamp") for v in found)
+
+    wait_for(all_terminating, what="every victim terminating")
+    for i in range(3):
+        victim = fake.get("Pod", "default", f"victim-{i}")
+        assert victim is not None
+        assert [c["reason"] for c in victim["status"]["conditions"] if c["type"] == "DisruptionTarget"] == [
+            "PreemptionByScheduler"]
+        assert len(fake.requests_matching("DELETE", f"/pods/victim-{i}$")) == 1
+        wait_for(lambda i=i: events_for(fake, f"victim-{i}", "Preempted"), what="Preempted event")

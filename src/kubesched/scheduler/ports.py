@@ -3,10 +3,13 @@ API are the two implementations)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any, Protocol
+import builtins
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol, TypeVar
 
 from kubesched.k8s.objects import Obj
+
+T = TypeVar("T")
 
 
 class ClusterEventHandler(Protocol):
@@ -41,6 +44,11 @@ class Cluster(Protocol):
 
     def delete_pod(self, pod: Obj) -> None:
         """DELETE with default options (the pod's grace period), precondition on UID."""
+
+    def call_all(self, calls: Sequence[Callable[[], T]]) -> builtins.list[T]:
+        """Each of ``calls``, their results in order: one after another in a simulation, at the
+        same time against a real API server (upstream's Parallelizer, e.g. for a preemptor's
+        victims)."""
 
     def record_event(
         self,

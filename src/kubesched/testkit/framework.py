@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import builtins
 import itertools
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -23,7 +23,7 @@ from kubesched.scheduler.framework.interface import NodeTableSnapshot, PluginsRu
 from kubesched.scheduler.framework.types import NodeInfo, PodInfo
 from kubesched.scheduler.metrics import Metrics
 from kubesched.scheduler.nodetable import NodeTable
-from kubesched.scheduler.ports import Cluster, ClusterEventHandler
+from kubesched.scheduler.ports import Cluster, ClusterEventHandler, T
 from kubesched.scheduler.queue import Nominator
 
 if TYPE_CHECKING:
@@ -129,6 +129,9 @@ class FakeCluster:
     def update(self, obj: Obj) -> Obj:
         self.writes.append(("update", obj, None))
         return obj
+
+    def call_all(self, calls: Sequence[Callable[[], T]]) -> builtins.list[T]:
+        return [call() for call in calls]
 
     def patch_pod_status(self, pod: Obj, status_patch: Obj) -> None:
         self.writes.append(("patch_pod_status", pod, status_patch))

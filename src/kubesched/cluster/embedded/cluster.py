@@ -14,7 +14,8 @@ It implements the :class:`~kubesched.scheduler.ports.Cluster` port the scheduler
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import builtins
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -27,7 +28,7 @@ from kubesched.cluster.embedded.kubelet.nodeagent import NodeAgent
 from kubesched.cluster.embedded.subsystems import factory
 from kubesched.des.clock import EventLoop
 from kubesched.k8s.objects import ApiError, Obj, key_of
-from kubesched.scheduler.ports import ClusterEventHandler
+from kubesched.scheduler.ports import ClusterEventHandler, T
 
 
 class EmbeddedCluster:
@@ -147,6 +148,10 @@ class EmbeddedCluster:
     # -- Cluster port: scheduler actions ---------------------------------------------------------
     def bind(self, pod: Obj, node_name: str) -> None:
         self.api.bind(pod, node_name)  # the node agent starts the pod when it sees the binding
+
+    def call_all(self, calls: Sequence[Callable[[], T]]) -> builtins.list[T]:
+        """One after another: the simulation is deterministic."""
+        return [call() for call in calls]
 
     def patch_pod_status(self, pod: Obj, status_patch: Obj) -> None:
         self.api.patch_pod_status(pod, status_patch)

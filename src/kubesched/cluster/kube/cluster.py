@@ -23,11 +23,13 @@ this replica may not act.
 
 from __future__ import annotations
 
+import builtins
 import logging
 import socket
 import threading
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from kubesched.cluster.kube.cache import Change, InformerCache
@@ -50,12 +52,14 @@ from kubesched.k8s.objects import (
     scheduler_name_of,
 )
 from kubesched.k8s.timefmt import EPOCH
-from kubesched.scheduler.ports import ClusterEventHandler, deliver
+from kubesched.scheduler.ports import ClusterEventHandler, T, deliver
 
 log = logging.getLogger("kubesched.kube.cluster")
 
 #: how long a write on an assigned pod waits for the watch to bring its result back
 OWN_WRITE_TIMEOUT = 1.0
+#: how many API calls ``call_all`` makes at once (upstream's default parallelism)
+PARALLELISM = 16
 
 
 def wall_clock() -> float:
@@ -96,6 +100,7 @@ class KubeCluster:
         self._changes = ChangeQueue()
         self._handler: ClusterEventHandler | None = None
         self._guard: Callable[[], None] | None = None
+        self._pool: ThreadPoolExecutor | None = None  # for call_all, made when first needed
 
     # -- lifecycle ---------------------------------------------------------------------------
     @property
@@ -136,6 +141,9 @@ class KubeCluster:
 
     def stop(self, event_flush_timeout: float = 5.0) -> None:
         self.stop_event.set()
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
+            self._pool = None
         for informer in self.informers.values():
             informer.interrupt()
         self.events.stop(event_flush_timeout)
@@ -259,6 +267,14 @@ class KubeCluster:
         log.info("updated object", extra={"kind": obj["kind"], "name": object_key(obj["kind"], meta.get("namespace"),
                                                                                      meta["name"])})
         return dict(answer or obj)
+
+    def call_all(self, calls: Sequence[Callable[[], T]]) -> builtins.list[T]:
+        """At the same time, on up to 16 threads (upstream's Parallelizer), results in order."""
+        if len(calls) <= 1:
+            return [call() for call in calls]
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(max_workers=PARALLELISM, thread_name_prefix="kubesched-api")
+        return list(self._pool.map(lambda call: call(), calls))
 
     def patch_pod_status(self, pod: Obj, status_patch: Obj) -> None:
         namespace, name = _ns_name(pod)

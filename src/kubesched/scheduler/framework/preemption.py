@@ -14,6 +14,7 @@ the criterion that picked the node) that ``explain`` and the simulation result c
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -492,10 +493,12 @@ class Evaluator:
         """Upstream ``prepareCandidate``: preempt every victim, then clear the nominations of the
         lower-priority pods nominated to the node."""
         handle = self.handle
-        for victim in candidate.victims:
-            err = preempt_pod(handle.cluster, victim, pod, candidate.node, handle.now())
-            if err is not None:
-                return Status.error(err)
+        cluster, now = handle.cluster, handle.now()
+        errors = cluster.call_all([functools.partial(preempt_pod, cluster, victim, pod, candidate.node, now)
+                                   for victim in candidate.victims])  # at the same time, as upstream
+        err = next((e for e in errors if e is not None), None)
+        if err is not None:
+            return Status.error(err)
         handle.metrics.observe_victims(len(candidate.victims))
         for nominated in handle.nominator.pods_for_node(candidate.node):
             if nominated.priority < pod.priority:
