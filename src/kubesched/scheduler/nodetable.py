@@ -200,11 +200,8 @@ class PodGroups:
     def count(self, namespace: str, selector: LabelSelector) -> np.ndarray:
         """Per node: its pods of ``namespace`` (not being deleted) whose labels ``selector`` matches."""
         out = np.zeros(self.n, dtype=np.int64)
-        grouping = self._by_labels
-        for g in self._matching(namespace, selector):
-            if grouping.nodes[g]:
-                where, counts = grouping.arrays(g)
-                out[where] += counts
+        where, held = self.matching_nodes(namespace, selector)
+        np.add.at(out, where, held)  # a node may hold pods of several matching groups
         return out
 
     def matching_nodes(self, namespace: str, selector: LabelSelector) -> tuple[np.ndarray, np.ndarray]:

@@ -445,10 +445,12 @@ class PluginsRunner(Protocol):
         left out), summed per column of ``snapshot``'s node table."""
 
     def dry_run_batch(
-        self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot, arithmetic: PreemptionArithmetic
+        self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot, arithmetic: PreemptionArithmetic,
+        nominated: NominatedLoad,
     ) -> DryRunBatch:
         """The dry run of many nodes of ``snapshot`` at once, with ``arithmetic`` (what
-        :meth:`preemption_arithmetic` returned)."""
+        :meth:`preemption_arithmetic` returned) and the ``nominated`` load (what
+        :meth:`nominated_load` returned)."""
 
 
 class Handle(Protocol):

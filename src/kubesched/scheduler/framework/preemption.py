@@ -35,6 +35,7 @@ from kubesched.scheduler.framework.interface import (
     PreemptionArithmetic,
     Status,
 )
+from kubesched.scheduler.framework.nominated import NominatedLoad
 from kubesched.scheduler.framework.types import PREEMPTION_BY_SCHEDULER, NodeInfo, PodInfo, fit_error_message
 from kubesched.scheduler.ports import Cluster
 
@@ -213,7 +214,7 @@ class Evaluator:
         handle = self.handle
         potential, node_statuses = self._nodes_where_preemption_might_help(statuses, exclude)
         if potential:
-            candidates = self._dry_run_preemption(state, pod, potential, statuses, node_statuses)
+            candidates = self._dry_run_preemption(state, pod, potential, node_statuses)
             record.candidates = candidates
         else:
             candidates = []
@@ -248,7 +249,7 @@ class Evaluator:
             record.outcome, record.message = "not eligible", msg
             return record
         potential, node_statuses = self._nodes_where_preemption_might_help(statuses)
-        candidates = self._dry_run_preemption(state, pod, potential, statuses, node_statuses) if potential else []
+        candidates = self._dry_run_preemption(state, pod, potential, node_statuses) if potential else []
         record.candidates = candidates
         if not candidates:
             record.outcome = "no candidates"
@@ -334,8 +335,7 @@ class Evaluator:
         return potential, node_statuses
 
     def _dry_run_preemption(
-        self, state: CycleState, pod: PodInfo, potential: list[NodeInfo], statuses: dict[str, Status],
-        node_statuses: dict[str, Status],
+        self, state: CycleState, pod: PodInfo, potential: list[NodeInfo], node_statuses: dict[str, Status],
     ) -> list[Candidate]:
         """Upstream ``DryRunPreemption``: the policy's victims on each potential node from the
         offset on, until there are enough candidates and one of them violates no PDB. The nodes'
@@ -350,12 +350,17 @@ class Evaluator:
         deferred: list[int] = []  # nodes known to fail; their status is only needed without candidates
         outcomes = None
         if arithmetic is not None:
-            outcomes = self._batched(state, pod, potential, order, arithmetic, pdbs, num_candidates, deferred)
-        if outcomes is None:
-            if arithmetic is not None and policy.victims_are_lower_priority_pods:
-                known_fail = self._certain_failures(state, pod, potential, statuses, arithmetic)[order]
+            snapshot = handle.snapshot()
+            nominated = fwk.nominated_load(pod, snapshot)
+            if policy.victims_are_lower_priority_pods:
+                # nodes that fail even with every lower-priority pod gone and the nominated pods
+                # added are no candidates: ruled out for all nodes at once from per-priority sums
+                known_fail = arithmetic.preemption_failures(state, pod, snapshot, potential, nominated)[order]
                 deferred = order[known_fail].tolist()
                 order = order[~known_fail]
+            outcomes = self._batched(state, pod, potential, order.tolist(), arithmetic, nominated, pdbs,
+                                     num_candidates)
+        if outcomes is None:
             outcomes = (
                 (k, *policy.select_victims_on_node(pod, fwk.dry_run_node(state, pod, potential[k], arithmetic), pdbs))
                 for k in order.tolist()
@@ -386,29 +391,18 @@ class Evaluator:
         return candidates
 
     def _batched(
-        self, state: CycleState, pod: PodInfo, potential: list[NodeInfo], order: np.ndarray,
-        arithmetic: PreemptionArithmetic, pdbs: list[Obj], chunk: int, deferred: list[int],
+        self, state: CycleState, pod: PodInfo, potential: list[NodeInfo], todo: list[int],
+        arithmetic: PreemptionArithmetic, nominated: NominatedLoad, pdbs: list[Obj], chunk: int,
     ) -> Iterator[tuple[int, list[PodInfo], list[str], Status | None]] | None:
-        """The dry run's outcomes node by node in ``order`` as (node position, victims, PDB-violating
+        """The dry run's outcomes node by node in ``todo`` as (node position, victims, PDB-violating
         victims, status), found by the policy's batched form for about ``chunk`` nodes at a time
-        (fewer once most candidates are found); None when the policy has none. Nodes the
-        per-priority sums rule out go to ``deferred`` at once; nodes the policy leaves undecided
-        are asked one by one."""
-        policy, handle = self.policy, self.handle
-        fwk = handle.framework
-        snapshot = handle.snapshot()
-        batch = fwk.dry_run_batch(state, pod, snapshot, arithmetic)
-        todo = order.tolist()
-        if policy.victims_are_lower_priority_pods:
-            certain = arithmetic.preemption_failures(state, pod, snapshot, potential,
-                                                     fwk.nominated_load(pod, snapshot))[order]
-            todo = order[~certain].tolist()
-            certain_nodes = order[certain].tolist()
+        (fewer once most candidates are found); None when the policy has none. Nodes the policy
+        leaves undecided are asked one by one."""
+        policy, fwk = self.policy, self.handle.framework
+        batch = fwk.dry_run_batch(state, pod, self.handle.snapshot(), arithmetic, nominated)
         first = policy.select_victims_on_nodes(pod, [potential[k] for k in todo[:chunk]], batch, pdbs)
         if first is None:
             return None
-        if policy.victims_are_lower_priority_pods:
-            deferred.extend(certain_nodes)  # no candidates: a node by node status only if none is found
 
         def outcomes() -> Iterator[tuple[int, list[PodInfo], list[str], Status | None]]:
             answers: list[list[PodInfo] | Status | None] = first
@@ -433,22 +427,6 @@ class Evaluator:
                     yield k, [], [], answer
 
         return outcomes()
-
-    def _certain_failures(
-        self, state: CycleState, pod: PodInfo, potential: list[NodeInfo], statuses: dict[str, Status],
-        arithmetic: PreemptionArithmetic,
-    ) -> np.ndarray:
-        """Which potential nodes the dry run's first check is certain to reject, for all of them at
-        once: the arithmetic filter rejected the node itself (so every filter before it passed) and
-        it fails even with every lower-priority pod gone and the nominated pods added. Every other
-        node takes the per-node path."""
-        snapshot = self.handle.snapshot()
-        nominated = self.handle.framework.nominated_load(pod, snapshot)
-        fails = arithmetic.preemption_failures(state, pod, snapshot, potential, nominated)
-        name, get = arithmetic.name, statuses.get
-        rejected_by_it = [(status := get(info.name)) is not None and status.plugin == name for info in potential]
-        result: np.ndarray = fails & np.array(rejected_by_it, dtype=bool)
-        return result
 
     # -- picking one ------------------------------------------------------------------------------
     def _select_candidate(self, candidates: list[Candidate], record: PreemptionRecord) -> Candidate:

@@ -246,9 +246,9 @@ class Framework:
         return ArithmeticNode(self.filter_plugins, arithmetic, state, pod, node, nominated, _filter_failed)
 
     def dry_run_batch(
-        self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot, arithmetic: PreemptionArithmetic
+        self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot, arithmetic: PreemptionArithmetic,
+        nominated: NominatedLoad,
     ) -> ArithmeticBatch:
-        nominated = self.nominated_load(pod, snapshot)
         return ArithmeticBatch(arithmetic, state, pod, snapshot, nominated, functools.partial(
             self.filters_pass_except, state, pod, snapshot, excepted=arithmetic))
 

@@ -52,10 +52,12 @@ def columns_of(table: NodeTableView, constraints: Sequence[Constraint]) -> list[
     return out
 
 
-def has_all_keys(table: NodeTableView, columns: Sequence[LabelColumnView]) -> np.ndarray:
-    mask = np.ones(table.n, dtype=bool)
+def has_all_keys(table: NodeTableView, columns: Sequence[LabelColumnView], where: np.ndarray | None = None,
+                 ) -> np.ndarray:
+    """Whether each node (of ``where`` if given) has every column's key."""
+    mask = np.ones(table.n if where is None else len(where), dtype=bool)
     for column in columns:
-        mask &= column.codes != ABSENT_LABEL
+        mask &= (column.codes if where is None else column.codes[where]) != ABSENT_LABEL
     return mask
 
 
@@ -153,12 +155,8 @@ def pre_score_counts(snapshot: NodeTableSnapshot, constraints: Sequence[Constrai
         idx = np.array(positions, dtype=np.int64)
 
     def keys_at(where: np.ndarray) -> np.ndarray:
-        """Whether nodes ``where`` have every topology key (always, unless ``require_all``)."""
-        mask = np.ones(len(where), dtype=bool)
-        if require_all:
-            for column in columns:
-                mask &= column.codes[where] != ABSENT_LABEL
-        return mask
+        """Whether nodes ``where`` count: they have every topology key, or ``require_all`` is off."""
+        return has_all_keys(table, columns, where) if require_all else np.ones(len(where), dtype=bool)
 
     at_feasible = keys_at(idx)
     kept = idx[at_feasible]

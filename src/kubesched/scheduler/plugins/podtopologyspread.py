@@ -316,9 +316,6 @@ class PodTopologySpread(
             self._services_by_namespace, self._services_at = by_namespace, generation
         return self._services_by_namespace.get(namespace, [])
 
-    def _find(self, kind: str, namespace: str, name: str) -> Mapping[str, Any] | None:
-        return self.handle.get(kind, namespace, name)
-
     def default_selector(self, pod: PodInfo) -> LabelSelector:
         """Upstream ``helper.DefaultSelector``: the selectors of the Services selecting the pod and
         of its controlling ReplicationController / ReplicaSet / StatefulSet, ANDed."""
@@ -335,11 +332,11 @@ class PodTopologySpread(
             gvk = (owner.get("apiVersion"), owner.get("kind"))
             name = owner.get("name") or ""
             if gvk == ("v1", "ReplicationController"):
-                rc = self._find("ReplicationController", pod.namespace, name)
+                rc = self.handle.get("ReplicationController", pod.namespace, name)
                 if rc is not None:
                     label_set.update((rc.get("spec") or {}).get("selector") or {})
             elif gvk in (("apps/v1", "ReplicaSet"), ("apps/v1", "StatefulSet")):
-                obj = self._find(gvk[1], pod.namespace, name)
+                obj = self.handle.get(gvk[1], pod.namespace, name)
                 if obj is not None:
                     try:
                         other = LabelSelector.from_dict((obj.get("spec") or {}).get("selector"))
