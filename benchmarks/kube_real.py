@@ -73,6 +73,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kubesched.api.quantity import parse_quantity
+from kubesched.testkit.builders import make_container, make_node, make_pod
+
 NAMESPACE = "kube-real-bench"
 HIGH_PRIORITY_CLASS = "kube-real-bench-high"
 NODE_LABEL = "kube-real-bench"
@@ -135,41 +138,25 @@ class Api:
 
 
 def node_object(name: str) -> dict[str, Any]:
-    resources = {"cpu": "4", "memory": "32Gi", "pods": "110"}
-    return {
-        "apiVersion": "v1", "kind": "Node",
-        "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name, "kubernetes.io/os": "linux",
-                                              "kubernetes.io/arch": "amd64", NODE_LABEL: "true"}},
-        "spec": {},
-        "status": {"capacity": resources, "allocatable": dict(resources), "phase": "Running",
-                   "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady",
-                                   "message": "no kubelet: a benchmark node"}]},
-    }
+    node = make_node(name, labels={"kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64", NODE_LABEL: "true"},
+                     spec={})
+    node["status"].update(phase="Running", conditions=[{"type": "Ready", "status": "True", "reason": "KubeletReady",
+                                                        "message": "no kubelet: a benchmark node"}])
+    return node
 
 
 def pod_object(name: str, cpu: str, memory: str, *, node: str | None = None, priority_class: str | None = None,
                grace: int | None = None, container_port: bool = True) -> dict[str, Any]:
     requests = {"cpu": cpu, "memory": memory}
-    container: dict[str, Any] = {"name": "pause", "image": "registry.k8s.io/pause:3.9",
-                                 "resources": {"requests": requests, "limits": dict(requests)}}
-    if container_port:  # as upstream's templates: a containerPort, no hostPort
-        container["ports"] = [{"containerPort": 80}]
-    spec: dict[str, Any] = {
-        "schedulerName": "default-scheduler",
-        "automountServiceAccountToken": False,
-        "containers": [container],
-    }
-    if node is not None:
-        spec["nodeName"] = node
-    if priority_class is not None:
-        spec["priorityClassName"] = priority_class
-    if grace is not None:
-        spec["terminationGracePeriodSeconds"] = grace
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": NAMESPACE}, "spec": spec}
+    # as upstream's templates: a containerPort, no hostPort
+    container = make_container("pause", image="registry.k8s.io/pause:3.9", requests=requests, limits=requests,
+                               ports=[{"containerPort": 80}] if container_port else None)
+    return make_pod(name, namespace=NAMESPACE, containers=[container], node=node, priority_class=priority_class,
+                    grace=grace, scheduler_name="default-scheduler", automountServiceAccountToken=False)
 
 
 def cpu_millis(quantity: str) -> int:
-    return int(quantity[:-1]) if quantity.endswith("m") else int(float(quantity) * 1000)
+    return int(parse_quantity(quantity) * 1000)
 
 
 def machine_cpu() -> tuple[float, float, float]:
