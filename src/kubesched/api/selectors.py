@@ -7,6 +7,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from kubesched.k8s.memo import IdentityMemo
+
 LABEL_SELECTOR_OPERATORS = frozenset({"In", "NotIn", "Exists", "DoesNotExist"})
 NODE_NAME_FIELD = "metadata.name"
 
@@ -193,21 +195,10 @@ def node_selector_term_error(term: Any) -> str | None:
     return None
 
 
-_TERM_ERRORS: dict[int, tuple[Any, str | None]] = {}
-_TERM_ERRORS_MAX = 4096
-
-
-def _cached_term_error(term: Mapping[str, Any]) -> str | None:
-    """:func:`node_selector_term_error`, memoised by object identity (the entry keeps the term alive,
-    so its id cannot be reused while cached)."""
-    hit = _TERM_ERRORS.get(id(term))
-    if hit is not None and hit[0] is term:
-        return hit[1]
-    err = node_selector_term_error(term)
-    if len(_TERM_ERRORS) >= _TERM_ERRORS_MAX:
-        _TERM_ERRORS.clear()
-    _TERM_ERRORS[id(term)] = (term, err)
-    return err
+#: :func:`node_selector_term_error` per term object (terms are parts of objects that are replaced,
+#: never changed in place)
+_cached_term_error: IdentityMemo[Mapping[str, Any], str | None] = IdentityMemo(
+    node_selector_term_error, 4096)
 
 
 def _expression_matches(expr: Mapping[str, Any], labels: Mapping[str, str]) -> bool:

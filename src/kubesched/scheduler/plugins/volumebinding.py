@@ -54,6 +54,7 @@ from kubesched.api.volumes import (
     topology_terms_match,
     volume_node_affinity_matches,
 )
+from kubesched.k8s.memo import IdentityMemo
 from kubesched.k8s.objects import ApiError, Obj
 from kubesched.scheduler.framework.interface import (
     ADD,
@@ -195,8 +196,10 @@ class VolumeBinding(PreFilterPlugin, FilterPlugin, FilterVector, ReservePlugin, 
         self.volumes = AssumeCache(handle, "PersistentVolume")
         #: parsed volumes by (name, resourceVersion, claimRef); emptied when it outgrows the volumes
         self._volume_facts: dict[tuple[str, str, str], VolumeFacts] = {}
-        self._facts_by_object: dict[int, tuple[Obj, VolumeFacts]] = {}
         self._volume_count = 0
+        #: the same, the same object recognised at once (an assumed copy differs from the stored one
+        #: only in its claimRef, which is part of the key above)
+        self._facts = IdentityMemo(self._facts_by_version, 4 * 1024)
         #: the delayed claims' candidate volumes, refiled only for volumes that changed
         self._candidates = CandidateIndex(self._facts)
         self.claims = AssumeCache(handle, "PersistentVolumeClaim")
@@ -280,6 +283,7 @@ class VolumeBinding(PreFilterPlugin, FilterPlugin, FilterVector, ReservePlugin, 
         if data.delayed:
             volumes = self.volumes.current()
             self._volume_count = len(volumes)
+            self._facts.limit = 4 * max(1024, self._volume_count)
             self._candidates.sync(volumes)
         for claim in data.delayed:
             data.candidates[_meta(claim)["name"]] = self._candidates.candidates(claim)
@@ -287,17 +291,6 @@ class VolumeBinding(PreFilterPlugin, FilterPlugin, FilterVector, ReservePlugin, 
         eligible = self._eligible_nodes(data.bound)
         return (PreFilterResult(eligible) if eligible is not None else None), None
 
-    def _facts(self, volume: Obj) -> VolumeFacts:
-        """The volume's parsed facts, kept per version (an assumed copy differs from the stored one
-        only in its claimRef, which is part of the key); the same object is recognised at once."""
-        seen = self._facts_by_object.get(id(volume))
-        if seen is not None and seen[0] is volume:
-            return seen[1]
-        found = self._facts_by_version(volume)
-        if len(self._facts_by_object) > 4 * max(1024, self._volume_count):
-            self._facts_by_object.clear()
-        self._facts_by_object[id(volume)] = (volume, found)  # the object is kept, so its id stays its own
-        return found
 
     def _facts_by_version(self, volume: Obj) -> VolumeFacts:
         meta = _meta(volume)

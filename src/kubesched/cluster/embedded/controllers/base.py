@@ -26,6 +26,7 @@ from kubesched.cluster.embedded.controllers.util import (
     is_deleting,
     is_ready,
 )
+from kubesched.k8s.memo import IdentityMemo
 from kubesched.k8s.objects import (
     ApiError,
     Obj,
@@ -40,19 +41,13 @@ if TYPE_CHECKING:
     from kubesched.cluster.embedded.cluster import EmbeddedCluster
 
 
-_FLAGS: dict[int, tuple[Obj, tuple[Any, ...]]] = {}  # by id: every controller is told of the same objects
+def _flags_of(pod: Obj) -> tuple[Any, ...]:
+    return (is_terminal(pod), is_deleting(pod), is_ready(pod), controller_ref(pod))
 
 
-def _pod_flags(pod: Obj) -> tuple[Any, ...]:
-    """What the workload controllers look at in a pod (worked out once per delivered object)."""
-    seen = _FLAGS.get(id(pod))
-    if seen is not None and seen[0] is pod:
-        return seen[1]
-    flags = (is_terminal(pod), is_deleting(pod), is_ready(pod), controller_ref(pod))
-    if len(_FLAGS) >= 64:
-        _FLAGS.clear()
-    _FLAGS[id(pod)] = (pod, flags)  # the object is kept, so its id stays its own while cached
-    return flags
+#: what the workload controllers look at in a pod, worked out once per delivered object (every
+#: controller is told of the same objects)
+_pod_flags: IdentityMemo[Obj, tuple[Any, ...]] = IdentityMemo(_flags_of, 64)
 
 
 def _quota_relaxed(old: Obj, new: Obj) -> bool:
