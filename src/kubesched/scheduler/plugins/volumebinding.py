@@ -27,7 +27,7 @@ the alpha ``VolumeCapacityPriority`` gate (always 0 in a default v1.28).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -107,6 +107,10 @@ def _cache_key(namespace: str | None, name: str) -> str:
     return f"{namespace}/{name}" if namespace else name
 
 
+#: a stored object, or its absence
+_Stored = TypeVar("_Stored", Obj, Obj | None)
+
+
 class AssumeCache:
     """The informer's objects of one kind, overlaid with the versions this scheduler assumed
     (upstream ``assumecache``): an assumed object is seen until the API server's copy moves past
@@ -121,8 +125,18 @@ class AssumeCache:
         return self.handle.cluster.get(self.kind, namespace or "", name)
 
     def get(self, namespace: str | None, name: str) -> Obj | None:
-        current = self.api_get(namespace, name)
-        key = _cache_key(namespace, name)
+        return self._seen(_cache_key(namespace, name), self.api_get(namespace, name))
+
+    def current(self) -> list[Obj]:
+        """The objects, assumed versions in place of the stored ones, in the informer's order."""
+        stored = self.handle.cluster.list(self.kind)
+        if not self._assumed:
+            return stored
+        return [self._seen(_cache_key(_meta(obj).get("namespace"), _meta(obj)["name"]), obj) for obj in stored]
+
+    def _seen(self, key: str, current: _Stored) -> _Stored:
+        """What is seen of the object ``key`` whose stored copy is ``current``: the assumed version
+        until the stored copy moves past it (then the assumption is dropped)."""
         assumed = self._assumed.get(key)
         if assumed is None:
             return current
@@ -130,21 +144,6 @@ class AssumeCache:
             del self._assumed[key]
             return current
         return assumed
-
-    def current(self) -> list[Obj]:
-        """The objects, assumed versions in place of the stored ones, in the informer's order."""
-        if not self._assumed:
-            return self.handle.cluster.list(self.kind)
-        out = []
-        for current in self.handle.cluster.list(self.kind):
-            meta = _meta(current)
-            key = _cache_key(meta.get("namespace"), meta["name"])
-            assumed = self._assumed.get(key)
-            if assumed is not None and _rv(current) > _rv(assumed):
-                del self._assumed[key]  # as get(): the API server's copy moved past the assumed one
-                assumed = None
-            out.append(current if assumed is None else assumed)
-        return out
 
     def assume(self, obj: Obj) -> None:
         meta = _meta(obj)
