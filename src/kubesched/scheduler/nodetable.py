@@ -161,13 +161,10 @@ class PodGroups:
     rather than once per pod (pod topology spreading and inter-pod affinity count matching pods per
     node and domain)."""
 
-    __slots__ = ("n", "namespace", "labels", "deleting", "_by_labels", "_by_affinity", "_matches")
+    __slots__ = ("n", "_by_labels", "_by_affinity", "_matches")
 
     def __init__(self, infos: list[NodeInfo]) -> None:
         self.n = len(infos)
-        self.namespace: list[str] = []
-        self.labels: list[dict[str, str]] = []
-        self.deleting: list[bool] = []
         self._by_labels = _Grouping(self.n)
         self._by_affinity = _Grouping(self.n)
         self._matches: dict[tuple[str, LabelSelector], tuple[int, list[int]]] = {}
@@ -175,14 +172,8 @@ class PodGroups:
             self.set_node(i, info.pods)
 
     def _group(self, pod: PodInfo) -> int:
-        grouping = self._by_labels
-        before = len(grouping.first)
-        g = grouping.group((pod.namespace, tuple(sorted(pod.labels.items())), pod.deleting), pod)
-        if g == before:
-            self.namespace.append(pod.namespace)
-            self.labels.append(pod.labels)
-            self.deleting.append(pod.deleting)
-        return g
+        """The group of pods alike to ``pod``; its first pod stands for all of them."""
+        return self._by_labels.group((pod.namespace, tuple(sorted(pod.labels.items())), pod.deleting), pod)
 
     def set_node(self, index: int, pods: list[PodInfo]) -> None:
         """Record that node ``index`` now holds ``pods``."""
@@ -218,22 +209,23 @@ class PodGroups:
     def _matching(self, namespace: str, selector: LabelSelector) -> list[int]:
         """The groups of ``namespace``, not being deleted, whose labels ``selector`` matches: kept
         per (namespace, selector), extended as groups are added (a group's labels never change)."""
+        groups = self._by_labels.first
         seen, found = self._matches.get((namespace, selector), (0, []))
-        if seen < len(self.namespace):
-            found = found + [g for g in range(seen, len(self.namespace))
-                             if self.namespace[g] == namespace and not self.deleting[g]
-                             and selector.matches(self.labels[g])]
-            self._matches[(namespace, selector)] = (len(self.namespace), found)
+        if seen < len(groups):
+            found = found + [g for g in range(seen, len(groups))
+                             if (pod := groups[g]).namespace == namespace and not pod.deleting
+                             and selector.matches(pod.labels)]
+            self._matches[(namespace, selector)] = (len(groups), found)
         return found
 
     def label_groups(self) -> Iterator[tuple[str, dict[str, str], np.ndarray, np.ndarray]]:
         """Every group of pods on some node, pods being deleted included: namespace, labels, the
         nodes holding them and how many each."""
         grouping = self._by_labels
-        for g, ns in enumerate(self.namespace):
+        for g, pod in enumerate(grouping.first):
             if grouping.nodes[g]:
                 where, counts = grouping.arrays(g)
-                yield ns, self.labels[g], where, counts
+                yield pod.namespace, pod.labels, where, counts
 
     def affinity_groups(self) -> Iterator[tuple[PodInfo, np.ndarray, np.ndarray]]:
         """The pods with pod (anti-)affinity, by their terms: a pod of the group (whose parsed
