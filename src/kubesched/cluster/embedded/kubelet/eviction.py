@@ -175,7 +175,7 @@ class EvictionManager:
         now = self.cluster.now()
         for name in sorted(set(self.nodes) | set(self.usage.nodes())):
             state = self.nodes.setdefault(name, _NodeState())
-            if not state.own_loop and (state.dirty or state.pressure or state.conditions):
+            if not state.own_loop and _has_anything_to_observe(state):
                 self._run(name, state)
         period = self.config.monitoring_period
         self._schedule((math.floor(now / period + 1e-9) + 1) * period)
@@ -207,7 +207,7 @@ class EvictionManager:
         if self.nodes.get(name) is not state:
             return
         gone = self.cluster.api.get("Node", None, name) is None  # its synchronize ends the loop
-        if state.dirty or state.pressure or state.conditions or gone:
+        if _has_anything_to_observe(state) or gone:
             self._run(name, state)
         else:  # nothing to observe: the same as a synchronize that finds nothing to do
             self._sleep(name, state)
@@ -411,6 +411,11 @@ class EvictionManager:
         if self.avoidance is not None:
             out["pingPongAvoidance"] = list(self.avoidance.applied)
         return out
+
+
+def _has_anything_to_observe(state: _NodeState) -> bool:
+    """Whether a synchronize now could see something: a usage change, pressure, a condition."""
+    return bool(state.dirty or state.pressure or state.conditions)
 
 
 def _needs_attention(state: _NodeState) -> bool:
