@@ -13,7 +13,6 @@ scheduler-plugins' cache store does (``getNUMAPlacementInfo``), for the plugin's
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,6 +20,7 @@ from typing import Any
 from kubesched.api.cluster_settings.topology import POLICIES, SCOPES
 from kubesched.api.errors import InvalidQuantity
 from kubesched.api.quantity import resource_amount
+from kubesched.api.selectors import parse_int64
 from kubesched.topology.fingerprint import fingerprint
 from kubesched.topology.hints import SINGLE_NUMA_NODE
 from kubesched.topology.model import ZONE_PREFIX, zone_id
@@ -130,9 +130,6 @@ class PodData:
         return bool(self.pinned)
 
 
-_GO_INTEGER = re.compile(r"[+-]?[0-9]+")
-
-
 def placement_of(view: TopologyView, pods: Sequence[PodData]) -> Placement | None:
     """The zone of each pinned container of ``pods`` (the pods on the node when ``view`` was taken),
     decoded from the object's ``numaplacement`` attributes; None when there are no pods, the policy
@@ -143,10 +140,10 @@ def placement_of(view: TopologyView, pods: Sequence[PodData]) -> Placement | Non
     try:
         payload = parse_metadata(view.placement_metadata)
         for name, vector in view.placement_vectors.items():
-            number = name.removeprefix(ZONE_PREFIX)
-            if not _GO_INTEGER.fullmatch(number):
+            number = parse_int64(name.removeprefix(ZONE_PREFIX))  # Go's strconv.Atoi
+            if number is None:
                 return None
-            payload.vectors[int(number)] = vector
+            payload.vectors[number] = vector
         containers = [(p.namespace, p.name, c) for p in pods for c in p.pinned]
         return decode(payload, containers) if containers else None
     except PlacementError:

@@ -24,11 +24,12 @@ short), :func:`decode` refuses the payload instead.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 import xxhash
+
+from kubesched.api.selectors import parse_int64
 
 ATTR_METADATA = "topology.node.k8s.io/numaplacement-metadata"
 ATTR_VECTOR = "topology.node.k8s.io/numaplacement-vector"
@@ -37,7 +38,6 @@ VERSION = "v001"
 ENCODING_LEB89 = "leb89"
 UNKNOWN = -1  # a metadata field the string did not give
 _SEPARATOR = "::"
-_INTEGER = re.compile(r"[+-]?[0-9]+")
 
 _ALPHABET = "".join(chr(c) for c in range(0x21, 0x7F) if chr(c) not in '"&<>\\')
 _TERMINALS = 64
@@ -148,14 +148,15 @@ def parse_metadata(value: str) -> Payload:
         if key == "ve":
             payload.encoding = raw
             continue
-        if not _INTEGER.fullmatch(raw):
+        number = parse_int64(raw)  # Go's strconv.Atoi
+        if number is None:
             raise PlacementError(f"metadata value of {pair!r} is not an integer")
         if key == "cc":
-            payload.containers = int(raw)
+            payload.containers = number
         elif key == "nn":
-            payload.numa_nodes = int(raw)
+            payload.numa_nodes = number
         elif key == "bn":
-            payload.busiest_node = int(raw)
+            payload.busiest_node = number
         else:
             raise PlacementError(f"unknown metadata field {key!r}")
     return payload
