@@ -16,6 +16,7 @@ import itertools
 import json
 import re
 import socket
+import ssl
 import sys
 import threading
 import time
@@ -99,7 +100,9 @@ def strategic_merge(target: Any, patch: Any) -> Any:
 
 
 class FakeApiServer:
-    def __init__(self, *, bookmark_interval: float = 0.5, gone_as_http: bool = False, nrt: bool = False) -> None:
+    def __init__(self, *, bookmark_interval: float = 0.5, gone_as_http: bool = False, nrt: bool = False,
+                 tls: ssl.SSLContext | None = None, token: str | None = None, idle_timeout: float | None = None,
+                 ) -> None:
         self.lock = threading.RLock()
         self.history = History(threading.Condition(self.lock))
         self.store = ObjectStore(wall_clock)
@@ -116,8 +119,16 @@ class FakeApiServer:
         with self.lock:
             for ns in ("default", "kube-system"):
                 self.store.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
+        self.idle_timeout = idle_timeout  # a kept-alive connection idle this long is closed by the server
         self.httpd = _QuietServer(("127.0.0.1", 0), _handler_class(self))
         self.httpd.daemon_threads = True
+        self.tls = tls is not None
+        if tls is not None:
+            self.httpd.socket = tls.wrap_socket(self.httpd.socket, server_side=True)
+        #: the bearer token every request must carry (None: any or none); others get 401
+        self.token = token
+        #: TCP connections the server has accepted
+        self.connections = 0
         self._thread: threading.Thread | None = None
 
     # -- store watcher: the event history --------------------------------------------------------
@@ -135,7 +146,7 @@ class FakeApiServer:
     # -- lifecycle ------------------------------------------------------------------------------
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        return f"{'https' if self.tls else 'http'}://127.0.0.1:{self.httpd.server_address[1]}"
 
     def start(self) -> FakeApiServer:
         self._thread = threading.Thread(target=self.httpd.serve_forever, args=(0.05,), name="fakeapi", daemon=True)
@@ -241,6 +252,10 @@ class FakeApiServer:
         length = int(h.headers.get("Content-Length") or 0)
         raw = h.rfile.read(length) if length else b""
         body = json.loads(raw) if raw else None
+        if self.token is not None and h.headers.get("Authorization") != f"Bearer {self.token}":
+            self._record(method, path, query, agent, 401, body)
+            h.send_json(401, status_body(401, "Unauthorized", "Unauthorized"))  # type: ignore[attr-defined]
+            return
         fault: Fault | None = None
         with self.lock:
             for candidate in self.faults:
@@ -463,6 +478,12 @@ def _handler_class(server: FakeApiServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
         disable_nagle_algorithm = True  # as Go's net/http: no 40 ms delayed-ACK stalls
+
+        def setup(self) -> None:
+            self.timeout = server.idle_timeout
+            with server.lock:
+                server.connections += 1
+            super().setup()
 
         def send_json(self, status: int, payload: Any, retry_after: float | None = None) -> None:
             data = json.dumps(payload, separators=(",", ":")).encode()

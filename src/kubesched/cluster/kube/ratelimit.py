@@ -50,12 +50,14 @@ class Backoff:
         self.initial = initial
         self.cap = cap
         self.jitter = jitter
-        self._rng = rng or random.Random()
+        self._rng = rng  # seeded from the OS only when a retry needs it (most calls never do)
         self._step = 0
 
     def next(self) -> float:
         base = min(self.cap, self.initial * (2 ** self._step))
         self._step = min(self._step + 1, 32)
+        if self._rng is None:
+            self._rng = random.Random()
         return base * (1.0 + self.jitter * self._rng.random())
 
     def reset(self) -> None:

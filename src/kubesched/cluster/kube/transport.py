@@ -1,10 +1,15 @@
-"""HTTP to the API server through the official ``kubernetes`` client, used only for transport and auth.
+"""HTTP to the API server; the official ``kubernetes`` client reads the kubeconfig and provides auth.
 
-The generated API methods are not used: every call goes through ``ApiClient.param_serialize`` (auth
-headers, exec/token refresh hooks, TLS from the kubeconfig) and ``ApiClient.call_api``, which hands
-back the raw urllib3 response without reading it — what ``_preload_content=False`` does on a
-generated method. We read the bytes and decode the JSON into plain dicts ourselves (writes whose
-answer nobody needs — binding, status patches, deletes, events — are not decoded at all), so
+Requests (everything but watches) go straight over keep-alive connections of the standard library
+(:class:`~kubesched.k8s.http.ConnectionPool`), with the TLS settings and the ``Authorization`` header
+the client's configuration gives: its generated API methods, ``param_serialize`` and urllib3 cost
+about three times the CPU per request, and a scheduler sends a binding and an event per pod. The
+header is asked of the configuration (which runs its token refresh hooks: exec plugins, expiring
+tokens) at most every :data:`AUTH_REFRESH_SECONDS`, and again at once when the server answers 401.
+Watches, and every request when the configuration routes through a proxy, go through
+``ApiClient.param_serialize`` / ``call_api``, which hands back the raw urllib3 response unread. Either
+way we decode the JSON into plain dicts ourselves (writes whose answer nobody needs — binding,
+status patches, deletes, events — are not decoded at all), so
 
 - the binding-response bug (a ``Status`` body decoded as ``V1Binding``, kubernetes-client/python#547) cannot
   happen, and
@@ -19,8 +24,10 @@ connection errors. Other statuses raise :class:`~kubesched.k8s.objects.ApiError`
 
 from __future__ import annotations
 
+import http.client
 import json
 import logging
+import ssl
 import threading
 import time
 import urllib.parse
@@ -30,6 +37,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kubesched.cluster.kube.ratelimit import Backoff, TokenBucket
+from kubesched.k8s.http import ConnectionPool
 from kubesched.k8s.objects import ApiError
 from kubesched.scheduler.metrics import Histogram
 
@@ -42,6 +50,9 @@ JSON = "application/json"
 MERGE_PATCH = "application/merge-patch+json"
 STRATEGIC_MERGE_PATCH = "application/strategic-merge-patch+json"
 RETRYABLE_STATUSES = frozenset({429, 500, 502, 503, 504})
+#: how long the Authorization header from the client's configuration is reused before it is asked
+#: again (which runs the configuration's token refresh hooks); a 401 answer asks again at once
+AUTH_REFRESH_SECONDS = 10.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,6 +98,53 @@ def _connection_errors() -> tuple[type[BaseException], ...]:
     from kubernetes.client.exceptions import ApiException
 
     return (urllib3.exceptions.HTTPError, OSError, ApiException)
+
+
+def direct_pool(api_client: Any, connect_timeout: float) -> ConnectionPool | None:
+    """Keep-alive connections to the client's server with its TLS settings; None when the client
+    reaches the server through a proxy (its pool manager is then a proxy manager) or is not an
+    ``ApiClient``."""
+    import urllib3
+
+    cfg = getattr(api_client, "configuration", None)
+    manager = getattr(getattr(api_client, "rest_client", None), "pool_manager", None)
+    if cfg is None or type(manager) is not urllib3.PoolManager:
+        return None
+    host = str(cfg.host or "")
+    context = tls_context(cfg) if host.startswith("https:") else None
+    assert_hostname = getattr(cfg, "assert_hostname", None)
+    server_name = getattr(cfg, "tls_server_name", None) or (assert_hostname if isinstance(assert_hostname, str) else "")
+    return ConnectionPool(host, context, server_name=server_name, connect_timeout=connect_timeout,
+                          max_idle=int(getattr(cfg, "connection_pool_maxsize", 0) or 32))
+
+
+def tls_context(cfg: Any) -> ssl.SSLContext:
+    """The TLS settings the kubernetes client hands to urllib3, as an ``SSLContext``: the
+    configured CA (file and/or data) alone, else the system's; no verification when
+    ``verify_ssl`` is off; the client certificate when one is configured."""
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    if cfg.verify_ssl:
+        ca_file, ca_data = cfg.ssl_ca_cert or None, getattr(cfg, "ca_cert_data", None) or None
+        if ca_file or ca_data:
+            context.load_verify_locations(cafile=ca_file, cadata=ca_data)
+        else:
+            context.load_default_certs()
+        if getattr(cfg, "assert_hostname", None) is False:
+            context.check_hostname = False
+    else:
+        context.check_hostname = False
+        context.verify_mode = ssl.CERT_NONE
+    if cfg.cert_file:
+        context.load_cert_chain(cfg.cert_file, cfg.key_file or None)
+    return context
+
+
+def query_string(query: Mapping[str, Any]) -> str:
+    """Query parameters as the kubernetes client writes them (booleans as ``true``/``false``)."""
+    return urllib.parse.urlencode(
+        [(k, str(v).lower() if isinstance(v, bool) else str(v)) for k, v in query.items()],
+        quote_via=urllib.parse.quote,
+    )
 
 
 def api_error(status: int, data: bytes) -> ApiError:
@@ -176,10 +234,16 @@ class Transport:
                                           ).netloc
         self.in_flight = 0  # requests under way (waiting on the API server is not being stuck)
         self._count_lock = threading.Lock()
+        self._pool = direct_pool(api_client, options.connect_timeout)
+        self._auth: dict[str, str] = {}
+        self._auth_at = float("-inf")
+        self._auth_lock = threading.Lock()
 
     # -- one HTTP exchange -------------------------------------------------------------------
     def _open(self, method: str, path: str, query: Mapping[str, Any] | None, body: Any,
               content_type: str | None, read_timeout: float) -> Any:
+        """Through the kubernetes client: the raw urllib3 response, unread (watches; every
+        request when there is no direct pool)."""
         headers: dict[str, str] = {"Accept": JSON}
         if body is not None:
             headers["Content-Type"] = content_type or JSON
@@ -188,9 +252,7 @@ class Transport:
             body=body, auth_settings=["BearerToken"],
         )
         hdrs["User-Agent"] = self.user_agent
-        self.limiter.acquire()
-        with self._count_lock:
-            self.requests += 1
+        self._admit()
         try:
             response = self.api_client.call_api(
                 m, url, hdrs, payload, post, _request_timeout=(self.options.connect_timeout, read_timeout)
@@ -199,23 +261,61 @@ class Transport:
             raise ConnectionFailure(f"{method} {path}: {exc}") from exc
         return response.response
 
+    def _admit(self) -> None:
+        self.limiter.acquire()
+        with self._count_lock:
+            self.requests += 1
+
+    def _auth_headers(self, refresh: bool) -> dict[str, str]:
+        with self._auth_lock:
+            now = time.monotonic()
+            if refresh or now - self._auth_at >= AUTH_REFRESH_SECONDS:
+                settings = self.api_client.configuration.auth_settings() or {}
+                self._auth = {str(v["key"]): str(v["value"]) for v in settings.values()
+                              if v.get("in") == "header" and v.get("value")}
+                self._auth_at = now
+            return self._auth
+
+    def _direct(self, pool: ConnectionPool, method: str, path: str, query: Mapping[str, Any] | None, body: Any,
+                content_type: str | None) -> tuple[int, http.client.HTTPMessage, bytes]:
+        target = f"{path}?{query_string(query)}" if query else path
+        payload = None if body is None else json.dumps(body, separators=(",", ":")).encode()
+        headers = {"Accept": JSON, "User-Agent": self.user_agent}
+        if payload is not None:
+            headers["Content-Type"] = content_type or JSON
+        for refresh in (False, True):  # a 401 may mean an expired credential: ask for it again once
+            headers.update(self._auth_headers(refresh))
+            self._admit()
+            try:
+                status, answer_headers, data = pool.request(method, target, payload, headers,
+                                                            self.options.request_timeout)
+            except (OSError, http.client.HTTPException) as exc:
+                raise ConnectionFailure(f"{method} {path}: {exc}") from exc
+            if status != 401:
+                break
+        return status, answer_headers, data
+
     def _exchange(self, method: str, path: str, query: Mapping[str, Any] | None, body: Any,
-                  content_type: str | None) -> tuple[int, Mapping[str, str], bytes]:
+                  content_type: str | None) -> tuple[int, Any, bytes]:  # headers: anything with .get
         started = time.monotonic()
         code = "<error>"
         try:
-            raw = self._open(method, path, query, body, content_type, self.options.request_timeout)
-            try:
-                data: bytes = raw.data
-            except self._errors as exc:
-                raw.close()
-                raise ConnectionFailure(f"{method} {path}: {exc}") from exc
-            finally:
-                raw.release_conn()
-            code = str(int(raw.status))
+            if self._pool is not None:
+                status, headers, data = self._direct(self._pool, method, path, query, body, content_type)
+            else:
+                raw = self._open(method, path, query, body, content_type, self.options.request_timeout)
+                try:
+                    data = raw.data
+                except self._errors as exc:
+                    raw.close()
+                    raise ConnectionFailure(f"{method} {path}: {exc}") from exc
+                finally:
+                    raw.release_conn()
+                status, headers = int(raw.status), raw.headers
+            code = str(status)
         finally:
             self._count(code, method, time.monotonic() - started)
-        return int(raw.status), raw.headers, data
+        return status, headers, data
 
     def _count(self, code: str, method: str, seconds: float) -> None:
         with self._count_lock:

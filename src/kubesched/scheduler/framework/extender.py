@@ -25,7 +25,6 @@ import importlib
 import importlib.util
 import json
 import os
-import socket
 import ssl
 import sys
 import tempfile
@@ -35,6 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from kubesched.k8s.http import TLSConnection
 from kubesched.k8s.objects import Obj
 from kubesched.scheduler.framework.interface import Status
 from kubesched.scheduler.framework.types import NodeInfo, PodInfo
@@ -305,21 +305,7 @@ class HTTPTransport:
     def _connection(self, host: str, port: int) -> http.client.HTTPConnection:
         if self._context is None:
             return http.client.HTTPConnection(host, port, timeout=self.timeout)
-        return _TLSConnection(host, port, self._context, self._server_name, self.timeout)
-
-
-class _TLSConnection(http.client.HTTPSConnection):
-    """HTTPS whose certificate is checked against ``server_name`` when one is configured (SNI and
-    verification, as Go's ``tls.Config.ServerName``)."""
-
-    def __init__(self, host: str, port: int, context: ssl.SSLContext, server_name: str, timeout: float) -> None:
-        super().__init__(host, port, timeout=timeout, context=context)
-        self._tls_context = context
-        self._server_name = server_name
-
-    def connect(self) -> None:
-        sock = socket.create_connection((self.host, self.port), self.timeout)
-        self.sock = self._tls_context.wrap_socket(sock, server_hostname=self._server_name or self.host)
+        return TLSConnection(host, port, self._context, self._server_name, self.timeout)
 
 
 def _ssl_context(tls: TLSSettings, enable_https: bool) -> ssl.SSLContext:
