@@ -29,6 +29,9 @@ class TLSConnection(http.client.HTTPSConnection):
 
     def connect(self) -> None:
         sock = socket.create_connection((self.host, self.port), self.timeout)
+        # as http.client's own connect (and Go's dialer): headers and body are separate writes, which
+        # Nagle's algorithm would hold back until the server's delayed ACK (tens of milliseconds)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self.sock = self._tls_context.wrap_socket(sock, server_hostname=self._server_name or self.host)
 
 
