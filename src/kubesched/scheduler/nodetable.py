@@ -94,14 +94,44 @@ class LabelColumn:
 
 
 def _nodes_as_arrays(where: dict[int, int]) -> tuple[np.ndarray, np.ndarray]:
-    return (np.fromiter(where.keys(), dtype=np.int64, count=len(where)),
-            np.fromiter(where.values(), dtype=np.int64, count=len(where)))
+    """A group's nodes (ascending) and how many of its pods each holds."""
+    nodes = np.fromiter(where.keys(), dtype=np.int64, count=len(where))
+    held = np.fromiter(where.values(), dtype=np.int64, count=len(where))
+    order = np.argsort(nodes)
+    return nodes[order], held[order]
+
+
+def _patched(arrays: tuple[np.ndarray, np.ndarray], changes: dict[int, int]) -> tuple[np.ndarray, np.ndarray]:
+    """``arrays`` (nodes ascending, counts) with some nodes' counts changed (0: none left); new
+    arrays, as earlier ones may still be in use."""
+    nodes, held = arrays
+    idx = np.fromiter(changes.keys(), dtype=np.int64, count=len(changes))
+    cnt = np.fromiter(changes.values(), dtype=np.int64, count=len(changes))
+    order = np.argsort(idx)
+    idx, cnt = idx[order], cnt[order]
+    pos = np.searchsorted(nodes, idx)
+    present = pos < len(nodes)
+    present[present] = nodes[pos[present]] == idx[present]
+    held = held.copy()
+    held[pos[present]] = cnt[present]
+    added = ~present & (cnt > 0)
+    if added.any():
+        nodes = np.insert(nodes, pos[added], idx[added])
+        held = np.insert(held, pos[added], cnt[added])
+    if (cnt[present] == 0).any():
+        kept = held != 0
+        nodes, held = nodes[kept], held[kept]
+    return nodes, held
+
+
+#: a group's arrays are patched for up to this many changed nodes, rebuilt beyond
+_PATCH_LIMIT = 64
 
 
 class _Grouping:
     """Pods grouped by a key, with how many of each group every node holds (kept per node change)."""
 
-    __slots__ = ("key", "first", "nodes", "_per_node", "_arrays")
+    __slots__ = ("key", "first", "nodes", "_per_node", "_arrays", "_changes")
 
     def __init__(self, n: int) -> None:
         self.key: dict[Any, int] = {}
@@ -109,6 +139,7 @@ class _Grouping:
         self.nodes: list[dict[int, int]] = []  # per group: node index -> pods of the group there
         self._per_node: list[dict[int, int]] = [{} for _ in range(n)]  # per node: group -> pods
         self._arrays: list[tuple[np.ndarray, np.ndarray] | None] = []  # per group: nodes as arrays
+        self._changes: list[dict[int, int]] = []  # per group: node -> count changed since its arrays
 
     def group(self, key: Any, pod: PodInfo) -> int:
         g = self.key.get(key)
@@ -117,6 +148,7 @@ class _Grouping:
             self.first.append(pod)
             self.nodes.append({})
             self._arrays.append(None)
+            self._changes.append({})
         return g
 
     def set_node(self, index: int, now: dict[int, int]) -> None:
@@ -125,18 +157,31 @@ class _Grouping:
             return
         for g in before.keys() - now.keys():
             del self.nodes[g][index]
-            self._arrays[g] = None
+            self._changed(g, index, 0)
         for g, count in now.items():
             if before.get(g) != count:
                 self.nodes[g][index] = count
-                self._arrays[g] = None
+                self._changed(g, index, count)
         self._per_node[index] = now
 
+    def _changed(self, g: int, index: int, count: int) -> None:
+        if self._arrays[g] is None:
+            return
+        changes = self._changes[g]
+        changes[index] = count
+        if len(changes) > _PATCH_LIMIT:
+            self._arrays[g] = None
+            changes.clear()
+
     def arrays(self, g: int) -> tuple[np.ndarray, np.ndarray]:
-        """The nodes holding pods of group ``g`` and how many each."""
+        """The nodes holding pods of group ``g`` (ascending) and how many each: built once, then
+        patched where nodes changed (a cycle usually changes one node)."""
         arrays = self._arrays[g]
         if arrays is None:
             arrays = self._arrays[g] = _nodes_as_arrays(self.nodes[g])
+        elif self._changes[g]:
+            arrays = self._arrays[g] = _patched(arrays, self._changes[g])
+            self._changes[g].clear()
         return arrays
 
 
