@@ -3,7 +3,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from kubesched.api import resources
 from kubesched.api.resources import (
     default_pod_requests_from_limits,
     default_requests_from_limits,
@@ -144,3 +147,32 @@ def test_default_pod_requests_from_limits_covers_init_containers() -> None:
     p = pod([c("a", limits={"cpu": "1"})], [c("i", limits={"memory": "1Mi"})])
     default_pod_requests_from_limits(p)
     assert pod_requests(p) == {"cpu": 1000, "memory": MI}
+
+
+_QUANTITIES = st.one_of(
+    st.integers(min_value=0, max_value=2**40),
+    st.builds(lambda n, suffix: f"{n}{suffix}", st.integers(0, 10**6),
+              st.sampled_from(["", "m", "k", "M", "G", "Ki", "Mi", "Gi", "n", "u", "E", "Ei"])),
+    st.builds(lambda a, b, suffix: f"{a}.{b}{suffix}", st.integers(0, 999), st.integers(0, 999),
+              st.sampled_from(["", "m", "Mi", "Gi", "k"])),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(requests=st.dictionaries(st.sampled_from(["cpu", "memory", "ephemeral-storage", "example.com/gpu", "pods"]),
+                                _QUANTITIES, max_size=4),
+       more=st.sampled_from(["", "init", "overhead", "second"]))
+def test_the_one_container_shortcut_equals_the_general_walk(requests: dict, more: str) -> None:
+    """Pods with one container skip the exact sums; their requests (and non-zero requests) are what
+    the walk over containers, init containers and overhead gives — with fractions of a milli-cpu,
+    huge values and missing cpu/memory."""
+    spec: dict = {"containers": [{"name": "c", "resources": {"requests": requests}}]}
+    if more == "init":
+        spec["initContainers"] = [{"name": "i", "resources": {"requests": {"cpu": "1500m"}}}]
+    elif more == "overhead":
+        spec["overhead"] = {"cpu": "250m", "memory": "1Mi"}
+    elif more == "second":
+        spec["containers"].append({"name": "d", "resources": {"requests": requests}})
+    p = {"spec": spec}
+    assert pod_requests(p) == resources._pod_requests_walk(p)
+    assert pod_nonzero_requests(p) == resources._pod_nonzero_requests_walk(p)

@@ -149,6 +149,19 @@ def _phases(pod: Mapping[str, Any]) -> Iterator[tuple[bool, _Exact]]:
             yield True, phase
 
 
+def _only_container_requests(pod: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The requests of a pod's one container when the pod has no other container, no init container
+    and no overhead (most pods): the pod's requests are then that container's, each rounded once —
+    what the general walk gives, without its exact sums."""
+    spec = pod.get("spec") or {}
+    if spec.get("initContainers") or spec.get("overhead"):
+        return None
+    containers = spec.get("containers")
+    if not isinstance(containers, list) or len(containers) != 1 or not isinstance(containers[0], Mapping):
+        return None
+    return (containers[0].get("resources") or {}).get("requests") or {}
+
+
 def pod_requests(pod: Mapping[str, Any]) -> dict[str, int]:
     """Effective pod requests per resource name (cpu in milli-cpu, everything else in integer units),
     including init containers, sidecars and ``spec.overhead``:
@@ -158,6 +171,14 @@ def pod_requests(pod: Mapping[str, Any]) -> dict[str, int]:
     (``MilliValue`` / ``Value``).  Only resources that appear somewhere in the pod are keys (use
     ``.get(name, 0)``).  Limits are ignored: requests are defaulted from limits at load time
     (:func:`default_pod_requests_from_limits`)."""
+    only = _only_container_requests(pod)
+    if only is not None:
+        return _amounts(only)
+    return _pod_requests_walk(pod)
+
+
+def _pod_requests_walk(pod: Mapping[str, Any]) -> dict[str, int]:
+    """The general walk of :func:`pod_requests`."""
     total: _Exact = {}
     init_peak: _Exact = {}
     for is_init, req in _phases(pod):
@@ -189,6 +210,15 @@ def pod_nonzero_requests(pod: Mapping[str, Any]) -> tuple[int, int]:
     (For pods without restartable init containers this equals the incoming-pod form of
     ``resource_allocation.go calculatePodResourceRequest``; pods with them are rejected by
     NodeResourcesFit's PreFilter in 1.28 and never scored.)"""
+    only = _only_container_requests(pod)
+    if only is not None:
+        return (as_int64(resource_amount("cpu", only["cpu"])) if "cpu" in only else DEFAULT_MILLI_CPU_REQUEST,
+                as_int64(resource_amount("memory", only["memory"])) if "memory" in only else DEFAULT_MEMORY_REQUEST)
+    return _pod_nonzero_requests_walk(pod)
+
+
+def _pod_nonzero_requests_walk(pod: Mapping[str, Any]) -> tuple[int, int]:
+    """The general walk of :func:`pod_nonzero_requests`."""
     cpu = mem = 0
     for c in _containers(pod, "containers"):
         c_cpu, c_mem = _nonzero(_container_exact(c))
