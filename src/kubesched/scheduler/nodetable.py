@@ -235,10 +235,10 @@ class PodGroups:
 
     def count(self, namespace: str, selector: LabelSelector) -> np.ndarray:
         """Per node: its pods of ``namespace`` (not being deleted) whose labels ``selector`` matches."""
-        out = np.zeros(self.n, dtype=np.int64)
         where, held = self.matching_nodes(namespace, selector)
-        np.add.at(out, where, held)  # a node may hold pods of several matching groups
-        return out
+        # a node may hold pods of several matching groups: summed (pod counts are exact in float64)
+        summed: np.ndarray = np.rint(np.bincount(where, weights=held, minlength=self.n)).astype(np.int64)
+        return summed
 
     def matching_nodes(self, namespace: str, selector: LabelSelector) -> tuple[np.ndarray, np.ndarray]:
         """The nodes holding pods of ``namespace`` (not being deleted) that ``selector`` matches, and

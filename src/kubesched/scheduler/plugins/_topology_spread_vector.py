@@ -115,7 +115,12 @@ def pre_filter_counts(snapshot: NodeTableSnapshot, constraints: Sequence[Constra
     for c, column in zip(constraints, columns):
         eligible = inclusion_mask(table, nodes, c, inclusion, base)
         codes = column.codes[eligible]
-        sums = _sum_by_code(codes, matching_per_node(table, c, namespace)[eligible], len(column.values))
+        if c.selector.is_empty:
+            sums = np.zeros(len(column.values), dtype=np.int64)
+        else:  # over the nodes holding matching pods only
+            where, held = table.pod_groups().matching_nodes(namespace, c.selector)
+            ok = eligible[where]
+            sums = _sum_by_code(column.codes[where[ok]], held[ok], len(column.values))
         if np.array_equal(eligible, column.codes != ABSENT_LABEL):
             ordered = column.first_seen()  # every node with the key counts (the usual case)
         else:
