@@ -197,6 +197,7 @@ def _affinity_key(pod: PodInfo) -> Any:
 
 
 _AFFINITY_KEY = "nodetable/affinity-key"
+_LABELS_KEY = "nodetable/labels-key"
 
 
 class PodGroups:
@@ -218,7 +219,10 @@ class PodGroups:
 
     def _group(self, pod: PodInfo) -> int:
         """The group of pods alike to ``pod``; its first pod stands for all of them."""
-        return self._by_labels.group((pod.namespace, tuple(sorted(pod.labels.items())), pod.deleting), pod)
+        key = pod.cache.get(_LABELS_KEY)
+        if key is None:
+            key = pod.cache[_LABELS_KEY] = (pod.namespace, tuple(sorted(pod.labels.items())), pod.deleting)
+        return self._by_labels.group(key, pod)
 
     def set_node(self, index: int, pods: list[PodInfo]) -> None:
         """Record that node ``index`` now holds ``pods``."""
