@@ -473,6 +473,7 @@ class Framework:
             started = perf_counter()
         totals = np.zeros(len(idx), dtype=np.int64)
         per_plugin: dict[str, np.ndarray] = {}
+        raw: dict[str, np.ndarray] = {}  # each plugin's normalized scores, before weights
         for scorer in self._scorers:
             pl = scorer.plugin
             if pl.name in state.skip_score_plugins:
@@ -487,14 +488,14 @@ class Framework:
                 as_list = [int(s) for s in scores]
                 scorer.normalize.normalize_score(state, pod, feasible, as_list)
                 scores = np.array(as_list, dtype=np.int64)
-            if len(scores) and (scores.min() < MIN_NODE_SCORE or scores.max() > MAX_NODE_SCORE):
-                bad = int(scores[(scores < MIN_NODE_SCORE) | (scores > MAX_NODE_SCORE)][0])
-                raise RuntimeError(  # upstream RunScorePlugins' error, as handleSchedulingFailure reports it
-                    f'applying score defaultWeights on Score plugins: plugin "{pl.name}" returns an invalid score '
-                    f"{bad}, it should in the range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing")
+            raw[pl.name] = scores
             weighted = scores * self.weights.get(pl.name, 1)
             per_plugin[pl.name] = weighted
             totals += weighted
+        if len(idx) and raw:
+            stacked = np.concatenate(list(raw.values()))  # one range check for all plugins
+            if stacked.min() < MIN_NODE_SCORE or stacked.max() > MAX_NODE_SCORE:
+                _raise_invalid_score(raw)
         if observe is not None:
             observe("Score", "Success", perf_counter() - started)
         return totals, per_plugin
@@ -608,6 +609,17 @@ class Framework:
                 method = getattr(plugin, attr, None)
                 if callable(method):
                     setattr(plugin, attr, _sampled(method, plugin.name, point, observe_plugin, sampling))
+
+
+def _raise_invalid_score(raw: dict[str, np.ndarray]) -> None:
+    """Upstream RunScorePlugins' error for the first plugin (in order) with a score out of range, as
+    handleSchedulingFailure reports it."""
+    for name, scores in raw.items():
+        out = scores[(scores < MIN_NODE_SCORE) | (scores > MAX_NODE_SCORE)]
+        if len(out):
+            raise RuntimeError(
+                f'applying score defaultWeights on Score plugins: plugin "{name}" returns an invalid score '
+                f"{int(out[0])}, it should in the range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing")
 
 
 #: upstream's status code names: the ``status`` label of the duration metrics
