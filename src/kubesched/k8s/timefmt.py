@@ -12,8 +12,13 @@ EPOCH = datetime(2026, 1, 1, tzinfo=UTC)
 def rfc3339(seconds: float) -> str:
     """A metav1.Time as the API serialises it: whole seconds (the fraction is dropped, as Go's
     RFC 3339 formatting of metav1.Time does)."""
-    moment = EPOCH + timedelta(seconds=math.floor(seconds))
-    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+    return _whole_seconds(math.floor(seconds))
+
+
+@lru_cache(maxsize=1024)
+def _whole_seconds(seconds: int) -> str:
+    """Many objects are written in the same simulated second: each second is formatted once."""
+    return (EPOCH + timedelta(seconds=seconds)).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 @lru_cache(maxsize=4096)
