@@ -35,6 +35,9 @@ def shapes(nodes: int) -> list[Callable[[], Measurement]]:
         lambda: mixed.run(nodes, 1000, 2000),
         lambda: preemption_basic.run(nodes // 10),
         lambda: preemption_basic.run(nodes),
+        # preemptors whose filters depend on the node's pods (spreading, pod (anti-)affinity)
+        lambda: preemption_basic.run(nodes // 10, "spread+anti-affinity"),
+        lambda: preemption_basic.run(nodes // 10, "affinity"),
         lambda: volume_binding.run_local(nodes, 1000),
         lambda: volume_binding.run_provisioning(nodes, 1000),
     ]
@@ -55,6 +58,7 @@ def main() -> None:
         print(pod_affinity.run_affinity(500, 100, 400).line())
         print(mixed.run(500, 100, 400).line())
         print(preemption_basic.run(100).line())
+        print(preemption_basic.run(100, "spread+anti-affinity").line())
         print(volume_binding.run_local(500, 500).line())
         print(volume_binding.run_provisioning(500, 500).line())
         return

@@ -139,14 +139,16 @@ class ArithmeticNode:
 
 class ArithmeticBatch:
     """:class:`ArithmeticNode` for many nodes at once: the filters other than the arithmetic one
-    depend on the node alone, so their verdicts on the nodes as they are hold throughout
-    (``others_pass``); the arithmetic filter removes, adds and reprieves pods for all nodes together."""
+    depend on the node alone, or (``decided``) do not depend on the pods that move on the nodes it
+    marks, so their verdicts on the nodes as they are hold throughout (``others_pass``); the
+    arithmetic filter removes, adds and reprieves pods for all nodes together."""
 
-    __slots__ = ("_arithmetic", "_state", "_pod", "_snapshot", "_nominated", "_others_pass")
+    __slots__ = ("_arithmetic", "_state", "_pod", "_snapshot", "_nominated", "_others_pass", "_decided")
 
     def __init__(
         self, arithmetic: PreemptionArithmetic, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot,
         nominated: NominatedLoad, others_pass: Callable[[Sequence[NodeInfo]], np.ndarray],
+        decided: Callable[[Sequence[NodeInfo], Sequence[Sequence[PodInfo]]], np.ndarray] | None = None,
     ) -> None:
         self._arithmetic = arithmetic
         self._state = state
@@ -154,10 +156,14 @@ class ArithmeticBatch:
         self._snapshot = snapshot
         self._nominated = nominated
         self._others_pass = others_pass
+        self._decided = decided
 
     def reprieve(
         self, nodes: Sequence[NodeInfo], victims: Sequence[Sequence[PodInfo]]
-    ) -> tuple[np.ndarray, np.ndarray] | None:
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None] | None:
+        decided = None if self._decided is None else self._decided(nodes, victims)
+        if decided is not None and not decided.any():
+            return None
         answer = self._arithmetic.reprieve_many(self._state, self._pod, self._snapshot, nodes, self._nominated, victims)
         if answer is None:
             return None
@@ -166,4 +172,4 @@ class ArithmeticBatch:
         if not fits.all():  # reprieves on nodes that fail another filter do not count
             lengths = np.fromiter((len(pods) for pods in victims), dtype=np.int64, count=len(victims))
             kept &= np.repeat(fits, lengths)
-        return fits, kept
+        return fits, kept, decided

@@ -398,17 +398,18 @@ class DryRunNode(Protocol):
 
 
 class DryRunBatch(Protocol):
-    """Many nodes of a preemption dry run at once, when only the arithmetic filter's verdict depends
-    on the nodes' pods (see :meth:`PluginsRunner.dry_run_batch`)."""
+    """Many nodes of a preemption dry run at once, on the nodes where only the arithmetic filter's
+    verdict depends on which of the victims are there (see :meth:`PluginsRunner.dry_run_batch`)."""
 
     def reprieve(
         self, nodes: Sequence[NodeInfo], victims: Sequence[Sequence[PodInfo]]
-    ) -> tuple[np.ndarray, np.ndarray] | None:
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None] | None:
         """For each of ``nodes``, with its higher-or-equal nominated pods added and ``victims[k]``
         removed: whether every filter passes (per node) and, where they do, which of ``victims[k]``
-        the reprieve loop keeps, in order (per pod of the lists laid end to end). Exactly what
-        :class:`DryRunNode`'s ``run_filters(pods_only=False)`` and ``reprieve`` answer, without the
-        statuses; None when it cannot answer exactly (ask node by node)."""
+        the reprieve loop keeps, in order (per pod of the lists laid end to end), and which nodes
+        those answers hold for (per node; None: all of them). Exactly what :class:`DryRunNode`'s
+        ``run_filters(pods_only=False)`` and ``reprieve`` answer on those nodes, without the
+        statuses; the other nodes, or all when None comes back, are to be asked node by node."""
 
 
 class PluginsRunner(Protocol):
@@ -434,6 +435,10 @@ class PluginsRunner(Protocol):
         """The filter offering :class:`PreemptionArithmetic` when it is the only filter of this cycle
         whose verdict depends on the node's pods (then dry runs by arithmetic are exact), else None."""
 
+    def preemption_fit(self, state: CycleState) -> PreemptionArithmetic | None:
+        """The filter of this cycle offering :class:`PreemptionArithmetic` (not skipped), whatever
+        the other filters are: a node it rejects is rejected by the dry run too."""
+
     def dry_run_node(
         self, state: CycleState, pod: PodInfo, node: NodeInfo, arithmetic: PreemptionArithmetic | None
     ) -> DryRunNode:
@@ -447,10 +452,12 @@ class PluginsRunner(Protocol):
     def dry_run_batch(
         self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot, arithmetic: PreemptionArithmetic,
         nominated: NominatedLoad,
-    ) -> DryRunBatch:
+    ) -> DryRunBatch | None:
         """The dry run of many nodes of ``snapshot`` at once, with ``arithmetic`` (what
-        :meth:`preemption_arithmetic` returned) and the ``nominated`` load (what
-        :meth:`nominated_load` returned)."""
+        :meth:`preemption_fit` returned) and the ``nominated`` load (what :meth:`nominated_load`
+        returned). The other filters of the cycle that depend on the node's pods must offer
+        :class:`PodMovesNeutral` (else None): the batch answers for the nodes where none of them
+        is affected by the victims or the nominated pods."""
 
 
 class Handle(Protocol):
@@ -693,6 +700,18 @@ class PodIndependentFilter(Plugin, Protocol):
     ``NodeInfo.pods``, ``requested``, ``used_ports`` or of cycle state changed by AddPod/RemovePod."""
 
     depends_on_pods: Literal[False]
+
+
+@runtime_checkable
+class PodMovesNeutral(Plugin, Protocol):
+    """A filter depending on the node's pods that can tell when given pods do not matter to it, so
+    that a preemption dry run may treat it as depending on the node alone there."""
+
+    def unaffected_by(self, state: CycleState, pod: PodInfo, node: NodeInfo, pods: Sequence[PodInfo]) -> bool:
+        """True only where adding any of ``pods`` to ``node`` or taking them off it (with AddPod /
+        RemovePod on this cycle's ``state``), in any number and order, succeeds and changes neither
+        the cycle state this plugin's Filter reads nor its verdict for ``pod`` on ``node``.
+        Obligation: never True otherwise (False is always allowed)."""
 
 
 class ResourceView(Protocol):

@@ -345,20 +345,22 @@ class Evaluator:
         pdbs = handle.list("PodDisruptionBudget")
         n = len(potential)
         offset, num_candidates = policy.get_offset_and_num_candidates(n)
-        arithmetic = fwk.preemption_arithmetic(state)
+        arithmetic = fwk.preemption_arithmetic(state)  # the dry run by arithmetic is exact on every node
+        fit = arithmetic or fwk.preemption_fit(state)
         order = np.roll(np.arange(n), -offset)
         deferred: list[int] = []  # nodes known to fail; their status is only needed without candidates
         outcomes = None
-        if arithmetic is not None:
+        if fit is not None:
             snapshot = handle.snapshot()
             nominated = fwk.nominated_load(pod, snapshot)
             if policy.victims_are_lower_priority_pods:
                 # nodes that fail even with every lower-priority pod gone and the nominated pods
-                # added are no candidates: ruled out for all nodes at once from per-priority sums
-                known_fail = arithmetic.preemption_failures(state, pod, snapshot, potential, nominated)[order]
+                # added are no candidates (pass 1 rejects them, whatever the other filters say):
+                # ruled out for all nodes at once from per-priority sums
+                known_fail = fit.preemption_failures(state, pod, snapshot, potential, nominated)[order]
                 deferred = order[known_fail].tolist()
                 order = order[~known_fail]
-            outcomes = self._batched(state, pod, potential, order.tolist(), arithmetic, nominated, pdbs,
+            outcomes = self._batched(state, pod, potential, order.tolist(), fit, arithmetic, nominated, pdbs,
                                      num_candidates)
         if outcomes is None:
             outcomes = (
@@ -392,14 +394,18 @@ class Evaluator:
 
     def _batched(
         self, state: CycleState, pod: PodInfo, potential: list[NodeInfo], todo: list[int],
-        arithmetic: PreemptionArithmetic, nominated: NominatedLoad, pdbs: list[Obj], chunk: int,
+        fit: PreemptionArithmetic, arithmetic: PreemptionArithmetic | None, nominated: NominatedLoad,
+        pdbs: list[Obj], chunk: int,
     ) -> Iterator[tuple[int, list[PodInfo], list[str], Status | None]] | None:
         """The dry run's outcomes node by node in ``todo`` as (node position, victims, PDB-violating
-        victims, status), found by the policy's batched form for about ``chunk`` nodes at a time
-        (fewer once most candidates are found); None when the policy has none. Nodes the policy
-        leaves undecided are asked one by one."""
+        victims, status), found by the policy's batched form (with ``fit`` moving the pods) for
+        about ``chunk`` nodes at a time (fewer once most candidates are found); None when the
+        policy or the framework has none. Nodes left undecided are asked one by one (by
+        ``arithmetic`` when it is exact on every node, else on cloned nodes)."""
         policy, fwk = self.policy, self.handle.framework
-        batch = fwk.dry_run_batch(state, pod, self.handle.snapshot(), arithmetic, nominated)
+        batch = fwk.dry_run_batch(state, pod, self.handle.snapshot(), fit, nominated)
+        if batch is None:
+            return None
         first = policy.select_victims_on_nodes(pod, [potential[k] for k in todo[:chunk]], batch, pdbs)
         if first is None:
             return None

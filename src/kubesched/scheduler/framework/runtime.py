@@ -41,6 +41,7 @@ from kubesched.scheduler.framework.interface import (
     PermitPlugin,
     Plugin,
     PodIndependentFilter,
+    PodMovesNeutral,
     PostBindPlugin,
     PostFilterPlugin,
     PostFilterResult,
@@ -237,6 +238,11 @@ class Framework:
             return None
         return dependent[0]
 
+    def preemption_fit(self, state: CycleState) -> PreemptionArithmetic | None:
+        skip = state.skip_filter_plugins
+        return next((pl for pl in self._pod_dependent_filters
+                     if isinstance(pl, PreemptionArithmetic) and pl.name not in skip), None)
+
     def dry_run_node(
         self, state: CycleState, pod: PodInfo, node: NodeInfo, arithmetic: PreemptionArithmetic | None
     ) -> DryRunNode:
@@ -248,9 +254,31 @@ class Framework:
     def dry_run_batch(
         self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot, arithmetic: PreemptionArithmetic,
         nominated: NominatedLoad,
-    ) -> ArithmeticBatch:
+    ) -> ArithmeticBatch | None:
+        skip = state.skip_filter_plugins
+        others = [pl for pl in self._pod_dependent_filters if pl is not arithmetic and pl.name not in skip]
+        neutral = [pl for pl in others if isinstance(pl, PodMovesNeutral)]
+        if len(neutral) < len(others):
+            return None
+        decided = None if not neutral else functools.partial(self._unaffected, state, pod, snapshot, neutral, nominated)
         return ArithmeticBatch(arithmetic, state, pod, snapshot, nominated, functools.partial(
-            self.filters_pass_except, state, pod, snapshot, excepted=arithmetic))
+            self.filters_pass_except, state, pod, snapshot, excepted=arithmetic), decided)
+
+    def _unaffected(
+        self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot, neutral: Sequence[PodMovesNeutral],
+        nominated: NominatedLoad, nodes: Sequence[NodeInfo], victims: Sequence[Sequence[PodInfo]],
+    ) -> np.ndarray:
+        """Per node, whether none of the ``neutral`` filters is affected by the node's ``victims``
+        nor by its nominated pods: their verdicts on the node as it is then hold throughout its dry run
+        (the pods come and go, the nominated ones are added in pass 1 and left out in pass 2)."""
+        out = np.zeros(len(nodes), dtype=bool)
+        count = nominated.count
+        for k, (info, pods) in enumerate(zip(nodes, victims)):
+            moving = list(pods)
+            if count[info.index] > 0:
+                moving += self.nominated_pods_to_add(pod, info.name)
+            out[k] = all(pl.unaffected_by(state, pod, info, moving) for pl in neutral)
+        return out
 
     def nominated_load(self, pod: PodInfo, snapshot: NodeTableSnapshot) -> NominatedLoad:
         return self._nominated_sums.load(pod, snapshot)
@@ -337,18 +365,23 @@ class Framework:
         # nodes that have nominated pods of >= priority: redo them with the two-pass rule
         if not self.nominator.has_any():
             return alive, first_fail, statuses
-        arithmetic = self.preemption_arithmetic(state)
-        if arithmetic is None:
+        arithmetic = self.preemption_fit(state)
+        exact = arithmetic is not None and self.preemption_arithmetic(state) is arithmetic
+        arithmetic_at = next((k for k, pl in enumerate(self.filter_plugins) if pl is arithmetic), -1)
+        if arithmetic is None or not exact and any(
+                pl.name not in state.skip_filter_plugins for pl in self.filter_plugins[:arithmetic_at]
+                if pl in self._pod_dependent_filters):
             for node_name, nominated in list(self.nominator.nominated_to_add(pod).items()):
                 info = snapshot.get(node_name) if nominated else None
                 if info is not None:
                     self._nominated_node_by_node(state, pod, info, alive, first_fail, statuses)
             return alive, first_fail, statuses
-        # only the arithmetic filter's verdict depends on the node's pods: pass 1 differs from the
-        # verdict already found only there (with the nominated pods' requests), and pass 2 (fewer
-        # pods) cannot fail where pass 1 passed; a node an earlier filter rejects stays rejected
-        # with or without the nominated pods
-        arithmetic_at = next(k for k, pl in enumerate(self.filter_plugins) if pl is arithmetic)
+        # the filters before the arithmetic one depend on the node alone: a node one of them rejects
+        # stays rejected with or without the nominated pods, and pass 1 on the others fails where
+        # the arithmetic filter fails with the nominated pods' requests. Where that passes and it is
+        # the only filter whose verdict depends on the node's pods (``exact``), the verdict already
+        # found holds (pass 2, with fewer pods, cannot fail where pass 1 passed); otherwise the
+        # node is asked with the two-pass rule
         load = self.nominated_load(pod, snapshot)
         where = np.flatnonzero(load.count > 0)
         without_object = where[~snapshot.table.has_object[where]]
@@ -364,6 +397,8 @@ class Framework:
                     status = named[id(failure)] = _filter_failed(failure, arithmetic.name)
                 statuses[j] = status
                 first_fail[j] = -2
+            elif not exact:
+                self._nominated_node_by_node(state, pod, nodes[j], alive, first_fail, statuses)
         for j in without_object.tolist():
             self._nominated_node_by_node(state, pod, nodes[j], alive, first_fail, statuses)
         return alive, first_fail, statuses

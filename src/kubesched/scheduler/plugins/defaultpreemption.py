@@ -190,12 +190,14 @@ class DefaultPreemption(PostFilterPlugin, PostFilterDryRun, PreemptionPolicy):
         answer = batch.reprieve(nodes, potential)
         if answer is None:
             return [None] * len(nodes)
-        fits, kept = answer
+        fits, kept, decided = answer
         out: list[list[PodInfo] | Status | None] = []
         end = 0
-        for pods, fit in zip(potential, fits.tolist()):
+        for k, (pods, fit) in enumerate(zip(potential, fits.tolist())):
             start, end = end, end + len(pods)
-            if not pods:
+            if decided is not None and not decided[k]:
+                out.append(None)
+            elif not pods:
                 out.append(Status.unresolvable(NO_VICTIMS))
             elif not fit:
                 out.append(REJECTED)

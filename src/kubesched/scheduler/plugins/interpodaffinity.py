@@ -11,7 +11,7 @@ Filter state (built in PreFilter, kept up to date by AddPod/RemovePod) holds thr
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,6 +32,7 @@ from kubesched.scheduler.framework.interface import (
     Handle,
     NodeTableSnapshot,
     NodeTableView,
+    PodMovesNeutral,
     PreFilterExtensions,
     PreFilterPlugin,
     PreFilterResult,
@@ -114,6 +115,16 @@ class PreFilterState:
     def own_ns(self, _namespace: str) -> Mapping[str, str]:
         return self.ns_labels
 
+    def counts_pod(self, pod: PodInfo, node: NodeInfo) -> bool:
+        """Whether :meth:`update_with_pod` would change any count for ``pod`` on ``node``: the same
+        accounting done on an empty counter (a pod that is counted leaves an entry)."""
+        probe = PairCounts()
+        labels = _node_labels(node)
+        probe.add_anti_affinity(parse_pod_terms(pod).required_anti_affinity, self.incoming, self.own_ns, labels, 1)
+        probe.add_affinity(self.terms.required_affinity, pod, self.lookup, labels, 1)
+        probe.add_anti_affinity(self.terms.required_anti_affinity, pod, self.lookup, labels, 1)
+        return bool(probe)
+
     def update_with_pod(self, pod: PodInfo, node: NodeInfo, delta: int) -> None:
         """Account ``pod`` (added or removed on ``node``) in the three counters."""
         existing_anti, affinity, anti = self._dicts()
@@ -156,8 +167,8 @@ def _validate_args(args: Mapping[str, Any]) -> tuple[int, bool]:
 
 
 class InterPodAffinity(
-    PreFilterPlugin, PreFilterExtensions, FilterPlugin, FilterVector, FailureStatusesVector, PreScorePlugin,
-    ScorePlugin, ScoreExtensions, EnqueueExtensions,
+    PreFilterPlugin, PreFilterExtensions, FilterPlugin, FilterVector, FailureStatusesVector, PodMovesNeutral,
+    PreScorePlugin, ScorePlugin, ScoreExtensions, EnqueueExtensions,
 ):
     name = NAME
 
@@ -231,6 +242,12 @@ class InterPodAffinity(
             return s
         s.update_with_pod(pod_to_remove, node, -1)
         return None
+
+    def unaffected_by(self, state: CycleState, pod: PodInfo, node: NodeInfo, pods: Sequence[PodInfo]) -> bool:
+        """None of ``pods`` is counted on ``node``: AddPod and RemovePod leave the three counters as
+        they are, and Filter reads only those and the node's labels."""
+        s = state.read(PRE_FILTER_STATE_KEY)
+        return isinstance(s, PreFilterState) and not any(s.counts_pod(p, node) for p in pods)
 
     # -- Filter ----------------------------------------------------------------------------
     def _verdicts(self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot) -> np.ndarray | None:

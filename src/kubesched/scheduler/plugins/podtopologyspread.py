@@ -36,6 +36,7 @@ from kubesched.scheduler.framework.interface import (
     Handle,
     NodeTableSnapshot,
     NormalizeVector,
+    PodMovesNeutral,
     PreFilterExtensions,
     PreFilterPlugin,
     PreFilterResult,
@@ -185,15 +186,19 @@ class PreFilterState:
             return 0  # fewer eligible domains than minDomains: the global minimum is 0
         return self.paths[i].num[0]
 
-    def update_with_pod(self, updated: PodInfo, preemptor: PodInfo, node: NodeInfo, delta: int) -> None:
+    def counted(self, updated: PodInfo, preemptor: PodInfo, node: NodeInfo) -> list[int]:
+        """The constraints whose counts ``updated`` adds to on ``node`` (AddPod / RemovePod)."""
         if updated.namespace != preemptor.namespace or node.node is None:
-            return
+            return []
+        if not _has_all_keys(node.labels or {}, self.constraints):
+            return []
+        return [i for i, c in enumerate(self.constraints)
+                if c.selector.matches(updated.labels) and self.inclusion.matches(c, node)]
+
+    def update_with_pod(self, updated: PodInfo, preemptor: PodInfo, node: NodeInfo, delta: int) -> None:
         labels = node.labels or {}
-        if not _has_all_keys(labels, self.constraints):
-            return
-        for i, c in enumerate(self.constraints):
-            if not c.selector.matches(updated.labels) or not self.inclusion.matches(c, node):
-                continue
+        for i in self.counted(updated, preemptor, node):
+            c = self.constraints[i]
             value = labels[c.topology_key]
             num = self.counts[i].get(value, 0) + delta
             self.counts[i][value] = num
@@ -290,8 +295,8 @@ def _controller_ref(pod: PodInfo) -> Mapping[str, Any] | None:
 
 
 class PodTopologySpread(
-    PreFilterPlugin, PreFilterExtensions, FilterPlugin, FilterVector, FailureStatusesVector, PreScorePlugin,
-    ScorePlugin, ScoreVector, ScoreExtensions, NormalizeVector, EnqueueExtensions,
+    PreFilterPlugin, PreFilterExtensions, FilterPlugin, FilterVector, FailureStatusesVector, PodMovesNeutral,
+    PreScorePlugin, ScorePlugin, ScoreVector, ScoreExtensions, NormalizeVector, EnqueueExtensions,
 ):
     name = NAME
 
@@ -414,6 +419,12 @@ class PodTopologySpread(
             return s
         s.update_with_pod(pod_to_remove, pod, node, -1)
         return None
+
+    def unaffected_by(self, state: CycleState, pod: PodInfo, node: NodeInfo, pods: Sequence[PodInfo]) -> bool:
+        """None of ``pods`` is counted on ``node``: AddPod and RemovePod leave the counts (and the
+        critical paths) as they are, and Filter reads nothing else of the node's pods."""
+        s = state.read(PRE_FILTER_STATE_KEY)
+        return isinstance(s, PreFilterState) and not any(s.counted(p, pod, node) for p in pods)
 
     # -- Filter ----------------------------------------------------------------------------
     def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status | None:
