@@ -278,7 +278,6 @@ def _find_nodes_that_fit(sched: Scheduler, fwk: Framework, state: CycleState, po
         order = np.asarray([i.index for i in nodes if i.name in pre_result.node_names], dtype=np.int64)
     else:
         order = np.arange(len(nodes), dtype=np.int64)
-    mask, first_fail, known = fwk.filter_all(state, pod, cache)
     total = len(order)
     to_find = num_feasible_nodes_to_find(
         fwk.percentage_of_nodes_to_score if fwk.percentage_of_nodes_to_score is not None
@@ -288,7 +287,7 @@ def _find_nodes_that_fit(sched: Scheduler, fwk: Framework, state: CycleState, po
     start = sched.next_start_node_index % total if total else 0
     if start:
         order = np.concatenate([order[start:], order[:start]])
-    ok = mask[order]
+    ok, fails, known = _filter_in_windows(fwk, state, pod, cache, order, to_find)
     positions = np.flatnonzero(ok)
     if len(positions) > to_find:
         processed = int(positions[to_find - 1]) + 1
@@ -325,13 +324,50 @@ def _find_nodes_that_fit(sched: Scheduler, fwk: Framework, state: CycleState, po
             plugins.add(EXTENDER_NAME)
     if len(feasible):
         return feasible
-    failed = scanned[~mask[scanned]]
+    failed = scanned[~ok[:processed]]
+    first_fail = np.full(len(nodes), -1, dtype=np.int64)
+    first_fail[order[:len(fails)]] = fails
     found = fwk.statuses_for(state, pod, cache, failed, first_fail, known)
     diagnosis.update(zip([nodes[j].name for j in failed.tolist()], found))
     plugins.update(st.plugin for st in {id(st): st for st in found}.values())
     apply_verdicts(diagnosis, verdicts)
     plugins.discard("")
     raise FitError(len(nodes), diagnosis, plugins)
+
+
+#: the first window of nodes filtered holds at least this many; each next one is twice the last
+MIN_FILTER_WINDOW = 256
+
+
+def _filter_in_windows(fwk: Framework, state: CycleState, pod: PodInfo, cache: Cache, order: np.ndarray,
+                       to_find: int) -> tuple[np.ndarray, np.ndarray, dict[int, Status]]:
+    """The filters' verdicts on the nodes of ``order`` (the scan's order), a window of nodes at a
+    time until more than ``to_find`` nodes pass — the scan stops at the ``to_find``-th, and looks at
+    every node only when no more pass — or every node is done: for a big cluster most nodes need
+    not be filtered at all (upstream stops checking nodes once it has found enough, too). Returns
+    per node of ``order`` as far as it got: whether it passes and the first filter failing it (as
+    :meth:`Framework.filter_all`), and the statuses computed on the way (by node index)."""
+    total = len(order)
+    window = max(2 * (to_find + 1), MIN_FILTER_WINDOW)
+    if window >= total:
+        mask, first_fail, statuses = fwk.filter_all(state, pod, cache)
+        return mask[order], first_fail[order], statuses
+    passes: list[np.ndarray] = []
+    fails: list[np.ndarray] = []
+    known: dict[int, Status] = {}
+    done = found = 0
+    while done < total:
+        where = order[done:done + window]
+        mask, first_fail, statuses = fwk.filter_all(state, pod, cache, where)
+        passes.append(mask)
+        fails.append(first_fail)
+        known.update(statuses)
+        done += len(where)
+        found += int(np.count_nonzero(mask))
+        if found > to_find:
+            break
+        window *= 2
+    return np.concatenate(passes), np.concatenate(fails), known
 
 
 def _pass_extenders(fwk: Framework, pod: PodInfo, cache: Cache, feasible: np.ndarray

@@ -671,6 +671,15 @@ class FilterVector(Protocol):
 
 
 @runtime_checkable
+class FilterVectorAt(Protocol):
+    def filter_vector_at(
+        self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot, where: np.ndarray
+    ) -> np.ndarray | None:
+        """:meth:`FilterVector.filter_vector` for nodes ``where`` only (``out[k]`` for node
+        ``where[k]``), at a cost that follows ``len(where)`` rather than the snapshot's size."""
+
+
+@runtime_checkable
 class FailureStatusesVector(Protocol):
     def failure_statuses(
         self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot, idx: np.ndarray

@@ -34,6 +34,7 @@ from kubesched.scheduler.framework.interface import (
     FailureStatusesVector,
     FilterPlugin,
     FilterVector,
+    FilterVectorAt,
     NodeTableSnapshot,
     NominatorView,
     NormalizeVector,
@@ -126,6 +127,7 @@ class Framework:
         # the optional capabilities, sorted once
         self._pre_filter_extensions = [pl for pl in self.pre_filter_plugins if isinstance(pl, PreFilterExtensions)]
         self._filter_vectors = [pl if isinstance(pl, FilterVector) else None for pl in self.filter_plugins]
+        self._filter_vectors_at = [pl if isinstance(pl, FilterVectorAt) else None for pl in self.filter_plugins]
         self._failure_statuses = [
             pl if isinstance(pl, FailureStatusesVector) else None for pl in self.filter_plugins
         ]
@@ -334,37 +336,50 @@ class Framework:
         return self.run_filter(state, pod, node, pods_only)
 
     def filter_all(
-        self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot
+        self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot, where: np.ndarray | None = None,
     ) -> tuple[np.ndarray, np.ndarray, dict[int, Status]]:
-        """Evaluate the filters on every node of the snapshot at once.
+        """Evaluate the filters on every node of the snapshot at once, or on nodes ``where`` only
+        (the arrays then follow ``where``: entry k is node ``where[k]``).
 
         Returns the feasibility mask, the index of the first failing filter plugin per node (-1 if
-        none) and the statuses already computed (by per-node plugins). Nodes with nominated pods are
-        evaluated per node with the two-pass rule.
+        none) and the statuses already computed (by per-node plugins; keyed by node index). Nodes
+        with nominated pods are evaluated per node with the two-pass rule.
         """
         nodes = snapshot.node_infos
-        n = len(nodes)
-        alive = np.ones(n, dtype=bool)
-        first_fail = np.full(n, -1, dtype=np.int64)
+        size = len(nodes) if where is None else len(where)
+        alive = np.ones(size, dtype=bool)
+        first_fail = np.full(size, -1, dtype=np.int64)
         statuses: dict[int, Status] = {}
         skip = state.skip_filter_plugins
-        for i, (pl, vector) in enumerate(zip(self.filter_plugins, self._filter_vectors)):
+        for i, (pl, vector, at) in enumerate(zip(self.filter_plugins, self._filter_vectors, self._filter_vectors_at)):
             if pl.name in skip:
                 continue
-            mask = vector.filter_vector(state, pod, snapshot) if vector is not None else None
+            if where is None:
+                mask = vector.filter_vector(state, pod, snapshot) if vector is not None else None
+            elif at is not None:
+                mask = at.filter_vector_at(state, pod, snapshot, where)
+            else:
+                mask = vector.filter_vector(state, pod, snapshot) if vector is not None else None
+                mask = None if mask is None else mask[where]
             if mask is None:
-                mask = np.ones(n, dtype=bool)
-                for j in np.flatnonzero(alive):
+                mask = np.ones(size, dtype=bool)
+                for k in np.flatnonzero(alive).tolist():
+                    j = k if where is None else int(where[k])
                     status = pl.filter(state, pod, nodes[j])
                     if status is not None and not status.is_success():
-                        mask[j] = False
-                        statuses[int(j)] = _filter_failed(status, pl.name)
+                        mask[k] = False
+                        statuses[j] = _filter_failed(status, pl.name)
             newly = alive & ~mask
             first_fail[newly] = i
             alive &= mask
         # nodes that have nominated pods of >= priority: redo them with the two-pass rule
         if not self.nominator.has_any():
             return alive, first_fail, statuses
+        if where is None:
+            position = np.arange(len(nodes), dtype=np.int64)
+        else:  # node index -> its entry in the arrays (-1: not asked about)
+            position = np.full(len(nodes), -1, dtype=np.int64)
+            position[where] = np.arange(len(where), dtype=np.int64)
         arithmetic = self.preemption_fit(state)
         exact = arithmetic is not None and self.preemption_arithmetic(state) is arithmetic
         arithmetic_at = next((k for k, pl in enumerate(self.filter_plugins) if pl is arithmetic), -1)
@@ -373,8 +388,9 @@ class Framework:
                 if pl in self._pod_dependent_filters):
             for node_name, nominated in list(self.nominator.nominated_to_add(pod).items()):
                 info = snapshot.get(node_name) if nominated else None
-                if info is not None:
-                    self._nominated_node_by_node(state, pod, info, alive, first_fail, statuses)
+                if info is not None and position[info.index] >= 0:
+                    self._nominated_node_by_node(state, pod, info, int(position[info.index]), alive, first_fail,
+                                                 statuses)
             return alive, first_fail, statuses
         # the filters before the arithmetic one depend on the node alone: a node one of them rejects
         # stays rejected with or without the nominated pods, and pass 1 on the others fails where
@@ -383,39 +399,41 @@ class Framework:
         # found holds (pass 2, with fewer pods, cannot fail where pass 1 passed); otherwise the
         # node is asked with the two-pass rule
         load = self.nominated_load(pod, snapshot)
-        where = np.flatnonzero(load.count > 0)
-        without_object = where[~snapshot.table.has_object[where]]
-        where = where[snapshot.table.has_object[where]]
-        where = where[(first_fail[where] < 0) | (first_fail[where] >= arithmetic_at)]
-        found = arithmetic.nominated_failures(state, pod, snapshot, where, load)
+        held = np.flatnonzero(load.count > 0)
+        held = held[position[held] >= 0]
+        without_object = held[~snapshot.table.has_object[held]]
+        held = held[snapshot.table.has_object[held]]
+        held = held[(first_fail[position[held]] < 0) | (first_fail[position[held]] >= arithmetic_at)]
+        found = arithmetic.nominated_failures(state, pod, snapshot, held, load)
         named: dict[int, Status] = {}  # nodes failing alike share a Status: name each once
-        for j, failure in zip(where.tolist(), found):
+        for j, failure in zip(held.tolist(), found):
+            k = int(position[j])
             if failure is not None:
-                alive[j] = False
+                alive[k] = False
                 status = named.get(id(failure))
                 if status is None:
                     status = named[id(failure)] = _filter_failed(failure, arithmetic.name)
                 statuses[j] = status
-                first_fail[j] = -2
+                first_fail[k] = -2
             elif not exact:
-                self._nominated_node_by_node(state, pod, nodes[j], alive, first_fail, statuses)
+                self._nominated_node_by_node(state, pod, nodes[j], k, alive, first_fail, statuses)
         for j in without_object.tolist():
-            self._nominated_node_by_node(state, pod, nodes[j], alive, first_fail, statuses)
+            self._nominated_node_by_node(state, pod, nodes[j], int(position[j]), alive, first_fail, statuses)
         return alive, first_fail, statuses
 
     def _nominated_node_by_node(
-        self, state: CycleState, pod: PodInfo, info: NodeInfo, alive: np.ndarray, first_fail: np.ndarray,
+        self, state: CycleState, pod: PodInfo, info: NodeInfo, at: int, alive: np.ndarray, first_fail: np.ndarray,
         statuses: dict[int, Status],
     ) -> None:
-        at = info.index
+        """The two-pass verdict on ``info`` into entry ``at`` of the arrays."""
         status = self.run_filter_with_nominated(state, pod, info)
-        statuses.pop(at, None)
+        statuses.pop(info.index, None)
         if status is None:
             alive[at] = True
             first_fail[at] = -1
         else:
             alive[at] = False
-            statuses[at] = status
+            statuses[info.index] = status
             first_fail[at] = -2
 
     def status_for(

@@ -36,11 +36,12 @@ class LabelRequirement:
     values: tuple[str, ...]
     bound: int = 0
 
-    def mask(self, table: NodeTableView) -> np.ndarray | None:
+    def mask(self, table: NodeTableView, where: np.ndarray | None = None) -> np.ndarray | None:
+        """Per node (of ``where`` if given): whether its labels meet the requirement."""
         column = table.label_column(self.key)
         if column is None:
             return None
-        codes = column.codes
+        codes = column.codes if where is None else column.codes[where]
         op = self.operator
         if op == "Exists":
             return codes >= 0
@@ -69,7 +70,8 @@ class FieldRequirement:
     operator: str
     value: str
 
-    def mask(self, table: NodeTableView) -> np.ndarray:
+    def mask(self, table: NodeTableView, where: np.ndarray | None = None) -> np.ndarray:
+        """Per node (of ``where`` if given): whether the field meets the requirement."""
         if self.on_name:
             equal = np.zeros(table.n, dtype=bool)
             index = table.node_index(self.value)
@@ -79,7 +81,7 @@ class FieldRequirement:
             equal = np.full(table.n, self.value == "", dtype=bool)
         mask = equal if self.operator == "In" else ~equal
         mask[table.nameless] = True
-        return mask
+        return mask if where is None else mask[where]
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,10 +90,10 @@ class Term:
 
     requirements: tuple[LabelRequirement | FieldRequirement, ...]
 
-    def mask(self, table: NodeTableView) -> np.ndarray | None:
-        mask = np.ones(table.n, dtype=bool)
+    def mask(self, table: NodeTableView, where: np.ndarray | None = None) -> np.ndarray | None:
+        mask = np.ones(table.n if where is None else len(where), dtype=bool)
         for requirement in self.requirements:
-            part = requirement.mask(table)
+            part = requirement.mask(table, where)
             if part is None:
                 return None
             mask &= part
@@ -104,10 +106,10 @@ class Selector:
 
     terms: tuple[Term, ...]
 
-    def mask(self, table: NodeTableView) -> np.ndarray | None:
-        mask = np.zeros(table.n, dtype=bool)
+    def mask(self, table: NodeTableView, where: np.ndarray | None = None) -> np.ndarray | None:
+        mask = np.zeros(table.n if where is None else len(where), dtype=bool)
         for term in self.terms:
-            part = term.mask(table)
+            part = term.mask(table, where)
             if part is None:
                 return None
             mask |= part

@@ -83,6 +83,14 @@ class NodeUnschedulable(FilterPlugin, PodIndependentFilter, FilterVector, Enqueu
         mask: np.ndarray = ~table.unschedulable
         return mask
 
+    def filter_vector_at(
+        self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot, where: np.ndarray
+    ) -> np.ndarray | None:
+        if self._tolerates(pod):
+            return np.ones(len(where), dtype=bool)
+        mask: np.ndarray = ~snapshot.table.unschedulable[where]
+        return mask
+
 
 class NodeName(FilterPlugin, PodIndependentFilter, FilterVector, EnqueueExtensions):
     name = "NodeName"
@@ -105,6 +113,13 @@ class NodeName(FilterPlugin, PodIndependentFilter, FilterVector, EnqueueExtensio
         if pod.spec.get("nodeName"):
             return None
         return np.ones(snapshot.table.n, dtype=bool)
+
+    def filter_vector_at(
+        self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot, where: np.ndarray
+    ) -> np.ndarray | None:
+        if pod.spec.get("nodeName"):
+            return None
+        return np.ones(len(where), dtype=bool)
 
 
 class DefaultBinder(BindPlugin):

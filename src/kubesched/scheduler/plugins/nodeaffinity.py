@@ -157,24 +157,35 @@ class NodeAffinity(
             return Status.unresolvable(REASON_POD)
         return None
 
-    def _enforced_mask(self, snapshot: NodeTableSnapshot) -> np.ndarray | None | _Unsupported:
-        """Which nodes match ``addedAffinity``'s required selector (None: there is none)."""
+    def _enforced_mask(self, snapshot: NodeTableSnapshot, where: np.ndarray | None = None
+                       ) -> np.ndarray | None | _Unsupported:
+        """Which nodes (of ``where`` if given) match ``addedAffinity``'s required selector (None:
+        there is none)."""
         added = self._added_required
         if isinstance(added, _Unsupported) or added is None:
             return added
-        mask = added.mask(snapshot.table)
+        mask = added.mask(snapshot.table, where)
         return UNSUPPORTED if mask is None else mask
 
     def filter_vector(self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot) -> np.ndarray | None:
+        return self._matching(pod, snapshot, None)
+
+    def filter_vector_at(
+        self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot, where: np.ndarray
+    ) -> np.ndarray | None:
+        return self._matching(pod, snapshot, where)
+
+    def _matching(self, pod: PodInfo, snapshot: NodeTableSnapshot, where: np.ndarray | None) -> np.ndarray | None:
         own = _pod_required(pod)
-        enforced = self._enforced_mask(snapshot)
+        enforced = self._enforced_mask(snapshot, where)
         if isinstance(own, _Unsupported) or isinstance(enforced, _Unsupported):
             return None
         table = snapshot.table
-        mask = np.ones(table.n, dtype=bool) if enforced is None else enforced.copy()
+        size = table.n if where is None else len(where)
+        mask = np.ones(size, dtype=bool) if enforced is None else enforced.copy()
         for part in own:
             if part is not None:
-                part_mask = part.mask(table)
+                part_mask = part.mask(table, where)
                 if part_mask is None:
                     return None
                 mask &= part_mask

@@ -75,6 +75,17 @@ class NodePorts(PreFilterPlugin, FilterPlugin, FilterVector, FailureStatusesVect
                     mask[i] = False
         return mask
 
+    def filter_vector_at(
+        self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot, where: np.ndarray
+    ) -> np.ndarray | None:
+        mask = np.ones(len(where), dtype=bool)
+        if pod.host_ports:
+            nodes = snapshot.node_infos
+            for k in np.flatnonzero(snapshot.table.has_ports[where]).tolist():
+                if self.filter(state, pod, nodes[int(where[k])]) is not None:
+                    mask[k] = False
+        return mask
+
     def failure_statuses(
         self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot, idx: np.ndarray
     ) -> list[Status]:

@@ -278,6 +278,19 @@ class NodeResourcesFit(
             mask &= amount <= table.alloc[row] - table.requested[row]
         return mask
 
+    def filter_vector_at(
+        self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot, where: np.ndarray
+    ) -> np.ndarray | None:
+        s = self._state(state, pod)
+        table = snapshot.table
+        for resource, _ in s.checked:
+            table.ensure_resource(resource)  # before taking any array: it may add a row
+        mask: np.ndarray = table.pod_count[where] < table.allowed_pods[where]
+        for resource, amount in s.checked:
+            row = table.row[resource]
+            mask &= amount <= table.alloc[row, where] - table.requested[row, where]
+        return mask
+
     # -- preemption arithmetic ------------------------------------------------------------------
     def preemption_view(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> _ResourceView:
         return _ResourceView(self._state(state, pod), node)

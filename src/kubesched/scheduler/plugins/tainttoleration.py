@@ -21,6 +21,7 @@ from kubesched.scheduler.framework.interface import (
     FilterVector,
     Handle,
     NodeTableSnapshot,
+    NodeTableView,
     NormalizeVector,
     PodIndependentFilter,
     ScoreExtensions,
@@ -57,9 +58,18 @@ class TaintToleration(
     def filter_vector(self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot) -> np.ndarray | None:
         """Filter once per distinct taint list (nodes with alike taints share the verdict)."""
         table = snapshot.table
-        codes = table.taint_codes
+        return self._verdicts(pod, table, table.taint_codes, table.has_hard_taints)
+
+    def filter_vector_at(
+        self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot, where: np.ndarray
+    ) -> np.ndarray | None:
+        table = snapshot.table
+        return self._verdicts(pod, table, table.taint_codes[where], table.has_hard_taints[where])
+
+    @staticmethod
+    def _verdicts(pod: PodInfo, table: NodeTableView, codes: np.ndarray, hard: np.ndarray) -> np.ndarray:
         ok = np.ones(len(table.taint_lists), dtype=bool)
-        for code in np.unique(codes[table.has_hard_taints]).tolist():
+        for code in np.unique(codes[hard]).tolist():
             ok[code] = find_untolerated_taint(table.taint_lists[code], pod.tolerations, HARD_EFFECTS) is None
         mask: np.ndarray = ok[codes]
         return mask
