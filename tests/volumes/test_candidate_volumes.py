@@ -2,11 +2,11 @@
 (:class:`CandidateVolumes`, node-independent checks made once, local volumes filed by hostname)
 returns the very volume the search over every volume returns, for random volumes, claims and nodes;
 and the :class:`CandidateIndex` kept across changing volume sets files the same candidates as a
-fresh search."""
+fresh search, also when it is kept from the assume cache's changes rather than from its list."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from hypothesis import given, settings
@@ -19,6 +19,8 @@ from kubesched.api.volumes import (
     claim_class,
     find_matching_volume,
 )
+from kubesched.cluster.embedded.apiserver.store import ObjectStore
+from kubesched.scheduler.plugins.volumebinding import AssumeCache
 
 HOSTS = ["n1", "n2", "n3"]
 ZONES = ["a", "b"]
@@ -129,3 +131,87 @@ def test_the_index_gives_the_candidates_of_a_fresh_search(refile_all_above: int,
                     labels = {"kubernetes.io/hostname": host, "topology.kubernetes.io/zone": zone}
                     assert [v["metadata"]["name"] for v in got.for_node(labels)] == \
                         [v["metadata"]["name"] for v in want.for_node(labels)]
+
+
+class _Handle:
+    """What AssumeCache reads of a handle: the cluster port (here the embedded object store, whose
+    journal tells the changes)."""
+
+    def __init__(self, store: ObjectStore) -> None:
+        self.cluster = store
+
+
+def _assumed_copy(volume: dict[str, Any], ref: str) -> dict[str, Any]:
+    """``volume`` as Reserve assumes it: claimRef set, the stored resourceVersion kept."""
+    return {**volume, "spec": {**volume["spec"], "claimRef": {"namespace": "default", "name": ref, "uid": "u1"}}}
+
+
+step = st.one_of(
+    st.tuples(st.just("put"), volumes()),  # creates or updates each volume drawn
+    st.tuples(st.just("delete"), st.integers(0, 11)),
+    st.tuples(st.just("assume"), st.integers(0, 11), st.sampled_from(["data", "other"])),
+    st.tuples(st.just("restore"), st.integers(0, 11)),
+    st.tuples(st.just("get"), st.integers(0, 11)),  # may drop an assumption the store moved past
+    st.tuples(st.just("sync")),
+)
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(steps=st.lists(step, min_size=1, max_size=25))
+def test_the_index_kept_from_the_assume_caches_changes_holds_what_it_lists(steps: list) -> None:
+    """A CandidateIndex updated from ``AssumeCache.changes`` (the store's journal plus the
+    assumptions made, restored or dropped) holds exactly the volumes ``AssumeCache.current``
+    lists, the very objects, and files the same candidates as one synced from that list, for
+    random volumes written, deleted, assumed (claimRef set) and restored between cycles."""
+    store = ObjectStore(lambda: 0.0)
+    fast_cache = AssumeCache(cast(Any, _Handle(store)), "PersistentVolume")
+    plain_cache = AssumeCache(cast(Any, _Handle(store)), "PersistentVolume")
+    fast, plain = CandidateIndex(VolumeFacts.of), CandidateIndex(VolumeFacts.of)
+    told = 0
+    for op, *args in [*steps, ("sync",)]:
+        if op == "put":
+            for volume in args[0]:
+                name = volume["metadata"]["name"]
+                if store.get("PersistentVolume", None, name) is None:
+                    store.create(volume)
+                else:
+                    store.update(volume)
+        elif op == "delete":
+            if store.get("PersistentVolume", None, f"pv-{args[0]}") is not None:
+                store.remove("PersistentVolume", None, f"pv-{args[0]}")
+        elif op == "assume":  # the same assumed object in both
+            seen = fast_cache.get(None, f"pv-{args[0]}")
+            assert seen is plain_cache.get(None, f"pv-{args[0]}")
+            if seen is not None:
+                assumed = _assumed_copy(seen, args[1])
+                fast_cache.assume(assumed)
+                plain_cache.assume(assumed)
+        elif op == "restore":
+            for cache in (fast_cache, plain_cache):
+                seen = cache.get(None, f"pv-{args[0]}")
+                if seen is not None:
+                    cache.restore(seen)
+        elif op == "get":
+            for cache in (fast_cache, plain_cache):
+                cache.get(None, f"pv-{args[0]}")
+        else:
+            changed = fast_cache.changes()
+            if changed is None:
+                fast.sync(fast_cache.current())
+            else:
+                told += 1
+                fast.update(changed)
+            listed = plain_cache.current()
+            plain.sync(listed)
+            assert len(fast) == len(listed)
+            by_name = {v["metadata"]["name"]: v for v in listed}
+            for name, volume in by_name.items():
+                assert fast.get(name) is volume
+            for claim in CLAIMS:
+                got, want = fast.candidates(claim), plain.candidates(claim)
+                assert _names(got.general) == _names(want.general)
+                assert {h: _names(e) for h, e in got.by_hostname.items()} == \
+                    {h: _names(e) for h, e in want.by_hostname.items()}
+                assert got.hostname_only == want.hostname_only
+                assert got.hostnames_for_any_node() == want.hostnames_for_any_node()
+    assert told == sum(1 for s in steps if s[0] == "sync")  # only the first sync reads everything

@@ -499,21 +499,36 @@ class CandidateIndex:
         self._claimed: dict[tuple[str, str], set[str]] = {}  # claimRef (namespace, name) -> volume names
         self._shapes: dict[Any, _ShapeFiling] = {}
 
+    def __len__(self) -> int:
+        return len(self._volumes)
+
+    def get(self, name: str) -> Obj | None:
+        """The volume held under ``name``."""
+        return self._volumes.get(name)
+
     def sync(self, volumes: Iterable[Obj]) -> None:
-        """Make the index hold exactly ``volumes`` (one object per name)."""
+        """Make the index hold exactly ``volumes`` (one object per name): :meth:`update` with
+        every volume whose object is not the one held (by identity) and every one gone."""
         current = {str(_meta(v).get("name")): v for v in volumes}
+        changed: dict[str, Obj | None] = {name: v for name, v in current.items() if self._volumes.get(name) is not v}
+        changed.update((name, None) for name in self._volumes if name not in current)
+        self.update(changed)
+
+    def update(self, changed: Mapping[str, Obj | None]) -> None:
+        """Hold, for each name of ``changed``, the volume given (None: none of that name any
+        more); the other volumes stay as they are."""
         old = self._volumes
-        changed = [name for name, volume in current.items() if old.get(name) is not volume]
-        gone = [name for name in old if name not in current]
-        if not changed and not gone:
+        changed = {name: v for name, v in changed.items() if old.get(name) is not v}
+        if not changed:
             return
-        if len(changed) + len(gone) > max(self.REFILE_ALL_ABOVE, len(current) // 4):
+        if len(changed) > max(self.REFILE_ALL_ABOVE, len(old) // 4):
             self._shapes = {}  # many changes: each shape is filed again when next asked for
-        for name in [*gone, *(n for n in changed if n in old)]:
-            self._forget(name, old[name])
-        self._volumes = current
-        for name in changed:
-            self._learn(name, current[name])
+        for name, volume in changed.items():
+            if name in old:
+                self._forget(name, old.pop(name))
+            if volume is not None:
+                old[name] = volume
+                self._learn(name, volume)
 
     def _ref(self, volume: Obj) -> tuple[str, str] | None:
         ref = (volume.get("spec") or {}).get("claimRef")

@@ -120,6 +120,10 @@ class AssumeCache:
         self.handle = handle
         self.kind = kind
         self._assumed: dict[str, Obj] = {}
+        #: the cluster's mark at the last :meth:`changes` (None until that is first asked)
+        self._mark: int | None = None
+        #: keys whose assumption was made, restored or dropped since the last :meth:`changes`
+        self._dirty: set[str] = set()
 
     def api_get(self, namespace: str | None, name: str) -> Obj | None:
         return self.handle.cluster.get(self.kind, namespace or "", name)
@@ -134,6 +138,23 @@ class AssumeCache:
             return stored
         return [self._seen(_cache_key(_meta(obj).get("namespace"), _meta(obj)["name"]), obj) for obj in stored]
 
+    def changes(self) -> dict[str, Obj | None] | None:
+        """What is seen now (as :meth:`current` would show it) of the objects that may look
+        different from what the last call showed, by key (None: gone): those the cluster's journal
+        names and those whose assumption came or went meanwhile. None when that cannot be told
+        (the first call, or the cluster cannot tell): read :meth:`current` instead."""
+        self._mark, keys = self.handle.cluster.changes(self.kind, self._mark)
+        if keys is None:
+            self._dirty.clear()
+            return None
+        out: dict[str, Obj | None] = {}
+        for key in [*keys, *self._dirty]:
+            if key not in out:
+                namespace, _, name = key.rpartition("/")
+                out[key] = self._seen(key, self.api_get(namespace, name))
+        self._dirty.clear()
+        return out
+
     def _seen(self, key: str, current: _Stored) -> _Stored:
         """What is seen of the object ``key`` whose stored copy is ``current``: the assumed version
         until the stored copy moves past it (then the assumption is dropped)."""
@@ -142,6 +163,7 @@ class AssumeCache:
             return current
         if current is None or _rv(current) > _rv(assumed):
             del self._assumed[key]
+            self._changed(key)
             return current
         return assumed
 
@@ -149,11 +171,17 @@ class AssumeCache:
         meta = _meta(obj)
         key = _cache_key(meta.get("namespace"), meta["name"])
         self._assumed[key] = obj
+        self._changed(key)
 
     def restore(self, obj: Obj) -> None:
         meta = _meta(obj)
         key = _cache_key(meta.get("namespace"), meta["name"])
-        self._assumed.pop(key, None)
+        if self._assumed.pop(key, None) is not None:
+            self._changed(key)
+
+    def _changed(self, key: str) -> None:
+        if self._mark is not None:  # someone follows the changes
+            self._dirty.add(key)
 
 
 @dataclass
@@ -195,7 +223,6 @@ class VolumeBinding(PreFilterPlugin, FilterPlugin, FilterVector, ReservePlugin, 
         self.volumes = AssumeCache(handle, "PersistentVolume")
         #: parsed volumes by (name, resourceVersion, claimRef); emptied when it outgrows the volumes
         self._volume_facts: dict[tuple[str, str, str], VolumeFacts] = {}
-        self._volume_count = 0
         #: the same, the same object recognised at once (an assumed copy differs from the stored one
         #: only in its claimRef, which is part of the key above)
         self._facts = IdentityMemo(self._facts_by_version, 4 * 1024)
@@ -279,11 +306,13 @@ class VolumeBinding(PreFilterPlugin, FilterPlugin, FilterVector, ReservePlugin, 
                 immediate.append(claim)
         if immediate:
             return None, Status.unresolvable(ERR_UNBOUND_IMMEDIATE)
-        if data.delayed:
-            volumes = self.volumes.current()
-            self._volume_count = len(volumes)
-            self._facts.limit = 4 * max(1024, self._volume_count)
-            self._candidates.sync(volumes)
+        if data.delayed:  # the index catches up with the volumes as the assume cache sees them
+            changed = self.volumes.changes()  # volumes are cluster-scoped: keyed by name
+            if changed is None:
+                self._candidates.sync(self.volumes.current())
+            else:
+                self._candidates.update(changed)
+            self._facts.limit = 4 * max(1024, len(self._candidates))
         for claim in data.delayed:
             data.candidates[_meta(claim)["name"]] = self._candidates.candidates(claim)
         state.write(STATE_KEY, data)
@@ -298,7 +327,7 @@ class VolumeBinding(PreFilterPlugin, FilterPlugin, FilterVector, ReservePlugin, 
                f"{ref.get('namespace')}/{ref.get('name')}/{ref.get('uid')}")
         found = self._volume_facts.get(key)
         if found is None:
-            if len(self._volume_facts) > 4 * max(1024, self._volume_count):
+            if len(self._volume_facts) > 4 * max(1024, len(self._candidates)):
                 self._volume_facts.clear()  # old versions pile up: start again
             found = self._volume_facts[key] = VolumeFacts.of(volume)
         return found

@@ -87,6 +87,9 @@ class ApiServer:
     def iter(self, kind: str) -> Iterator[Obj]:
         return self._store.iter(kind)
 
+    def changes(self, kind: str, since: int | None) -> tuple[int, builtins.list[str] | None]:
+        return self._store.changes(kind, since)
+
     def add_index(self, kind: str, name: str, values: IndexFunc) -> None:
         self._store.add_index(kind, name, values)
 

@@ -7,6 +7,7 @@ from collections import deque
 from collections.abc import Callable, Hashable, Iterable, Iterator
 from typing import Any
 
+from kubesched.k8s.journal import ChangeJournal
 from kubesched.k8s.objcopy import deep_copy
 from kubesched.k8s.objects import DEFAULT_NAMESPACE, ApiError, Obj, is_namespaced, object_key
 from kubesched.k8s.timefmt import rfc3339
@@ -35,8 +36,8 @@ IndexFunc = Callable[[Obj], Iterable[Hashable]]
 class ObjectStore:
     """Objects by kind and ``namespace/name``; every write bumps a global resourceVersion and
     notifies the watchers synchronously, in registration order. Secondary indexes
-    (:meth:`add_index`) are kept in the same step as the objects, before any watcher hears of the
-    write."""
+    (:meth:`add_index`) and the journal of changes (:meth:`changes`) are kept in the same step as
+    the objects, before any watcher hears of the write."""
 
     def __init__(self, clock: Clock) -> None:
         self._clock = clock
@@ -48,6 +49,7 @@ class ObjectStore:
         self._dispatching = False
         #: per kind: index name -> (its function, value -> keys of the objects filed under it)
         self._indexes: dict[str, dict[str, tuple[IndexFunc, dict[Hashable, dict[str, None]]]]] = {}
+        self._journal = ChangeJournal()
 
     # -- reading ---------------------------------------------------------------------------
     def get(self, kind: str, namespace: str | None, name: str) -> Obj | None:
@@ -62,6 +64,10 @@ class ObjectStore:
     @property
     def resource_version(self) -> int:
         return self._rv
+
+    def changes(self, kind: str, since: int | None) -> tuple[int, builtins.list[str] | None]:
+        """See :meth:`ChangeJournal.since <kubesched.k8s.journal.ChangeJournal.since>`."""
+        return self._journal.since(kind, since)
 
     # -- secondary indexes -----------------------------------------------------------------
     def add_index(self, kind: str, name: str, values: IndexFunc) -> None:
@@ -82,7 +88,8 @@ class ObjectStore:
         return [bucket[key] for key in self._indexes[kind][name][1].get(value, ())]
 
     def _refile(self, kind: str, key: str, old: Obj | None, new: Obj | None) -> None:
-        """Keep the indexes in step with a write of ``key`` (``old`` -> ``new``)."""
+        """Keep the indexes and the journal in step with a write of ``key`` (``old`` -> ``new``)."""
+        self._journal.note(kind, key)
         for values, filed in self._indexes.get(kind, {}).values():
             if old is not None:
                 for value in values(old):
