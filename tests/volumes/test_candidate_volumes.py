@@ -60,6 +60,28 @@ def volumes(draw: Any) -> list[dict[str, Any]]:
     return out
 
 
+@st.composite
+def local_volumes(draw: Any) -> list[dict[str, Any]]:
+    """Mostly volumes the claims below could take: free local volumes of their class on one or
+    two hostnames (some in a zone too), some reserved for a claim."""
+    out = []
+    for i in range(draw(st.integers(0, 12))):
+        exprs = [{"key": "kubernetes.io/hostname", "operator": "In",
+                  "values": draw(st.lists(st.sampled_from(HOSTS), min_size=1, max_size=2, unique=True))}]
+        if draw(st.integers(0, 3)) == 0:
+            exprs.append({"key": "topology.kubernetes.io/zone", "operator": "In", "values": [draw(st.sampled_from(ZONES))]})
+        spec: dict[str, Any] = {"capacity": {"storage": f"{draw(st.sampled_from([5, 10, 20]))}Gi"},
+                                "accessModes": ["ReadWriteOnce", "ReadWriteMany"], "storageClassName": "local",
+                                "volumeMode": "Filesystem",
+                                "nodeAffinity": {"required": {"nodeSelectorTerms": [{"matchExpressions": exprs}]}}}
+        ref = draw(st.sampled_from([None, None, None, "data", "other"]))
+        if ref:
+            spec["claimRef"] = {"namespace": "default", "name": ref}
+        out.append({"kind": "PersistentVolume", "metadata": {"name": f"pv-{i}", "labels": {"tier": "fast"}},
+                    "spec": spec, "status": {"phase": "Available"}})
+    return out
+
+
 claims = st.builds(
     lambda size, modes, mode, selector: {
         "kind": "PersistentVolumeClaim",
@@ -100,37 +122,62 @@ def _names(entries: list[tuple[Any, dict[str, Any]]]) -> list[str]:
     return [v["metadata"]["name"] for _, v in entries]
 
 
+def _same(got: CandidateVolumes, want: CandidateVolumes, code: dict[str, int], values: list[str]) -> None:
+    """``got`` files what ``want`` files, and its host flags for the coding (``code``, ``values``)
+    are what ``want``'s sets say."""
+    assert _names(got.general) == _names(want.general)
+    assert {h: _names(e) for h, e in got.by_hostname.items()} == {h: _names(e) for h, e in want.by_hostname.items()}
+    assert got.hostname_only == want.hostname_only
+    assert got.hostnames_for_any_node() == want.hostnames_for_any_node()
+    has, only = got.host_flags(code, values)
+    assert list(has) == [*(h in want.by_hostname for h in values), False]
+    assert list(only) == [*(h in want.hostnames_for_any_node() for h in values), False]
+    for host in [*HOSTS, "n4"]:
+        for zone in ZONES:
+            labels = {"kubernetes.io/hostname": host, "topology.kubernetes.io/zone": zone}
+            assert [v["metadata"]["name"] for v in got.for_node(labels)] == \
+                [v["metadata"]["name"] for v in want.for_node(labels)]
+
+
 @pytest.mark.parametrize("refile_all_above", [64, 0])
 @settings(max_examples=150, deadline=None, derandomize=True)
-@given(steps=st.lists(st.tuples(volumes(), st.lists(st.integers(0, 11), max_size=4)), min_size=1, max_size=5))
+@given(steps=st.lists(st.tuples(st.one_of(volumes(), local_volumes()), st.lists(st.integers(0, 11), max_size=4),
+                                st.lists(st.sampled_from([*HOSTS, "n4"]), max_size=2), st.booleans(),
+                                st.integers(0, 12)),
+                      min_size=1, max_size=5))
 def test_the_index_gives_the_candidates_of_a_fresh_search(refile_all_above: int, steps: list) -> None:
     """CandidateIndex, kept across changing volume sets (volumes changed, kept as the same object,
     or gone), files every claim's candidates as a fresh CandidateVolumes over the volumes of the
-    claim's class in name order."""
+    claim's class in name order; its host flags follow a coding of hostnames that grows (or is
+    replaced) between cycles; and candidates given out earlier (still held) stay as they were."""
     index = CandidateIndex(VolumeFacts.of)
     index.REFILE_ALL_ABOVE = refile_all_above
     previous: dict[str, dict[str, Any]] = {}
-    for drawn, kept in steps:
-        current = {v["metadata"]["name"]: v for v in drawn}
+    code: dict[str, int] = {}
+    values: list[str] = []
+    held: list[tuple[CandidateVolumes, CandidateVolumes]] = []  # (given out, what it was then)
+    for drawn, kept, coded, new_coding, limit in steps:
+        current = {v["metadata"]["name"]: v for v in drawn[:limit]}  # the others are gone
         for i in kept:  # some volumes stay the very same objects (unchanged between cycles)
             name = f"pv-{i}"
             if name in previous and name in current:
                 current[name] = previous[name]
         previous = current
+        if new_coding:  # a node table rebuilt: another coding
+            code, values = {}, []
+        for host in coded:  # hostnames of nodes added: coded from now on
+            if host not in code:
+                code[host] = len(values)
+                values.append(host)
         index.sync(list(current.values()))
         for claim in CLAIMS:
             got = index.candidates(claim)
             ordered = [current[n] for n in sorted(current) if claim_class(current[n]) == claim_class(claim)]
             want = CandidateVolumes(claim, ordered)
-            assert _names(got.general) == _names(want.general)
-            assert {h: _names(e) for h, e in got.by_hostname.items()} == {h: _names(e) for h, e in want.by_hostname.items()}
-            assert got.hostname_only == want.hostname_only
-            assert got.hostnames_for_any_node() == want.hostnames_for_any_node()
-            for host in [*HOSTS, "n4"]:
-                for zone in ZONES:
-                    labels = {"kubernetes.io/hostname": host, "topology.kubernetes.io/zone": zone}
-                    assert [v["metadata"]["name"] for v in got.for_node(labels)] == \
-                        [v["metadata"]["name"] for v in want.for_node(labels)]
+            _same(got, want, code, values)
+            held.append((got, want))
+        for got, want in held:
+            _same(got, want, code, values)
 
 
 class _Handle:
@@ -147,7 +194,7 @@ def _assumed_copy(volume: dict[str, Any], ref: str) -> dict[str, Any]:
 
 
 step = st.one_of(
-    st.tuples(st.just("put"), volumes()),  # creates or updates each volume drawn
+    st.tuples(st.just("put"), st.one_of(volumes(), local_volumes())),  # creates or updates each volume drawn
     st.tuples(st.just("delete"), st.integers(0, 11)),
     st.tuples(st.just("assume"), st.integers(0, 11), st.sampled_from(["data", "other"])),
     st.tuples(st.just("restore"), st.integers(0, 11)),

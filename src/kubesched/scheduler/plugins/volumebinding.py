@@ -57,6 +57,7 @@ from kubesched.api.volumes import (
 from kubesched.k8s.memo import IdentityMemo
 from kubesched.k8s.objects import ApiError, Obj
 from kubesched.scheduler.framework.interface import (
+    ABSENT_LABEL,
     ADD,
     UPDATE,
     UPDATE_NODE_LABEL,
@@ -66,6 +67,7 @@ from kubesched.scheduler.framework.interface import (
     FilterPlugin,
     FilterVector,
     Handle,
+    LabelColumnView,
     NodeTableSnapshot,
     PendingBind,
     PreBindPlugin,
@@ -475,7 +477,7 @@ class VolumeBinding(PreFilterPlugin, FilterPlugin, FilterVector, ReservePlugin, 
         data: _State | None = state.read(STATE_KEY)
         if data is None or data.bound or not data.delayed:
             return None
-        hostnames: set[str] | None = None
+        local: list[CandidateVolumes] = []  # the candidates of the local claims
         topologies: list[list[Obj]] = []
         for claim in data.delayed:
             if ANN_SELECTED_NODE in (_meta(claim).get("annotations") or {}):
@@ -488,38 +490,32 @@ class VolumeBinding(PreFilterPlugin, FilterPlugin, FilterVector, ReservePlugin, 
                 return None
             provisioner = storage_class.get("provisioner") or NOT_SUPPORTED_PROVISIONER
             if provisioner == NOT_SUPPORTED_PROVISIONER:
-                names = set(candidates.by_hostname)
-                hostnames = names if hostnames is None else hostnames & names
+                local.append(candidates)
             elif candidates.by_hostname or self._tracks_capacity(provisioner):
                 return None
             else:
                 topologies.append(list(storage_class.get("allowedTopologies") or ()))
         table = snapshot.table
         nodes = snapshot.node_infos
-        if hostnames is None:
-            mask = np.ones(table.n, dtype=bool)
-        else:
-            column = table.label_column(HOSTNAME_LABEL)
+        mask = np.ones(table.n, dtype=bool)
+        column = table.label_column(HOSTNAME_LABEL) if local else None
+        if local:
             if column is None:
                 return None
-            codes = [column.code[h] for h in hostnames if h in column.code]  # np.isin: any order
-            mask = np.isin(column.codes, codes) if codes else np.zeros(table.n, dtype=bool)
+            for candidates in local:  # the node's hostname has candidates of every local claim
+                mask &= _per_node(candidates.host_flags(column.code, column.values)[0], column)
         for terms in topologies:
             if terms:
                 for i in np.flatnonzero(mask).tolist():
                     mask[i] = topology_terms_match(terms, nodes[i].labels)
-        if hostnames is None:
+        if column is None:
             data.volumes_worked_out_at_reserve = True
             return mask
         if len(data.delayed) == 1:  # one claim: it fits where a candidate suits the node
-            candidates = data.candidates[_meta(data.delayed[0])["name"]]
-            column = table.label_column(HOSTNAME_LABEL)
-            if column is None:
-                return None
+            candidates = local[0]
             # a hostname with a candidate that its hostname alone makes suitable passes as it is;
             # the nodes of the other hostnames are asked one by one
-            sure = [column.code[h] for h in candidates.hostnames_for_any_node() if h in column.code]
-            passing = mask & np.isin(column.codes, sure) if sure else np.zeros(table.n, dtype=bool)
+            passing = mask & _per_node(candidates.host_flags(column.code, column.values)[1], column)
             for i in np.flatnonzero(mask & ~passing).tolist():
                 passing[i] = candidates.any_for_node(nodes[i].labels)
             data.volumes_worked_out_at_reserve = True
@@ -537,6 +533,14 @@ class VolumeBinding(PreFilterPlugin, FilterPlugin, FilterVector, ReservePlugin, 
         data: _State | None = state.read(STATE_KEY)
         if data is None:
             return Status.error(f'error reading "{STATE_KEY}" from cycle state')
+        try:
+            return self._reserve(data, pod, node_name)
+        finally:
+            # nothing reads the candidates after Reserve: let them go, so that the index need not
+            # keep copies of them for the binding cycle (see CandidateIndex.candidates)
+            data.candidates = {}
+
+    def _reserve(self, data: _State, pod: PodInfo, node_name: str) -> Status | None:
         volumes = data.by_node.get(node_name)
         if volumes is None and data.volumes_worked_out_at_reserve:
             info = self.handle.snapshot().get(node_name)
@@ -683,6 +687,13 @@ class VolumeBinding(PreFilterPlugin, FilterPlugin, FilterVector, ReservePlugin, 
             if not is_claim_fully_bound(current):
                 return False
         return True
+
+
+def _per_node(flags: bytearray, column: LabelColumnView) -> np.ndarray:
+    """Flags per code of a label column (and a last one for nodes without the label, see
+    :meth:`CandidateVolumes.host_flags`) read per node."""
+    codes = column.codes
+    return np.frombuffer(flags, dtype=np.bool_)[np.where(codes == ABSENT_LABEL, len(flags) - 1, codes)]
 
 
 def _bind_volume_to_claim(volume: Obj, claim: Obj) -> Obj:
