@@ -11,6 +11,8 @@ import pytest
 from fakeapi import FakeApiServer
 
 from conftest import Replica, complete_volume_bindings, node_of, pod_with_claims, volume_objects, wait_for
+from kubesched.cluster.kube.cache import InformerCache
+from kubesched.cluster.kube.resources import PERSISTENT_VOLUME
 from kubesched.testkit.builders import make_node
 
 pytestmark = pytest.mark.timeout(60)
@@ -56,3 +58,26 @@ def test_a_missing_claim_is_reported_and_the_pod_scheduled_once_it_exists(
         fake.create(obj)
     wait_for(lambda: complete_volume_bindings(fake) or node_of(fake, "db") == "n1", timeout=20,
              what="pod scheduled after the claim appeared")
+
+
+def test_the_informer_cache_tells_which_volumes_changed() -> None:
+    """The informers' cache journals changes as the embedded store does (what VolumeBinding's
+    candidate index catches up from): watch events, deletes and a relist's synthesised deletes."""
+    def volume(name: str, rv: str) -> dict:
+        return {"kind": "PersistentVolume", "metadata": {"name": name, "uid": name, "resourceVersion": rv}}
+
+    cache = InformerCache()
+    mark, keys = cache.changes("PersistentVolume", None)
+    assert keys is None  # not journaled until asked
+    cache.apply(PERSISTENT_VOLUME, "ADDED", volume("a", "1"))
+    cache.apply(PERSISTENT_VOLUME, "ADDED", volume("b", "2"))
+    mark, keys = cache.changes("PersistentVolume", mark)
+    assert sorted(keys or ()) == ["a", "b"]
+    cache.apply(PERSISTENT_VOLUME, "MODIFIED", volume("a", "3"))
+    cache.apply(PERSISTENT_VOLUME, "DELETED", volume("b", "2"))
+    mark, keys = cache.changes("PersistentVolume", mark)
+    assert sorted(keys or ()) == ["a", "b"]
+    assert cache.changes("PersistentVolume", mark) == (mark, [])
+    cache.replace(PERSISTENT_VOLUME, [volume("c", "4")])  # a relist: a is gone, c is new
+    mark, keys = cache.changes("PersistentVolume", mark)
+    assert sorted(keys or ()) == ["a", "c"]

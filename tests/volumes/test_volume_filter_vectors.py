@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from kubesched.scheduler.framework.interface import CycleState
@@ -55,8 +55,19 @@ def clusters(draw: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]], lis
     return volumes, claims, csinodes, pod
 
 
+def _one_claim_on(volume: dict[str, Any]) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[Any], dict[str, Any]]:
+    """A pod with one claim of the local class and ``volume``, free, as the only volume."""
+    volume["status"] = {"phase": "Available"}
+    claim = make_pvc("c-0", "5Gi", storage_class="local")
+    claim["metadata"]["uid"] = "uid-0"
+    return [volume], [claim], [], with_claims(make_pod("p"), "c-0")
+
+
 @settings(max_examples=300, deadline=None)
 @given(clusters())
+# a volume on n2 (zone a) that also requires a zone: its hostname alone does not make it suitable
+@example(_one_claim_on(make_pv("pv-0", "10Gi", node="n2", zone="a")))
+@example(_one_claim_on(make_pv("pv-0", "10Gi", node="n2", zone="b")))
 def test_vector_filters_match_the_per_node_filters(cluster: Any) -> None:
     volumes, claims, csinodes, pod_obj = cluster
     cache = cache_of(NODES)

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import bisect
 import json
-from collections.abc import Callable, Iterable, Iterator, Mapping
+import weakref
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -374,7 +376,7 @@ class CandidateVolumes:
         #: names of filed volumes whose node affinity says nothing but ``hostname In``: filed under a
         #: hostname, they suit every node with that hostname label
         self.hostname_only: set[str] = set()
-        self._any_hosts: set[str] | None = None
+        self._any_hosts: AbstractSet[str] | None = None
         for i, volume in enumerate(volumes):
             f = facts_of(volume)
             bound_here = f.claim_ref is not None and is_volume_bound_to_claim(volume, claim)
@@ -389,14 +391,41 @@ class CandidateVolumes:
                 if f.only_hostname:
                     self.hostname_only.add(f.name)
 
+        self._filing: _ShapeFiling | None = None
+        self._version = 0
+
     @classmethod
-    def _of(cls, general: list[tuple[Any, Obj]], by_hostname: dict[str, list[tuple[Any, Obj]]],
-            hostname_only: set[str], any_hosts: set[str]) -> CandidateVolumes:
+    def _of(cls, general: list[tuple[Any, Obj]], filing: _ShapeFiling) -> CandidateVolumes:
+        """The candidates ``filing`` holds now, with ``general`` as the general ones: its very
+        containers, until it is about to change them (then it gives these candidates copies of them
+        as they were, see :meth:`_ShapeFiling._changing`)."""
         out = cls.__new__(cls)
-        out.general, out.by_hostname, out.hostname_only, out._any_hosts = general, by_hostname, hostname_only, any_hosts
+        out.general, out.by_hostname = general, filing.by_hostname
+        out.hostname_only, out._any_hosts = filing.hostname_only, filing.any_hosts.keys()
+        out._filing, out._version = filing, filing.version
+        filing.views.add(out)
         return out
 
-    def hostnames_for_any_node(self) -> set[str]:
+    def _hold(self, by_hostname: dict[str, list[tuple[Any, Obj]]], hostname_only: set[str],
+              any_hosts: set[str]) -> None:
+        """Keep these (copies of the filing's containers, not to be changed) from now on."""
+        self.by_hostname, self.hostname_only, self._any_hosts = by_hostname, hostname_only, any_hosts
+        self._filing = None
+
+    def host_flags(self, code: Mapping[str, int], values: Sequence[str]) -> tuple[bytearray, bytearray]:
+        """For a coding of hostnames (``code``: hostname -> code, ``values``: code -> hostname, as a
+        node label column keeps them), per code and then one last 0 (for "no hostname"): 1 where
+        some candidate is filed under the hostname, and 1 where :meth:`hostnames_for_any_node` has
+        it. From the index's flags, kept up to date, while its filing is as it was when these
+        candidates were taken from it; worked out here otherwise. Read them, do not change them."""
+        filing = self._filing
+        if filing is not None and filing.version == self._version:
+            return filing.host_flags(code, values)
+        any_hosts = self.hostnames_for_any_node()
+        return (bytearray([*(host in self.by_hostname for host in values), False]),
+                bytearray([*(host in any_hosts for host in values), False]))
+
+    def hostnames_for_any_node(self) -> AbstractSet[str]:
         """Hostnames some candidate filed under them suits whatever the node's other labels: for a
         node with such a hostname label (and no general candidates), :meth:`any_for_node` is True."""
         if self._any_hosts is not None:
@@ -433,10 +462,59 @@ class _ShapeFiling:
         self.hostname_only: set[str] = set()
         self.any_hosts: dict[str, int] = {}  # hostname -> how many hostname-only volumes are filed there
         self._filed: dict[str, frozenset[str] | None] = {}
+        #: changes whenever what is filed changes
+        self.version = 0
+        #: the candidates given out (:meth:`CandidateVolumes._of`) that still read these containers
+        self.views: weakref.WeakSet[CandidateVolumes] = weakref.WeakSet()
+        #: the flags of :meth:`host_flags` for the last coding asked about
+        self._coding: tuple[Mapping[str, int], bytearray, bytearray] | None = None
+
+    def host_flags(self, code: Mapping[str, int], values: Sequence[str]) -> tuple[bytearray, bytearray]:
+        """See :meth:`CandidateVolumes.host_flags`; the coding only ever adds codes (a new coding
+        is a new ``code`` mapping), so the flags are made once per coding, extended for hostnames
+        coded since, and set for each hostname filed or dropped (:meth:`_reflag`)."""
+        coding = self._coding
+        if coding is not None and coding[0] is code and len(coding[1]) == len(values) + 1:
+            return coding[1], coding[2]
+        if coding is not None and coding[0] is code:  # hostnames coded since: extend
+            known = len(coding[1]) - 1
+            has = coding[1][:known] + bytearray([*(host in self.by_hostname for host in values[known:]), False])
+            only = coding[2][:known] + bytearray([*(host in self.any_hosts for host in values[known:]), False])
+        else:
+            has, only = bytearray(len(values) + 1), bytearray(len(values) + 1)
+            for host in self.by_hostname:
+                at = code.get(host)
+                if at is not None:
+                    has[at] = True
+            for host in self.any_hosts:
+                at = code.get(host)
+                if at is not None:
+                    only[at] = True
+        self._coding = (code, has, only)
+        return has, only
+
+    def _changing(self) -> None:
+        """Before the containers change: candidates given out that are still alive keep them as
+        they are now (one copy, shared)."""
+        self.version += 1
+        if self.views:
+            held = (dict(self.by_hostname), set(self.hostname_only), set(self.any_hosts))
+            for view in self.views:
+                view._hold(*held)
+            self.views = weakref.WeakSet()
+
+    def _reflag(self, host: str) -> None:
+        coding = self._coding
+        if coding is not None:
+            at = coding[0].get(host)
+            if at is not None and at < len(coding[1]) - 1:  # later codes: when the flags are extended
+                coding[1][at] = host in self.by_hostname
+                coding[2][at] = host in self.any_hosts
 
     def add(self, name: str, volume: Obj, f: VolumeFacts) -> None:
         if not self.shape.admits(f, False):
             return
+        self._changing()
         hosts = f.hostnames
         self._filed[name] = hosts
         if hosts is None:
@@ -449,12 +527,14 @@ class _ShapeFiling:
             self.by_hostname[host] = filed
             if f.only_hostname:
                 self.any_hosts[host] = self.any_hosts.get(host, 0) + 1
+            self._reflag(host)
         if f.only_hostname:
             self.hostname_only.add(name)
 
     def drop(self, name: str) -> None:
         if name not in self._filed:
             return
+        self._changing()
         hosts = self._filed.pop(name)
         if hosts is None:
             del self.general[name]
@@ -474,6 +554,7 @@ class _ShapeFiling:
                     self.any_hosts[host] = left
                 else:
                     self.any_hosts.pop(host, None)
+            self._reflag(host)
 
     def general_sorted(self) -> list[tuple[Any, Obj]]:
         if self._general_sorted is None:
@@ -499,21 +580,36 @@ class CandidateIndex:
         self._claimed: dict[tuple[str, str], set[str]] = {}  # claimRef (namespace, name) -> volume names
         self._shapes: dict[Any, _ShapeFiling] = {}
 
+    def __len__(self) -> int:
+        return len(self._volumes)
+
+    def get(self, name: str) -> Obj | None:
+        """The volume held under ``name``."""
+        return self._volumes.get(name)
+
     def sync(self, volumes: Iterable[Obj]) -> None:
-        """Make the index hold exactly ``volumes`` (one object per name)."""
+        """Make the index hold exactly ``volumes`` (one object per name): :meth:`update` with
+        every volume whose object is not the one held (by identity) and every one gone."""
         current = {str(_meta(v).get("name")): v for v in volumes}
+        changed: dict[str, Obj | None] = {name: v for name, v in current.items() if self._volumes.get(name) is not v}
+        changed.update((name, None) for name in self._volumes if name not in current)
+        self.update(changed)
+
+    def update(self, changed: Mapping[str, Obj | None]) -> None:
+        """Hold, for each name of ``changed``, the volume given (None: none of that name any
+        more); the other volumes stay as they are."""
         old = self._volumes
-        changed = [name for name, volume in current.items() if old.get(name) is not volume]
-        gone = [name for name in old if name not in current]
-        if not changed and not gone:
+        changed = {name: v for name, v in changed.items() if old.get(name) is not v}
+        if not changed:
             return
-        if len(changed) + len(gone) > max(self.REFILE_ALL_ABOVE, len(current) // 4):
+        if len(changed) > max(self.REFILE_ALL_ABOVE, len(old) // 4):
             self._shapes = {}  # many changes: each shape is filed again when next asked for
-        for name in [*gone, *(n for n in changed if n in old)]:
-            self._forget(name, old[name])
-        self._volumes = current
-        for name in changed:
-            self._learn(name, current[name])
+        for name, volume in changed.items():
+            if name in old:
+                self._forget(name, old.pop(name))
+            if volume is not None:
+                old[name] = volume
+                self._learn(name, volume)
 
     def _ref(self, volume: Obj) -> tuple[str, str] | None:
         ref = (volume.get("spec") or {}).get("claimRef")
@@ -559,5 +655,4 @@ class CandidateIndex:
         general = filing.general_sorted()
         if reserved:
             general = sorted([*general, *reserved], key=lambda e: e[0])
-        any_hosts = set(filing.any_hosts)
-        return CandidateVolumes._of(general, dict(filing.by_hostname), set(filing.hostname_only), any_hosts)
+        return CandidateVolumes._of(general, filing)

@@ -30,6 +30,13 @@ class Cluster(Protocol):
 
     def get(self, kind: str, namespace: str, name: str) -> Obj | None: ...
 
+    def changes(self, kind: str, since: int | None) -> tuple[int, builtins.list[str] | None]:
+        """Which objects of ``kind`` changed, as :meth:`list` and :meth:`get` see them: a mark to
+        pass next time and the keys (``namespace/name``, or ``name`` of a cluster-scoped kind) of
+        the objects created, updated or deleted since ``since`` (a mark this method gave), or None
+        for the keys when that cannot be told (no mark yet; a cluster may always answer None):
+        then the caller reads every object again."""
+
     def bind(self, pod: Obj, node_name: str) -> None:
         """POST pods/binding. Raises ApiError (409 if already bound, 404 if gone)."""
 

@@ -123,6 +123,10 @@ class FakeCluster:
                 return obj
         return None
 
+    def changes(self, kind: str, since: int | None) -> tuple[int, builtins.list[str] | None]:
+        """Never told: tests change ``objects`` directly, so readers read everything every time."""
+        return 0, None
+
     def bind(self, pod: Obj, node_name: str) -> None:
         self.writes.append(("bind", pod, node_name))
 

@@ -84,6 +84,9 @@ class EmbeddedCluster:
     def get(self, kind: str, namespace: str | None, name: str) -> Obj | None:
         return self.api.get(kind, namespace, name)
 
+    def changes(self, kind: str, since: int | None) -> tuple[int, builtins.list[str] | None]:
+        return self.api.changes(kind, since)
+
     # -- user / controller writes ----------------------------------------------------------------
     def create(self, obj: Obj) -> Obj | None:
         """Create through admission. A refused object is logged as rejected and ``None`` returned."""

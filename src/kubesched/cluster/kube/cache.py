@@ -8,11 +8,13 @@ thread applies them later (see :class:`~kubesched.cluster.kube.cluster.KubeClust
 
 from __future__ import annotations
 
+import builtins
 import threading
 from collections.abc import Callable, Iterable
 from typing import Any
 
 from kubesched.cluster.kube.resources import Resource
+from kubesched.k8s.journal import ChangeJournal
 from kubesched.k8s.objects import Obj, object_key
 
 #: (event, kind, old, new) with event one of "add", "update", "delete"; for "delete", ``new`` is
@@ -42,6 +44,7 @@ class InformerCache:
         self.lock = threading.RLock()
         self._objects: dict[str, dict[str, Obj]] = {}
         self._sink: Sink | None = None
+        self._journal = ChangeJournal()
 
     def set_sink(self, sink: Sink | None) -> None:
         with self.lock:
@@ -60,6 +63,11 @@ class InformerCache:
         with self.lock:
             return list(self._objects.get(kind, {}).values())
 
+    def changes(self, kind: str, since: int | None) -> tuple[int, builtins.list[str] | None]:
+        """See :meth:`ChangeJournal.since <kubesched.k8s.journal.ChangeJournal.since>`."""
+        with self.lock:
+            return self._journal.since(kind, since)
+
     def count(self, kind: str) -> int:
         with self.lock:
             return len(self._objects.get(kind, {}))
@@ -69,6 +77,7 @@ class InformerCache:
         bucket = self._objects.setdefault(resource.kind, {})
         old = bucket.get(key)
         bucket[key] = obj
+        self._journal.note(resource.kind, key)
         if old is None:
             self._emit(("add", resource.kind, None, obj))
         elif _meta(old).get("uid") != _meta(obj).get("uid"):
@@ -90,6 +99,7 @@ class InformerCache:
                 if old is None or _meta(old).get("uid") != meta.get("uid"):
                     return
                 del bucket[key]
+                self._journal.note(resource.kind, key)
                 self._emit(("delete", resource.kind, None, obj))
             else:
                 self._put(resource, key, obj)
@@ -104,6 +114,7 @@ class InformerCache:
         with self.lock:
             bucket = self._objects.setdefault(resource.kind, {})
             for key in [k for k in bucket if k not in fresh]:
+                self._journal.note(resource.kind, key)
                 self._emit(("delete", resource.kind, None, bucket.pop(key)))
             for key, obj in fresh.items():
                 self._put(resource, key, obj)

@@ -225,6 +225,9 @@ class KubeCluster:
             return None
         return self.cache.get(resource, namespace, name)
 
+    def changes(self, kind: str, since: int | None) -> tuple[int, builtins.list[str] | None]:
+        return self.cache.changes(kind, since)
+
     # -- Cluster protocol: scheduler actions -------------------------------------------------
     def bind(self, pod: Obj, node_name: str) -> None:
         namespace, name = _ns_name(pod)

@@ -57,6 +57,7 @@ from kubesched.api.volumes import (
 from kubesched.k8s.memo import IdentityMemo
 from kubesched.k8s.objects import ApiError, Obj
 from kubesched.scheduler.framework.interface import (
+    ABSENT_LABEL,
     ADD,
     UPDATE,
     UPDATE_NODE_LABEL,
@@ -66,6 +67,7 @@ from kubesched.scheduler.framework.interface import (
     FilterPlugin,
     FilterVector,
     Handle,
+    LabelColumnView,
     NodeTableSnapshot,
     PendingBind,
     PreBindPlugin,
@@ -120,6 +122,10 @@ class AssumeCache:
         self.handle = handle
         self.kind = kind
         self._assumed: dict[str, Obj] = {}
+        #: the cluster's mark at the last :meth:`changes` (None until that is first asked)
+        self._mark: int | None = None
+        #: keys whose assumption was made, restored or dropped since the last :meth:`changes`
+        self._dirty: set[str] = set()
 
     def api_get(self, namespace: str | None, name: str) -> Obj | None:
         return self.handle.cluster.get(self.kind, namespace or "", name)
@@ -134,6 +140,23 @@ class AssumeCache:
             return stored
         return [self._seen(_cache_key(_meta(obj).get("namespace"), _meta(obj)["name"]), obj) for obj in stored]
 
+    def changes(self) -> dict[str, Obj | None] | None:
+        """What is seen now (as :meth:`current` would show it) of the objects that may look
+        different from what the last call showed, by key (None: gone): those the cluster's journal
+        names and those whose assumption came or went meanwhile. None when that cannot be told
+        (the first call, or the cluster cannot tell): read :meth:`current` instead."""
+        self._mark, keys = self.handle.cluster.changes(self.kind, self._mark)
+        if keys is None:
+            self._dirty.clear()
+            return None
+        out: dict[str, Obj | None] = {}
+        for key in [*keys, *self._dirty]:
+            if key not in out:
+                namespace, _, name = key.rpartition("/")
+                out[key] = self._seen(key, self.api_get(namespace, name))
+        self._dirty.clear()
+        return out
+
     def _seen(self, key: str, current: _Stored) -> _Stored:
         """What is seen of the object ``key`` whose stored copy is ``current``: the assumed version
         until the stored copy moves past it (then the assumption is dropped)."""
@@ -142,6 +165,7 @@ class AssumeCache:
             return current
         if current is None or _rv(current) > _rv(assumed):
             del self._assumed[key]
+            self._changed(key)
             return current
         return assumed
 
@@ -149,11 +173,17 @@ class AssumeCache:
         meta = _meta(obj)
         key = _cache_key(meta.get("namespace"), meta["name"])
         self._assumed[key] = obj
+        self._changed(key)
 
     def restore(self, obj: Obj) -> None:
         meta = _meta(obj)
         key = _cache_key(meta.get("namespace"), meta["name"])
-        self._assumed.pop(key, None)
+        if self._assumed.pop(key, None) is not None:
+            self._changed(key)
+
+    def _changed(self, key: str) -> None:
+        if self._mark is not None:  # someone follows the changes
+            self._dirty.add(key)
 
 
 @dataclass
@@ -195,7 +225,6 @@ class VolumeBinding(PreFilterPlugin, FilterPlugin, FilterVector, ReservePlugin, 
         self.volumes = AssumeCache(handle, "PersistentVolume")
         #: parsed volumes by (name, resourceVersion, claimRef); emptied when it outgrows the volumes
         self._volume_facts: dict[tuple[str, str, str], VolumeFacts] = {}
-        self._volume_count = 0
         #: the same, the same object recognised at once (an assumed copy differs from the stored one
         #: only in its claimRef, which is part of the key above)
         self._facts = IdentityMemo(self._facts_by_version, 4 * 1024)
@@ -279,11 +308,13 @@ class VolumeBinding(PreFilterPlugin, FilterPlugin, FilterVector, ReservePlugin, 
                 immediate.append(claim)
         if immediate:
             return None, Status.unresolvable(ERR_UNBOUND_IMMEDIATE)
-        if data.delayed:
-            volumes = self.volumes.current()
-            self._volume_count = len(volumes)
-            self._facts.limit = 4 * max(1024, self._volume_count)
-            self._candidates.sync(volumes)
+        if data.delayed:  # the index catches up with the volumes as the assume cache sees them
+            changed = self.volumes.changes()  # volumes are cluster-scoped: keyed by name
+            if changed is None:
+                self._candidates.sync(self.volumes.current())
+            else:
+                self._candidates.update(changed)
+            self._facts.limit = 4 * max(1024, len(self._candidates))
         for claim in data.delayed:
             data.candidates[_meta(claim)["name"]] = self._candidates.candidates(claim)
         state.write(STATE_KEY, data)
@@ -298,7 +329,7 @@ class VolumeBinding(PreFilterPlugin, FilterPlugin, FilterVector, ReservePlugin, 
                f"{ref.get('namespace')}/{ref.get('name')}/{ref.get('uid')}")
         found = self._volume_facts.get(key)
         if found is None:
-            if len(self._volume_facts) > 4 * max(1024, self._volume_count):
+            if len(self._volume_facts) > 4 * max(1024, len(self._candidates)):
                 self._volume_facts.clear()  # old versions pile up: start again
             found = self._volume_facts[key] = VolumeFacts.of(volume)
         return found
@@ -446,7 +477,7 @@ class VolumeBinding(PreFilterPlugin, FilterPlugin, FilterVector, ReservePlugin, 
         data: _State | None = state.read(STATE_KEY)
         if data is None or data.bound or not data.delayed:
             return None
-        hostnames: set[str] | None = None
+        local: list[CandidateVolumes] = []  # the candidates of the local claims
         topologies: list[list[Obj]] = []
         for claim in data.delayed:
             if ANN_SELECTED_NODE in (_meta(claim).get("annotations") or {}):
@@ -459,38 +490,32 @@ class VolumeBinding(PreFilterPlugin, FilterPlugin, FilterVector, ReservePlugin, 
                 return None
             provisioner = storage_class.get("provisioner") or NOT_SUPPORTED_PROVISIONER
             if provisioner == NOT_SUPPORTED_PROVISIONER:
-                names = set(candidates.by_hostname)
-                hostnames = names if hostnames is None else hostnames & names
+                local.append(candidates)
             elif candidates.by_hostname or self._tracks_capacity(provisioner):
                 return None
             else:
                 topologies.append(list(storage_class.get("allowedTopologies") or ()))
         table = snapshot.table
         nodes = snapshot.node_infos
-        if hostnames is None:
-            mask = np.ones(table.n, dtype=bool)
-        else:
-            column = table.label_column(HOSTNAME_LABEL)
+        mask = np.ones(table.n, dtype=bool)
+        column = table.label_column(HOSTNAME_LABEL) if local else None
+        if local:
             if column is None:
                 return None
-            codes = [column.code[h] for h in hostnames if h in column.code]  # np.isin: any order
-            mask = np.isin(column.codes, codes) if codes else np.zeros(table.n, dtype=bool)
+            for candidates in local:  # the node's hostname has candidates of every local claim
+                mask &= _per_node(candidates.host_flags(column.code, column.values)[0], column)
         for terms in topologies:
             if terms:
                 for i in np.flatnonzero(mask).tolist():
                     mask[i] = topology_terms_match(terms, nodes[i].labels)
-        if hostnames is None:
+        if column is None:
             data.volumes_worked_out_at_reserve = True
             return mask
         if len(data.delayed) == 1:  # one claim: it fits where a candidate suits the node
-            candidates = data.candidates[_meta(data.delayed[0])["name"]]
-            column = table.label_column(HOSTNAME_LABEL)
-            if column is None:
-                return None
+            candidates = local[0]
             # a hostname with a candidate that its hostname alone makes suitable passes as it is;
             # the nodes of the other hostnames are asked one by one
-            sure = [column.code[h] for h in candidates.hostnames_for_any_node() if h in column.code]
-            passing = mask & np.isin(column.codes, sure) if sure else np.zeros(table.n, dtype=bool)
+            passing = mask & _per_node(candidates.host_flags(column.code, column.values)[1], column)
             for i in np.flatnonzero(mask & ~passing).tolist():
                 passing[i] = candidates.any_for_node(nodes[i].labels)
             data.volumes_worked_out_at_reserve = True
@@ -508,6 +533,14 @@ class VolumeBinding(PreFilterPlugin, FilterPlugin, FilterVector, ReservePlugin, 
         data: _State | None = state.read(STATE_KEY)
         if data is None:
             return Status.error(f'error reading "{STATE_KEY}" from cycle state')
+        try:
+            return self._reserve(data, pod, node_name)
+        finally:
+            # nothing reads the candidates after Reserve: let them go, so that the index need not
+            # keep copies of them for the binding cycle (see CandidateIndex.candidates)
+            data.candidates = {}
+
+    def _reserve(self, data: _State, pod: PodInfo, node_name: str) -> Status | None:
         volumes = data.by_node.get(node_name)
         if volumes is None and data.volumes_worked_out_at_reserve:
             info = self.handle.snapshot().get(node_name)
@@ -654,6 +687,13 @@ class VolumeBinding(PreFilterPlugin, FilterPlugin, FilterVector, ReservePlugin, 
             if not is_claim_fully_bound(current):
                 return False
         return True
+
+
+def _per_node(flags: bytearray, column: LabelColumnView) -> np.ndarray:
+    """Flags per code of a label column (and a last one for nodes without the label, see
+    :meth:`CandidateVolumes.host_flags`) read per node."""
+    codes = column.codes
+    return np.frombuffer(flags, dtype=np.bool_)[np.where(codes == ABSENT_LABEL, len(flags) - 1, codes)]
 
 
 def _bind_volume_to_claim(volume: Obj, claim: Obj) -> Obj:

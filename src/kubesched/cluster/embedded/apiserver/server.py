@@ -33,7 +33,8 @@ One write skips an admission step the real API server would run; it is named
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+import builtins
+from collections.abc import Callable, Hashable, Iterator
 from typing import Protocol
 
 from kubesched.cluster.embedded.apiserver.admission import (
@@ -42,7 +43,7 @@ from kubesched.cluster.embedded.apiserver.admission import (
     ensure_system_priority_classes,
     resource_name,
 )
-from kubesched.cluster.embedded.apiserver.store import ObjectStore
+from kubesched.cluster.embedded.apiserver.store import IndexFunc, ObjectStore
 from kubesched.k8s.objcopy import deep_copy
 from kubesched.k8s.objects import DEFAULT_NAMESPACE, ApiError, Obj, is_namespaced
 from kubesched.k8s.timefmt import rfc3339
@@ -85,6 +86,15 @@ class ApiServer:
 
     def iter(self, kind: str) -> Iterator[Obj]:
         return self._store.iter(kind)
+
+    def changes(self, kind: str, since: int | None) -> tuple[int, builtins.list[str] | None]:
+        return self._store.changes(kind, since)
+
+    def add_index(self, kind: str, name: str, values: IndexFunc) -> None:
+        self._store.add_index(kind, name, values)
+
+    def by_index(self, kind: str, name: str, value: Hashable) -> builtins.list[Obj]:
+        return self._store.by_index(kind, name, value)
 
     def watch(self, handler: ClusterEventHandler) -> None:
         """Deliver every later change to ``handler`` (in registration order, see the store)."""

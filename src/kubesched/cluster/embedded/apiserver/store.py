@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import builtins
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Hashable, Iterable, Iterator
 from typing import Any
 
+from kubesched.k8s.journal import ChangeJournal
 from kubesched.k8s.objcopy import deep_copy
 from kubesched.k8s.objects import DEFAULT_NAMESPACE, ApiError, Obj, is_namespaced, object_key
 from kubesched.k8s.timefmt import rfc3339
@@ -27,9 +29,15 @@ def merge_patch(target: Any, patch: Any) -> Any:
     return result
 
 
+#: what an index files an object under (client-go's ``IndexFunc``)
+IndexFunc = Callable[[Obj], Iterable[Hashable]]
+
+
 class ObjectStore:
     """Objects by kind and ``namespace/name``; every write bumps a global resourceVersion and
-    notifies the watchers synchronously, in registration order."""
+    notifies the watchers synchronously, in registration order. Secondary indexes
+    (:meth:`add_index`) and the journal of changes (:meth:`changes`) are kept in the same step as
+    the objects, before any watcher hears of the write."""
 
     def __init__(self, clock: Clock) -> None:
         self._clock = clock
@@ -39,6 +47,9 @@ class ObjectStore:
         self._watchers: list[ClusterEventHandler] = []
         self._pending: deque[tuple[str, str, Obj | None, Obj]] = deque()
         self._dispatching = False
+        #: per kind: index name -> (its function, value -> keys of the objects filed under it)
+        self._indexes: dict[str, dict[str, tuple[IndexFunc, dict[Hashable, dict[str, None]]]]] = {}
+        self._journal = ChangeJournal()
 
     # -- reading ---------------------------------------------------------------------------
     def get(self, kind: str, namespace: str | None, name: str) -> Obj | None:
@@ -53,6 +64,43 @@ class ObjectStore:
     @property
     def resource_version(self) -> int:
         return self._rv
+
+    def changes(self, kind: str, since: int | None) -> tuple[int, builtins.list[str] | None]:
+        """See :meth:`ChangeJournal.since <kubesched.k8s.journal.ChangeJournal.since>`."""
+        return self._journal.since(kind, since)
+
+    # -- secondary indexes -----------------------------------------------------------------
+    def add_index(self, kind: str, name: str, values: IndexFunc) -> None:
+        """File the objects of ``kind`` under each value ``values(obj)`` gives, from now on kept in
+        step with every write (client-go's ``Indexer``); adding an index again changes nothing."""
+        indexes = self._indexes.setdefault(kind, {})
+        if name in indexes:
+            return
+        filed: dict[Hashable, dict[str, None]] = {}
+        indexes[name] = (values, filed)
+        for key, obj in self._objects.get(kind, {}).items():
+            for value in values(obj):
+                filed.setdefault(value, {})[key] = None
+
+    def by_index(self, kind: str, name: str, value: Hashable) -> builtins.list[Obj]:
+        """The objects of ``kind`` the index ``name`` files under ``value`` (in no particular order)."""
+        bucket = self._objects.get(kind, {})
+        return [bucket[key] for key in self._indexes[kind][name][1].get(value, ())]
+
+    def _refile(self, kind: str, key: str, old: Obj | None, new: Obj | None) -> None:
+        """Keep the indexes and the journal in step with a write of ``key`` (``old`` -> ``new``)."""
+        self._journal.note(kind, key)
+        for values, filed in self._indexes.get(kind, {}).values():
+            if old is not None:
+                for value in values(old):
+                    keys = filed.get(value)
+                    if keys is not None:
+                        keys.pop(key, None)
+                        if not keys:
+                            del filed[value]
+            if new is not None:
+                for value in values(new):
+                    filed.setdefault(value, {})[key] = None
 
     # -- watching --------------------------------------------------------------------------
     def watch(self, handler: ClusterEventHandler) -> None:
@@ -94,6 +142,7 @@ class ObjectStore:
         new = dict(obj)
         new["metadata"] = meta
         bucket[key] = new
+        self._refile(kind, key, None, new)
         self._notify("add", kind, None, new)
         return new
 
@@ -109,6 +158,7 @@ class ObjectStore:
         new = dict(new)
         new["metadata"] = meta
         bucket[key] = new
+        self._refile(kind, key, old, new)
         self._notify("update", kind, old, new)
         return new
 
@@ -125,5 +175,6 @@ class ObjectStore:
         if old is None:
             raise ApiError(404, "NotFound", f'{kind.lower()}s "{name}" not found')
         self._rv += 1
+        self._refile(kind, key, old, None)
         self._notify("delete", kind, None, old)
         return old

@@ -65,10 +65,18 @@ if TYPE_CHECKING:
 
 CLAIM = "PersistentVolumeClaim"
 VOLUME = "PersistentVolume"
+#: the store's index of volumes by their claimRef's (namespace, name)
+BY_CLAIM_REF = "claimRef"
 
 
 def _meta(obj: Obj) -> dict[str, Any]:
     return obj.get("metadata") or {}
+
+
+def _claim_ref(volume: Obj) -> list[tuple[Any, Any]]:
+    """What :data:`BY_CLAIM_REF` files a volume under: its claimRef's (namespace, name), if any."""
+    ref = (volume.get("spec") or {}).get("claimRef")
+    return [(ref.get("namespace"), ref.get("name"))] if ref else []
 
 
 def _annotations(obj: Obj) -> dict[str, str]:
@@ -98,6 +106,7 @@ class PersistentVolumeController(Controller):
         self._noted: set[tuple[str, str, str]] = set()  # (claim uid, reason, message) of waiting events
         self._held: dict[str, None] = {}  # keys seen while a snapshot is being restored
         super().__init__(cluster, index)
+        self.api.add_index(VOLUME, BY_CLAIM_REF, _claim_ref)
 
     def start(self) -> None:
         for volume in sorted(self.api.list(VOLUME), key=key_of):
@@ -176,9 +185,8 @@ class PersistentVolumeController(Controller):
         storage_class = self._class_of(claim)
         delayed = class_binding_mode(storage_class) == WAIT_FOR_FIRST_CONSUMER
         if delayed:  # without a node only a volume reserved for the claim may be taken
-            name, ns = _meta(claim)["name"], _meta(claim).get("namespace")
-            volumes = sorted((v for v in self.api.iter(VOLUME) if ((v.get("spec") or {}).get("claimRef") or {}).get(
-                "name") == name and ((v.get("spec") or {}).get("claimRef") or {}).get("namespace") == ns), key=key_of)
+            ref = (_meta(claim).get("namespace"), _meta(claim)["name"])
+            volumes = sorted(self.api.by_index(VOLUME, BY_CLAIM_REF, ref), key=key_of)
         else:
             volumes = sorted(self.api.list(VOLUME), key=key_of)
         volume = find_matching_volume(claim, volumes, None, {}, delayed)
