@@ -109,6 +109,10 @@ class PreFilterState:
         return bool(self._dicts()[which])
 
     def clone(self) -> PreFilterState:
+        if self.counts is None and self.codes is not None:
+            # clones are made to have pods added and removed (a preemption dry run clones one per
+            # node): turn the codes into pairs once here, each clone then copies the dicts
+            self._dicts()
         counts = None if self.counts is None else [c.copy() for c in self.counts]
         return PreFilterState(self.incoming, self.terms, self.ns_labels, self.lookup, counts, self.codes)
 
