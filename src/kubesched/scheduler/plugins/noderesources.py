@@ -285,10 +285,10 @@ class NodeResourcesFit(
         table = snapshot.table
         for resource, _ in s.checked:
             table.ensure_resource(resource)  # before taking any array: it may add a row
-        mask: np.ndarray = table.pod_count[where] < table.allowed_pods[where]
+        mask: np.ndarray = table.pod_count.take(where) < table.allowed_pods.take(where)
         for resource, amount in s.checked:
-            row = table.row[resource]
-            mask &= amount <= table.alloc[row, where] - table.requested[row, where]
+            row = table.row[resource]  # a row's take is about twice as fast as [row, where]
+            mask &= amount <= table.alloc[row].take(where) - table.requested[row].take(where)
         return mask
 
     # -- preemption arithmetic ------------------------------------------------------------------
