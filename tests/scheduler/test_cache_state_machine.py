@@ -10,7 +10,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 
 from kubesched.scheduler.cache import Cache
 from kubesched.scheduler.framework.types import PodInfo
-from kubesched.scheduler.nodetable import NodeTable
+from kubesched.scheduler.nodetable import NodeTable, PodGroups
 from kubesched.testkit.builders import make_node, make_pod
 
 NODES = [f"n{i}" for i in range(4)]
@@ -63,7 +63,23 @@ class CacheMachine(RuleBasedStateMachine):
         if data.draw(st.booleans()):
             self.cache.forget(self.pods.pop(uid))
         else:
-            self.cache.add_pod(self.pods[uid])
+            self.cache.add_pod(self.confirmed(self.pods[uid], data))
+
+    def confirmed(self, pod: PodInfo, data: st.DataObject) -> PodInfo:
+        """The pod as the informer brings it: the same object, a new one alike (as after the
+        binding) or one with other requests or labels."""
+        how = data.draw(st.sampled_from(["same", "alike", "other cpu", "other labels"]))
+        if how == "same":
+            return pod
+        obj = {**pod.obj, "metadata": dict(pod.obj["metadata"]), "spec": dict(pod.obj["spec"])}
+        if how == "other cpu":
+            obj["spec"]["containers"] = [{**obj["spec"]["containers"][0],
+                                          "resources": {"requests": {"cpu": "7m", "memory": "1Mi"}}}]
+        elif how == "other labels":
+            obj["metadata"]["labels"] = {"tier": "other"}
+        new = PodInfo.from_pod(obj)
+        self.pods[pod.uid] = new
+        return new
 
     @precondition(lambda self: bool(self.pods))
     @rule(data=st.data())
@@ -115,6 +131,17 @@ class CacheMachine(RuleBasedStateMachine):
         assert [table.node_index(n.name) for n in nodes] == list(range(len(nodes)))
 
     @invariant()
+    def pod_groups_match_the_pods(self) -> None:
+        """The pods grouped by namespace and labels, kept in step, equal groups made afresh."""
+        self.cache.update_snapshot()
+
+        def groups(pod_groups: PodGroups) -> dict:
+            return {(ns, tuple(sorted(labels.items()))): dict(zip(where.tolist(), counts.tolist()))
+                    for ns, labels, where, counts in pod_groups.label_groups()}
+
+        assert groups(self.cache.table.pod_groups()) == groups(PodGroups(self.cache.node_infos))
+
+    @invariant()
     def requested_is_sum_of_pods(self) -> None:
         for info in self.cache.node_infos:
             cpu = sum(p.requests.get("cpu", 0) for p in info.pods)
@@ -125,3 +152,34 @@ class CacheMachine(RuleBasedStateMachine):
 
 CacheMachine.TestCase.settings = settings(max_examples=60, stateful_step_count=30, deadline=None, derandomize=True)
 TestCache = CacheMachine.TestCase
+
+
+def table_equals_rebuild(cache: Cache) -> bool:
+    cache.update_snapshot()
+    fresh = NodeTable()
+    fresh.rebuild(cache.node_infos)
+    table = cache.table
+    return all(np.array_equal(table.requested[table.row[r]], fresh.requested[row]) for r, row in fresh.row.items()) \
+        and np.array_equal(table.nonzero, fresh.nonzero) and np.array_equal(table.pod_count, fresh.pod_count)
+
+
+def test_a_confirmed_pod_counts_as_its_new_version() -> None:
+    """The binding's version of an assumed pod, or a later update, replaces the old one in the node
+    table whether it counts alike (table left as it is) or not (table updated)."""
+    for change in ("alike", "cpu", "labels"):
+        cache = Cache()
+        cache.add_node(make_node("n0", cpu="8"))
+        cache.update_snapshot()
+        cache.table.pod_groups()  # kept in step from here on
+        pod = pod_info("a", "n0", 500, 100)
+        cache.assume(pod, "n0")
+        cache.update_snapshot()
+        obj = {**pod.obj, "metadata": dict(pod.obj["metadata"]), "spec": dict(pod.obj["spec"])}
+        if change == "cpu":
+            obj["spec"]["containers"] = [{**obj["spec"]["containers"][0], "resources": {"requests": {"cpu": "7m"}}}]
+        elif change == "labels":
+            obj["metadata"]["labels"] = {"tier": "web"}
+        cache.add_pod(PodInfo.from_pod(obj))
+        assert table_equals_rebuild(cache), change
+        groups = {(ns, tuple(sorted(labels.items()))) for ns, labels, _, _ in cache.table.pod_groups().label_groups()}
+        assert groups == {("default", tuple(sorted(obj["metadata"].get("labels", {}).items())))}, change

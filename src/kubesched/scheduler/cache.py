@@ -24,6 +24,16 @@ def zone_key(labels: dict[str, str]) -> str:
     return f"{region}:\x00:{zone}"
 
 
+def _counts_alike(old: PodInfo, new: PodInfo) -> bool:
+    """Whether two versions of a pod weigh the same in the node table: requests, host ports and
+    priority (usage), namespace, labels and deletion (pod groups), no pod (anti-)affinity."""
+    return (old.requests == new.requests and old.nonzero_cpu == new.nonzero_cpu
+            and old.nonzero_mem == new.nonzero_mem and old.host_ports == new.host_ports
+            and old.priority == new.priority and old.namespace == new.namespace and old.labels == new.labels
+            and old.deleting == new.deleting and not (old.has_affinity or old.has_required_anti_affinity
+                                                      or new.has_affinity or new.has_required_anti_affinity))
+
+
 class Cache:
     def __init__(self) -> None:
         self.nodes: dict[str, NodeInfo] = {}
@@ -219,12 +229,24 @@ class Cache:
     def add_pod(self, pod: PodInfo) -> None:
         """A bound pod seen through the informer (confirms an assumed pod)."""
         self._assumed.discard(pod.uid)
-        self._unplace(pod.uid)
-        self._place(pod, pod.node_name)
+        self._replace(pod)
 
     def update_pod(self, pod: PodInfo) -> None:
-        self._unplace(pod.uid)
-        self._place(pod, pod.node_name)
+        self._replace(pod)
+
+    def _replace(self, pod: PodInfo) -> None:
+        """The pod's new version in place of the old (removed, then added: the node's pod order is
+        upstream's). A version that counts the same on the same node (the binding confirming an
+        assumed pod, a status change) leaves the node table as it is."""
+        entry = self._pods.get(pod.uid)
+        info = self.nodes.get(pod.node_name) if entry is not None and entry[1] == pod.node_name else None
+        if info is None or entry is None or not _counts_alike(entry[0], pod):
+            self._unplace(pod.uid)
+            self._place(pod, pod.node_name)
+            return
+        info.remove_pod(entry[0])
+        info.add_pod(pod)
+        self._pods[pod.uid] = (pod, pod.node_name)
 
     def remove_pod(self, pod: PodInfo) -> None:
         self._assumed.discard(pod.uid)
