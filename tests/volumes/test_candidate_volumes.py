@@ -20,7 +20,9 @@ from kubesched.api.volumes import (
     find_matching_volume,
 )
 from kubesched.cluster.embedded.apiserver.store import ObjectStore
+from kubesched.k8s import journal
 from kubesched.scheduler.plugins.volumebinding import AssumeCache
+from kubesched.testkit.builders import make_pv
 
 HOSTS = ["n1", "n2", "n3"]
 ZONES = ["a", "b"]
@@ -203,13 +205,21 @@ step = st.one_of(
 )
 
 
+@pytest.mark.parametrize("slack", [journal.COMPACT_SLACK, 0])
 @settings(max_examples=300, deadline=None, derandomize=True)
 @given(steps=st.lists(step, min_size=1, max_size=25))
-def test_the_index_kept_from_the_assume_caches_changes_holds_what_it_lists(steps: list) -> None:
+def test_the_index_kept_from_the_assume_caches_changes_holds_what_it_lists(steps: list, slack: int) -> None:
     """A CandidateIndex updated from ``AssumeCache.changes`` (the store's journal plus the
     assumptions made, restored or dropped) holds exactly the volumes ``AssumeCache.current``
     lists, the very objects, and files the same candidates as one synced from that list, for
-    random volumes written, deleted, assumed (claimRef set) and restored between cycles."""
+    random volumes written, deleted, assumed (claimRef set) and restored between cycles; with
+    ``slack`` 0 the journal compacts itself often (then a reader of an older mark reads all)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(journal, "COMPACT_SLACK", slack)
+        _index_follows_the_changes(steps, slack)
+
+
+def _index_follows_the_changes(steps: list, slack: int) -> None:
     store = ObjectStore(lambda: 0.0)
     fast_cache = AssumeCache(cast(Any, _Handle(store)), "PersistentVolume")
     plain_cache = AssumeCache(cast(Any, _Handle(store)), "PersistentVolume")
@@ -261,4 +271,22 @@ def test_the_index_kept_from_the_assume_caches_changes_holds_what_it_lists(steps
                     {h: _names(e) for h, e in want.by_hostname.items()}
                 assert got.hostname_only == want.hostname_only
                 assert got.hostnames_for_any_node() == want.hostnames_for_any_node()
-    assert told == sum(1 for s in steps if s[0] == "sync")  # only the first sync reads everything
+    if slack:  # no compaction: only the first sync reads everything
+        assert told == sum(1 for s in steps if s[0] == "sync")
+
+
+def test_the_journal_forgets_deleted_objects_once_they_pile_up() -> None:
+    """Keys of deleted objects do not pile up for ever: past twice the live objects plus the
+    slack, the journal starts afresh and a reader of an older mark is told to read everything."""
+    store = ObjectStore(lambda: 0.0)
+    mark, _ = store.changes("PersistentVolume", None)
+    for i in range(3 * journal.COMPACT_SLACK):
+        store.create(make_pv(f"gone-{i}"))
+        store.remove("PersistentVolume", None, f"gone-{i}")
+    store.create(make_pv("kept"))
+    assert store.changes("PersistentVolume", mark)[1] is None  # compacted since: read everything
+    entries = store._journal._kinds["PersistentVolume"]
+    assert len(entries) <= journal.COMPACT_SLACK + 2
+    mark, _ = store.changes("PersistentVolume", None)
+    store.remove("PersistentVolume", None, "kept")
+    assert store.changes("PersistentVolume", mark)[1] == ["kept"]

@@ -77,7 +77,7 @@ class InformerCache:
         bucket = self._objects.setdefault(resource.kind, {})
         old = bucket.get(key)
         bucket[key] = obj
-        self._journal.note(resource.kind, key)
+        self._journal.note(resource.kind, key, len(bucket))
         if old is None:
             self._emit(("add", resource.kind, None, obj))
         elif _meta(old).get("uid") != _meta(obj).get("uid"):
@@ -99,7 +99,7 @@ class InformerCache:
                 if old is None or _meta(old).get("uid") != meta.get("uid"):
                     return
                 del bucket[key]
-                self._journal.note(resource.kind, key)
+                self._journal.note(resource.kind, key, len(bucket))
                 self._emit(("delete", resource.kind, None, obj))
             else:
                 self._put(resource, key, obj)
@@ -114,7 +114,8 @@ class InformerCache:
         with self.lock:
             bucket = self._objects.setdefault(resource.kind, {})
             for key in [k for k in bucket if k not in fresh]:
-                self._journal.note(resource.kind, key)
-                self._emit(("delete", resource.kind, None, bucket.pop(key)))
+                gone = bucket.pop(key)
+                self._journal.note(resource.kind, key, len(bucket))
+                self._emit(("delete", resource.kind, None, gone))
             for key, obj in fresh.items():
                 self._put(resource, key, obj)

@@ -89,7 +89,7 @@ class ObjectStore:
 
     def _refile(self, kind: str, key: str, old: Obj | None, new: Obj | None) -> None:
         """Keep the indexes and the journal in step with a write of ``key`` (``old`` -> ``new``)."""
-        self._journal.note(kind, key)
+        self._journal.note(kind, key, len(self._objects.get(kind, ())))
         for values, filed in self._indexes.get(kind, {}).values():
             if old is not None:
                 for value in values(old):
