@@ -325,8 +325,11 @@ def _find_nodes_that_fit(sched: Scheduler, fwk: Framework, state: CycleState, po
     if len(feasible):
         return feasible
     failed = scanned[~ok[:processed]]
-    first_fail = np.full(len(nodes), -1, dtype=np.int64)
-    first_fail[order[:len(fails)]] = fails
+    if fails is None:  # which filter failed each node first: asked again, with that worked out
+        first_fail = fwk.filter_all(state, pod, cache)[1]
+    else:
+        first_fail = np.full(len(nodes), -1, dtype=np.int64)
+        first_fail[order[:len(fails)]] = fails
     found = fwk.statuses_for(state, pod, cache, failed, first_fail, known)
     diagnosis.update(zip([nodes[j].name for j in failed.tolist()], found))
     plugins.update(st.plugin for st in {id(st): st for st in found}.values())
@@ -340,25 +343,26 @@ MIN_FILTER_WINDOW = 256
 
 
 def _filter_in_windows(fwk: Framework, state: CycleState, pod: PodInfo, cache: Cache, order: np.ndarray,
-                       to_find: int) -> tuple[np.ndarray, np.ndarray, dict[int, Status]]:
+                       to_find: int) -> tuple[np.ndarray, np.ndarray | None, dict[int, Status]]:
     """The filters' verdicts on the nodes of ``order`` (the scan's order), a window of nodes at a
     time until more than ``to_find`` nodes pass — the scan stops at the ``to_find``-th, and looks at
     every node only when no more pass — or every node is done: for a big cluster most nodes need
     not be filtered at all (upstream stops checking nodes once it has found enough, too). Returns
     per node of ``order`` as far as it got: whether it passes and the first filter failing it (as
-    :meth:`Framework.filter_all`), and the statuses computed on the way (by node index)."""
+    :meth:`Framework.filter_all`; None when that was not worked out: see
+    :meth:`Framework.filter_passing`), and the statuses computed on the way (by node index)."""
     total = len(order)
     window = max(2 * (to_find + 1), MIN_FILTER_WINDOW)
     if window >= total:
-        mask, first_fail, statuses = fwk.filter_all(state, pod, cache)
-        return mask[order], first_fail[order], statuses
+        mask, first_fail, statuses = fwk.filter_passing(state, pod, cache)
+        return mask[order], None if first_fail is None else first_fail[order], statuses
     passes: list[np.ndarray] = []
-    fails: list[np.ndarray] = []
+    fails: list[np.ndarray | None] = []
     known: dict[int, Status] = {}
     done = found = 0
     while done < total:
         where = order[done:done + window]
-        mask, first_fail, statuses = fwk.filter_all(state, pod, cache, where)
+        mask, first_fail, statuses = fwk.filter_passing(state, pod, cache, where)
         passes.append(mask)
         fails.append(first_fail)
         known.update(statuses)
@@ -367,7 +371,8 @@ def _filter_in_windows(fwk: Framework, state: CycleState, pod: PodInfo, cache: C
         if found > to_find:
             break
         window *= 2
-    return np.concatenate(passes), np.concatenate(fails), known
+    tracked = [f for f in fails if f is not None]
+    return np.concatenate(passes), np.concatenate(tracked) if len(tracked) == len(fails) else None, known
 
 
 def _pass_extenders(fwk: Framework, pod: PodInfo, cache: Cache, feasible: np.ndarray

@@ -345,10 +345,25 @@ class Framework:
         none) and the statuses already computed (by per-node plugins; keyed by node index). Nodes
         with nominated pods are evaluated per node with the two-pass rule.
         """
+        alive, first_fail, statuses = self._filter(state, pod, snapshot, where, True)
+        assert first_fail is not None
+        return alive, first_fail, statuses
+
+    def filter_passing(
+        self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot, where: np.ndarray | None = None,
+    ) -> tuple[np.ndarray, np.ndarray | None, dict[int, Status]]:
+        """:meth:`filter_all` without working out which filter fails each node first (None then),
+        unless nominated pods need it: what a cycle that finds nodes wants."""
+        return self._filter(state, pod, snapshot, where, False)
+
+    def _filter(
+        self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot, where: np.ndarray | None, track: bool,
+    ) -> tuple[np.ndarray, np.ndarray | None, dict[int, Status]]:
         nodes = snapshot.node_infos
         size = len(nodes) if where is None else len(where)
         alive = np.ones(size, dtype=bool)
-        first_fail = np.full(size, -1, dtype=np.int64)
+        has_nominated = self.nominator.has_any()  # the two-pass rule below reads the first failures
+        first_fail = np.full(size, -1, dtype=np.int64) if track or has_nominated else None
         statuses: dict[int, Status] = {}
         skip = state.skip_filter_plugins
         for i, (pl, vector, at) in enumerate(zip(self.filter_plugins, self._filter_vectors, self._filter_vectors_at)):
@@ -369,12 +384,13 @@ class Framework:
                     if status is not None and not status.is_success():
                         mask[k] = False
                         statuses[j] = _filter_failed(status, pl.name)
-            newly = alive & ~mask
-            first_fail[newly] = i
+            if first_fail is not None:
+                first_fail[alive & ~mask] = i
             alive &= mask
         # nodes that have nominated pods of >= priority: redo them with the two-pass rule
-        if not self.nominator.has_any():
+        if not has_nominated:
             return alive, first_fail, statuses
+        assert first_fail is not None
         if where is None:
             position = np.arange(len(nodes), dtype=np.int64)
         else:  # node index -> its entry in the arrays (-1: not asked about)
@@ -681,7 +697,7 @@ CODE_LABELS = {Code.SUCCESS: "Success", Code.ERROR: "Error", Code.UNSCHEDULABLE:
                Code.SKIP: "Skip"}
 #: framework methods timed as one extension point each (PreScore/Score and PreBind/Bind are timed
 #: inside run_score and the binding)
-FRAMEWORK_POINTS = (("run_pre_filter", "PreFilter"), ("filter_all", "Filter"), ("run_post_filter", "PostFilter"),
+FRAMEWORK_POINTS = (("run_pre_filter", "PreFilter"), ("filter_passing", "Filter"), ("run_post_filter", "PostFilter"),
                     ("run_reserve", "Reserve"), ("run_unreserve", "Unreserve"), ("run_permit", "Permit"),
                     ("run_post_bind", "PostBind"))
 #: plugin methods timed when sampled, with their extension points (a vector form counts as the point)
