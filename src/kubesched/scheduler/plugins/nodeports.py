@@ -65,19 +65,12 @@ class NodePorts(PreFilterPlugin, FilterPlugin, FilterVector, FailureStatusesVect
         return None
 
     def filter_vector(self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot) -> np.ndarray | None:
-        """Only nodes whose pods use host ports can conflict; those are checked one by one."""
-        table = snapshot.table
-        mask = np.ones(table.n, dtype=bool)
-        if pod.host_ports:
-            nodes = snapshot.node_infos
-            for i in np.flatnonzero(table.has_ports).tolist():
-                if self.filter(state, pod, nodes[i]) is not None:
-                    mask[i] = False
-        return mask
+        return self.filter_vector_at(state, pod, snapshot, np.arange(snapshot.table.n))
 
     def filter_vector_at(
         self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot, where: np.ndarray
     ) -> np.ndarray | None:
+        """Only nodes whose pods use host ports can conflict; those are checked one by one."""
         mask = np.ones(len(where), dtype=bool)
         if pod.host_ports:
             nodes = snapshot.node_infos

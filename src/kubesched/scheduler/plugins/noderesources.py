@@ -29,6 +29,7 @@ from kubesched.scheduler.framework.interface import (
     FilterVector,
     Handle,
     NodeTableSnapshot,
+    NodeTableView,
     PreemptionArithmetic,
     PreFilterPlugin,
     PreFilterResult,
@@ -270,25 +271,26 @@ class NodeResourcesFit(
         return out
 
     def filter_vector(self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot) -> np.ndarray | None:
-        s = self._state(state, pod)
-        table = snapshot.table
-        mask: np.ndarray = table.pod_count < table.allowed_pods
-        for resource, amount in s.checked:
-            row = table.ensure_resource(resource)
-            mask &= amount <= table.alloc[row] - table.requested[row]
-        return mask
+        return self._fits(state, pod, snapshot.table, None)
 
     def filter_vector_at(
         self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot, where: np.ndarray
     ) -> np.ndarray | None:
+        return self._fits(state, pod, snapshot.table, where)
+
+    def _fits(self, state: CycleState, pod: PodInfo, table: NodeTableView, where: np.ndarray | None) -> np.ndarray:
+        """Filter per node (of ``where`` if given) from the table's columns."""
         s = self._state(state, pod)
-        table = snapshot.table
         for resource, _ in s.checked:
             table.ensure_resource(resource)  # before taking any array: it may add a row
-        mask: np.ndarray = table.pod_count.take(where) < table.allowed_pods.take(where)
+
+        def at(values: np.ndarray) -> np.ndarray:  # a row's take is about twice as fast as [row, where]
+            return values if where is None else values.take(where)
+
+        mask: np.ndarray = at(table.pod_count) < at(table.allowed_pods)
         for resource, amount in s.checked:
-            row = table.row[resource]  # a row's take is about twice as fast as [row, where]
-            mask &= amount <= table.alloc[row].take(where) - table.requested[row].take(where)
+            row = table.row[resource]
+            mask &= amount <= at(table.alloc[row]) - at(table.requested[row])
         return mask
 
     # -- preemption arithmetic ------------------------------------------------------------------
