@@ -111,9 +111,3 @@ class ConnectionPool:
                 self._idle.append(conn)
                 return
         conn.close()
-
-    def close(self) -> None:
-        with self._lock:
-            idle, self._idle = self._idle, []
-        for conn in idle:
-            conn.close()

@@ -239,14 +239,14 @@ class Cache:
         upstream's). A version that counts the same on the same node (the binding confirming an
         assumed pod, a status change) leaves the node table as it is."""
         entry = self._pods.get(pod.uid)
-        info = self.nodes.get(pod.node_name) if entry is not None and entry[1] == pod.node_name else None
-        if info is None or entry is None or not _counts_alike(entry[0], pod):
-            self._unplace(pod.uid)
-            self._place(pod, pod.node_name)
+        info = self.nodes.get(pod.node_name)
+        if entry is not None and entry[1] == pod.node_name and info is not None and _counts_alike(entry[0], pod):
+            info.remove_pod(entry[0])
+            info.add_pod(pod)
+            self._pods[pod.uid] = (pod, pod.node_name)
             return
-        info.remove_pod(entry[0])
-        info.add_pod(pod)
-        self._pods[pod.uid] = (pod, pod.node_name)
+        self._unplace(pod.uid)
+        self._place(pod, pod.node_name)
 
     def remove_pod(self, pod: PodInfo) -> None:
         self._assumed.discard(pod.uid)

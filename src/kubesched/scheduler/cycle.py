@@ -10,7 +10,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from queue import Empty, SimpleQueue
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 import numpy as np
 
@@ -325,10 +325,10 @@ def _find_nodes_that_fit(sched: Scheduler, fwk: Framework, state: CycleState, po
     if len(feasible):
         return feasible
     failed = scanned[~ok[:processed]]
-    if fails is None:  # which filter failed each node first: asked again, with that worked out
-        first_fail = fwk.filter_all(state, pod, cache)[1]
+    first_fail = np.full(len(nodes), -1, dtype=np.int64)
+    if fails is None:  # which filter failed each node first: the failed nodes asked again for it
+        first_fail[failed] = fwk.filter_all(state, pod, cache, failed)[1]
     else:
-        first_fail = np.full(len(nodes), -1, dtype=np.int64)
         first_fail[order[:len(fails)]] = fails
     found = fwk.statuses_for(state, pod, cache, failed, first_fail, known)
     diagnosis.update(zip([nodes[j].name for j in failed.tolist()], found))
@@ -371,8 +371,8 @@ def _filter_in_windows(fwk: Framework, state: CycleState, pod: PodInfo, cache: C
         if found > to_find:
             break
         window *= 2
-    tracked = [f for f in fails if f is not None]
-    return np.concatenate(passes), np.concatenate(tracked) if len(tracked) == len(fails) else None, known
+    # each window works the first failures out, or none does (only nominated pods make it)
+    return np.concatenate(passes), None if fails[0] is None else np.concatenate(cast(list[np.ndarray], fails)), known
 
 
 def _pass_extenders(fwk: Framework, pod: PodInfo, cache: Cache, feasible: np.ndarray

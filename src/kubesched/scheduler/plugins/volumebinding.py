@@ -57,7 +57,6 @@ from kubesched.api.volumes import (
 from kubesched.k8s.memo import IdentityMemo
 from kubesched.k8s.objects import ApiError, Obj
 from kubesched.scheduler.framework.interface import (
-    ABSENT_LABEL,
     ADD,
     UPDATE,
     UPDATE_NODE_LABEL,
@@ -692,8 +691,8 @@ class VolumeBinding(PreFilterPlugin, FilterPlugin, FilterVector, ReservePlugin, 
 def _per_node(flags: bytearray, column: LabelColumnView) -> np.ndarray:
     """Flags per code of a label column (and a last one for nodes without the label, see
     :meth:`CandidateVolumes.host_flags`) read per node."""
-    codes = column.codes
-    return np.frombuffer(flags, dtype=np.bool_)[np.where(codes == ABSENT_LABEL, len(flags) - 1, codes)]
+    per_node: np.ndarray = np.frombuffer(flags, dtype=np.bool_)[column.codes]  # ABSENT_LABEL (-1): the last
+    return per_node
 
 
 def _bind_volume_to_claim(volume: Obj, claim: Obj) -> Obj:
