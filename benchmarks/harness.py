@@ -10,6 +10,7 @@ Simulation; it drives the same ``SchedulerLoop`` as the simulator, one instant a
 
 from __future__ import annotations
 
+import argparse
 import resource
 import time
 import tracemalloc
@@ -24,6 +25,16 @@ from kubesched.cluster.embedded.eventlog import EventLog
 from kubesched.des.clock import EventLoop
 from kubesched.scheduler.loop import SchedulerLoop
 from kubesched.scheduler.scheduler import Scheduler
+
+
+def size_parser(description: str | None, measured: int = 1000) -> argparse.ArgumentParser:
+    """A workload script's command line with the sizes every workload takes: ``--nodes``,
+    ``--initial`` (pods placed before the measurement) and ``--measured`` (default ``measured``)."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--nodes", type=int, default=5000)
+    parser.add_argument("--initial", type=int, default=1000)
+    parser.add_argument("--measured", type=int, default=measured)
+    return parser
 
 
 @dataclass

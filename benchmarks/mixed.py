@@ -7,13 +7,12 @@ measured pods of one Deployment a higher one, so some of them preempt once the c
 
 from __future__ import annotations
 
-import argparse
 from typing import Any
 
 import node_affinity
 import pod_affinity
 import topology_spreading
-from harness import Bench, Measurement
+from harness import Bench, Measurement, size_parser
 
 from kubesched.testkit.builders import (
     make_deployment,
@@ -90,9 +89,6 @@ def run(nodes: int = 5000, initial: int = 1000, measured: int = 2000) -> Measure
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--nodes", type=int, default=5000)
-    parser.add_argument("--initial", type=int, default=1000)
-    parser.add_argument("--measured", type=int, default=2000)
+    parser = size_parser(__doc__, measured=2000)
     a = parser.parse_args()
     print(run(a.nodes, a.initial, a.measured).line())

@@ -5,10 +5,9 @@ containerPort, as upstream's pod-with-node-affinity template) that require
 
 from __future__ import annotations
 
-import argparse
 from typing import Any
 
-from harness import Bench, Measurement
+from harness import Bench, Measurement, size_parser
 
 from kubesched.testkit.builders import make_node, make_pod
 
@@ -36,10 +35,7 @@ def run(nodes: int = 5000, initial: int = 1000, measured: int = 1000, zones: int
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--nodes", type=int, default=5000)
-    parser.add_argument("--initial", type=int, default=1000)
-    parser.add_argument("--measured", type=int, default=1000)
+    parser = size_parser(__doc__)
     parser.add_argument("--zones", type=int, default=10)
     a = parser.parse_args()
     print(run(a.nodes, a.initial, a.measured, a.zones).line())

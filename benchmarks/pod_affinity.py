@@ -9,10 +9,9 @@
 
 from __future__ import annotations
 
-import argparse
 from typing import Any
 
-from harness import Bench, Measurement
+from harness import Bench, Measurement, size_parser
 
 from kubesched.testkit.builders import make_node, make_pod
 
@@ -54,10 +53,7 @@ def run_affinity(nodes: int = 5000, initial: int = 1000, measured: int = 1000) -
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--nodes", type=int, default=5000)
-    parser.add_argument("--initial", type=int, default=1000)
-    parser.add_argument("--measured", type=int, default=1000)
+    parser = size_parser(__doc__)
     a = parser.parse_args()
     print(run_anti_affinity(a.nodes, a.initial, a.measured).line(), flush=True)
     print(run_affinity(a.nodes, a.initial, a.measured).line())

@@ -3,9 +3,7 @@ pods of 100m / 500Mi; N nodes, I initial pods, then M measured pods."""
 
 from __future__ import annotations
 
-import argparse
-
-from harness import Bench, Measurement
+from harness import Bench, Measurement, size_parser
 
 from kubesched.testkit.builders import make_node, make_pod
 
@@ -20,9 +18,6 @@ def run(nodes: int = 5000, initial: int = 1000, measured: int = 10000) -> Measur
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--nodes", type=int, default=5000)
-    parser.add_argument("--initial", type=int, default=1000)
-    parser.add_argument("--measured", type=int, default=10000)
+    parser = size_parser(__doc__, measured=10000)
     a = parser.parse_args()
     print(run(a.nodes, a.initial, a.measured).line())

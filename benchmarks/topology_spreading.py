@@ -11,10 +11,9 @@ N nodes, I initial pods, then M measured pods."""
 
 from __future__ import annotations
 
-import argparse
 from typing import Any
 
-from harness import Bench, Measurement
+from harness import Bench, Measurement, size_parser
 
 from kubesched.testkit.builders import make_deployment, make_node, make_pod, make_replicaset
 
@@ -77,11 +76,8 @@ def run_deployments(nodes: int = 5000, initial: int = 1000, measured: int = 1000
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__)
+    parser = size_parser(__doc__)
     parser.add_argument("shape", choices=("spreading", "deployments"))
-    parser.add_argument("--nodes", type=int, default=5000)
-    parser.add_argument("--initial", type=int, default=1000)
-    parser.add_argument("--measured", type=int, default=1000)
     parser.add_argument("--zones", type=int, default=10)
     a = parser.parse_args()
     fn = run if a.shape == "spreading" else run_deployments
