@@ -5,7 +5,6 @@ affinity, host ports, nominated pods, a node named by matchFields and pods that 
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
@@ -21,7 +20,7 @@ from kubesched.testkit.builders import (
     make_scheduler_config,
     make_taint,
 )
-from kubesched.testkit.runs import node_of
+from kubesched.testkit.runs import explained_json, node_of
 from kubesched.testkit.scenarios import create_step, scenario_document
 
 ZONES = ["z0", "z1", "z2", "z3", "z4"]
@@ -76,10 +75,6 @@ def scenario(nodes: int, tainted: int, cordoned: int, full: int, pods: list[tupl
     return docs
 
 
-def run(path: Path) -> str:
-    return json.dumps(simulate(str(path), explain=True).result)
-
-
 @seed(20261125)
 @settings(max_examples=16, deadline=None, derandomize=True,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
@@ -107,7 +102,7 @@ def assert_windows_equal(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, docs: 
     path = tmp_path / "s.yaml"
     path.write_text(yaml.safe_dump_all(docs))
     monkeypatch.setattr(cycle, "MIN_FILTER_WINDOW", 10**9)  # one window: every node
-    everything = run(path)
+    everything = explained_json(path)
     monkeypatch.setattr(cycle, "MIN_FILTER_WINDOW", 1)  # windows from 2 * (to_find + 1) nodes
     windowed = cycle._filter_in_windows
 
@@ -123,7 +118,7 @@ def assert_windows_equal(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, docs: 
         return ok, fails, known
 
     monkeypatch.setattr(cycle, "_filter_in_windows", checked)
-    assert run(path) == everything
+    assert explained_json(path) == everything
 
 
 def test_a_big_cluster_is_filtered_in_windows(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

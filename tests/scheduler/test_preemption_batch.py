@@ -5,7 +5,6 @@ pods, pods started at different times, taints and few candidates per chunk."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +23,7 @@ from kubesched.testkit.builders import (
     make_scheduler_config,
     make_taint,
 )
+from kubesched.testkit.runs import explained_json
 from kubesched.testkit.scenarios import create_step, scenario_document
 
 PRIORITIES = [0, 100, 500, 1000]
@@ -61,10 +61,6 @@ def scenario(nodes: int, tainted: int, running: list, pending: list, pdbs: list,
     return docs
 
 
-def run(path: Path) -> str:
-    return json.dumps(simulate(str(path), explain=True).result)
-
-
 EXAMPLES_SEED = 20261125
 
 
@@ -79,10 +75,10 @@ def test_batched_dry_run_equals_node_by_node(tmp_path: Path, monkeypatch: pytest
                                              absolute: int, taints_last: bool) -> None:
     path = tmp_path / "s.yaml"
     path.write_text(yaml.safe_dump_all(scenario(nodes, tainted, running, pending, pdbs, absolute, taints_last)))
-    batched = run(path)
+    batched = explained_json(path)
     with monkeypatch.context() as m:
         m.setattr(DefaultPreemption, "select_victims_on_nodes", lambda self, *args: None)
-        node_by_node = run(path)
+        node_by_node = explained_json(path)
     assert batched == node_by_node
 
 
@@ -116,9 +112,9 @@ def test_a_node_another_filter_rejects_is_no_candidate(tmp_path: Path, monkeypat
     path = tmp_path / "s.yaml"
     path.write_text(yaml.safe_dump_all(scenario(2, 1, [(0, 3, 0, "a", 0), (1000, 3, 1, "b", 0)],
                                                 [(500, 2, "c", 0)], [], 1, taints_last=True)))
-    batched = run(path)
+    batched = explained_json(path)
     assert '"Preempted"' not in batched
     assert "1 node(s) had untolerated taint {dedicated: x}" in batched
     with monkeypatch.context() as m:
         m.setattr(DefaultPreemption, "select_victims_on_nodes", lambda self, *args: None)
-        assert run(path) == batched
+        assert explained_json(path) == batched

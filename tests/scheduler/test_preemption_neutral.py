@@ -10,7 +10,6 @@ anti-affinity, pods in two namespaces, PDBs and nominated pods."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +20,6 @@ from hypothesis import strategies as st
 
 from kubesched.scheduler.framework.runtime import Framework
 from kubesched.scheduler.plugins.defaultpreemption import DefaultPreemption
-from kubesched.sim import simulate
 from kubesched.testkit.builders import (
     make_node,
     make_pdb,
@@ -29,6 +27,7 @@ from kubesched.testkit.builders import (
     make_priority_class,
     make_scheduler_config,
 )
+from kubesched.testkit.runs import explained_json
 from kubesched.testkit.scenarios import create_step, scenario_document
 
 PRIORITIES = [0, 100, 500, 1000]
@@ -94,16 +93,12 @@ def scenario(nodes: list, running: list, pending: list, pdbs: list, absolute: in
     return docs
 
 
-def run(path: Path) -> str:
-    return json.dumps(simulate(str(path), explain=True).result)
-
-
 def reference(path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
     """Every dry-run node cloned, every nominated node asked with the two-pass rule."""
     with monkeypatch.context() as m:
         m.setattr(Framework, "preemption_arithmetic", lambda self, state: None)
         m.setattr(Framework, "preemption_fit", lambda self, state: None)
-        return run(path)
+        return explained_json(path)
 
 
 EXAMPLES_SEED = 20261126
@@ -120,7 +115,7 @@ def test_spread_and_affinity_preemption_equals_cloned_nodes(
         absolute: int) -> None:
     path = tmp_path / "s.yaml"
     path.write_text(yaml.safe_dump_all(scenario(nodes, running, pending, pdbs, absolute)))
-    assert run(path) == reference(path, monkeypatch)
+    assert explained_json(path) == reference(path, monkeypatch)
 
 
 def test_the_batch_decides_spread_and_anti_affinity_nodes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -146,7 +141,7 @@ def test_the_batch_decides_spread_and_anti_affinity_nodes(tmp_path: Path, monkey
         path = tmp_path / f"{name}.yaml"
         path.write_text(yaml.safe_dump_all(scenario(nodes, running, [(1000, 3, "c", "default", 0, constraints)],
                                                     [], 4)))
-        fast = run(path)
+        fast = explained_json(path)
         assert '"Preempted"' in fast
         decided = [x for a in answers if a is not None for x in a]
         assert decided
@@ -174,4 +169,4 @@ def test_preemptors_nominated_together_equal_cloned_nodes(
     pending = [(priorities[i], cpu, "c", "default", at, constraints) for i, (cpu, at) in enumerate(burst)]
     path = tmp_path / "s.yaml"
     path.write_text(yaml.safe_dump_all(scenario(nodes, running, pending, [], absolute)))
-    assert run(path) == reference(path, monkeypatch)
+    assert explained_json(path) == reference(path, monkeypatch)

@@ -7,6 +7,7 @@ A run goes through :func:`kubesched.sim.simulate`; :class:`ScenarioRun` wraps th
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -205,6 +206,12 @@ def run_path(path: Path | str, *, seed: int | None = None, until: float | None =
 
     outcome = simulate(str(path), seed=seed, until=until, explain=explain, on_start=start)
     return ScenarioRun(outcome, recorders[0] if recorders else None, Path(path))
+
+
+def explained_json(path: Path | str) -> str:
+    """The whole result document of simulating ``path`` with explanations, as JSON text: what a
+    differential test holds a fast path's run against the reference run with."""
+    return json.dumps(simulate(str(path), explain=True).result)
 
 
 def run_docs(directory: Path, docs: Iterable[Obj | list[Obj]], **options: Any) -> ScenarioRun:
