@@ -18,7 +18,7 @@ import numpy as np
 
 from kubesched.api.resources import wrap_int64
 from kubesched.api.selectors import LabelSelector, parse_int64
-from kubesched.scheduler.framework.interface import ABSENT_LABEL
+from kubesched.scheduler.framework.interface import ABSENT_LABEL, NodeFlags
 from kubesched.scheduler.framework.types import CPU, EPHEMERAL_STORAGE, MEMORY, PODS, NodeInfo, PodInfo
 
 BASE_RESOURCES = (CPU, MEMORY, EPHEMERAL_STORAGE)
@@ -313,6 +313,8 @@ class NodeTable:
         self._name_index: dict[str, int] = {}
         self.nameless: list[int] = []  # nodes whose object has no name (field selectors skip them)
         self.layout = 0  # counts the rebuilds: columns keep their nodes between two of them
+        self._flags: NodeFlags | None = None
+        self._node_memo: dict[Any, Any] = {}
         # per pod priority: what the node's pods of that priority request, and how many there are
         # (preemption sums the levels below a preemptor's priority in one vector operation)
         self.priority_requested: dict[int, np.ndarray] = {}
@@ -359,6 +361,7 @@ class NodeTable:
         self._infos = list(nodes)
         self._node_array = None
         self._labels = {}
+        self._flags, self._node_memo = None, {}
         self._name_index = {info.name: i for i, info in enumerate(nodes)}
         self.nameless = [i for i, info in enumerate(nodes) if not info.name]
         for i, info in enumerate(nodes):
@@ -379,6 +382,7 @@ class NodeTable:
                 self.allowed_pods[i] = amount
             else:
                 self.alloc[self.row[name], i] = amount
+        self._flags, self._node_memo = None, {}
         self.unschedulable[i] = info.unschedulable
         self.has_object[i] = info.node is not None
         self.has_hard_taints[i] = any(
@@ -439,6 +443,18 @@ class NodeTable:
         representable = all(column.put(i, info.labels, key) for i, info in enumerate(self._infos))
         self._labels[key] = column if representable else None
         return self._labels[key]
+
+    def flags(self) -> NodeFlags:
+        """What holds of the nodes as a whole (worked out again after a node changed)."""
+        if self._flags is None:
+            self._flags = NodeFlags(bool(self.has_object.all()), bool(self.has_hard_taints.any()),
+                                    bool(self.has_prefer_taints.any()))
+        return self._flags
+
+    def node_memo(self) -> dict[Any, Any]:
+        """A place for answers worked out from the nodes' objects alone (labels, names, taints),
+        emptied whenever a node changes or the table is rebuilt."""
+        return self._node_memo
 
     def node_index(self, name: str) -> int | None:
         """The column of the node called ``name``, None if there is none."""

@@ -244,6 +244,15 @@ class PodGroupsView(Protocol):
         node indices holding them and how many each."""
 
 
+@dataclass(frozen=True, slots=True)
+class NodeFlags:
+    """Facts about all the table's nodes at once."""
+
+    all_have_objects: bool  # every node's Node object is known
+    any_hard_taints: bool  # some node has a NoSchedule or NoExecute taint
+    any_prefer_taints: bool  # some node has a PreferNoSchedule taint
+
+
 class NodeTableView(Protocol):
     """The node axis as arrays: one column per node in snapshot order (``NodeInfo.index``), one row
     per resource (``row[name]``). Read by the vector capabilities only."""
@@ -316,6 +325,13 @@ class NodeTableView(Protocol):
 
     def node_index(self, name: str) -> int | None:
         """The column of the node called ``name``."""
+
+    def flags(self) -> NodeFlags:
+        """What holds of all the nodes at once."""
+
+    def node_memo(self) -> dict[Any, Any]:
+        """Answers worked out from the nodes' objects alone (labels, names, taints), kept until a
+        node changes: key them by what asked and what was asked."""
 
     def ensure_resource(self, name: str) -> int:
         """The row of ``name``, added (zero everywhere) if missing; take arrays only after it."""

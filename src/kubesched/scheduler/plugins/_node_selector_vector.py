@@ -36,12 +36,12 @@ class LabelRequirement:
     values: tuple[str, ...]
     bound: int = 0
 
-    def mask(self, table: NodeTableView, where: np.ndarray | None = None) -> np.ndarray | None:
-        """Per node (of ``where`` if given): whether its labels meet the requirement."""
+    def mask(self, table: NodeTableView) -> np.ndarray | None:
+        """Per node: whether its labels meet the requirement."""
         column = table.label_column(self.key)
         if column is None:
             return None
-        codes = column.codes if where is None else column.codes[where]
+        codes = column.codes
         op = self.operator
         if op == "Exists":
             return codes >= 0
@@ -70,8 +70,8 @@ class FieldRequirement:
     operator: str
     value: str
 
-    def mask(self, table: NodeTableView, where: np.ndarray | None = None) -> np.ndarray:
-        """Per node (of ``where`` if given): whether the field meets the requirement."""
+    def mask(self, table: NodeTableView) -> np.ndarray:
+        """Per node: whether the field meets the requirement."""
         if self.on_name:
             equal = np.zeros(table.n, dtype=bool)
             index = table.node_index(self.value)
@@ -81,7 +81,7 @@ class FieldRequirement:
             equal = np.full(table.n, self.value == "", dtype=bool)
         mask = equal if self.operator == "In" else ~equal
         mask[table.nameless] = True
-        return mask if where is None else mask[where]
+        return mask
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,10 +90,10 @@ class Term:
 
     requirements: tuple[LabelRequirement | FieldRequirement, ...]
 
-    def mask(self, table: NodeTableView, where: np.ndarray | None = None) -> np.ndarray | None:
-        mask = np.ones(table.n if where is None else len(where), dtype=bool)
+    def mask(self, table: NodeTableView) -> np.ndarray | None:
+        mask = np.ones(table.n, dtype=bool)
         for requirement in self.requirements:
-            part = requirement.mask(table, where)
+            part = requirement.mask(table)
             if part is None:
                 return None
             mask &= part
@@ -106,10 +106,10 @@ class Selector:
 
     terms: tuple[Term, ...]
 
-    def mask(self, table: NodeTableView, where: np.ndarray | None = None) -> np.ndarray | None:
-        mask = np.zeros(table.n if where is None else len(where), dtype=bool)
+    def mask(self, table: NodeTableView) -> np.ndarray | None:
+        mask = np.zeros(table.n, dtype=bool)
         for term in self.terms:
-            part = term.mask(table, where)
+            part = term.mask(table)
             if part is None:
                 return None
             mask |= part

@@ -24,7 +24,7 @@ from kubesched.scheduler.framework.interface import (
     NodeTableView,
 )
 from kubesched.scheduler.framework.types import NodeInfo, PodInfo
-from kubesched.scheduler.plugins.nodeaffinity import _pod_required
+from kubesched.scheduler.plugins.nodeaffinity import _pod_required, required_mask
 
 if TYPE_CHECKING:
     from kubesched.scheduler.plugins.podtopologyspread import Constraint, _NodeInclusion
@@ -37,7 +37,7 @@ def table_of(snapshot: NodeTableSnapshot) -> NodeTableView | None:
     """The snapshot's node table when it is in step with its node list and every node has its
     Node object (Filter's "node not found" error is left to the per-node path)."""
     table = getattr(snapshot, "table", None)
-    if table is None or table.n != len(snapshot.node_infos) or not table.has_object.all():
+    if table is None or table.n != len(snapshot.node_infos) or not table.flags().all_have_objects:
         return None
     return table
 
@@ -72,15 +72,9 @@ def _affinity_mask(table: NodeTableView, nodes: list[NodeInfo], pod: PodInfo, in
                    candidates: np.ndarray) -> np.ndarray:
     compiled = _pod_required(pod)
     if isinstance(compiled, tuple):
-        mask = np.ones(table.n, dtype=bool)
-        for part in compiled:
-            if part is not None:
-                part_mask = part.mask(table)
-                if part_mask is None:
-                    break
-                mask &= part_mask
-        else:
-            return mask
+        matching = required_mask(table, compiled)
+        if matching is not None:
+            return matching
     mask = np.zeros(table.n, dtype=bool)
     for i in np.flatnonzero(candidates).tolist():
         mask[i] = inclusion.affinity_ok(nodes[i])

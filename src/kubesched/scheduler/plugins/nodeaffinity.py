@@ -34,6 +34,7 @@ from kubesched.scheduler.framework.interface import (
     FilterVector,
     Handle,
     NodeTableSnapshot,
+    NodeTableView,
     NormalizeVector,
     PodIndependentFilter,
     PreFilterPlugin,
@@ -107,6 +108,26 @@ def _pod_preferred(pod: PodInfo) -> tuple[tuple[int, Term], ...] | _Unsupported:
     return hit  # type: ignore[no-any-return]
 
 
+def required_mask(table: NodeTableView, parts: tuple[Term | Selector | None, ...]) -> np.ndarray | None:
+    """Which nodes meet every one of ``parts`` (None: some label column cannot answer, ask per
+    node). Worked out for all nodes once per distinct selector and kept in the table's node memo
+    (pods of one workload share their selectors, labels change seldom): do not modify it."""
+    memo = table.node_memo()
+    key = (REQUIRED_CACHE_KEY, *parts)
+    mask = memo.get(key, UNSUPPORTED)
+    if mask is UNSUPPORTED:
+        mask = np.ones(table.n, dtype=bool)
+        for part in parts:
+            if part is not None:
+                part_mask = part.mask(table)
+                if part_mask is None:
+                    mask = None
+                    break
+                mask &= part_mask
+        memo[key] = mask
+    return mask  # type: ignore[no-any-return]
+
+
 class NodeAffinity(
     PreFilterPlugin, FilterPlugin, PodIndependentFilter, FilterVector, FailureStatusesVector, PreScorePlugin,
     ScorePlugin, ScoreVector, ScoreExtensions, NormalizeVector, EnqueueExtensions,
@@ -157,14 +178,12 @@ class NodeAffinity(
             return Status.unresolvable(REASON_POD)
         return None
 
-    def _enforced_mask(self, snapshot: NodeTableSnapshot, where: np.ndarray | None = None
-                       ) -> np.ndarray | None | _Unsupported:
-        """Which nodes (of ``where`` if given) match ``addedAffinity``'s required selector (None:
-        there is none)."""
+    def _enforced_mask(self, snapshot: NodeTableSnapshot) -> np.ndarray | None | _Unsupported:
+        """Which nodes match ``addedAffinity``'s required selector (None: there is none)."""
         added = self._added_required
         if isinstance(added, _Unsupported) or added is None:
             return added
-        mask = added.mask(snapshot.table, where)
+        mask = added.mask(snapshot.table)
         return UNSUPPORTED if mask is None else mask
 
     def filter_vector(self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot) -> np.ndarray | None:
@@ -176,20 +195,13 @@ class NodeAffinity(
         return self._matching(pod, snapshot, where)
 
     def _matching(self, pod: PodInfo, snapshot: NodeTableSnapshot, where: np.ndarray | None) -> np.ndarray | None:
-        own = _pod_required(pod)
-        enforced = self._enforced_mask(snapshot, where)
-        if isinstance(own, _Unsupported) or isinstance(enforced, _Unsupported):
+        own, added = _pod_required(pod), self._added_required
+        if isinstance(own, _Unsupported) or isinstance(added, _Unsupported):
             return None
-        table = snapshot.table
-        size = table.n if where is None else len(where)
-        mask = np.ones(size, dtype=bool) if enforced is None else enforced.copy()
-        for part in own:
-            if part is not None:
-                part_mask = part.mask(table, where)
-                if part_mask is None:
-                    return None
-                mask &= part_mask
-        return mask
+        mask = required_mask(snapshot.table, (added, *own))
+        if mask is None:
+            return None
+        return mask.copy() if where is None else mask[where]
 
     def failure_statuses(
         self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot, idx: np.ndarray

@@ -68,6 +68,8 @@ class TaintToleration(
 
     @staticmethod
     def _verdicts(pod: PodInfo, table: NodeTableView, codes: np.ndarray, hard: np.ndarray) -> np.ndarray:
+        if not table.flags().any_hard_taints:
+            return np.ones(len(codes), dtype=bool)
         ok = np.ones(len(table.taint_lists), dtype=bool)
         for code in np.unique(codes[hard]).tolist():
             ok[code] = find_untolerated_taint(table.taint_lists[code], pod.tolerations, HARD_EFFECTS) is None
@@ -81,6 +83,8 @@ class TaintToleration(
         self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot, idx: np.ndarray
     ) -> np.ndarray:
         table = snapshot.table
+        if not table.flags().any_prefer_taints:
+            return np.zeros(len(idx), dtype=np.int64)
         codes = table.taint_codes[idx]
         counts = np.zeros(len(table.taint_lists), dtype=np.int64)
         for code in np.unique(codes[table.has_prefer_taints[idx]]).tolist():
