@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from kubesched.cluster.kube.cluster import KubeCluster
 from kubesched.cluster.kube.leaderelection import LeaderElector
+from kubesched.des.heap import long_lived_heap
 from kubesched.scheduler.cycle import BackgroundBinder
 from kubesched.scheduler.loop import (
     BACKOFF_FLUSH_PERIOD,
@@ -111,7 +112,8 @@ class SchedulerRunner:
             self.started.set()
             log.info("scheduler started", extra={"profiles": list(self.scheduler.frameworks),
                                                  "nodes": len(cluster.list("Node"))})
-            self.exit_reason = self._loop()
+            with long_lived_heap():  # the informers' first lists live as long as the run
+                self.exit_reason = self._loop()
             return self.exit_reason
         finally:
             if self.scheduler.binder is not None:

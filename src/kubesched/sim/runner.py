@@ -22,6 +22,7 @@ from kubesched.cluster.embedded.cluster import EmbeddedCluster
 from kubesched.cluster.embedded.drain import Drain, start_drain
 from kubesched.cluster.embedded.eventlog import EventLog
 from kubesched.des.clock import EventLoop
+from kubesched.des.heap import long_lived_heap
 from kubesched.k8s.objects import TERMINAL_PHASES, ApiError, Obj, key_of
 from kubesched.scheduler.config import ConfigError
 from kubesched.scheduler.loop import SchedulerLoop
@@ -199,14 +200,15 @@ class Simulation:
             if progress is not None and cycles % CYCLES_PER_REPORT == 0:
                 progress(self.status(cycles))
 
-        while True:
-            self.scheduler_loop.run_instant(after_cycle)
-            if progress is not None:
-                progress(self.status(cycles))
-            if self.until is None and not self._more_can_happen():
-                break
-            if not loop.advance(self.until):
-                break
+        with long_lived_heap():
+            while True:
+                self.scheduler_loop.run_instant(after_cycle)
+                if progress is not None:
+                    progress(self.status(cycles))
+                if self.until is None and not self._more_can_happen():
+                    break
+                if not loop.advance(self.until):
+                    break
         return SimulationOutcome(build_result(self, decisions=self.include_decisions), self)
 
     def _more_can_happen(self) -> bool:
