@@ -105,6 +105,18 @@ def _patched(arrays: tuple[np.ndarray, np.ndarray], changes: dict[int, int]) -> 
     """``arrays`` (nodes ascending, counts) with some nodes' counts changed (0: none left); new
     arrays, as earlier ones may still be in use."""
     nodes, held = arrays
+    if len(changes) == 1:  # the usual case: one cycle placed or removed a pod on one node
+        [(node, count)] = changes.items()
+        at = int(np.searchsorted(nodes, node))
+        if at < len(nodes) and nodes[at] == node:
+            if count == 0:
+                return np.delete(nodes, at), np.delete(held, at)
+            held = held.copy()
+            held[at] = count
+            return nodes, held
+        if count == 0:
+            return nodes, held
+        return np.insert(nodes, at, node), np.insert(held, at, count)
     idx = np.fromiter(changes.keys(), dtype=np.int64, count=len(changes))
     cnt = np.fromiter(changes.values(), dtype=np.int64, count=len(changes))
     order = np.argsort(idx)

@@ -302,6 +302,10 @@ class PodTopologySpread(
 
     def __init__(self, args: dict[str, Any] | None, handle: Handle) -> None:
         self.default_constraints, self.system_defaulted = _parse_args(args or {})
+        # the default constraints have no selector (each pod's is worked out for it), so they read
+        # the same for every pod: parsed once per whenUnsatisfiable
+        self._defaults = {action: _parse_constraints(self.default_constraints, {}, action)
+                          for action in (DO_NOT_SCHEDULE, SCHEDULE_ANYWAY)}
         self.handle = handle
         self._services_by_namespace: dict[str, list[Obj]] = {}
         self._services_at = -1  # the Service generation the index is of
@@ -357,7 +361,7 @@ class PodTopologySpread(
         own = pod.spec.get("topologySpreadConstraints") or []
         if own:
             return _parse_constraints(own, pod.labels, action)
-        constraints = _parse_constraints(self.default_constraints, pod.labels, action)
+        constraints = self._defaults[action]
         if not constraints:
             return []
         selector = self.default_selector(pod)
