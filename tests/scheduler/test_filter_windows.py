@@ -1,7 +1,8 @@
 """Filtering a window of nodes at a time (until the scan has found what it looks for) decides
 exactly what filtering every node decides: the same nodes, scores, statuses, diagnoses, preemptions
 and nominations, in simulations of a few hundred nodes with taints, cordoned nodes, zones, node
-affinity, host ports, nominated pods, a node named by matchFields and pods that fit nowhere."""
+affinity, hard topology spreading, host ports, nominated pods, a node named by matchFields and pods
+that fit nowhere."""
 
 from __future__ import annotations
 
@@ -24,7 +25,12 @@ from kubesched.testkit.runs import explained_json, node_of
 from kubesched.testkit.scenarios import create_step, scenario_document
 
 ZONES = ["z0", "z1", "z2", "z3", "z4"]
-SHAPES = ["bare", "zone", "not-zone", "tolerates", "port", "big", "high", "named", "nowhere"]
+SHAPES = ["bare", "zone", "not-zone", "tolerates", "port", "big", "high", "named", "nowhere", "spread", "spread-honor"]
+
+
+def spread_constraint(**extra: str) -> dict:
+    return {"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule",
+            "labelSelector": {"matchLabels": {"app": "spread"}}, **extra}
 
 
 def pod_of(i: int, shape: str, zone: str, nodes: int) -> dict:
@@ -48,6 +54,13 @@ def pod_of(i: int, shape: str, zone: str, nodes: int) -> dict:
         affinity = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
             {"matchFields": [{"key": "metadata.name", "operator": "In", "values": [f"n{i * 7 % nodes}"]}]}]}}}
         return make_pod(name, "100m", affinity=affinity)
+    if shape == "spread":  # hard spreading over zones (nodes without a zone do not pass)
+        return make_pod(name, "250m", labels={"app": "spread"}, topologySpreadConstraints=[spread_constraint()])
+    if shape == "spread-honor":  # counting only the nodes the pod may use: not z0, untainted
+        affinity = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+            {"matchExpressions": [{"key": "zone", "operator": "NotIn", "values": ["z0"]}]}]}}}
+        return make_pod(name, "250m", labels={"app": "spread"}, affinity=affinity,
+                        topologySpreadConstraints=[spread_constraint(nodeTaintsPolicy="Honor")])
     if shape == "nowhere":
         return make_pod(name, "100m", nodeSelector={"zone": "nowhere"})
     return make_pod(name, "250m")
@@ -59,7 +72,8 @@ def scenario(nodes: int, tainted: int, cordoned: int, full: int, pods: list[tupl
     docs: list[dict] = [make_priority_class("high", 1000), make_priority_class("low", 0)]
     for i in range(nodes):
         taints = [make_taint("dedicated", "x", "NoSchedule")] if i % 11 < tainted else None
-        docs.append(make_node(f"n{i}", cpu="4", pods=20, labels={"zone": ZONES[i % len(ZONES)]}, taints=taints,
+        labels = {} if i % 17 == 16 else {"zone": ZONES[i % len(ZONES)]}
+        docs.append(make_node(f"n{i}", cpu="4", pods=20, labels=labels, taints=taints,
                               unschedulable=i % 13 < cordoned))
     for i in range(0, nodes, full or nodes + 1):  # nodes filled by low-priority pods: preemption's candidates
         docs.append(make_pod(f"low{i}", "3", priority_class="low", node=f"n{i}", grace=2))

@@ -101,6 +101,23 @@ def _nodes_as_arrays(where: dict[int, int]) -> tuple[np.ndarray, np.ndarray]:
     return nodes[order], held[order]
 
 
+def _with(array: np.ndarray, at: int, value: int) -> np.ndarray:
+    """``np.insert(array, at, value)`` for one value, without its general-case overhead."""
+    out = np.empty(len(array) + 1, dtype=array.dtype)
+    out[:at] = array[:at]
+    out[at] = value
+    out[at + 1:] = array[at:]
+    return out
+
+
+def _without(array: np.ndarray, at: int) -> np.ndarray:
+    """``np.delete(array, at)`` for one position."""
+    out = np.empty(len(array) - 1, dtype=array.dtype)
+    out[:at] = array[:at]
+    out[at:] = array[at + 1:]
+    return out
+
+
 def _patched(arrays: tuple[np.ndarray, np.ndarray], changes: dict[int, int]) -> tuple[np.ndarray, np.ndarray]:
     """``arrays`` (nodes ascending, counts) with some nodes' counts changed (0: none left); new
     arrays, as earlier ones may still be in use."""
@@ -110,13 +127,13 @@ def _patched(arrays: tuple[np.ndarray, np.ndarray], changes: dict[int, int]) -> 
         at = int(np.searchsorted(nodes, node))
         if at < len(nodes) and nodes[at] == node:
             if count == 0:
-                return np.delete(nodes, at), np.delete(held, at)
+                return _without(nodes, at), _without(held, at)
             held = held.copy()
             held[at] = count
             return nodes, held
         if count == 0:
             return nodes, held
-        return np.insert(nodes, at, node), np.insert(held, at, count)
+        return _with(nodes, at, node), _with(held, at, count)
     idx = np.fromiter(changes.keys(), dtype=np.int64, count=len(changes))
     cnt = np.fromiter(changes.values(), dtype=np.int64, count=len(changes))
     order = np.argsort(idx)

@@ -52,6 +52,30 @@ def columns_of(table: NodeTableView, constraints: Sequence[Constraint]) -> list[
     return out
 
 
+def present(table: NodeTableView, key: str, column: LabelColumnView) -> np.ndarray:
+    """Which nodes have label ``key`` (``column`` is its column), kept in the node memo until a
+    node changes: read only."""
+    memo = table.node_memo()
+    mask = memo.get(("PodTopologySpread/present", key))
+    if mask is None:
+        mask = memo["PodTopologySpread/present", key] = column.codes != ABSENT_LABEL
+    return mask  # type: ignore[no-any-return]
+
+
+def _counted(table: NodeTableView, keys: tuple[str, ...], columns: Sequence[LabelColumnView]
+             ) -> tuple[np.ndarray, list[bool]]:
+    """PreFilter's nodes that can count for constraints on ``keys``: those with their Node object
+    and every key; and per key whether that is every node with the key (then the domains are the
+    column's values in first-seen order). Kept in the node memo: read only."""
+    memo = table.node_memo()
+    hit = memo.get(("PodTopologySpread/counted", keys))
+    if hit is None:
+        base = table.has_object & has_all_keys(table, columns)
+        every = [bool(np.array_equal(base, present(table, key, column))) for key, column in zip(keys, columns)]
+        hit = memo["PodTopologySpread/counted", keys] = (base, every)
+    return hit  # type: ignore[no-any-return]
+
+
 def has_all_keys(table: NodeTableView, columns: Sequence[LabelColumnView], where: np.ndarray | None = None,
                  ) -> np.ndarray:
     """Whether each node (of ``where`` if given) has every column's key."""
@@ -83,11 +107,13 @@ def _affinity_mask(table: NodeTableView, nodes: list[NodeInfo], pod: PodInfo, in
 
 def inclusion_mask(table: NodeTableView, nodes: list[NodeInfo], c: Constraint, inclusion: _NodeInclusion,
                    candidates: np.ndarray) -> np.ndarray:
-    """``candidates`` narrowed to the nodes ``inclusion.matches(c, node)`` accepts."""
-    mask = candidates.copy()
+    """``candidates`` narrowed to the nodes ``inclusion.matches(c, node)`` accepts (``candidates``
+    itself when nothing narrows it: read only)."""
+    mask = candidates
     if c.node_affinity_policy == HONOR and not inclusion.trivial_affinity:
-        mask &= _affinity_mask(table, nodes, inclusion.pod, inclusion, candidates)
-    if c.node_taints_policy == HONOR:
+        mask = mask & _affinity_mask(table, nodes, inclusion.pod, inclusion, candidates)
+    if c.node_taints_policy == HONOR and table.flags().any_hard_taints:
+        mask = mask.copy()
         for i in np.flatnonzero(mask & table.has_hard_taints).tolist():
             mask[i] = inclusion.taints_ok(nodes[i])
     return mask
@@ -104,22 +130,21 @@ def pre_filter_counts(snapshot: NodeTableSnapshot, constraints: Sequence[Constra
     if columns is None:
         return None
     nodes = snapshot.node_infos
-    base = table.has_object & has_all_keys(table, columns)
+    base, every = _counted(table, tuple(c.topology_key for c in constraints), columns)
     out: list[dict[str, int]] = []
-    for c, column in zip(constraints, columns):
+    for c, column, every_with_key in zip(constraints, columns, every):
         eligible = inclusion_mask(table, nodes, c, inclusion, base)
-        codes = column.codes[eligible]
         if c.selector.is_empty:
             sums = np.zeros(len(column.values), dtype=np.int64)
         else:  # over the nodes holding matching pods only
             where, held = table.pod_groups().matching_nodes(namespace, c.selector)
             ok = eligible[where]
             sums = _sum_by_code(column.codes[where[ok]], held[ok], len(column.values))
-        if np.array_equal(eligible, column.codes != ABSENT_LABEL):
+        if eligible is base and every_with_key:
             ordered = column.first_seen()  # every node with the key counts (the usual case)
         else:
-            present, first = np.unique(codes, return_index=True)
-            ordered = present[np.argsort(first, kind="stable")].tolist()
+            found, first = np.unique(column.codes[eligible], return_index=True)
+            ordered = found[np.argsort(first, kind="stable")].tolist()
         values = column.values
         out.append({values[code]: int(sums[code]) for code in ordered})
     return out
@@ -207,21 +232,25 @@ def round_half_away(x: np.ndarray) -> np.ndarray:
     return out
 
 
-#: per constraint, over every node: (the node has the topology key, the skew there exceeds maxSkew)
+#: per constraint, over every node (or the nodes asked about): (the node has the topology key, the
+#: skew there exceeds maxSkew)
 Skew = tuple[np.ndarray, np.ndarray]
 
 
 def skews(table: NodeTableView, constraints: Sequence[Constraint], counts: Sequence[dict[str, int]],
-          min_matches: Sequence[int], pod_labels: dict[str, str]) -> list[Skew] | None:
-    """Filter's two tests of each constraint on every node, from PreFilter's counts."""
+          min_matches: Sequence[int], pod_labels: dict[str, str], where: np.ndarray | None = None,
+          ) -> list[Skew] | None:
+    """Filter's two tests of each constraint on every node (of ``where`` if given), from
+    PreFilter's counts."""
     columns = columns_of(table, constraints)
     if columns is None:
         return None
     out = []
     for c, column, per_value, min_match in zip(constraints, columns, counts, min_matches):
         self_match = 1 if c.selector.matches(pod_labels) else 0
-        skew = domain_counts(column, per_value) + (self_match - min_match)
-        out.append((column.codes != ABSENT_LABEL, skew > c.max_skew))
+        skew = domain_counts(column, per_value, where) + (self_match - min_match)
+        has_key = present(table, c.topology_key, column)
+        out.append((has_key if where is None else has_key[where], skew > c.max_skew))
     return out
 
 
@@ -243,12 +272,12 @@ def spread_scores(table: NodeTableView, constraints: Sequence[Constraint], count
         return None
     total = np.zeros(len(idx), dtype=np.float64)
     for c, column, per_value, weight in zip(constraints, columns, counts, weights):
-        present = column.codes[idx] != ABSENT_LABEL
+        has_key = present(table, c.topology_key, column)[idx]
         if c.topology_key == hostname:
             cnt = matching_per_node(table, c, namespace)[idx]
         else:
             cnt = domain_counts(column, per_value, idx)
-        total = np.where(present, total + (cnt.astype(np.float64) * weight + float(c.max_skew - 1)), total)
+        total = np.where(has_key, total + (cnt.astype(np.float64) * weight + float(c.max_skew - 1)), total)
     return round_half_away(total)
 
 

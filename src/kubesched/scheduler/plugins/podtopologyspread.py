@@ -33,6 +33,7 @@ from kubesched.scheduler.framework.interface import (
     FailureStatusesVector,
     FilterPlugin,
     FilterVector,
+    FilterVectorAt,
     Handle,
     NodeTableSnapshot,
     NormalizeVector,
@@ -295,8 +296,8 @@ def _controller_ref(pod: PodInfo) -> Mapping[str, Any] | None:
 
 
 class PodTopologySpread(
-    PreFilterPlugin, PreFilterExtensions, FilterPlugin, FilterVector, FailureStatusesVector, PodMovesNeutral,
-    PreScorePlugin, ScorePlugin, ScoreVector, ScoreExtensions, NormalizeVector, EnqueueExtensions,
+    PreFilterPlugin, PreFilterExtensions, FilterPlugin, FilterVector, FilterVectorAt, FailureStatusesVector,
+    PodMovesNeutral, PreScorePlugin, ScorePlugin, ScoreVector, ScoreExtensions, NormalizeVector, EnqueueExtensions,
 ):
     name = NAME
 
@@ -536,21 +537,30 @@ class PodTopologySpread(
                 scores[i] = MAX_NODE_SCORE * (hi + (lo or 0) - scores[i]) // hi
 
     # -- vector forms ----------------------------------------------------------------------
-    def _skews(self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot) -> list[vec.Skew] | None:
+    def _skews(self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot,
+               where: np.ndarray | None = None) -> list[vec.Skew] | None:
         s = state.read(PRE_FILTER_STATE_KEY)
         table = vec.table_of(snapshot)
         if not isinstance(s, PreFilterState) or table is None:
             return None
         return vec.skews(table, s.constraints, s.counts, [s.min_match(i) for i in range(len(s.constraints))],
-                         pod.labels)
+                         pod.labels, where)
 
     def filter_vector(self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot) -> np.ndarray | None:
-        skews = self._skews(state, pod, snapshot)
+        return self._passing(self._skews(state, pod, snapshot), len(snapshot.node_infos))
+
+    def filter_vector_at(
+        self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot, where: np.ndarray
+    ) -> np.ndarray | None:
+        return self._passing(self._skews(state, pod, snapshot, where), len(where))
+
+    @staticmethod
+    def _passing(skews: list[vec.Skew] | None, size: int) -> np.ndarray | None:
         if skews is None:
             return None
-        mask = np.ones(len(snapshot.node_infos), dtype=bool)
-        for present, too_skewed in skews:
-            mask &= present & ~too_skewed
+        mask = np.ones(size, dtype=bool)
+        for has_key, too_skewed in skews:
+            mask &= has_key & ~too_skewed
         return mask
 
     def failure_statuses(
