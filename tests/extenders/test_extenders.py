@@ -257,3 +257,25 @@ def test_a_pod_only_extenders_refused_waits_for_the_leftover_flush(tmp_path: Pat
     times = [t for t, _ in result.failed("p")]
     assert times[0] == 0.0 and 5.0 not in times
     assert 300.0 <= times[1] <= 330.0
+
+
+def test_calls_share_a_kept_alive_connection_until_the_extender_closes_it(tmp_path: Path) -> None:
+    """Like Go's HTTP client, the scheduler keeps its connection to the extender open between calls;
+    when the extender answers "Connection: close" the next call opens a new one and nothing fails."""
+    pods = [make_pod(f"p{i}") for i in range(6)]
+    with extender_server() as ext:
+        ext.answers["filter"] = keep_nodes(lambda n: n != "n0")
+        ext.answers["prioritize"] = lambda args: (200, [{"Host": n, "Score": 1} for n in node_names(args)])
+        extender = {"urlPrefix": ext.url, "filterVerb": "filter", "prioritizeVerb": "prioritize", "weight": 1}
+        result = run(tmp_path, [extender], [*NODES, *pods])
+        assert all(result.node_of(f"p{i}") not in (None, "n0") for i in range(6))
+        assert ext.verbs() == ["filter", "prioritize"] * 6
+        assert len(ext.connections) == 1
+
+        ext.calls.clear()
+        ext.connections.clear()
+        ext.close_after = 3  # the third call's answer closes the connection
+        again = run(tmp_path, [extender], [*NODES, *pods])
+        assert all(again.node_of(f"p{i}") not in (None, "n0") for i in range(6))
+        assert ext.verbs() == ["filter", "prioritize"] * 6
+    assert len(ext.connections) == len(ext.calls) - 2  # from the third call on, one each

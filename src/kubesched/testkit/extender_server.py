@@ -47,16 +47,26 @@ class ExtenderServer:
     def __init__(self, tls: ssl.SSLContext | None = None) -> None:
         self.answers: dict[str, Answer] = {}
         self.calls: list[tuple[str, dict[str, Any]]] = []
+        self.connections: list[tuple[str, int]] = []  # the client end of every connection, in order
+        self.close_after: int | None = None  # answer "Connection: close" once this many calls were made
         self.delay = 0.0
         self._lock = threading.Lock()
         server = self
 
         class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"  # keep-alive, as Go's servers
+
+            def setup(self) -> None:
+                super().setup()
+                with server._lock:
+                    server.connections.append(self.client_address)
+
             def do_POST(self) -> None:
                 verb = self.path.rstrip("/").rsplit("/", 1)[-1]
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
                 with server._lock:
                     server.calls.append((verb, body))
+                    close = server.close_after is not None and len(server.calls) >= server.close_after
                 if server.delay:
                     time.sleep(server.delay)
                 answer = server.answers.get(verb)
@@ -66,6 +76,8 @@ class ExtenderServer:
                     self.send_response(status)
                     self.send_header("Content-Type", "application/json")
                     self.send_header("Content-Length", str(len(data)))
+                    if close:
+                        self.send_header("Connection", "close")
                     self.end_headers()
                     self.wfile.write(data)
                 except OSError:

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from kubesched.k8s.http import TLSConnection
+from kubesched.k8s.http import ConnectionPool
 from kubesched.k8s.objects import Obj
 from kubesched.scheduler.framework.interface import Status
 from kubesched.scheduler.framework.types import NodeInfo, PodInfo
@@ -253,17 +253,20 @@ def _reasons(result: Any, name: str) -> dict[str, str]:
 
 # -- transports -----------------------------------------------------------------------------------
 class HTTPTransport:
-    """POST a JSON document and decode the answer (a new connection per call, the configured
-    timeout; ``https`` with the extender's TLS settings)."""
+    """POST a JSON document and decode the answer, with the configured timeout, over keep-alive
+    connections to the extender (as Go's HTTP client keeps them); ``https`` with the extender's
+    TLS settings."""
 
     def __init__(self, config: ExtenderConfig) -> None:
         self.timeout = config.http_timeout or DEFAULT_TIMEOUT_SECONDS
         parsed = urllib.parse.urlsplit(config.url_prefix)
-        self._context: ssl.SSLContext | None = None
-        self._server_name = ""
+        context: ssl.SSLContext | None = None
+        server_name = ""
         if parsed.scheme == "https":
-            self._context = _ssl_context(config.tls or TLSSettings(), config.enable_https)
-            self._server_name = (config.tls.server_name if config.tls else "") or ""
+            context = _ssl_context(config.tls or TLSSettings(), config.enable_https)
+            server_name = (config.tls.server_name if config.tls else "") or ""
+        self._pools: dict[tuple[str, str, int | None], ConnectionPool] = {}
+        self._context, self._server_name = context, server_name
 
     def __call__(self, verb: str, url: str, args: Obj) -> Any:
         body = json.dumps(args, separators=(",", ":")).encode()
@@ -274,13 +277,8 @@ class HTTPTransport:
         if parts.query:
             path += "?" + parts.query
         try:
-            conn = self._connection(host, port)
-            try:
-                conn.request("POST", path, body=body, headers={"Content-Type": "application/json"})
-                response = conn.getresponse()
-                data = response.read()
-            finally:
-                conn.close()
+            status, _, data = self._pool(parts).request(
+                "POST", path, body, {"Content-Type": "application/json"}, self.timeout)
         except TimeoutError as err:
             raise ExtenderError(
                 f'Post "{url}": context deadline exceeded (Client.Timeout exceeded while awaiting headers)'
@@ -295,17 +293,25 @@ class HTTPTransport:
             raise ExtenderError(f'Post "{url}": {err.strerror or err}') from err
         except http.client.HTTPException as err:
             raise ExtenderError(f'Post "{url}": {type(err).__name__}: {err}') from err
-        if response.status != 200:
-            raise ExtenderError(f"failed {verb} with extender at URL {url}, code {response.status}")
+        except ValueError as err:  # not an http(s) URL
+            raise ExtenderError(f'Post "{url}": {err}') from err
+        if status != 200:
+            raise ExtenderError(f"failed {verb} with extender at URL {url}, code {status}")
         try:
             return json.loads(data)
         except ValueError as err:
             raise ExtenderError(f"extender {url}: the answer is not JSON: {err}") from err
 
-    def _connection(self, host: str, port: int) -> http.client.HTTPConnection:
-        if self._context is None:
-            return http.client.HTTPConnection(host, port, timeout=self.timeout)
-        return TLSConnection(host, port, self._context, self._server_name, self.timeout)
+    def _pool(self, parts: urllib.parse.SplitResult) -> ConnectionPool:
+        """The connections to the URL's server (one pool per scheme, host and port)."""
+        key = (parts.scheme, parts.hostname or "", parts.port)
+        pool = self._pools.get(key)
+        if pool is None:
+            context = self._context if parts.scheme == "https" else None
+            pool = self._pools[key] = ConnectionPool(
+                f"{parts.scheme}://{parts.netloc}", context, server_name=self._server_name,
+                connect_timeout=self.timeout)
+        return pool
 
 
 def _ssl_context(tls: TLSSettings, enable_https: bool) -> ssl.SSLContext:
