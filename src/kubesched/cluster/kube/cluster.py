@@ -248,8 +248,8 @@ class KubeCluster:
             log.warning("binding failed", extra={"pod": object_key("Pod", namespace, name), "node": node_name,
                                                  "code": err.code, "error": err.message})
             raise
-        if log.isEnabledFor(logging.INFO):
-            log.info("bound pod", extra={"pod": object_key("Pod", namespace, name), "node": node_name})
+        if log.isEnabledFor(logging.DEBUG):  # kube-scheduler logs each binding at -v=2, not by default
+            log.debug("bound pod", extra={"pod": object_key("Pod", namespace, name), "node": node_name})
 
     def _bound_to(self, namespace: str, name: str, uid: str | None, node_name: str) -> bool:
         try:
@@ -267,8 +267,8 @@ class KubeCluster:
         meta = obj.get("metadata") or {}
         answer = self.transport.call("PUT", resource.object_path(meta.get("namespace"), meta["name"]), body=obj,
                                      guard=self._guard)
-        log.info("updated object", extra={"kind": obj["kind"], "name": object_key(obj["kind"], meta.get("namespace"),
-                                                                                     meta["name"])})
+        log.debug("updated object", extra={"kind": obj["kind"], "name": object_key(obj["kind"], meta.get("namespace"),
+                                                                                      meta["name"])})
         return dict(answer or obj)
 
     def call_all(self, calls: Sequence[Callable[[], T]]) -> builtins.list[T]:
