@@ -120,9 +120,10 @@ def test_spread_and_affinity_preemption_equals_cloned_nodes(
 
 def test_the_batch_decides_spread_and_anti_affinity_nodes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The comparison above is not vacuous: for a preemptor with hard spreading and anti-affinity
-    whose victims neither counts, the batch answers for the nodes itself; where the victims are
-    counted (affinity to them), it leaves the nodes to the cloned form. Both preempt as the
-    reference does."""
+    whose victims neither counts, the batch answers for the nodes itself; so it does for a
+    preemptor with affinity to the victims whose zone keeps a matching pod without them; where
+    the victims are the only matching pods of the domain (affinity per hostname), it leaves the
+    nodes to the cloned form. All preempt (or not) as the reference does."""
     answers: list[Any] = []
     original = DefaultPreemption.select_victims_on_nodes
 
@@ -135,20 +136,22 @@ def test_the_batch_decides_spread_and_anti_affinity_nodes(tmp_path: Path, monkey
     nodes = [("z1", True), ("z2", True), ("z1", True), ("z2", True)]
     running = [(0, 3, i, "a", "default", 0, None) for i in range(4)]
     shapes = {"neutral": [("spread", "c", ZONE, 1), ("anti", "c", HOSTNAME, 1)],
-              "counted": [("affinity", "a", ZONE, 1)]}
+              "counted, others left": [("affinity", "a", ZONE, 1)],
+              "counted, none left": [("affinity", "a", HOSTNAME, 1)]}
     for name, constraints in shapes.items():
         answers.clear()
-        path = tmp_path / f"{name}.yaml"
+        path = tmp_path / "s.yaml"
         path.write_text(yaml.safe_dump_all(scenario(nodes, running, [(1000, 3, "c", "default", 0, constraints)],
                                                     [], 4)))
         fast = explained_json(path)
-        assert '"Preempted"' in fast
         decided = [x for a in answers if a is not None for x in a]
         assert decided
-        if name == "neutral":
-            assert all(isinstance(x, list) for x in decided)
-        else:
+        if name == "counted, none left":
             assert all(x is None for x in decided)
+            assert '"Preempted"' not in fast  # without its victim no node has the pod it needs
+        else:
+            assert all(isinstance(x, list) for x in decided), name
+            assert '"Preempted"' in fast
         assert fast == reference(path, monkeypatch)
 
 

@@ -734,8 +734,9 @@ class PodMovesNeutral(Plugin, Protocol):
 
     def unaffected_by(self, state: CycleState, pod: PodInfo, node: NodeInfo, pods: Sequence[PodInfo]) -> bool:
         """True only where adding any of ``pods`` to ``node`` or taking them off it (with AddPod /
-        RemovePod on this cycle's ``state``), in any number and order, succeeds and changes neither
-        the cycle state this plugin's Filter reads nor its verdict for ``pod`` on ``node``.
+        RemovePod on this cycle's ``state``), in any number and order, succeeds and leaves this
+        plugin's Filter verdict for ``pod`` on ``node`` as it is now (the batched dry run then
+        judges the node by that verdict without moving the pods through this plugin).
         Obligation: never True otherwise (False is always allowed)."""
 
 

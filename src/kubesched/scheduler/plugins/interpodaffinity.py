@@ -248,10 +248,32 @@ class InterPodAffinity(
         return None
 
     def unaffected_by(self, state: CycleState, pod: PodInfo, node: NodeInfo, pods: Sequence[PodInfo]) -> bool:
-        """None of ``pods`` is counted on ``node``: AddPod and RemovePod leave the three counters as
-        they are, and Filter reads only those and the node's labels."""
+        """Filter's verdict holds whatever of ``pods`` come and go, in two cases. None of them is
+        counted on ``node``: the three counters stay as they are. Or the node passes as it is, the
+        pods not on it (nominated ones, which may only come) are not counted, and the affinity
+        terms still find a matching pod in the node's domains with every one of the pods on the
+        node gone: taking pods off can only lower the anti-affinity counts (a pass stays a pass)
+        and putting them back only raises the affinity counts."""
         s = state.read(PRE_FILTER_STATE_KEY)
-        return isinstance(s, PreFilterState) and not any(s.counts_pod(p, node) for p in pods)
+        if not isinstance(s, PreFilterState):
+            return False
+        counted = [p for p in pods if s.counts_pod(p, node)]
+        if not counted:
+            return True
+        on_node = {p.uid for p in node.pods}
+        if any(p.uid not in on_node for p in counted) or self.filter(state, pod, node) is not None:
+            return False
+        labels = _node_labels(node)
+        gone = PairCounts()
+        for p in counted:
+            gone.add_affinity(s.terms.required_affinity, p, s.lookup, labels, 1)
+        if not gone:
+            return True  # only anti-affinity counts fall
+        # the node passed as it is, so it has every key and (gone being non-empty) the pods matched
+        # there: the affinity must still find some after they are all gone
+        return all(s.affinity.get(pair, 0) - gone.get(pair, 0) > 0
+                   for term in s.terms.required_affinity
+                   for pair in [(term.topology_key, labels[term.topology_key])])
 
     # -- Filter ----------------------------------------------------------------------------
     def _verdicts(self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot) -> np.ndarray | None:
