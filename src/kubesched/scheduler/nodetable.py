@@ -214,7 +214,7 @@ class _Grouping:
         return arrays
 
 
-def _affinity_key(pod: PodInfo) -> Any:
+def affinity_key(pod: PodInfo) -> Any:
     """Pods whose pod (anti-)affinity is written alike (and who share a namespace, which terms
     without namespaces default to) behave alike towards any incoming pod."""
     key = pod.cache.get(_AFFINITY_KEY)
@@ -222,6 +222,15 @@ def _affinity_key(pod: PodInfo) -> Any:
         affinity = pod.spec.get("affinity") or {}
         key = pod.cache[_AFFINITY_KEY] = (
             pod.namespace, repr(affinity.get("podAffinity")), repr(affinity.get("podAntiAffinity")))
+    return key
+
+
+def labels_key(pod: PodInfo) -> Any:
+    """Pods with the same namespace and labels (and both being deleted or not) are alike to any
+    label selector and to any pod (anti-)affinity term."""
+    key = pod.cache.get(_LABELS_KEY)
+    if key is None:
+        key = pod.cache[_LABELS_KEY] = (pod.namespace, tuple(sorted(pod.labels.items())), pod.deleting)
     return key
 
 
@@ -248,10 +257,7 @@ class PodGroups:
 
     def _group(self, pod: PodInfo) -> int:
         """The group of pods alike to ``pod``; its first pod stands for all of them."""
-        key = pod.cache.get(_LABELS_KEY)
-        if key is None:
-            key = pod.cache[_LABELS_KEY] = (pod.namespace, tuple(sorted(pod.labels.items())), pod.deleting)
-        return self._by_labels.group(key, pod)
+        return self._by_labels.group(labels_key(pod), pod)
 
     def set_node(self, index: int, pods: list[PodInfo]) -> None:
         """Record that node ``index`` now holds ``pods``."""
@@ -261,7 +267,7 @@ class PodGroups:
             g = self._group(pod)
             by_labels[g] = by_labels.get(g, 0) + 1
             if pod.has_affinity:
-                t = self._by_affinity.group(_affinity_key(pod), pod)
+                t = self._by_affinity.group(affinity_key(pod), pod)
                 by_terms[t] = by_terms.get(t, 0) + 1
         self._by_labels.set_node(index, by_labels)
         self._by_affinity.set_node(index, by_terms)

@@ -12,7 +12,7 @@ Filter state (built in PreFilter, kept up to date by AddPod/RemovePod) holds thr
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -42,6 +42,7 @@ from kubesched.scheduler.framework.interface import (
     Status,
 )
 from kubesched.scheduler.framework.types import NodeInfo, PodInfo
+from kubesched.scheduler.nodetable import affinity_key, labels_key
 from kubesched.scheduler.plugins import _interpodaffinity_vector as _vector
 from kubesched.scheduler.plugins._helpers_affinity import (
     AffinityTerm,
@@ -83,6 +84,8 @@ class PreFilterState:
     counts: list[PairCounts] | None = None
     #: the same counts by label code, from the node table; dropped once a pod is added or removed
     codes: tuple[CodeCounts, CodeCounts, CodeCounts] | None = None
+    #: per kind of pod (labels and terms alike): see :meth:`keys_counting`
+    _counting: dict[Any, tuple[frozenset[str], tuple[str, ...]]] = field(default_factory=dict)
 
     def _dicts(self) -> list[PairCounts]:
         if self.counts is None:
@@ -119,15 +122,21 @@ class PreFilterState:
     def own_ns(self, _namespace: str) -> Mapping[str, str]:
         return self.ns_labels
 
-    def counts_pod(self, pod: PodInfo, node: NodeInfo) -> bool:
-        """Whether :meth:`update_with_pod` would change any count for ``pod`` on ``node``: the same
-        accounting done on an empty counter (a pod that is counted leaves an entry)."""
-        probe = PairCounts()
-        labels = _node_labels(node)
-        probe.add_anti_affinity(parse_pod_terms(pod).required_anti_affinity, self.incoming, self.own_ns, labels, 1)
-        probe.add_affinity(self.terms.required_affinity, pod, self.lookup, labels, 1)
-        probe.add_anti_affinity(self.terms.required_anti_affinity, pod, self.lookup, labels, 1)
-        return bool(probe)
+    def keys_counting(self, pod: PodInfo) -> tuple[frozenset[str], tuple[str, ...]]:
+        """The topology keys under which the counters would count ``pod`` on a node having them:
+        its own anti-affinity terms matching the incoming pod and the incoming pod's anti-affinity
+        terms matching it; and the affinity terms' keys if it matches all of them (else none).
+        Worked out once per kind of pod (alike labels, namespace and terms)."""
+        kind = (labels_key(pod), affinity_key(pod) if pod.has_affinity else None)
+        hit = self._counting.get(kind)
+        if hit is None:
+            anti = {t.topology_key for t in parse_pod_terms(pod).required_anti_affinity
+                    if t.matches(self.incoming, self.own_ns)}
+            anti.update(t.topology_key for t in self.terms.required_anti_affinity if t.matches(pod, self.lookup))
+            affinity = self.terms.required_affinity
+            hit = self._counting[kind] = (frozenset(anti), tuple(t.topology_key for t in affinity)
+                                          if pod_matches_all_terms(affinity, pod, self.lookup) else ())
+        return hit
 
     def update_with_pod(self, pod: PodInfo, node: NodeInfo, delta: int) -> None:
         """Account ``pod`` (added or removed on ``node``) in the three counters."""
@@ -257,18 +266,23 @@ class InterPodAffinity(
         s = state.read(PRE_FILTER_STATE_KEY)
         if not isinstance(s, PreFilterState):
             return False
-        counted = [p for p in pods if s.counts_pod(p, node)]
-        if not counted:
-            return True
-        on_node = {p.uid for p in node.pods}
-        if any(p.uid not in on_node for p in counted) or self.filter(state, pod, node) is not None:
-            return False
         labels = _node_labels(node)
-        gone = PairCounts()
-        for p in counted:
-            gone.add_affinity(s.terms.required_affinity, p, s.lookup, labels, 1)
+        on_node: set[str] | None = None
+        gone = PairCounts()  # the affinity counts of the node's domains its counted pods take away
+        for p in pods:
+            anti_keys, affinity_keys = s.keys_counting(p)
+            if not any(k in labels for k in anti_keys) and not any(k in labels for k in affinity_keys):
+                continue  # not counted on this node
+            if on_node is None:
+                if self.filter(state, pod, node) is not None:
+                    return False
+                on_node = {q.uid for q in node.pods}
+            if p.uid not in on_node:
+                return False
+            for key in affinity_keys:
+                gone.bump(labels, key, 1)
         if not gone:
-            return True  # only anti-affinity counts fall
+            return True  # nothing counted, or only anti-affinity counts fall
         # the node passed as it is, so it has every key and (gone being non-empty) the pods matched
         # there: the affinity must still find some after they are all gone
         return all(s.affinity.get(pair, 0) - gone.get(pair, 0) > 0
