@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import operator
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -331,12 +332,14 @@ def _find_nodes_that_fit(sched: Scheduler, fwk: Framework, state: CycleState, po
     else:
         first_fail[order[:len(fails)]] = fails
     found = fwk.statuses_for(state, pod, cache, failed, first_fail, known)
-    diagnosis.update(zip([nodes[j].name for j in failed.tolist()], found))
-    plugins.update(st.plugin for st in {id(st): st for st in found}.values())
+    diagnosis.update(zip(map(_NAME, map(nodes.__getitem__, failed.tolist())), found))
+    plugins.update(st.plugin for st in dict(zip(map(id, found), found)).values())
     apply_verdicts(diagnosis, verdicts)
     plugins.discard("")
     raise FitError(len(nodes), diagnosis, plugins)
 
+
+_NAME = operator.attrgetter("name")
 
 #: the first window of nodes filtered holds at least this many; each next one is twice the last
 MIN_FILTER_WINDOW = 256

@@ -271,10 +271,13 @@ class NodeInfo:
 # -- FitError (upstream framework/types.go FitError.Error) -----------------------------------------
 def reasons_histogram(statuses: Iterable[Status]) -> list[str]:
     """``"<count> <reason>"`` strings sorted byte-wise, as upstream sorts them."""
+    statuses = list(statuses)
+    ids = list(map(id, statuses))
+    alike = dict(zip(ids, statuses))  # nodes that failed alike share one Status object: count those once
     counts: Counter[str] = Counter()
-    for status in statuses:
-        for reason in status.reasons:
-            counts[reason] += 1
+    for key, n in Counter(ids).items():
+        for reason in alike[key].reasons:
+            counts[reason] += n
     return sorted((f"{n} {reason}" for reason, n in counts.items()), key=lambda s: s.encode())
 
 
