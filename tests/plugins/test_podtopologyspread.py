@@ -365,6 +365,13 @@ def test_invalid_args_raise(args: dict[str, Any]) -> None:
         make([], args)
 
 
+def test_a_default_constraint_field_of_the_wrong_type_is_named() -> None:
+    args = {"defaultingType": "List", "defaultConstraints": [
+        {"maxSkew": 1, "topologyKey": ZONE, "whenUnsatisfiable": "DoNotSchedule", "minDomains": "x"}]}
+    with pytest.raises(ValueError, match=r"defaultConstraints\[0\]\.minDomains: Invalid value: 'x'"):
+        make([], args)
+
+
 def test_default_args_are_system_defaulting() -> None:
     plugin = make([])
     assert plugin.system_defaulted

@@ -28,6 +28,7 @@ import os
 import ssl
 import sys
 import tempfile
+import threading
 import urllib.parse
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -266,6 +267,7 @@ class HTTPTransport:
             context = _ssl_context(config.tls or TLSSettings(), config.enable_https)
             server_name = (config.tls.server_name if config.tls else "") or ""
         self._pools: dict[tuple[str, str, int | None], ConnectionPool] = {}
+        self._pools_lock = threading.Lock()  # binding threads call the bind verb too
         self._context, self._server_name = context, server_name
 
     def __call__(self, verb: str, url: str, args: Obj) -> Any:
@@ -305,12 +307,13 @@ class HTTPTransport:
     def _pool(self, parts: urllib.parse.SplitResult) -> ConnectionPool:
         """The connections to the URL's server (one pool per scheme, host and port)."""
         key = (parts.scheme, parts.hostname or "", parts.port)
-        pool = self._pools.get(key)
-        if pool is None:
-            context = self._context if parts.scheme == "https" else None
-            pool = self._pools[key] = ConnectionPool(
-                f"{parts.scheme}://{parts.netloc}", context, server_name=self._server_name,
-                connect_timeout=self.timeout)
+        with self._pools_lock:
+            pool = self._pools.get(key)
+            if pool is None:
+                context = self._context if parts.scheme == "https" else None
+                pool = self._pools[key] = ConnectionPool(
+                    f"{parts.scheme}://{parts.netloc}", context, server_name=self._server_name,
+                    connect_timeout=self.timeout)
         return pool
 
 

@@ -250,6 +250,9 @@ def _parse_args(args: Mapping[str, Any]) -> tuple[list[dict[str, Any]], bool]:
         if action not in (DO_NOT_SCHEDULE, SCHEDULE_ANYWAY):
             raise ValueError(f'{path}.whenUnsatisfiable: Unsupported value: "{action}": '
                              'supported values: "DoNotSchedule", "ScheduleAnyway"')
+        min_domains = c.get("minDomains")
+        if min_domains is not None and (isinstance(min_domains, bool) or not isinstance(min_domains, int)):
+            raise ValueError(f"{path}.minDomains: Invalid value: {min_domains!r}: must be an integer")
         if c.get("labelSelector") is not None:
             raise ValueError(f"{path}.labelSelector: Forbidden: constraint must not define a selector, "
                              "as they deduced for each pod")
