@@ -36,16 +36,18 @@ pending_st = st.tuples(st.sampled_from(PRIORITIES[1:]), st.integers(1, 4), st.sa
 
 
 def scenario(nodes: int, tainted: int, running: list, pending: list, pdbs: list, absolute: int,
-             taints_last: bool = False) -> list[dict]:
+             taints_last: bool = False, grace: int = 5) -> list[dict]:
     """``taints_last``: TaintToleration filters after NodeResourcesFit, so a full tainted node is
-    rejected for its resources first and is a potential node of the dry run."""
+    rejected for its resources first and is a potential node of the dry run. ``grace``: the
+    running pods' termination grace period (0: a victim is gone at once, and the next preemptor of
+    the same instant sees its node without it)."""
     docs: list[dict] = [make_priority_class(f"p{v}", v) for v in PRIORITIES]
     for i in range(nodes):
         taints = [make_taint("dedicated", "x", "NoSchedule")] if i < tainted else None
         docs.append(make_node(f"n{i}", cpu="4", pods=5, taints=taints))
     for i, (prio, cpu, node, app, started) in enumerate(running):
         docs.append(make_pod(f"r{i}", str(cpu), "1Gi", priority_class=f"p{prio}", node=f"n{node % nodes}",
-                             labels={"app": app}, grace=5, start_time=f"2024-01-01T00:00:0{started}Z"))
+                             labels={"app": app}, grace=grace, start_time=f"2024-01-01T00:00:0{started}Z"))
     for app, allowed in pdbs:
         docs.append(make_pdb(f"pdb-{app}", {"matchLabels": {"app": app}}, max_unavailable=allowed))
     steps = [create_step(at, make_pod(f"q{i}", str(cpu), "1Gi", priority_class=f"p{prio}", labels={"app": app}))
@@ -69,12 +71,13 @@ EXAMPLES_SEED = 20261125
 @given(nodes=st.integers(2, 12), tainted=st.integers(0, 2), running=st.lists(running_st, max_size=30),
        pending=st.lists(pending_st, min_size=1, max_size=8),
        pdbs=st.lists(st.tuples(st.sampled_from(APPS), st.integers(0, 2)), max_size=2, unique_by=lambda t: t[0]),
-       absolute=st.integers(1, 4), taints_last=st.booleans())
+       absolute=st.integers(1, 4), taints_last=st.booleans(), grace=st.sampled_from([0, 5]))
 def test_batched_dry_run_equals_node_by_node(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, nodes: int,
                                              tainted: int, running: list, pending: list, pdbs: list,
-                                             absolute: int, taints_last: bool) -> None:
+                                             absolute: int, taints_last: bool, grace: int) -> None:
     path = tmp_path / "s.yaml"
-    path.write_text(yaml.safe_dump_all(scenario(nodes, tainted, running, pending, pdbs, absolute, taints_last)))
+    path.write_text(yaml.safe_dump_all(scenario(nodes, tainted, running, pending, pdbs, absolute, taints_last,
+                                                grace)))
     batched = explained_json(path)
     with monkeypatch.context() as m:
         m.setattr(DefaultPreemption, "select_victims_on_nodes", lambda self, *args: None)
@@ -118,3 +121,30 @@ def test_a_node_another_filter_rejects_is_no_candidate(tmp_path: Path, monkeypat
     with monkeypatch.context() as m:
         m.setattr(DefaultPreemption, "select_victims_on_nodes", lambda self, *args: None)
         assert explained_json(path) == batched
+
+
+def test_a_nodes_pods_by_importance_follow_its_changes() -> None:
+    """The batch keeps each node's pods sorted by importance between preemptors: a pod added or
+    removed at the same instant, or time moving on (a pod without a start time counts as starting
+    now), is seen at once."""
+    from kubesched.scheduler.framework.types import NodeInfo, PodInfo
+    from kubesched.testkit.framework import FakeHandle
+
+    def pod(name: str, prio: int, started: str | None) -> PodInfo:
+        info = PodInfo.from_pod(make_pod(name, priority_class=None, start_time=started))
+        info.priority = prio
+        return info
+
+    node = NodeInfo.from_node(make_node("n0"))
+    old, new, unstarted = pod("old", 0, "2024-01-01T00:00:01Z"), pod("new", 0, "2024-01-01T00:00:05Z"), pod("u", 0, None)
+    handle = FakeHandle([node], time=10.0)
+    plugin = DefaultPreemption({}, handle)  # type: ignore[arg-type]
+    node.add_pod(new)
+    assert [p.name for p in plugin._most_important_first(node, 10.0)] == ["new"]
+    node.add_pod(old)
+    node.add_pod(unstarted)
+    assert [p.name for p in plugin._most_important_first(node, 10.0)] == ["old", "new", "u"]
+    node.remove_pod(old)
+    assert [p.name for p in plugin._most_important_first(node, 10.0)] == ["new", "u"]
+    # an instant before "new" started: "u" counts as starting then, so it is the older one
+    assert [p.name for p in plugin._most_important_first(node, new.start_time - 1)] == ["u", "new"]

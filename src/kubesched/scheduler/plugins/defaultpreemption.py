@@ -94,6 +94,8 @@ class DefaultPreemption(PostFilterPlugin, PostFilterDryRun, PreemptionPolicy):
         if self.min_candidate_nodes_percentage == 0 and self.min_candidate_nodes_absolute == 0:
             raise ValueError("minCandidateNodesPercentage and minCandidateNodesAbsolute cannot both be zero")
         self.evaluator = Evaluator(self.name, handle, self)
+        # per node: its pods most important first, for the generation and instant they are of
+        self._by_importance: dict[str, tuple[NodeInfo, int, float, list[PodInfo]]] = {}
 
     def can_be_victim(self, victim: PodInfo, preemptor: PodInfo) -> bool:
         """Whether ``victim`` may be preempted for ``preemptor`` at all (a variant narrowing this
@@ -175,6 +177,17 @@ class DefaultPreemption(PostFilterPlugin, PostFilterDryRun, PreemptionPolicy):
         victims.sort(key=lambda p: importance_key(p, now))
         return victims, violating_keys, None
 
+    def _most_important_first(self, info: NodeInfo, now: float) -> list[PodInfo]:
+        """The node's pods sorted by importance (stably: filtering them keeps the order sorting the
+        filtered pods gives), kept until the node's pods change or time moves on (pods without a
+        start time count as starting now)."""
+        hit = self._by_importance.get(info.name)
+        if hit is not None and hit[0] is info and hit[1] == info.generation and hit[2] == now:
+            return hit[3]
+        ordered = sorted(info.pods, key=lambda p: importance_key(p, now))
+        self._by_importance[info.name] = (info, info.generation, now, ordered)
+        return ordered
+
     def select_victims_on_nodes(
         self, pod: PodInfo, nodes: Sequence[NodeInfo], batch: DryRunBatch, pdbs: list[Obj]
     ) -> list[list[PodInfo] | Status | None] | None:
@@ -185,8 +198,7 @@ class DefaultPreemption(PostFilterPlugin, PostFilterDryRun, PreemptionPolicy):
                 type(self).select_victims_on_node is not DefaultPreemption.select_victims_on_node):
             return None  # a variant choosing victims its own way
         priority, now = pod.priority, self.handle.now()
-        potential = [sorted((p for p in info.pods if p.priority < priority), key=lambda p: importance_key(p, now))
-                     for info in nodes]
+        potential = [[p for p in self._most_important_first(info, now) if p.priority < priority] for info in nodes]
         answer = batch.reprieve(nodes, potential)
         if answer is None:
             return [None] * len(nodes)
