@@ -62,9 +62,11 @@ class Measurement:
 
 class Bench:
     """``cluster``: a Scenario's ``spec.cluster`` settings, for workloads that need the embedded
-    cluster's controllers too (they are started only then, or with ``controllers=True``)."""
+    cluster's controllers too (they are started only then, or with ``controllers=True``);
+    ``config``: a KubeSchedulerConfiguration (default: the default profile)."""
 
-    def __init__(self, seed: int = 0, *, cluster: dict[str, Any] | None = None, controllers: bool = False) -> None:
+    def __init__(self, seed: int = 0, *, cluster: dict[str, Any] | None = None, controllers: bool = False,
+                 config: dict[str, Any] | None = None) -> None:
         self.loop = EventLoop()
         self.log = EventLog(self.loop.now)
         self.cluster = EmbeddedCluster(self.loop, self.log, np.random.default_rng(seed))
@@ -72,7 +74,7 @@ class Bench:
         if cluster is not None or controllers:
             self.cluster.configure(cluster or {})
             self.cluster.start_controllers()
-        self.scheduler = Scheduler(self.cluster, None, np.random.default_rng(seed + 1), self.loop.now)
+        self.scheduler = Scheduler(self.cluster, config, np.random.default_rng(seed + 1), self.loop.now)
         self.scheduler.start()
         self.scheduler_loop = SchedulerLoop(self.scheduler, self.loop)
 

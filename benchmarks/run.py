@@ -11,6 +11,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 import mixed  # noqa: E402
 import node_affinity  # noqa: E402
+import numa  # noqa: E402
 import pod_affinity  # noqa: E402
 import preemption_basic  # noqa: E402
 import scheduling_basic  # noqa: E402
@@ -40,6 +41,8 @@ def shapes(nodes: int) -> list[Callable[[], Measurement]]:
         lambda: preemption_basic.run(nodes // 10, "affinity"),
         lambda: volume_binding.run_local(nodes, 1000),
         lambda: volume_binding.run_provisioning(nodes, 1000),
+        # NUMA-aware placement (scheduler-plugins' NodeResourceTopologyMatch, not in the default profile)
+        lambda: numa.run(nodes, 500, 500),
     ]
 
 

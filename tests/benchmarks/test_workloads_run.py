@@ -13,6 +13,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 import big_cluster  # noqa: E402
 import mixed  # noqa: E402
 import node_affinity  # noqa: E402
+import numa  # noqa: E402
 import pod_affinity  # noqa: E402
 import preemption_basic  # noqa: E402
 import scheduling_basic  # noqa: E402
@@ -31,12 +32,31 @@ import volume_binding  # noqa: E402
     (lambda: preemption_basic.run(10), 10),
     (lambda: volume_binding.run_local(20, 20), 20),
     (lambda: volume_binding.run_provisioning(20, 40), 40),
+    (lambda: numa.run(10, 10, 40), 40),
     (lambda: big_cluster.run(20, 250)[0], 250),
 ], ids=["SchedulingBasic", "NodeAffinity", "TopologySpreading", "DeploymentPods", "PodAntiAffinity",
-        "PodAffinity", "Mixed", "PreemptionBasic", "VolumeBindingLocal", "VolumeProvisioning", "BigCluster"])
+        "PodAffinity", "Mixed", "PreemptionBasic", "VolumeBindingLocal", "VolumeProvisioning", "NUMA", "BigCluster"])
 def test_the_workload_schedules_every_measured_pod(workload, expected) -> None:
     measurement = workload()
     assert measurement.pods == expected
+
+
+def test_the_numa_benchmark_places_by_numa_zones() -> None:
+    """Its nodes publish NodeResourceTopology objects and the profile filters by them: a pod no
+    single zone can hold (20 of 2 x 16 CPUs) stays pending although the node has 32."""
+    from harness import Bench
+
+    from kubesched.testkit.builders import make_node, make_pod
+
+    bench = Bench(cluster={"topology": numa.TOPOLOGY}, config=numa.PROFILE)
+    bench.create(make_node(f"n{i}", cpu="32", memory="128Gi", labels={"pool": "numa"}) for i in range(2))
+    resources = {"cpu": "20", "memory": "4Gi"}
+    bench.create([make_pod("big", containers=[{"name": "app", "image": "img",
+                                               "resources": {"requests": resources, "limits": resources}}]),
+                  numa.guaranteed_pod("fits")])
+    bench.drain()
+    assert len(list(bench.cluster.api.iter("NodeResourceTopology"))) == 2
+    assert bench.bound({"big"}) == 0 and bench.bound({"fits"}) == 1
 
 
 def test_the_real_cluster_benchmark_binds_every_pod() -> None:
