@@ -6,6 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kubesched.scheduler.config import DEFAULT_MULTIPOINT, plugin_registry
 from kubesched.scheduler.framework.interface import Code, CycleState
@@ -383,3 +385,34 @@ def test_a_reprieved_victim_is_counted_again() -> None:
     pl.add_pod(state, preemptor, ni.pods[0], dry)  # reprieved: back to the plain view
     status = pl.filter(state, preemptor, dry)
     assert status is not None and status.message() == "cannot align container"
+
+
+# -- one container: the zones are read as they are --------------------------------------------------
+_zone_st = st.fixed_dictionaries({"cpu": st.integers(0, 8000), "memory": st.integers(0, 16 * 2**30)},
+                                 optional={GPU: st.integers(0, 2)})
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(zone_amounts=st.lists(_zone_st, min_size=1, max_size=3), cpu=st.integers(0, 8), memory_gi=st.integers(0, 20),
+       gpu=st.integers(0, 2), guaranteed=st.booleans(), node_gpus=st.integers(0, 2))
+def test_one_container_is_aligned_as_the_general_container_path_aligns_it(
+        zone_amounts: list[dict[str, int]], cpu: int, memory_gi: int, gpu: int, guaranteed: bool,
+        node_gpus: int) -> None:
+    """A pod of one container (no init containers) is aligned on the zones as they are, without the
+    copies the general path charges for later containers: both paths give the same verdict, and the
+    zones are left untouched."""
+    from kubesched.scheduler.plugins.noderesourcetopology import NodeResourceTopologyMatch, align_containers
+    from kubesched.topology.nrt import TopologyView, Zone
+
+    zones_ = [Zone(i, f"node-{i}", dict(amounts)) for i, amounts in enumerate(zone_amounts)]
+    before = [dict(z.available) for z in zones_]
+    view = TopologyView("n", zones_, policy="single-numa-node", scope="container")
+    info = NodeInfo.from_node(node("n", gpus=node_gpus))
+    request = pod_request(pod("p", str(cpu) if cpu else None, f"{memory_gi}Gi" if memory_gi else None, gpu,
+                              guaranteed=guaranteed))
+    plugin = NodeResourceTopologyMatch({}, FakeHandle([info]))  # type: ignore[arg-type]
+    fast = plugin._align_pod(request, view, info)
+    general = align_containers(request, view.zones, info)
+    assert (fast is None) == (general is None)
+    assert fast is None or fast.reasons == general.reasons  # type: ignore[union-attr]
+    assert [z.available for z in zones_] == before

@@ -242,6 +242,24 @@ def charge(zone: Zone, request: Mapping[str, int], qos: str) -> None:
         zone.available[resource] -= amount
 
 
+def align_containers(request: PodRequest, view_zones: Sequence[Zone], node: NodeInfo) -> Status | None:
+    """Container scope: the init containers one by one, then each container in turn with what the
+    ones before it took charged to copies of the zones (upstream ``singleNUMAContainerLevelHandler``)."""
+    qos = request.qos
+    zones = [z.copy() for z in view_zones]
+    for c in request.init_containers:
+        fits, _ = align(c.requests, zones, qos, node)
+        if not fits:
+            return Status.unschedulable(CANNOT_ALIGN_INIT)
+    for c in request.containers:
+        fits, zone = align(c.requests, zones, qos, node)
+        if not fits:
+            return Status.unschedulable(CANNOT_ALIGN_CONTAINER)
+        if zone is not None:
+            charge(zone, c.requests, qos)
+    return None
+
+
 class NodeResourceTopologyMatch(
     PreFilterPlugin, PreFilterExtensions, FilterPlugin, ScorePlugin, ReservePlugin, PostBindPlugin, EnqueueExtensions,
 ):
@@ -408,18 +426,12 @@ class NodeResourceTopologyMatch(
         if view.scope == "pod":
             fits, _ = align(request.effective(), view.zones, qos, node)
             return None if fits else Status.unschedulable(CANNOT_ALIGN_POD)
-        zones = [z.copy() for z in view.zones]
-        for c in request.init_containers:
-            fits, _ = align(c.requests, zones, qos, node)
-            if not fits:
-                return Status.unschedulable(CANNOT_ALIGN_INIT)
-        for c in request.containers:
-            fits, zone = align(c.requests, zones, qos, node)
-            if not fits:
-                return Status.unschedulable(CANNOT_ALIGN_CONTAINER)
-            if zone is not None:
-                charge(zone, c.requests, qos)
-        return None
+        if not request.init_containers and len(request.containers) == 1:
+            # one container: nothing is charged before it and nothing after it reads the charge,
+            # so the zones are read as they are (align does not change them)
+            fits, _ = align(request.containers[0].requests, view.zones, qos, node)
+            return None if fits else Status.unschedulable(CANNOT_ALIGN_CONTAINER)
+        return align_containers(request, view.zones, node)
 
     # -- Score ------------------------------------------------------------------------------------
     def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> int:
