@@ -266,9 +266,10 @@ class HTTPTransport:
         if parsed.scheme == "https":
             context = _ssl_context(config.tls or TLSSettings(), config.enable_https)
             server_name = (config.tls.server_name if config.tls else "") or ""
-        self._pools: dict[tuple[str, str, int | None], ConnectionPool] = {}
-        self._pools_lock = threading.Lock()  # binding threads call the bind verb too
+        self._server = f"{parsed.scheme}://{parsed.netloc}"  # every verb's URL is on it
         self._context, self._server_name = context, server_name
+        self._pool: ConnectionPool | None = None
+        self._pool_lock = threading.Lock()  # binding threads call the bind verb too
 
     def __call__(self, verb: str, url: str, args: Obj) -> Any:
         body = json.dumps(args, separators=(",", ":")).encode()
@@ -279,7 +280,7 @@ class HTTPTransport:
         if parts.query:
             path += "?" + parts.query
         try:
-            status, _, data = self._pool(parts).request(
+            status, _, data = self._connections().request(
                 "POST", path, body, {"Content-Type": "application/json"}, self.timeout)
         except TimeoutError as err:
             raise ExtenderError(
@@ -304,17 +305,14 @@ class HTTPTransport:
         except ValueError as err:
             raise ExtenderError(f"extender {url}: the answer is not JSON: {err}") from err
 
-    def _pool(self, parts: urllib.parse.SplitResult) -> ConnectionPool:
-        """The connections to the URL's server (one pool per scheme, host and port)."""
-        key = (parts.scheme, parts.hostname or "", parts.port)
-        with self._pools_lock:
-            pool = self._pools.get(key)
-            if pool is None:
-                context = self._context if parts.scheme == "https" else None
-                pool = self._pools[key] = ConnectionPool(
-                    f"{parts.scheme}://{parts.netloc}", context, server_name=self._server_name,
-                    connect_timeout=self.timeout)
-        return pool
+    def _connections(self) -> ConnectionPool:
+        """The kept-alive connections to the extender, made on first use (a URL without a host
+        raises ValueError then, which the call reports as its error)."""
+        with self._pool_lock:
+            if self._pool is None:
+                self._pool = ConnectionPool(self._server, self._context, server_name=self._server_name,
+                                            connect_timeout=self.timeout)
+            return self._pool
 
 
 def _ssl_context(tls: TLSSettings, enable_https: bool) -> ssl.SSLContext:
