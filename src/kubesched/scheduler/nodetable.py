@@ -348,7 +348,6 @@ class NodeTable:
         self._name_index: dict[str, int] = {}
         self.nameless: list[int] = []  # nodes whose object has no name (field selectors skip them)
         self.layout = 0  # counts the rebuilds: columns keep their nodes between two of them
-        self._flags: NodeFlags | None = None
         self._node_memo: dict[Any, Any] = {}
         # per pod priority: what the node's pods of that priority request, and how many there are
         # (preemption sums the levels below a preemptor's priority in one vector operation)
@@ -396,7 +395,7 @@ class NodeTable:
         self._infos = list(nodes)
         self._node_array = None
         self._labels = {}
-        self._flags, self._node_memo = None, {}
+        self._node_memo = {}
         self._name_index = {info.name: i for i, info in enumerate(nodes)}
         self.nameless = [i for i, info in enumerate(nodes) if not info.name]
         for i, info in enumerate(nodes):
@@ -417,7 +416,7 @@ class NodeTable:
                 self.allowed_pods[i] = amount
             else:
                 self.alloc[self.row[name], i] = amount
-        self._flags, self._node_memo = None, {}
+        self._node_memo = {}
         self.unschedulable[i] = info.unschedulable
         self.has_object[i] = info.node is not None
         self.has_hard_taints[i] = any(
@@ -481,10 +480,11 @@ class NodeTable:
 
     def flags(self) -> NodeFlags:
         """What holds of the nodes as a whole (worked out again after a node changed)."""
-        if self._flags is None:
-            self._flags = NodeFlags(bool(self.has_object.all()), bool(self.has_hard_taints.any()),
-                                    bool(self.has_prefer_taints.any()))
-        return self._flags
+        flags = self._node_memo.get(NodeFlags)
+        if flags is None:
+            flags = self._node_memo[NodeFlags] = NodeFlags(
+                bool(self.has_object.all()), bool(self.has_hard_taints.any()), bool(self.has_prefer_taints.any()))
+        return flags  # type: ignore[no-any-return]
 
     def node_memo(self) -> dict[Any, Any]:
         """A place for answers worked out from the nodes' objects alone (labels, names, taints),

@@ -183,7 +183,7 @@ class NodeAffinity(
         added = self._added_required
         if isinstance(added, _Unsupported) or added is None:
             return added
-        mask = added.mask(snapshot.table)
+        mask = required_mask(snapshot.table, (added,))
         return UNSUPPORTED if mask is None else mask
 
     def filter_vector(self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot) -> np.ndarray | None:
