@@ -411,8 +411,8 @@ def test_one_container_is_aligned_as_the_general_container_path_aligns_it(
     request = pod_request(pod("p", str(cpu) if cpu else None, f"{memory_gi}Gi" if memory_gi else None, gpu,
                               guaranteed=guaranteed))
     plugin = NodeResourceTopologyMatch({}, FakeHandle([info]))  # type: ignore[arg-type]
-    fast = plugin._align_pod(request, view, info)
-    general = align_containers(request, view.zones, info)
+    fast = plugin._align_pod(request, view, info.allocatable)
+    general = align_containers(request, view.zones, info.allocatable)
     assert (fast is None) == (general is None)
     assert fast is None or fast.reasons == general.reasons  # type: ignore[union-attr]
     assert [z.available for z in zones_] == before

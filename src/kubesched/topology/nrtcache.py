@@ -34,7 +34,7 @@ DiscardReserved give none.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -51,7 +51,14 @@ NodePods = Callable[[TopologyView], list[PodData]]
 
 
 class TopologyCache(Protocol):
-    def refresh(self, now: float, latest: Mapping[str, TopologyView], node_pods: NodePods) -> None: ...
+    def refresh(self, now: float, latest: Mapping[str, TopologyView], changed: Collection[str],
+                node_pods: NodePods) -> None:
+        """Catch up with the latest object of every node (``latest``, the caller's map, changed
+        by it only between two calls; ``changed``: the nodes whose object came, went or was
+        replaced since the last call)."""
+
+    def take_dirty(self) -> set[str]:
+        """The nodes whose :meth:`view` may answer differently than when this was last asked."""
 
     def view(self, node: str) -> tuple[TopologyView | None, bool]:
         """(the zones to use — None if the node publishes none —, whether they may be used)."""
@@ -70,10 +77,17 @@ class TopologyCache(Protocol):
 
 @dataclass(slots=True)
 class Passthrough:
-    latest: dict[str, TopologyView] = field(default_factory=dict)
+    latest: Mapping[str, TopologyView] = field(default_factory=dict)
+    dirty: set[str] = field(default_factory=set)
 
-    def refresh(self, now: float, latest: Mapping[str, TopologyView], node_pods: NodePods) -> None:
-        self.latest = dict(latest)
+    def refresh(self, now: float, latest: Mapping[str, TopologyView], changed: Collection[str],
+                node_pods: NodePods) -> None:
+        self.latest = latest
+        self.dirty.update(changed)
+
+    def take_dirty(self) -> set[str]:
+        dirty, self.dirty = self.dirty, set()
+        return dirty
 
     def view(self, node: str) -> tuple[TopologyView | None, bool]:
         return self.latest.get(node), True
@@ -105,12 +119,15 @@ class DiscardReserved(Passthrough):
 
     def reserve(self, node: str, pod_key: str, request: Mapping[str, int]) -> None:
         self.reserved.setdefault(node, set()).add(pod_key)
+        self.dirty.add(node)
 
     def unreserve(self, node: str, pod_key: str) -> None:
         self.reserved.get(node, set()).discard(pod_key)
+        self.dirty.add(node)
 
     def post_bind(self, node: str, pod_key: str) -> None:
         self.reserved.get(node, set()).discard(pod_key)
+        self.dirty.add(node)
 
 
 def subtract_everywhere(view: TopologyView, request: Mapping[str, int]) -> None:
@@ -138,25 +155,33 @@ class OverReserve:
     #: the pods on the node when its cached object was flushed in (none: the object seen first)
     pods: dict[str, list[PodData]] = field(default_factory=dict)
     _placements: dict[str, Placement | None] = field(default_factory=dict)
-    _latest: dict[str, TopologyView] = field(default_factory=dict)
+    _latest: Mapping[str, TopologyView] = field(default_factory=dict)
     _next_resync: float = 0.0
+    dirty: set[str] = field(default_factory=set)
 
-    def refresh(self, now: float, latest: Mapping[str, TopologyView], node_pods: NodePods) -> None:
-        self._latest = dict(latest)
-        first_seen = [name for name in latest if name not in self.cached]
-        for name in first_seen:
-            self.cached[name] = latest[name]
-        for name in [n for n in self.cached if n not in latest]:
-            del self.cached[name]
-            self.assumed.pop(name, None)
-            self.maybe_overreserved.discard(name)
-            self.foreign.discard(name)
-            self._keep(name, None)
+    def refresh(self, now: float, latest: Mapping[str, TopologyView], changed: Collection[str],
+                node_pods: NodePods) -> None:
+        self._latest = latest
+        # the cached nodes are those of the previous ``latest``: only changed ones come or go
+        first_seen: set[str] = set()
+        for name in changed:
+            if name in latest and name not in self.cached:
+                self.cached[name] = latest[name]
+                first_seen.add(name)
+                self.dirty.add(name)
+            elif name not in latest and name in self.cached:
+                del self.cached[name]
+                self.assumed.pop(name, None)
+                self.maybe_overreserved.discard(name)
+                self.foreign.discard(name)
+                self._keep(name, None)
+                self.dirty.add(name)
         if self.on_update:
             for name in sorted(latest):
                 if not self.assumed.get(name) and name not in self.foreign:
                     if name in first_seen or self.cached[name] is not latest[name]:
                         self.cached[name] = latest[name]
+                        self.dirty.add(name)
                         self._keep(name, self._matching_pods(latest[name], node_pods) if self.keep_pods else None)
                     continue
                 pods = self._matching_pods(latest[name], node_pods)
@@ -188,8 +213,13 @@ class OverReserve:
         else:
             self.pods.pop(node, None)
 
+    def take_dirty(self) -> set[str]:
+        dirty, self.dirty = self.dirty, set()
+        return dirty
+
     def _flush(self, node: str, latest: TopologyView, pods: list[PodData]) -> None:
         self.cached[node] = latest
+        self.dirty.add(node)
         self._keep(node, pods)
         self.assumed.pop(node, None)
         self.maybe_overreserved.discard(node)
@@ -228,9 +258,11 @@ class OverReserve:
     def reserve(self, node: str, pod_key: str, request: Mapping[str, int]) -> None:
         if node in self.cached:
             self.assumed.setdefault(node, {})[pod_key] = dict(request)
+            self.dirty.add(node)
 
     def unreserve(self, node: str, pod_key: str) -> None:
-        self.assumed.get(node, {}).pop(pod_key, None)
+        if self.assumed.get(node, {}).pop(pod_key, None) is not None:
+            self.dirty.add(node)
 
     def post_bind(self, node: str, pod_key: str) -> None:
         pass
@@ -243,3 +275,4 @@ class OverReserve:
         ``NodeHasForeignPods``: only for a node whose data is cached)."""
         if node in self.cached:
             self.foreign.add(node)
+            self.dirty.add(node)

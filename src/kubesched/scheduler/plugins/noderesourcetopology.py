@@ -38,9 +38,11 @@ reservations as soon as its object reflects the scheduler's pods; turns the cach
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+import numpy as np
 
 from kubesched.k8s.objects import DEFAULT_SCHEDULER_NAME
 from kubesched.scheduler.framework.interface import (
@@ -54,6 +56,7 @@ from kubesched.scheduler.framework.interface import (
     EnqueueExtensions,
     FilterPlugin,
     Handle,
+    NodeTableSnapshot,
     PostBindPlugin,
     PreFilterExtensions,
     PreFilterPlugin,
@@ -63,6 +66,14 @@ from kubesched.scheduler.framework.interface import (
     Status,
 )
 from kubesched.scheduler.framework.types import NodeInfo, PodInfo
+from kubesched.scheduler.plugins._nrt_vector import (
+    MAX_MASK_RESOURCES,
+    ViewCodes,
+    allocatable_mask,
+    allocatable_masks,
+    request_key,
+    requested_names,
+)
 from kubesched.topology.nrt import KIND, PodData, TopologyView, Zone, parse_nrt
 from kubesched.topology.nrtcache import (
     RESYNC_ALL,
@@ -169,9 +180,19 @@ def pinned_of(pod: PodInfo, resources: frozenset[str]) -> tuple[str, ...]:
 class _CycleData:
     request: PodRequest
     victims: list[PodInfo] = field(default_factory=list)
+    #: what of the request Filter and Score read (memo keys) and the resources it names
+    key: Any = None
+    names: tuple[str, ...] = ()
 
     def clone(self) -> _CycleData:
-        return _CycleData(self.request, list(self.victims))
+        return _CycleData(self.request, list(self.victims), self.key, self.names)
+
+    @property
+    def passes_everywhere(self) -> bool:
+        """A BestEffort pod without extended resources: Filter passes on every node."""
+        request = self.request
+        return request.qos == BEST_EFFORT and not any(
+            not is_native(r) for c in request.all_containers() for r in c.requests)
 
 
 class EvictionImpossible(Exception):
@@ -206,14 +227,16 @@ def post_eviction(view: TopologyView, victims: Sequence[PodInfo], placement: Pla
     return out
 
 
-def align(request: Mapping[str, int], zones: Sequence[Zone], qos: str, node: NodeInfo) -> tuple[bool, Zone | None]:
+def align(request: Mapping[str, int], zones: Sequence[Zone], qos: str,
+          allocatable: Collection[str]) -> tuple[bool, Zone | None]:
     """upstream ``resourcesAvailableInAnyNUMANodes``: whether one zone can hold ``request`` and the
-    zone the kubelet would pick (lowest id), None if no resource needs a zone."""
+    zone the kubelet would pick (lowest id), None if no resource needs a zone (``allocatable``:
+    the resources the node's ``status.allocatable`` names)."""
     fitting: set[int] | None = None
     for resource, amount in request.items():
         if amount == 0:
             continue
-        if resource not in node.allocatable:
+        if resource not in allocatable:
             return False, None
         reported = False
         here: set[int] = set()
@@ -242,17 +265,17 @@ def charge(zone: Zone, request: Mapping[str, int], qos: str) -> None:
         zone.available[resource] -= amount
 
 
-def align_containers(request: PodRequest, view_zones: Sequence[Zone], node: NodeInfo) -> Status | None:
+def align_containers(request: PodRequest, view_zones: Sequence[Zone], allocatable: Collection[str]) -> Status | None:
     """Container scope: the init containers one by one, then each container in turn with what the
     ones before it took charged to copies of the zones (upstream ``singleNUMAContainerLevelHandler``)."""
     qos = request.qos
     zones = [z.copy() for z in view_zones]
     for c in request.init_containers:
-        fits, _ = align(c.requests, zones, qos, node)
+        fits, _ = align(c.requests, zones, qos, allocatable)
         if not fits:
             return Status.unschedulable(CANNOT_ALIGN_INIT)
     for c in request.containers:
-        fits, zone = align(c.requests, zones, qos, node)
+        fits, zone = align(c.requests, zones, qos, allocatable)
         if not fits:
             return Status.unschedulable(CANNOT_ALIGN_CONTAINER)
         if zone is not None:
@@ -296,8 +319,16 @@ class NodeResourceTopologyMatch(
                                      keep_pods=self.preemption == "Enabled")
         else:
             self.cache = Passthrough()
+        #: each node's latest object, parsed (the caches read this map)
         self._parsed: dict[str, TopologyView] = {}
+        #: the cluster's mark for NodeResourceTopology changes (None: read them all next time)
+        self._mark: int | None = None
+        #: each node's view as the cache gives it, until the cache reports it changed
         self._views: dict[str, tuple[TopologyView | None, bool]] = {}
+        self._codes = ViewCodes(self._view)
+        #: answers per (request key, view code, allocatable mask) and per (request key, view code)
+        self._verdicts: dict[tuple[Any, int, int], Status | None] = {}
+        self._scores: dict[tuple[Any, int], int] = {}
         #: foreign pods detection (only with the reservation cache, as upstream): pods whose
         #: schedulerName no detecting profile has, all of them or only those with exclusive resources
         self.foreign_pods = cache_opts["foreignPodsDetect"] if isinstance(self.cache, OverReserve) else "None"
@@ -317,21 +348,56 @@ class NodeResourceTopologyMatch(
 
     # -- the node views -----------------------------------------------------------------------
     def _refresh(self) -> None:
-        latest: dict[str, TopologyView] = {}
-        for obj in self.handle.list(KIND):
-            meta = obj.get("metadata") or {}
-            name = meta.get("name", "")
-            parsed = self._parsed.get(name)
-            if parsed is None or parsed.resource_version != str(meta.get("resourceVersion", "")):
-                parsed = parse_nrt(obj)
-                self._parsed[name] = parsed
-            latest[name] = parsed
-        for gone in [n for n in self._parsed if n not in latest]:
-            del self._parsed[gone]
-        self.cache.refresh(self.handle.now(), latest, self._node_pods)
+        changed = self._read_objects()
+        self.cache.refresh(self.handle.now(), self._parsed, changed, self._node_pods)
         if self.foreign_pods != "None":
-            self._detect_foreign_pods(latest)
-        self._views = {}
+            self._detect_foreign_pods(self._parsed)
+        for name in self.cache.take_dirty():
+            self._forget(name)
+        if len(self._codes) > 4 * len(self._parsed) + 1024:  # views long gone keep their codes
+            self._codes.clear()
+            self._verdicts.clear()
+            self._scores.clear()
+        elif len(self._verdicts) + len(self._scores) > 1 << 16:
+            self._verdicts.clear()
+            self._scores.clear()
+
+    def _read_objects(self) -> set[str]:
+        """Bring :attr:`_parsed` up to date with the cluster; the nodes whose object came, went or
+        was replaced. Only the objects the cluster's journal names are read, when it can tell."""
+        self._mark, keys = self.handle.cluster.changes(KIND, self._mark)
+        changed: set[str] = set()
+        gone: list[str] = []
+        if keys is None:
+            seen: set[str] = set()
+            for obj in self.handle.list(KIND):
+                name = str((obj.get("metadata") or {}).get("name", ""))
+                seen.add(name)
+                if self._take(name, obj):
+                    changed.add(name)
+            gone = [n for n in self._parsed if n not in seen]
+        else:
+            for key in keys:
+                name = key.rpartition("/")[2]
+                current = self.handle.get(KIND, "", name)
+                if current is None:
+                    if name in self._parsed:
+                        gone.append(name)
+                elif self._take(name, current):
+                    changed.add(name)
+        for name in gone:
+            del self._parsed[name]
+            changed.add(name)
+        return changed
+
+    def _take(self, name: str, obj: Mapping[str, Any]) -> bool:
+        """Keep ``obj`` as the node's object, parsed unless its resourceVersion is the one kept;
+        whether it was new."""
+        parsed = self._parsed.get(name)
+        if parsed is not None and parsed.resource_version == str((obj.get("metadata") or {}).get("resourceVersion", "")):
+            return False
+        self._parsed[name] = parse_nrt(obj)
+        return True
 
     def _is_foreign(self, pod: PodInfo, resources: frozenset[str]) -> bool:
         if pod.scheduler_name in self._known_profiles:
@@ -370,6 +436,11 @@ class NodeResourceTopologyMatch(
             self._views[node] = found
         return found
 
+    def _forget(self, node: str) -> None:
+        """The node's view may have changed."""
+        self._views.pop(node, None)
+        self._codes.forget(node)
+
     def _data(self, state: CycleState, pod: PodInfo) -> _CycleData:
         data = state.read(NAME)
         if data is None:
@@ -381,7 +452,8 @@ class NodeResourceTopologyMatch(
     # -- PreFilter (+ extensions for preemption dry runs) ---------------------------------------
     def pre_filter(self, state: CycleState, pod: PodInfo) -> tuple[PreFilterResult | None, Status | None]:
         self._refresh()
-        state.write(NAME, _CycleData(request_of(pod)))
+        request = request_of(pod)
+        state.write(NAME, _CycleData(request, key=request_key(request), names=requested_names(request)))
         return None, None
 
     def add_pod(self, state: CycleState, pod: PodInfo, to_add: PodInfo, node: NodeInfo) -> Status | None:
@@ -396,49 +468,125 @@ class NodeResourceTopologyMatch(
     # -- Filter -----------------------------------------------------------------------------------
     def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status | None:
         data = self._data(state, pod)
-        request = data.request
-        if request.qos == BEST_EFFORT and not any(
-            not is_native(r) for c in request.all_containers() for r in c.requests
-        ):
-            return None
-        view, usable = self._view(node.name)
-        if not usable:
-            return Status.unschedulable(INVALID_DATA)
-        if view is None:
-            return None
-        if view.policy != SINGLE_NUMA_NODE:
+        if data.passes_everywhere:
             return None
         victims = [v for v in data.victims if v.node_name == node.name] if self.preemption == "Enabled" else []
         if victims:
-            placement = self.cache.placement(node.name)
-            if placement is not None and len(placement) > 0:
-                try:
-                    view = post_eviction(view, victims, placement)
-                except EvictionImpossible as why:
-                    return Status.unschedulable(EVICTION_IMPOSSIBLE + str(why))
-        status = self._align_pod(request, view, node)
-        if status is not None and not victims:
+            return self._filter_after_eviction(data.request, node, victims)
+        status = self._verdict(data, node.name, allocatable_mask(data.names, node.allocatable), node.allocatable)
+        if status is not None:
             self.cache.node_maybe_overreserved(node.name)
         return status
 
-    def _align_pod(self, request: PodRequest, view: TopologyView, node: NodeInfo) -> Status | None:
+    def _verdict(self, data: _CycleData, name: str, mask: int, allocatable: Collection[str]) -> Status | None:
+        """Filter's answer on node ``name`` without victims (``mask``: :func:`allocatable_mask` of
+        its ``allocatable``), worked out once per view code and mask."""
+        key = (data.key, self._codes.code(name), mask)
+        if key in self._verdicts:
+            return self._verdicts[key]
+        view, usable = self._view(name)
+        if not usable:
+            status: Status | None = Status.unschedulable(INVALID_DATA)
+        elif view is None or view.policy != SINGLE_NUMA_NODE:
+            status = None
+        else:
+            status = self._align_pod(data.request, view, allocatable)
+        self._verdicts[key] = status
+        return status
+
+    def _filter_after_eviction(self, request: PodRequest, node: NodeInfo, victims: list[PodInfo]) -> Status | None:
+        """Filter during a preemption dry run, with ``victims`` taken off the node."""
+        view, usable = self._view(node.name)
+        if not usable:
+            return Status.unschedulable(INVALID_DATA)
+        if view is None or view.policy != SINGLE_NUMA_NODE:
+            return None
+        placement = self.cache.placement(node.name)
+        if placement is not None and len(placement) > 0:
+            try:
+                view = post_eviction(view, victims, placement)
+            except EvictionImpossible as why:
+                return Status.unschedulable(EVICTION_IMPOSSIBLE + str(why))
+        return self._align_pod(request, view, node.allocatable)
+
+    def _align_pod(self, request: PodRequest, view: TopologyView, allocatable: Collection[str]) -> Status | None:
         qos = request.qos
         if view.scope == "pod":
-            fits, _ = align(request.effective(), view.zones, qos, node)
+            fits, _ = align(request.effective(), view.zones, qos, allocatable)
             return None if fits else Status.unschedulable(CANNOT_ALIGN_POD)
         if not request.init_containers and len(request.containers) == 1:
             # one container: nothing is charged before it and nothing after it reads the charge,
             # so the zones are read as they are (align does not change them)
-            fits, _ = align(request.containers[0].requests, view.zones, qos, node)
+            fits, _ = align(request.containers[0].requests, view.zones, qos, allocatable)
             return None if fits else Status.unschedulable(CANNOT_ALIGN_CONTAINER)
-        return align_containers(request, view.zones, node)
+        return align_containers(request, view.zones, allocatable)
+
+    def filter_vector(self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot) -> np.ndarray | None:
+        return self._filter_nodes(state, pod, snapshot, None)
+
+    def filter_vector_at(
+        self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot, where: np.ndarray
+    ) -> np.ndarray | None:
+        return self._filter_nodes(state, pod, snapshot, where)
+
+    def _filter_nodes(
+        self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot, where: np.ndarray | None
+    ) -> np.ndarray | None:
+        """Filter on every node (or nodes ``where``), one answer per view code and allocatable
+        mask. None (ask per node) where Filter has a side effect on the nodes it rejects (the
+        reservation cache notes them for its resync: only nodes the filters before this one
+        passed may be noted) or victims were taken off nodes."""
+        if isinstance(self.cache, OverReserve):
+            return None
+        data = self._data(state, pod)
+        size = len(snapshot.node_infos) if where is None else len(where)
+        if data.passes_everywhere:
+            return np.ones(size, dtype=bool)
+        if (self.preemption == "Enabled" and data.victims) or len(data.names) > MAX_MASK_RESOURCES:
+            return None
+        codes = self._codes.array(snapshot)
+        masks = allocatable_masks(snapshot, data.names)
+        if where is not None:
+            codes, masks = codes[where], masks[where]
+        keys = (codes << len(data.names)) | masks
+        unique, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+        infos = snapshot.node_infos
+        passing = np.empty(len(unique), dtype=bool)
+        for u, k in enumerate(first.tolist()):
+            info = infos[k if where is None else int(where[k])]
+            mask = int(masks[k])
+            passing[u] = self._verdict(data, info.name, mask, info.allocatable) is None
+        out: np.ndarray = passing[inverse]
+        return out
 
     # -- Score ------------------------------------------------------------------------------------
     def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> int:
-        request = self._data(state, pod).request
-        if request.qos != GUARANTEED:
+        data = self._data(state, pod)
+        if data.request.qos != GUARANTEED:
             return MAX_NODE_SCORE
-        view, usable = self._view(node.name)
+        return self._score(data, node.name)
+
+    def score_vector(self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot, idx: np.ndarray) -> np.ndarray:
+        data = self._data(state, pod)
+        if data.request.qos != GUARANTEED:
+            return np.full(len(idx), MAX_NODE_SCORE, dtype=np.int64)
+        codes = self._codes.array(snapshot)[idx]
+        unique, first, inverse = np.unique(codes, return_index=True, return_inverse=True)
+        infos = snapshot.node_infos
+        scores = np.fromiter((self._score(data, infos[int(idx[k])].name) for k in first.tolist()), dtype=np.int64,
+                             count=len(unique))
+        out: np.ndarray = scores[inverse]
+        return out
+
+    def _score(self, data: _CycleData, name: str) -> int:
+        """Score of a Guaranteed pod on node ``name``, worked out once per view code."""
+        key = (data.key, self._codes.code(name))
+        found = self._scores.get(key)
+        if found is None:
+            found = self._scores[key] = self._score_view(data.request, *self._view(name))
+        return found
+
+    def _score_view(self, request: PodRequest, view: TopologyView | None, usable: bool) -> int:
         if not usable or view is None:
             return 0
         if view.scope == "pod":
@@ -458,14 +606,14 @@ class NodeResourceTopologyMatch(
     # -- Reserve / PostBind -------------------------------------------------------------------------
     def reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
         self.cache.reserve(node_name, pod.key, self._data(state, pod).request.effective())
-        self._views.pop(node_name, None)
+        self._forget(node_name)
         return None
 
     def unreserve(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
         self.cache.unreserve(node_name, pod.key)
-        self._views.pop(node_name, None)
+        self._forget(node_name)
 
     def post_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
         self.cache.post_bind(node_name, pod.key)
-        self._views.pop(node_name, None)
+        self._forget(node_name)
 
