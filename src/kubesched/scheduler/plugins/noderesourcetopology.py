@@ -352,8 +352,7 @@ class NodeResourceTopologyMatch(
         self.cache.refresh(self.handle.now(), self._parsed, changed, self._node_pods)
         if self.foreign_pods != "None":
             self._detect_foreign_pods(self._parsed)
-        for name in self.cache.take_dirty():
-            self._forget(name)
+        self._forget_changed()
         if len(self._codes) > 4 * len(self._parsed) + 1024:  # views long gone keep their codes
             self._codes.clear()
             self._verdicts.clear()
@@ -436,10 +435,11 @@ class NodeResourceTopologyMatch(
             self._views[node] = found
         return found
 
-    def _forget(self, node: str) -> None:
-        """The node's view may have changed."""
-        self._views.pop(node, None)
-        self._codes.forget(node)
+    def _forget_changed(self) -> None:
+        """Forget what was kept of the nodes whose view the cache reports changed."""
+        for node in self.cache.take_dirty():
+            self._views.pop(node, None)
+            self._codes.forget(node)
 
     def _data(self, state: CycleState, pod: PodInfo) -> _CycleData:
         data = state.read(NAME)
@@ -606,14 +606,14 @@ class NodeResourceTopologyMatch(
     # -- Reserve / PostBind -------------------------------------------------------------------------
     def reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
         self.cache.reserve(node_name, pod.key, self._data(state, pod).request.effective())
-        self._forget(node_name)
+        self._forget_changed()
         return None
 
     def unreserve(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
         self.cache.unreserve(node_name, pod.key)
-        self._forget(node_name)
+        self._forget_changed()
 
     def post_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
         self.cache.post_bind(node_name, pod.key)
-        self._forget(node_name)
+        self._forget_changed()
 
