@@ -43,6 +43,7 @@ def shapes(nodes: int) -> list[Callable[[], Measurement]]:
         lambda: volume_binding.run_provisioning(nodes, 1000),
         # NUMA-aware placement (scheduler-plugins' NodeResourceTopologyMatch, not in the default profile)
         lambda: numa.run(nodes, 500, 500),
+        lambda: numa.run(nodes, 500, 500, cache="period"),  # the reservation-aware view
     ]
 
 

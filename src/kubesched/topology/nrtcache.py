@@ -157,6 +157,8 @@ class OverReserve:
     _placements: dict[str, Placement | None] = field(default_factory=dict)
     _latest: Mapping[str, TopologyView] = field(default_factory=dict)
     _next_resync: float = 0.0
+    #: per node, the last :meth:`_matching_pods` question (object, pods) and its answer
+    _checked: dict[str, tuple[TopologyView, list[PodData], list[PodData] | None]] = field(default_factory=dict)
     dirty: set[str] = field(default_factory=set)
 
     def refresh(self, now: float, latest: Mapping[str, TopologyView], changed: Collection[str],
@@ -171,6 +173,7 @@ class OverReserve:
                 self.dirty.add(name)
             elif name not in latest and name in self.cached:
                 del self.cached[name]
+                self._checked.pop(name, None)
                 self.assumed.pop(name, None)
                 self.maybe_overreserved.discard(name)
                 self.foreign.discard(name)
@@ -197,13 +200,21 @@ class OverReserve:
         return RESYNC_EXCLUSIVE if view.fingerprint_method == METHOD_EXCLUSIVE else RESYNC_ALL
 
     def _matching_pods(self, latest: TopologyView, node_pods: NodePods) -> list[PodData] | None:
-        """The scheduler's pods on ``latest``'s node if ``latest`` reflects exactly them, else None."""
+        """The scheduler's pods on ``latest``'s node if ``latest`` reflects exactly them, else None.
+        The answer is kept for as long as the object and the list of pods given are the same
+        objects (a ``node_pods`` that gives the same list while the pods are the same saves the
+        fingerprint of every node with reservations in every refresh)."""
         if not latest.fingerprint:
             return None
-        only_exclusive = self._method(latest) == RESYNC_EXCLUSIVE
         pods = node_pods(latest)
+        checked = self._checked.get(latest.node)
+        if checked is not None and checked[0] is latest and checked[1] is pods:
+            return checked[2]
+        only_exclusive = self._method(latest) == RESYNC_EXCLUSIVE
         keys = [p.key for p in pods if p.exclusive or not only_exclusive]
-        return pods if pods_fingerprint(keys) == latest.fingerprint else None
+        matching = pods if pods_fingerprint(keys) == latest.fingerprint else None
+        self._checked[latest.node] = (latest, pods, matching)
+        return matching
 
     def _keep(self, node: str, pods: list[PodData] | None) -> None:
         """The pods that go with the node's cached object (None: none kept)."""

@@ -57,7 +57,13 @@ def requested_names(request: PodRequest) -> tuple[str, ...]:
 
 def allocatable_mask(names: tuple[str, ...], allocatable: Mapping[str, Any]) -> int:
     """Bit k set when the node's allocatable names ``names[k]``."""
-    return sum(1 << k for k, name in enumerate(names) if name in allocatable)
+    mask = 0
+    bit = 1
+    for name in names:
+        if name in allocatable:
+            mask |= bit
+        bit <<= 1
+    return mask
 
 
 def allocatable_masks(snapshot: NodeTableSnapshot, names: tuple[str, ...]) -> np.ndarray:

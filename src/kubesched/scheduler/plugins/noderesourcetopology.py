@@ -336,6 +336,8 @@ class NodeResourceTopologyMatch(
         self._known_profiles = handle.shared_set(KNOWN_PROFILES)
         if self.foreign_pods != "None":
             self._known_profiles.add(handle.scheduler_name or DEFAULT_SCHEDULER_NAME)
+        #: per node, the pods :meth:`_node_pods` listed: (NodeInfo, its generation, resources, pods)
+        self._pods_of: dict[str, tuple[NodeInfo, int, frozenset[str], list[PodData]]] = {}
         self._seen_generation: dict[str, int] = {}
         self._foreign_seen: dict[str, dict[str, str]] = {}  # node -> foreign pod uid -> resourceVersion
 
@@ -386,6 +388,7 @@ class NodeResourceTopologyMatch(
                     changed.add(name)
         for name in gone:
             del self._parsed[name]
+            self._pods_of.pop(name, None)
             changed.add(name)
         return changed
 
@@ -423,10 +426,16 @@ class NodeResourceTopologyMatch(
             self._foreign_seen[name] = foreign
 
     def _node_pods(self, view: TopologyView) -> list[PodData]:
+        """The scheduler's pods on the view's node; the same list while they stay the same."""
         info = self.handle.snapshot().get(view.node)
         if info is None:
             return []
-        return [PodData(p.namespace, p.name, pinned_of(p, view.resource_names)) for p in info.pods]
+        kept = self._pods_of.get(view.node)
+        if kept is not None and kept[0] is info and kept[1] == info.generation and kept[2] == view.resource_names:
+            return kept[3]
+        pods = [PodData(p.namespace, p.name, pinned_of(p, view.resource_names)) for p in info.pods]
+        self._pods_of[view.node] = (info, info.generation, view.resource_names, pods)
+        return pods
 
     def _view(self, node: str) -> tuple[TopologyView | None, bool]:
         found = self._views.get(node)
