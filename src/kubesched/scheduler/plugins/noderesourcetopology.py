@@ -34,6 +34,11 @@ exclusive resources count). Informer mode and resync scope are accepted and vali
 modelled.
 kubesched extension: ``cacheResyncMode: Periodic`` (upstream) or ``OnUpdate`` (flush a node's
 reservations as soon as its object reflects the scheduler's pods; turns the cache on by itself).
+
+Filter and Score are worked out once per kind of node view and spread over the nodes with that
+view (:mod:`kubesched.scheduler.plugins._nrt_vector`); the views are kept until the topology cache
+reports them changed, and only the objects the cluster's change journal names are read again.
+Filter's vector forms decline with the reservation cache, whose Filter notes each node it rejects.
 """
 
 from __future__ import annotations
