@@ -188,6 +188,23 @@ def test_the_reservation_cache_is_filtered_node_by_node() -> None:
     assert plugin.cache.maybe_overreserved == {"n0"}  # type: ignore[union-attr]
 
 
+def test_a_node_refused_for_foreign_pods_is_not_noted_as_over_reserved() -> None:
+    """Data made invalid by another scheduler's pod is refused as such, not as a zone that looked
+    too full (which would be noted for the resync)."""
+    infos, objects = cluster([([(4, 3, None)], "single-numa-node", "container", False)])
+    other = make_pod("other", containers=[make_container("c", resources={"limits": {"cpu": "1", "memory": "1Gi"}})],
+                     node="n0", scheduler_name="other-scheduler", uid="other")
+    infos[0].add_pod(PodInfo.from_pod(other))
+    handle = FakeHandle(infos, objects={"NodeResourceTopology": objects})
+    plugin = NodeResourceTopologyMatch({"cacheResyncPeriodSeconds": 5}, handle)
+    pod = pod_of(([(1, 1, 0)], [], "limits"))
+    state = CycleState()
+    plugin.pre_filter(state, pod)
+    status = plugin.filter(state, pod, infos[0])
+    assert status is not None and status.message() == "invalid node topology data"
+    assert plugin.cache.maybe_overreserved == set()  # type: ignore[union-attr]
+
+
 # -- whole simulations: the shared answers against answers worked out afresh for every node --------------
 CACHES = [
     {},

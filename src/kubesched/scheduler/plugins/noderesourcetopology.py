@@ -488,7 +488,7 @@ class NodeResourceTopologyMatch(
         if victims:
             return self._filter_after_eviction(data.request, node, victims)
         status = self._verdict(data, node.name, allocatable_mask(data.names, node.allocatable), node.allocatable)
-        if status is not None:
+        if status is not None and self._view(node.name)[1]:  # unusable data is not an over-reservation
             self.cache.node_maybe_overreserved(node.name)
         return status
 
