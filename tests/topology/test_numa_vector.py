@@ -250,12 +250,13 @@ def test_simulations_decide_as_with_every_answer_worked_out_afresh(tmp_path: Pat
     path = write_scenario(tmp_path, workload(args))
     shared = explained_json(path)
     fresh_codes = itertools.count()
-    # every node's view read from the cache anew each cycle and given a code no other node has:
-    # no answer is shared between nodes or kept between cycles
+    # every object listed, every node's view read from the cache anew each cycle and given a code
+    # no other node has: no answer is shared between nodes or kept between cycles
     monkeypatch.setattr(_nrt_vector.ViewCodes, "code", lambda self, name: next(fresh_codes))
     refresh = NodeResourceTopologyMatch._refresh
 
     def refresh_forgetting(self: NodeResourceTopologyMatch) -> None:
+        self._mark = None  # no journal: list every object
         refresh(self)
         self._views.clear()
 
