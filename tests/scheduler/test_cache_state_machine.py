@@ -1,5 +1,6 @@
 """Stateful property test: the cache's incrementally maintained node table always equals a table
-rebuilt from scratch, and requested resources equal the sum of the pods placed on each node."""
+rebuilt from scratch, requested resources equal the sum of the pods placed on each node, and the
+journal of node changes names every node that changed."""
 
 from __future__ import annotations
 
@@ -33,6 +34,8 @@ class CacheMachine(RuleBasedStateMachine):
         self.pods: dict[str, PodInfo] = {}
         self.assumed: set[str] = set()
         self.counter = 0
+        self.mark: int | None = None
+        self.seen: dict[str, tuple[object, int]] = {}  # node -> (its NodeInfo, generation) at the last look
 
     @rule(name=st.sampled_from(NODES), cpu=st.integers(1, 16), zone=st.sampled_from(["a", "b", ""]),
           tier=st.sampled_from(["1", "2", "x", ""]))
@@ -93,6 +96,19 @@ class CacheMachine(RuleBasedStateMachine):
     def remove_node(self, data: st.DataObject) -> None:
         name = data.draw(st.sampled_from(sorted(self.cache.nodes)))
         self.cache.remove_node(make_node(name))
+
+    @invariant()
+    def node_changes_name_every_changed_node(self) -> None:
+        """The journal names every node added, removed or whose NodeInfo's generation moved since
+        the last look (what NUMA foreign-pod detection relies on)."""
+        self.mark, names = self.cache.node_changes(self.mark)
+        now = {name: (info, info.generation) for name, info in self.cache.nodes.items()}
+        if names is not None:
+            changed = {n for n in now.keys() | self.seen.keys()
+                       if n not in now or n not in self.seen or now[n][0] is not self.seen[n][0]
+                       or now[n][1] != self.seen[n][1]}
+            assert changed <= set(names)
+        self.seen = now
 
     @invariant()
     def table_matches_rebuild(self) -> None:

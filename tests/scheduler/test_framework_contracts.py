@@ -87,6 +87,44 @@ def test_framework_sorts_a_plugin_by_the_protocols_it_implements() -> None:
     assert totals.tolist() == [7, 7] and plugin.scored == ["n1", "n3"]
 
 
+class _NotingVector:
+    """A vector Filter rejecting n2 and n3 that notes what it rejects (as the NUMA plugin's
+    reservation cache notes nodes for its resync)."""
+
+    name = "Noting"
+
+    def __init__(self) -> None:
+        self.noted: list[list[str]] = []
+
+    def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status | None:
+        return Status.unschedulable("full") if node.name in ("n2", "n3") else None
+
+    def filter_vector(self, state: CycleState, pod: PodInfo, snapshot: Any) -> np.ndarray:
+        return np.array([info.name not in ("n2", "n3") for info in snapshot.node_infos])
+
+    def note_rejections(self, state: CycleState, pod: PodInfo, snapshot: Any, rejected: np.ndarray) -> None:
+        self.noted.append([snapshot.node_infos[j].name for j in rejected.tolist()])
+
+
+def test_a_vector_filter_notes_only_the_rejections_its_per_node_form_would_have_made() -> None:
+    """n2 is rejected by the filter before: the vector filter's rejections noted are n3's alone,
+    whether all nodes, a window or the filters but one are asked."""
+    noting = _NotingVector()
+    fwk = framework({"filter": ["Partial", "Noting"]}, {"Partial": _FilterAndScore(), "Noting": noting})
+    snapshot = NodeListSnapshot([NodeInfo.from_node(make_node(n)) for n in ("n1", "n2", "n3", "n4")])
+    assert snapshot.table.n == 4  # numbers the NodeInfos
+    state, pod = CycleState(), pod_info("p")
+    alive, _, _ = fwk.filter_all(state, pod, snapshot)  # type: ignore[arg-type]
+    assert alive.tolist() == [True, False, False, True]
+    alive, _, _ = fwk.filter_all(state, pod, snapshot, np.array([3, 2, 1]))  # type: ignore[arg-type]
+    assert alive.tolist() == [True, False, False]
+    ok = fwk.filters_pass_except(state, pod, snapshot, snapshot.node_infos[1:], None)  # type: ignore[arg-type]
+    assert ok.tolist() == [False, False, True]
+    assert noting.noted == [["n3"], ["n3"], ["n3"]]
+    assert fwk.filters_pass_except(state, pod, snapshot, snapshot.node_infos[3:], None).tolist() == [True]  # type: ignore[arg-type]
+    assert len(noting.noted) == 3  # nothing rejected: nothing noted
+
+
 def test_framework_refuses_a_plugin_enabled_at_a_point_it_does_not_implement() -> None:
     """Upstream ``NewFramework``: "plugin %q does not extend %s plugin" (Reserve needs Unreserve too)."""
 

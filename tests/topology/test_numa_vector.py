@@ -22,6 +22,8 @@ from kubesched.testkit.builders import make_container, make_nrt, make_nrt_zone, 
 from kubesched.testkit.framework import FakeHandle
 from kubesched.testkit.runs import explained_json
 from kubesched.testkit.scenarios import create_step, delete_step, write_scenario
+from kubesched.topology.nrt import PodData, TopologyView, parse_nrt, pods_fingerprint
+from kubesched.topology.nrtcache import OverReserve
 
 from .conftest import GPU, node, scenario, topology
 
@@ -42,7 +44,8 @@ pod_st = st.tuples(st.lists(container_st, min_size=1, max_size=3), st.lists(cont
                    st.sampled_from(["limits", "requests", "none"]))
 
 
-def nrt(name: str, zones: list[tuple[int, int, int | None]], policy: str, scope: str, rv: str = "1") -> Obj:
+def nrt(name: str, zones: list[tuple[int, int, int | None]], policy: str, scope: str, rv: str = "1",
+        fingerprint: str | None = None) -> Obj:
     objs = []
     for i, (cpus, gib, gpus) in enumerate(zones):
         available = {"cpu": str(cpus), "memory": f"{gib}Gi"}
@@ -51,7 +54,7 @@ def nrt(name: str, zones: list[tuple[int, int, int | None]], policy: str, scope:
             available[GPU], allocatable[GPU] = str(gpus), "2"
         objs.append(make_nrt_zone(i, available, allocatable, costs={j: 10 if j == i else 20 + i + j
                                                                    for j in range(len(zones))}))
-    return make_nrt(name, objs, policy, scope, rv=rv)
+    return make_nrt(name, objs, policy, scope, rv=rv, fingerprint=fingerprint)
 
 
 def cluster(nodes: list[tuple[Any, str, str, bool]]) -> tuple[list[NodeInfo], list[Obj]]:
@@ -174,18 +177,22 @@ def test_a_reservation_given_back_counts_no_more() -> None:
     assert plugin.score_vector(state, pod, handle.snapshot(), idx).tolist() == before
 
 
-def test_the_reservation_cache_is_filtered_node_by_node() -> None:
-    """Filter notes each node it rejects for the next resync; a vector form would also note nodes
-    that filters before it rejected, so there is none with the reservation cache."""
-    infos, objects = cluster([([(0, 0, None)], "single-numa-node", "container", False)])
+def test_the_reservation_cache_notes_the_nodes_it_rejects() -> None:
+    """Filter notes each node it rejects for the next resync; the vector form leaves that to
+    note_rejections, which the framework calls with the rejected nodes the filters before passed."""
+    infos, objects = cluster([([(0, 0, None)], "single-numa-node", "container", False),
+                              ([(4, 3, None)], "single-numa-node", "container", False)] * 2)
     handle = FakeHandle(infos, objects={"NodeResourceTopology": objects})
     plugin = NodeResourceTopologyMatch({"cacheResyncPeriodSeconds": 5}, handle)
     pod = pod_of(([(1, 1, 0)], [], "limits"))
     state = CycleState()
     plugin.pre_filter(state, pod)
-    assert plugin.filter_vector(state, pod, handle.snapshot()) is None
+    assert plugin.filter_vector(state, pod, handle.snapshot()).tolist() == [False, True, False, True]
+    assert plugin.cache.maybe_overreserved == set()  # type: ignore[union-attr]
+    plugin.note_rejections(state, pod, handle.snapshot(), np.array([2]))
+    assert plugin.cache.maybe_overreserved == {"n2"}  # type: ignore[union-attr]
     assert plugin.filter(state, pod, infos[0]) is not None
-    assert plugin.cache.maybe_overreserved == {"n0"}  # type: ignore[union-attr]
+    assert plugin.cache.maybe_overreserved == {"n0", "n2"}  # type: ignore[union-attr]
 
 
 def test_a_node_refused_for_foreign_pods_is_not_noted_as_over_reserved() -> None:
@@ -202,6 +209,8 @@ def test_a_node_refused_for_foreign_pods_is_not_noted_as_over_reserved() -> None
     plugin.pre_filter(state, pod)
     status = plugin.filter(state, pod, infos[0])
     assert status is not None and status.message() == "invalid node topology data"
+    assert plugin.filter_vector(state, pod, handle.snapshot()).tolist() == [False]
+    plugin.note_rejections(state, pod, handle.snapshot(), np.array([0]))
     assert plugin.cache.maybe_overreserved == set()  # type: ignore[union-attr]
 
 
@@ -256,10 +265,66 @@ def test_simulations_decide_as_with_every_answer_worked_out_afresh(tmp_path: Pat
     refresh = NodeResourceTopologyMatch._refresh
 
     def refresh_forgetting(self: NodeResourceTopologyMatch) -> None:
-        self._mark = None  # no journal: list every object
+        self._mark = self._node_mark = None  # no journals: every object listed, every node looked at
         refresh(self)
         self._views.clear()
 
     monkeypatch.setattr(NodeResourceTopologyMatch, "_refresh", refresh_forgetting)
+    # and Filter asked node by node (its own notes on rejections)
+    monkeypatch.setattr(NodeResourceTopologyMatch, "_filter_nodes", lambda *args: None)
     assert explained_json(path) == shared
     assert next(fresh_codes) > 20 * 12  # the reference worked node by node, cycle after cycle
+
+
+# -- the reservation cache flushed on update, refreshed for the nodes that may have moved -------------
+def flushed_on_update() -> tuple[OverReserve, dict[str, TopologyView]]:
+    cache = OverReserve(1.0, on_update=True)
+    latest = {"n0": parse_nrt(nrt("n0", [(4, 3, None)], "single-numa-node", "container"))}
+    cache.refresh(0.0, latest, {"n0"}, lambda view: [])
+    return cache, latest
+
+
+def cpus(cache: OverReserve, node: str = "n0") -> int:
+    view, usable = cache.view(node)
+    assert view is not None and usable
+    return view.zones[0].available["cpu"]
+
+
+def test_a_node_whose_reservation_is_given_back_takes_its_latest_object() -> None:
+    cache, latest = flushed_on_update()
+    cache.reserve("n0", "default/p", {"cpu": 1000})
+    assert cpus(cache) == 3000
+    latest["n0"] = parse_nrt(nrt("n0", [(2, 3, None)], "single-numa-node", "container", rv="2"))
+    cache.refresh(1.0, latest, {"n0"}, lambda view: [])  # the object does not reflect the pod: kept
+    assert cpus(cache) == 3000
+    cache.unreserve("n0", "default/p")  # a later step failed: the node is clean again
+    cache.refresh(2.0, latest, set(), lambda view: [])
+    assert cpus(cache) == 2000
+
+
+def test_a_node_with_foreign_pods_is_flushed_once_its_object_reflects_them() -> None:
+    cache, latest = flushed_on_update()
+    pods = [PodData("default", "a")]
+    latest["n0"] = parse_nrt(nrt("n0", [(1, 3, None)], "single-numa-node", "container", rv="2",
+                                 fingerprint=pods_fingerprint(["default/a"])))
+    cache.node_has_foreign_pods("n0")
+    assert cache.view("n0") == (None, False)
+    cache.refresh(1.0, latest, {"n0"}, lambda view: [])  # the scheduler does not see the pod yet
+    assert cache.view("n0") == (None, False)
+    cache.refresh(2.0, latest, set(), lambda view: pods)  # now it does; the object did not change
+    assert cpus(cache) == 1000
+
+
+def test_a_reserved_node_is_flushed_when_the_scheduler_catches_up_with_its_object() -> None:
+    """The object already shows pod b gone while the scheduler still has it: the node is flushed
+    at the first refresh after the scheduler sees b go, though the object did not change again."""
+    cache, latest = flushed_on_update()
+    cache.reserve("n0", "default/a", {"cpu": 1000})
+    latest["n0"] = parse_nrt(nrt("n0", [(3, 3, None)], "single-numa-node", "container", rv="2",
+                                 fingerprint=pods_fingerprint(["default/a"])))
+    both, one = [PodData("default", "a"), PodData("default", "b")], [PodData("default", "a")]
+    cache.refresh(1.0, latest, {"n0"}, lambda view: both)
+    assert cpus(cache) == 3000  # the first object less the reservation
+    cache.refresh(2.0, latest, set(), lambda view: one)
+    assert cpus(cache) == 3000 and not cache.assumed.get("n0")  # the latest object, reservation dropped
+    assert cache.flushes == 1

@@ -81,6 +81,10 @@ class NodeListSnapshot:
     def get(self, node_name: str) -> NodeInfo | None:
         return next((n for n in self._nodes if n.name == node_name), None)
 
+    def node_changes(self, since: int | None) -> tuple[int, list[str] | None]:
+        """Never told: tests change the NodeInfos directly."""
+        return 0, None
+
     def image_num_nodes(self, image: str) -> int:
         return sum(1 for n in self._nodes if image in n.images)
 

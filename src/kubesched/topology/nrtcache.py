@@ -160,6 +160,8 @@ class OverReserve:
     #: per node, the last :meth:`_matching_pods` question (object, pods) and its answer
     _checked: dict[str, tuple[TopologyView, list[PodData], list[PodData] | None]] = field(default_factory=dict)
     dirty: set[str] = field(default_factory=set)
+    #: nodes a reservation was taken off since the last refresh (a clean node takes its latest object)
+    _unreserved: set[str] = field(default_factory=set)
 
     def refresh(self, now: float, latest: Mapping[str, TopologyView], changed: Collection[str],
                 node_pods: NodePods) -> None:
@@ -180,7 +182,10 @@ class OverReserve:
                 self._keep(name, None)
                 self.dirty.add(name)
         if self.on_update:
-            for name in sorted(latest):
+            # a node none of these names shows its latest object already and has nothing to flush
+            candidates = {*changed, *self._unreserved, *self.foreign, *(n for n, pods in self.assumed.items() if pods)}
+            self._unreserved.clear()
+            for name in sorted(n for n in candidates if n in latest):
                 if not self.assumed.get(name) and name not in self.foreign:
                     if name in first_seen or self.cached[name] is not latest[name]:
                         self.cached[name] = latest[name]
@@ -274,6 +279,7 @@ class OverReserve:
     def unreserve(self, node: str, pod_key: str) -> None:
         if self.assumed.get(node, {}).pop(pod_key, None) is not None:
             self.dirty.add(node)
+            self._unreserved.add(node)
 
     def post_bind(self, node: str, pod_key: str) -> None:
         pass

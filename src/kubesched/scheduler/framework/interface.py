@@ -188,6 +188,11 @@ class SnapshotView(Protocol):
 
     def get(self, node_name: str) -> NodeInfo | None: ...
 
+    def node_changes(self, since: int | None) -> tuple[int, list[str] | None]:
+        """A mark to pass next time and the names of the nodes whose NodeInfo changed (added,
+        removed, its object or pods) since ``since`` (a mark this method gave), or None for the
+        names when that cannot be told (a snapshot may always answer None)."""
+
     def is_pvc_used(self, key: str) -> bool:
         """Whether a pod on a node of the snapshot uses the claim ``namespace/name``."""
 
@@ -693,6 +698,16 @@ class FilterVectorAt(Protocol):
     ) -> np.ndarray | None:
         """:meth:`FilterVector.filter_vector` for nodes ``where`` only (``out[k]`` for node
         ``where[k]``), at a cost that follows ``len(where)`` rather than the snapshot's size."""
+
+
+@runtime_checkable
+class FilterRejectionsNoted(Protocol):
+    def note_rejections(self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot,
+                        rejected: np.ndarray) -> None:
+        """After a vector form of this plugin's Filter answered: the nodes (indices into the
+        snapshot) it rejected among those every filter before it passed — exactly those where the
+        per-node Filter would have been asked and would have rejected the pod. A plugin whose
+        Filter does something on a rejection besides answering does it here."""
 
 
 @runtime_checkable

@@ -33,6 +33,7 @@ from kubesched.scheduler.framework.interface import (
     EnqueueExtensions,
     FailureStatusesVector,
     FilterPlugin,
+    FilterRejectionsNoted,
     FilterVector,
     FilterVectorAt,
     NodeTableSnapshot,
@@ -128,6 +129,7 @@ class Framework:
         self._pre_filter_extensions = [pl for pl in self.pre_filter_plugins if isinstance(pl, PreFilterExtensions)]
         self._filter_vectors = [pl if isinstance(pl, FilterVector) else None for pl in self.filter_plugins]
         self._filter_vectors_at = [pl if isinstance(pl, FilterVectorAt) else None for pl in self.filter_plugins]
+        self._rejections_noted = [pl if isinstance(pl, FilterRejectionsNoted) else None for pl in self.filter_plugins]
         self._failure_statuses = [
             pl if isinstance(pl, FailureStatusesVector) else None for pl in self.filter_plugins
         ]
@@ -294,14 +296,17 @@ class Framework:
         ok = np.ones(len(nodes), dtype=bool)
         idx: np.ndarray | None = None
         skip = state.skip_filter_plugins
-        for pl, vector in zip(self.filter_plugins, self._filter_vectors):
+        for pl, vector, noted in zip(self.filter_plugins, self._filter_vectors, self._rejections_noted):
             if pl is excepted or pl.name in skip:
                 continue
             mask = vector.filter_vector(state, pod, snapshot) if vector is not None else None
             if mask is not None:
                 if idx is None:
                     idx = np.fromiter((info.index for info in nodes), dtype=np.int64, count=len(nodes))
-                ok &= mask[idx]
+                passed = mask[idx]
+                if noted is not None and not passed[ok].all():
+                    noted.note_rejections(state, pod, snapshot, idx[ok & ~passed])
+                ok &= passed
                 continue
             for k in np.flatnonzero(ok).tolist():
                 status = pl.filter(state, pod, nodes[k])
@@ -366,7 +371,8 @@ class Framework:
         first_fail = np.full(size, -1, dtype=np.int64) if track or has_nominated else None
         statuses: dict[int, Status] = {}
         skip = state.skip_filter_plugins
-        for i, (pl, vector, at) in enumerate(zip(self.filter_plugins, self._filter_vectors, self._filter_vectors_at)):
+        for i, (pl, vector, at, noted) in enumerate(zip(
+                self.filter_plugins, self._filter_vectors, self._filter_vectors_at, self._rejections_noted)):
             if pl.name in skip:
                 continue
             if where is None:
@@ -376,6 +382,9 @@ class Framework:
             else:
                 mask = vector.filter_vector(state, pod, snapshot) if vector is not None else None
                 mask = None if mask is None else mask[where]
+            if mask is not None and noted is not None and not mask[alive].all():
+                rejected = np.flatnonzero(alive & ~mask)
+                noted.note_rejections(state, pod, snapshot, rejected if where is None else where[rejected])
             if mask is None:
                 mask = np.ones(size, dtype=bool)
                 for k in np.flatnonzero(alive).tolist():

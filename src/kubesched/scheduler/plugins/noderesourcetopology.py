@@ -43,6 +43,7 @@ Filter's vector forms decline with the reservation cache, whose Filter notes eac
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -344,6 +345,8 @@ class NodeResourceTopologyMatch(
         #: per node, the pods :meth:`_node_pods` listed: (NodeInfo, its generation, resources, pods)
         self._pods_of: dict[str, tuple[NodeInfo, int, frozenset[str], list[PodData]]] = {}
         self._seen_generation: dict[str, int] = {}
+        #: the snapshot's mark for node changes at the last foreign pods detection
+        self._node_mark: int | None = None
         self._foreign_seen: dict[str, dict[str, str]] = {}  # node -> foreign pod uid -> resourceVersion
 
     def events_to_register(self) -> list[ClusterEvent]:
@@ -358,7 +361,7 @@ class NodeResourceTopologyMatch(
         changed = self._read_objects()
         self.cache.refresh(self.handle.now(), self._parsed, changed, self._node_pods)
         if self.foreign_pods != "None":
-            self._detect_foreign_pods(self._parsed)
+            self._detect_foreign_pods(self._parsed, changed)
         self._forget_changed()
         if len(self._codes) > 4 * len(self._parsed) + 1024:  # views long gone keep their codes
             self._codes.clear()
@@ -411,13 +414,17 @@ class NodeResourceTopologyMatch(
             return False
         return self.foreign_pods == "All" or bool(pinned_of(pod, resources))
 
-    def _detect_foreign_pods(self, latest: Mapping[str, TopologyView]) -> None:
+    def _detect_foreign_pods(self, latest: Mapping[str, TopologyView], changed: Collection[str]) -> None:
         """Upstream's pod informer handler, from the snapshot: a node whose foreign pods (uid and
         resourceVersion) differ from what the last look found had a foreign pod added, updated or
-        deleted; only nodes that changed since are looked at."""
+        deleted; only nodes that changed since are looked at (those the snapshot's journal names
+        and those whose object is new, when the journal can tell)."""
         assert isinstance(self.cache, OverReserve)
         snapshot = self.handle.snapshot()
-        for name in latest:
+        self._node_mark, touched = snapshot.node_changes(self._node_mark)
+        names: Collection[str] = latest if touched is None else {
+            n for n in itertools.chain(touched, changed) if n in latest}
+        for name in names:
             info = snapshot.get(name)
             generation = info.generation if info is not None else -1
             if self._seen_generation.get(name) == generation:
@@ -547,11 +554,8 @@ class NodeResourceTopologyMatch(
         self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot, where: np.ndarray | None
     ) -> np.ndarray | None:
         """Filter on every node (or nodes ``where``), one answer per view code and allocatable
-        mask. None (ask per node) where Filter has a side effect on the nodes it rejects (the
-        reservation cache notes them for its resync: only nodes the filters before this one
-        passed may be noted) or victims were taken off nodes."""
-        if isinstance(self.cache, OverReserve):
-            return None
+        mask; None (ask per node) when victims were taken off nodes. What Filter does on a
+        rejection besides answering is left to :meth:`note_rejections`."""
         data = self._data(state, pod)
         size = len(snapshot.node_infos) if where is None else len(where)
         if data.passes_everywhere:
@@ -572,6 +576,18 @@ class NodeResourceTopologyMatch(
             passing[u] = self._verdict(data, info.name, mask, info.allocatable) is None
         out: np.ndarray = passing[inverse]
         return out
+
+    def note_rejections(self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot,
+                        rejected: np.ndarray) -> None:
+        """The reservation cache notes each node Filter rejects for its next resync (unless the
+        node's data could not be used), as the per-node Filter does."""
+        if not isinstance(self.cache, OverReserve):
+            return
+        infos = snapshot.node_infos
+        for j in rejected.tolist():
+            name = infos[j].name
+            if self._view(name)[1]:
+                self.cache.node_maybe_overreserved(name)
 
     # -- Score ------------------------------------------------------------------------------------
     def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> int:
