@@ -38,7 +38,8 @@ reservations as soon as its object reflects the scheduler's pods; turns the cach
 Filter and Score are worked out once per kind of node view and spread over the nodes with that
 view (:mod:`kubesched.scheduler.plugins._nrt_vector`); the views are kept until the topology cache
 reports them changed, and only the objects the cluster's change journal names are read again.
-Filter's vector forms decline with the reservation cache, whose Filter notes each node it rejects.
+With the reservation cache, Filter notes each node it rejects; its vector forms leave that to
+:meth:`NodeResourceTopologyMatch.note_rejections`, given the rejected nodes the earlier filters passed.
 """
 
 from __future__ import annotations
