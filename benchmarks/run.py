@@ -41,6 +41,7 @@ def shapes(nodes: int) -> list[Callable[[], Measurement]]:
         lambda: preemption_basic.run(nodes // 10, "affinity"),
         lambda: volume_binding.run_local(nodes, 1000),
         lambda: volume_binding.run_provisioning(nodes, 1000),
+        lambda: volume_binding.run_immediate(nodes, 1000),
         # NUMA-aware placement (scheduler-plugins' NodeResourceTopologyMatch, not in the default profile)
         lambda: numa.run(nodes, 500, 500),
         lambda: numa.run(nodes, 500, 500, cache="period"),  # the reservation-aware view

@@ -32,11 +32,13 @@ import volume_binding  # noqa: E402
     (lambda: preemption_basic.run(10), 10),
     (lambda: volume_binding.run_local(20, 20), 20),
     (lambda: volume_binding.run_provisioning(20, 40), 40),
+    (lambda: volume_binding.run_immediate(20, 40), 40),
     (lambda: numa.run(10, 10, 40), 40),
     (lambda: numa.run(10, 10, 40, cache="onupdate"), 40),
     (lambda: big_cluster.run(20, 250)[0], 250),
 ], ids=["SchedulingBasic", "NodeAffinity", "TopologySpreading", "DeploymentPods", "PodAntiAffinity",
-        "PodAffinity", "Mixed", "PreemptionBasic", "VolumeBindingLocal", "VolumeProvisioning", "NUMA", "NUMA-OnUpdate",
+        "PodAffinity", "Mixed", "PreemptionBasic", "VolumeBindingLocal", "VolumeProvisioning",
+        "VolumeBindingImmediate", "NUMA", "NUMA-OnUpdate",
         "BigCluster"])
 def test_the_workload_schedules_every_measured_pod(workload, expected) -> None:
     measurement = workload()

@@ -105,6 +105,9 @@ class PersistentVolumeController(Controller):
         self._provisioning: set[str] = set()  # claim uids with a provisioning under way
         self._noted: set[tuple[str, str, str]] = set()  # (claim uid, reason, message) of waiting events
         self._held: dict[str, None] = {}  # keys seen while a snapshot is being restored
+        #: Immediate claims whose last search found no volume: claim key -> (the claim's
+        #: resourceVersion then, the volume journal's mark taken before that search)
+        self._unmatched: dict[str, tuple[Any, int]] = {}
         super().__init__(cluster, index)
         self.api.add_index(VOLUME, BY_CLAIM_REF, _claim_ref)
 
@@ -142,6 +145,7 @@ class PersistentVolumeController(Controller):
 
     def handle_delete(self, kind: str, obj: Obj) -> None:
         if kind == CLAIM:
+            self._unmatched.pop(key_of(obj), None)
             ref_volume = (obj.get("spec") or {}).get("volumeName")
             if ref_volume:
                 self.enqueue(f"volume:{ref_volume}")
@@ -187,9 +191,9 @@ class PersistentVolumeController(Controller):
         if delayed:  # without a node only a volume reserved for the claim may be taken
             ref = (_meta(claim).get("namespace"), _meta(claim)["name"])
             volumes = sorted(self.api.by_index(VOLUME, BY_CLAIM_REF, ref), key=key_of)
+            volume = find_matching_volume(claim, volumes, None, {}, delayed)
         else:
-            volumes = sorted(self.api.list(VOLUME), key=key_of)
-        volume = find_matching_volume(claim, volumes, None, {}, delayed)
+            volume = self._search_immediate(claim)
         if volume is not None:
             self._bind(volume, claim)
             return
@@ -210,6 +214,25 @@ class PersistentVolumeController(Controller):
         else:
             message = "no volume plugin matched name: " + provisioner
         self._record(claim, "FailedBinding", message, once=True)
+
+    def _search_immediate(self, claim: Obj) -> Obj | None:
+        """The volume an Immediate claim takes (``find_matching_volume`` over every volume, in name
+        order). When the claim is as it was at its last search and that found none, only the
+        volumes created, changed or deleted since are searched: each of the others was no match
+        then and is none now, so the smallest match of all is the smallest among those (a claim
+        waits for volumes that may come in great numbers: every new one asks every waiting claim)."""
+        key = key_of(claim)
+        version = _meta(claim).get("resourceVersion")
+        last = self._unmatched.pop(key, None)
+        mark, changed = self.api.changes(VOLUME, last[1] if last is not None and last[0] == version else None)
+        if changed is None:
+            volumes = self.api.list(VOLUME)
+        else:
+            volumes = [v for v in (self.api.get(VOLUME, None, name) for name in changed) if v is not None]
+        volume = find_matching_volume(claim, sorted(volumes, key=key_of), None, {}, False)
+        if volume is None:
+            self._unmatched[key] = (version, mark)
+        return volume
 
     def _sync_bound_claim(self, claim: Obj) -> None:
         volume_name = (claim.get("spec") or {}).get("volumeName")
