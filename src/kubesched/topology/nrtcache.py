@@ -279,7 +279,8 @@ class OverReserve:
     def unreserve(self, node: str, pod_key: str) -> None:
         if self.assumed.get(node, {}).pop(pod_key, None) is not None:
             self.dirty.add(node)
-            self._unreserved.add(node)
+            if self.on_update:
+                self._unreserved.add(node)
 
     def post_bind(self, node: str, pod_key: str) -> None:
         pass
