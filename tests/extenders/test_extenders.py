@@ -3,6 +3,7 @@ user sees of its answers (where pods go, the messages, errors and retries), as k
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 
@@ -260,8 +261,9 @@ def test_a_pod_only_extenders_refused_waits_for_the_leftover_flush(tmp_path: Pat
 
 
 def test_calls_share_a_kept_alive_connection_until_the_extender_closes_it(tmp_path: Path) -> None:
-    """Like Go's HTTP client, the scheduler keeps its connection to the extender open between calls;
-    when the extender answers "Connection: close" the next call opens a new one and nothing fails."""
+    """Like Go's HTTP client, the scheduler keeps its connection to the extender open between calls
+    (and closes it when the run ends); when the extender answers "Connection: close" the next call
+    opens a new one and nothing fails."""
     pods = [make_pod(f"p{i}") for i in range(6)]
     with extender_server() as ext:
         ext.answers["filter"] = keep_nodes(lambda n: n != "n0")
@@ -271,6 +273,11 @@ def test_calls_share_a_kept_alive_connection_until_the_extender_closes_it(tmp_pa
         assert all(result.node_of(f"p{i}") not in (None, "n0") for i in range(6))
         assert ext.verbs() == ["filter", "prioritize"] * 6
         assert len(ext.connections) == 1
+
+        deadline = time.monotonic() + 10
+        while ext.finished < 1 and time.monotonic() < deadline:  # the run's end let go of it
+            time.sleep(0.01)
+        assert ext.finished == 1
 
         ext.calls.clear()
         ext.connections.clear()

@@ -105,6 +105,14 @@ class ConnectionPool:
             return TLSConnection(self.host, self.port, self._context, self._server_name, self._connect_timeout)
         return http.client.HTTPConnection(self.host, self.port, timeout=self._connect_timeout)
 
+    def close(self) -> None:
+        """Close the idle connections (those in use close when their request ends, or are kept
+        for the next one: the pool stays usable)."""
+        with self._lock:
+            idle, self._idle = self._idle, []
+        for conn in idle:
+            conn.close()
+
     def _give(self, conn: http.client.HTTPConnection) -> None:
         with self._lock:
             if len(self._idle) < self._max_idle:

@@ -194,6 +194,12 @@ class Scheduler:
             self.on_add("Pod", pod)
         self.cluster.watch(self)
 
+    def close(self) -> None:
+        """At the end of a run: let go of the connections the extenders keep open (a later call
+        would open new ones)."""
+        for extender in self.extenders:
+            extender.close()
+
     # -- event handlers -----------------------------------------------------------------------
     def _other_kind_event(self, kind: str, action: int) -> None:
         self.generations[kind] += 1

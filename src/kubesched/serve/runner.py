@@ -118,6 +118,7 @@ class SchedulerRunner:
         finally:
             if self.scheduler.binder is not None:
                 self.scheduler.binder.shutdown()  # the bindings under way end (and are reported) first
+            self.scheduler.close()
             if elector is not None:
                 elector.stop(release=True)
             cluster.stop()

@@ -209,6 +209,7 @@ class Simulation:
                     break
                 if not loop.advance(self.until):
                     break
+        self.scheduler.close()
         return SimulationOutcome(build_result(self, decisions=self.include_decisions), self)
 
     def _more_can_happen(self) -> bool:

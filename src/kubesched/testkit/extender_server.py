@@ -48,6 +48,7 @@ class ExtenderServer:
         self.answers: dict[str, Answer] = {}
         self.calls: list[tuple[str, dict[str, Any]]] = []
         self.connections: list[tuple[str, int]] = []  # the client end of every connection, in order
+        self.finished = 0  # connections the client closed (or the server did)
         self.close_after: int | None = None  # answer "Connection: close" once this many calls were made
         self.delay = 0.0
         self._lock = threading.Lock()
@@ -60,6 +61,11 @@ class ExtenderServer:
                 super().setup()
                 with server._lock:
                     server.connections.append(self.client_address)
+
+            def finish(self) -> None:
+                super().finish()
+                with server._lock:
+                    server.finished += 1
 
             def do_POST(self) -> None:
                 verb = self.path.rstrip("/").rsplit("/", 1)[-1]

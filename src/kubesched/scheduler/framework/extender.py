@@ -111,6 +111,12 @@ class Extender:
     def __repr__(self) -> str:
         return f"Extender({self.name!r})"
 
+    def close(self) -> None:
+        """Let go of what the transport keeps open between calls (connections to the extender)."""
+        close = getattr(self._send, "close", None)
+        if close is not None:
+            close()
+
     @property
     def supports_preemption(self) -> bool:
         return bool(self.config.preempt_verb)
@@ -304,6 +310,13 @@ class HTTPTransport:
             return json.loads(data)
         except ValueError as err:
             raise ExtenderError(f"extender {url}: the answer is not JSON: {err}") from err
+
+    def close(self) -> None:
+        """Close the kept-alive connections; a later call opens a new one."""
+        with self._pool_lock:
+            pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.close()
 
     def _connections(self) -> ConnectionPool:
         """The kept-alive connections to the extender, made on first use (a URL without a host
