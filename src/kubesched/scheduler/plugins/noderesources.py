@@ -347,9 +347,11 @@ class NodeResourcesFit(
         idx = np.fromiter((info.index for info in nodes), dtype=np.int64, count=count)
         lengths = np.fromiter((len(pods) for pods in victims), dtype=np.int64, count=count)
         flat = [p for pods in victims for p in pods]
+        requests = [p.requests for p in flat]
+        amounts = np.empty((len(checked), len(flat)), dtype=np.int64)
         try:
-            amounts = np.array([[p.requests.get(name, 0) for p in flat] for name, _ in checked],
-                               dtype=np.int64).reshape(len(checked), len(flat))
+            for r, (name, _) in enumerate(checked):
+                amounts[r] = np.fromiter((q.get(name, 0) for q in requests), dtype=np.int64, count=len(flat))
         except OverflowError:
             return None
         added = np.array([nominated.requested(name)[idx] for name, _ in checked],

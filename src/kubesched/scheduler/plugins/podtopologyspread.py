@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -48,6 +48,7 @@ from kubesched.scheduler.framework.interface import (
     Status,
 )
 from kubesched.scheduler.framework.types import NodeInfo, PodInfo
+from kubesched.scheduler.nodetable import labels_key
 from kubesched.scheduler.plugins import _topology_spread_vector as vec
 
 NAME = "PodTopologySpread"
@@ -175,12 +176,30 @@ class PreFilterState:
     paths: list[_CriticalPaths]
     domains: list[int]  # per constraint: number of eligible domains (fixed at PreFilter)
     inclusion: _NodeInclusion
+    #: kind of pod (:func:`labels_key`) -> the constraints whose selector matches it (shared by clones)
+    selected: dict[Any, tuple[int, ...]] = field(default_factory=dict)
 
     def clone(self) -> PreFilterState:
         return PreFilterState(
             self.constraints, [dict(m) for m in self.counts], [p.copy() for p in self.paths],
-            self.domains, self.inclusion,
+            self.domains, self.inclusion, self.selected,
         )
+
+    def selecting(self, pod: PodInfo) -> tuple[int, ...]:
+        """The constraints whose selector matches ``pod``'s labels, worked out once per kind of pod."""
+        kind = labels_key(pod)
+        hit = self.selected.get(kind)
+        if hit is None:
+            hit = self.selected[kind] = tuple(i for i, c in enumerate(self.constraints)
+                                              if c.selector.matches(pod.labels))
+        return hit
+
+    def counted_on_node(self, preemptor: PodInfo, node: NodeInfo) -> tuple[int, ...]:
+        """The constraints under which ``node`` counts pods of the preemptor's namespace (none when
+        the node lacks a topology key or is not found)."""
+        if node.node is None or not _has_all_keys(node.labels or {}, self.constraints):
+            return ()
+        return tuple(i for i, c in enumerate(self.constraints) if self.inclusion.matches(c, node))
 
     def min_match(self, i: int) -> int:
         if self.domains[i] < self.constraints[i].min_domains:
@@ -189,12 +208,12 @@ class PreFilterState:
 
     def counted(self, updated: PodInfo, preemptor: PodInfo, node: NodeInfo) -> list[int]:
         """The constraints whose counts ``updated`` adds to on ``node`` (AddPod / RemovePod)."""
-        if updated.namespace != preemptor.namespace or node.node is None:
+        if updated.namespace != preemptor.namespace:
             return []
-        if not _has_all_keys(node.labels or {}, self.constraints):
+        selecting = self.selecting(updated)
+        if not selecting:
             return []
-        return [i for i, c in enumerate(self.constraints)
-                if c.selector.matches(updated.labels) and self.inclusion.matches(c, node)]
+        return [i for i in self.counted_on_node(preemptor, node) if i in selecting]
 
     def update_with_pod(self, updated: PodInfo, preemptor: PodInfo, node: NodeInfo, delta: int) -> None:
         labels = node.labels or {}
@@ -429,10 +448,17 @@ class PodTopologySpread(
         return None
 
     def unaffected_by(self, state: CycleState, pod: PodInfo, node: NodeInfo, pods: Sequence[PodInfo]) -> bool:
-        """None of ``pods`` is counted on ``node``: AddPod and RemovePod leave the counts (and the
-        critical paths) as they are, and Filter reads nothing else of the node's pods."""
+        """None of ``pods`` is counted on ``node`` (:meth:`PreFilterState.counted`): AddPod and
+        RemovePod leave the counts (and the critical paths) as they are, and Filter reads nothing
+        else of the node's pods."""
         s = state.read(PRE_FILTER_STATE_KEY)
-        return isinstance(s, PreFilterState) and not any(s.counted(p, pod, node) for p in pods)
+        if not isinstance(s, PreFilterState):
+            return False
+        counting = s.counted_on_node(pod, node)
+        if not counting:
+            return True
+        namespace = pod.namespace
+        return not any(p.namespace == namespace and any(i in counting for i in s.selecting(p)) for p in pods)
 
     # -- Filter ----------------------------------------------------------------------------
     def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status | None:
