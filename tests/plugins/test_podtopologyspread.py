@@ -235,6 +235,29 @@ def test_add_pod_of_nominated_pod_raises_its_domain_count() -> None:
     assert plugin.filter(dry, incoming, n2) is None
 
 
+def test_add_pod_on_a_node_outside_the_inclusion_policies_counts_nothing() -> None:
+    """Upstream ``updateWithPod`` applies the node inclusion policies too: a nominated pod on a
+    node the incoming pod's node selector excludes (nodeAffinityPolicy Honor) opens no domain."""
+    n1 = node("n1", "a", *web(2, "p1"), labels={"disk": "ssd"})
+    n2 = node("n2", "b", labels={"disk": "hdd"})
+    plugin = make([n1, n2])
+    incoming = pod("new", constraints=[tsc(ZONE, max_skew=1)], spec={"nodeSelector": {"disk": "ssd"}})
+    state = CycleState()
+    plugin.pre_filter(state, incoming)
+    assert plugin.filter(state, incoming, n1) is None  # domains {a: 2}: 2 + 1 - 2
+    dry = state.clone()
+    plugin.add_pod(dry, incoming, pod("nominated"), n2)
+    assert plugin.filter(dry, incoming, n1) is None  # still {a: 2}: zone b is not counted
+    ignoring = pod("new", constraints=[tsc(ZONE, max_skew=2, nodeAffinityPolicy="Ignore")],
+                   spec={"nodeSelector": {"disk": "ssd"}})
+    state = CycleState()
+    plugin.pre_filter(state, ignoring)
+    assert plugin.filter(state, ignoring, n1) is not None  # {a: 2, b: 0}: 2 + 1 - 0 > 2
+    dry = state.clone()
+    plugin.add_pod(dry, ignoring, pod("nominated"), n2)
+    assert plugin.filter(dry, ignoring, n1) is None  # {a: 2, b: 1}: 2 + 1 - 1
+
+
 def test_add_then_remove_restores_the_minimum() -> None:
     n1, n2, n3 = node("n1", "a", pod("a1")), node("n2", "b", pod("b1")), node("n3", "c", pod("c1"), pod("c2"))
     plugin = make([n1, n2, n3])
