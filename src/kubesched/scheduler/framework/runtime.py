@@ -304,8 +304,7 @@ class Framework:
                 if idx is None:
                     idx = np.fromiter((info.index for info in nodes), dtype=np.int64, count=len(nodes))
                 passed = mask[idx]
-                if noted is not None and not passed[ok].all():
-                    noted.note_rejections(state, pod, snapshot, idx[ok & ~passed])
+                _note_rejections(noted, state, pod, snapshot, ok, passed, idx)
                 ok &= passed
                 continue
             for k in np.flatnonzero(ok).tolist():
@@ -382,10 +381,9 @@ class Framework:
             else:
                 mask = vector.filter_vector(state, pod, snapshot) if vector is not None else None
                 mask = None if mask is None else mask[where]
-            if mask is not None and noted is not None and not mask[alive].all():
-                rejected = np.flatnonzero(alive & ~mask)
-                noted.note_rejections(state, pod, snapshot, rejected if where is None else where[rejected])
-            if mask is None:
+            if mask is not None:
+                _note_rejections(noted, state, pod, snapshot, alive, mask, where)
+            else:
                 mask = np.ones(size, dtype=bool)
                 for k in np.flatnonzero(alive).tolist():
                     j = k if where is None else int(where[k])
@@ -773,6 +771,20 @@ def _failed(status: Status, point: str, plugin: str) -> Status:
     if status.is_rejected():
         return status.with_plugin(plugin)
     return Status.error(f'running {point} plugin "{plugin}": {status.message()}', plugin)
+
+
+def _note_rejections(
+    noted: FilterRejectionsNoted | None, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot,
+    reached: np.ndarray, passed: np.ndarray, indices: np.ndarray | None,
+) -> None:
+    """Hand ``noted`` the nodes its vector Filter rejected (``passed`` false) among those every
+    filter before it passed (``reached``): where its per-node Filter would have been asked.
+    ``indices``: each entry's node index (None: the entries are the snapshot's nodes in order)."""
+    if noted is None:
+        return
+    rejected = np.flatnonzero(reached & ~passed)
+    if len(rejected):
+        noted.note_rejections(state, pod, snapshot, rejected if indices is None else indices[rejected])
 
 
 def _filter_failed(status: Status, plugin: str) -> Status:
