@@ -190,16 +190,17 @@ class _CycleData:
     #: what of the request Filter and Score read (memo keys) and the resources it names
     key: Any = None
     names: tuple[str, ...] = ()
+    #: a BestEffort pod without extended resources: Filter passes on every node
+    passes_everywhere: bool = False
+
+    @staticmethod
+    def of(request: PodRequest) -> _CycleData:
+        everywhere = request.qos == BEST_EFFORT and not any(
+            not is_native(r) for c in request.all_containers() for r in c.requests)
+        return _CycleData(request, [], request_key(request), requested_names(request), everywhere)
 
     def clone(self) -> _CycleData:
-        return _CycleData(self.request, list(self.victims), self.key, self.names)
-
-    @property
-    def passes_everywhere(self) -> bool:
-        """A BestEffort pod without extended resources: Filter passes on every node."""
-        request = self.request
-        return request.qos == BEST_EFFORT and not any(
-            not is_native(r) for c in request.all_containers() for r in c.requests)
+        return _CycleData(self.request, list(self.victims), self.key, self.names, self.passes_everywhere)
 
 
 class EvictionImpossible(Exception):
@@ -474,8 +475,7 @@ class NodeResourceTopologyMatch(
     # -- PreFilter (+ extensions for preemption dry runs) ---------------------------------------
     def pre_filter(self, state: CycleState, pod: PodInfo) -> tuple[PreFilterResult | None, Status | None]:
         self._refresh()
-        request = request_of(pod)
-        state.write(NAME, _CycleData(request, key=request_key(request), names=requested_names(request)))
+        state.write(NAME, _CycleData.of(request_of(pod)))
         return None, None
 
     def add_pod(self, state: CycleState, pod: PodInfo, to_add: PodInfo, node: NodeInfo) -> Status | None:
@@ -496,9 +496,15 @@ class NodeResourceTopologyMatch(
         if victims:
             return self._filter_after_eviction(data.request, node, victims)
         status = self._verdict(data, node.name, allocatable_mask(data.names, node.allocatable), node.allocatable)
-        if status is not None and self._view(node.name)[1]:  # unusable data is not an over-reservation
-            self.cache.node_maybe_overreserved(node.name)
+        if status is not None:
+            self._note_rejected(node.name)
         return status
+
+    def _note_rejected(self, name: str) -> None:
+        """Filter rejected node ``name`` (no victims taken off it): the reservation cache notes it
+        for its next resync, unless the node's data could not be used at all."""
+        if self._view(name)[1]:
+            self.cache.node_maybe_overreserved(name)
 
     def _verdict(self, data: _CycleData, name: str, mask: int, allocatable: Collection[str]) -> Status | None:
         """Filter's answer on node ``name`` without victims (``mask``: :func:`allocatable_mask` of
@@ -580,15 +586,13 @@ class NodeResourceTopologyMatch(
 
     def note_rejections(self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot,
                         rejected: np.ndarray) -> None:
-        """The reservation cache notes each node Filter rejects for its next resync (unless the
-        node's data could not be used), as the per-node Filter does."""
+        """What the per-node Filter does on each node it rejects (:meth:`_note_rejected`); only the
+        reservation cache keeps anything of it."""
         if not isinstance(self.cache, OverReserve):
             return
         infos = snapshot.node_infos
         for j in rejected.tolist():
-            name = infos[j].name
-            if self._view(name)[1]:
-                self.cache.node_maybe_overreserved(name)
+            self._note_rejected(infos[j].name)
 
     # -- Score ------------------------------------------------------------------------------------
     def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> int:
