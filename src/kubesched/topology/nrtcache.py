@@ -75,8 +75,20 @@ class TopologyCache(Protocol):
     def node_maybe_overreserved(self, node: str) -> None: ...
 
 
+class _DirtyNodes:
+    """:meth:`TopologyCache.take_dirty` over a ``dirty`` set the cache adds to on every change."""
+
+    __slots__ = ()
+    dirty: set[str]
+
+    def take_dirty(self) -> set[str]:
+        dirty = set(self.dirty)
+        self.dirty.clear()
+        return dirty
+
+
 @dataclass(slots=True)
-class Passthrough:
+class Passthrough(_DirtyNodes):
     latest: Mapping[str, TopologyView] = field(default_factory=dict)
     dirty: set[str] = field(default_factory=set)
 
@@ -84,10 +96,6 @@ class Passthrough:
                 node_pods: NodePods) -> None:
         self.latest = latest
         self.dirty.update(changed)
-
-    def take_dirty(self) -> set[str]:
-        dirty, self.dirty = self.dirty, set()
-        return dirty
 
     def view(self, node: str) -> tuple[TopologyView | None, bool]:
         return self.latest.get(node), True
@@ -139,7 +147,7 @@ def subtract_everywhere(view: TopologyView, request: Mapping[str, int]) -> None:
 
 
 @dataclass(slots=True)
-class OverReserve:
+class OverReserve(_DirtyNodes):
     period: float
     resync_method: str = RESYNC_AUTODETECT
     on_update: bool = False
@@ -228,10 +236,6 @@ class OverReserve:
             self.pods[node] = pods
         else:
             self.pods.pop(node, None)
-
-    def take_dirty(self) -> set[str]:
-        dirty, self.dirty = self.dirty, set()
-        return dirty
 
     def _flush(self, node: str, latest: TopologyView, pods: list[PodData]) -> None:
         self.cached[node] = latest
