@@ -7,18 +7,15 @@ Everything is read and validated before anything is returned: a malformed input 
 from __future__ import annotations
 
 import copy
-import json
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from kubesched.api.boundedyaml import MAX_DEPTH, YamlLimitError, check_bounds, compose_documents
 from kubesched.api.durations import parse_duration
 from kubesched.api.errors import ManifestError
 from kubesched.api.known_fields import unknown_fields
+from kubesched.api.manifest_text import json_document, json_lines, yaml_documents
 from kubesched.api.resources import default_pod_requests_from_limits
 from kubesched.api.snapshot import is_existing
 from kubesched.api.validation import (
@@ -31,20 +28,12 @@ from kubesched.api.validation import (
 )
 from kubesched.k8s.objects import DEFAULT_NAMESPACE, is_namespaced
 
-MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
+#: JSON Lines: one object per line (a List's items, as ``jq -c '.items[]'`` writes them)
+JSON_LINES_SUFFIXES = (".jsonl", ".ndjson")
+MANIFEST_SUFFIXES = (".yaml", ".yml", ".json", *JSON_LINES_SUFFIXES)
 #: the path that means standard input (read as YAML, which includes JSON), named ``STDIN_NAME`` in messages
 STDIN = "-"
 STDIN_NAME = "<stdin>"
-
-_BaseLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
-
-class _Loader(_BaseLoader):  # type: ignore[valid-type,misc]
-    """Safe loader that keeps timestamps as strings (objects stay JSON-like)."""
-
-
-_Loader.add_constructor("tag:yaml.org,2002:timestamp", _Loader.construct_yaml_str)
-
 
 @dataclass
 class Step:
@@ -120,53 +109,21 @@ def _files_of(path: Path) -> list[Path]:
     return [path]
 
 
-def _yaml_documents(text: str, file: str) -> list[tuple[int, Any]]:
-    docs: list[tuple[int, Any]] = []
-    loader = _Loader(text)
-    try:
-        nodes, failure = compose_documents(loader)
-        for node in nodes:
-            if node is not None:
-                check_bounds(node, len(docs) + 1)
-            docs.append((len(docs) + 1, loader.construct_document(node) if node is not None else None))
-        if failure is not None:
-            raise failure
-    except YamlLimitError as exc:
-        raise ManifestError(f"refused: {exc}", file=file, document=exc.document) from exc
-    except yaml.MarkedYAMLError as exc:
-        if "exceeded maximum nesting depth" in (exc.problem or ""):
-            # PyYAML >= 6.0.4 stops deep nesting itself, sooner than our own bound would
-            raise ManifestError(f"refused: nested more than {MAX_DEPTH} levels deep", file=file,
-                                document=len(docs) + 1) from exc
-        mark = exc.problem_mark or exc.context_mark
-        line = f"line {mark.line + 1}, column {mark.column + 1}: " if mark is not None else ""
-        problem = ", ".join(p for p in (exc.context, exc.problem) if p) or "invalid YAML"
-        raise ManifestError(f"{line}YAML syntax error: {problem}", file=file, document=len(docs) + 1) from exc
-    except yaml.YAMLError as exc:
-        raise ManifestError(f"YAML error: {exc}", file=file, document=len(docs) + 1) from exc
-    finally:
-        loader.dispose()
-    return docs
-
-
 def _read_file(path: Path) -> list[_Doc]:
     stdin = str(path) == STDIN
     file = STDIN_NAME if stdin else str(path)
     try:
-        text = sys.stdin.read() if stdin else path.read_text(encoding="utf-8")
+        data = _standard_input() if stdin else path.read_bytes()
+        suffix = path.suffix.lower()
+        if suffix in JSON_LINES_SUFFIXES:
+            return [_Doc(obj, file, number) for number, obj in json_lines(data, file) if obj is not None]
+        raw = _json_input(data) if stdin and data.lstrip()[:1] == b"{" else None
+        if suffix == ".json":
+            raw = [(1, json_document(data, file))]
+        elif raw is None:
+            raw = yaml_documents(data.decode("utf-8"), file)
     except (OSError, UnicodeDecodeError) as exc:
         raise ManifestError(f"cannot read file: {exc}", file=file) from exc
-    if path.suffix.lower() == ".json":
-        try:
-            raw: list[tuple[int, Any]] = [(1, json.loads(text))]
-        except RecursionError as exc:
-            raise ManifestError("refused: nested too deep", file=file, document=1) from exc
-        except json.JSONDecodeError as exc:
-            raise ManifestError(
-                f"line {exc.lineno}, column {exc.colno}: JSON syntax error: {exc.msg}", file=file, document=1
-            ) from exc
-    else:
-        raw = _yaml_documents(text, file)
     out: list[_Doc] = []
     for number, obj in raw:
         if obj is None:
@@ -179,6 +136,21 @@ def _read_file(path: Path) -> list[_Doc]:
         else:
             out.append(_Doc(obj, file, number))
     return out
+
+
+def _standard_input() -> bytes:
+    stream = getattr(sys.stdin, "buffer", None)
+    return stream.read() if stream is not None else sys.stdin.read().encode("utf-8")
+
+
+def _json_input(data: bytes) -> list[tuple[int, Any]] | None:
+    """Standard input as one JSON document (``kubectl get -o json | kubesched ...``); None when it
+    is not one: it is read as YAML then, which JSON with a syntax error is too, and whose reader
+    names the error."""
+    try:
+        return [(1, json_document(data, STDIN_NAME))]
+    except ManifestError:
+        return None
 
 
 def _read(paths: list[Path]) -> list[_Doc]:
