@@ -26,6 +26,8 @@ from kubesched.api.validation import (
     object_ref,
     validate_object,
 )
+from kubesched.des.heap import collector_paused
+from kubesched.k8s.objcopy import deep_copy
 from kubesched.k8s.objects import DEFAULT_NAMESPACE, is_namespaced
 
 #: JSON Lines: one object per line (a List's items, as ``jq -c '.items[]'`` writes them)
@@ -221,7 +223,12 @@ def strict_error(warnings: list[ManifestError]) -> ManifestError | None:
 def default_object(obj: dict[str, Any]) -> dict[str, Any]:
     """A defaulted deep copy of a (valid) object: ``metadata.namespace`` = ``default`` for namespaced
     kinds; container requests defaulted from limits for Pods and workload pod templates."""
-    out = copy.deepcopy(obj)
+    return _defaulted(deep_copy(obj))
+
+
+def _defaulted(out: dict[str, Any]) -> dict[str, Any]:
+    """``out`` defaulted in place (see :func:`default_object`): for objects the loader has just read,
+    which nothing else holds."""
     kind = out.get("kind", "")
     meta = out.setdefault("metadata", {})
     if is_namespaced(kind) and kind != SCENARIO_KIND and not meta.get("namespace"):
@@ -235,6 +242,7 @@ def default_object(obj: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+@collector_paused()
 def load_manifests(paths: list[Path], warnings: list[ManifestError] | None = None) -> list[tuple[dict[str, Any], str]]:
     """Every object of the given files/directories (``-``: standard input) as ``(defaulted object,
     source)`` pairs in order, ``source`` being ``"file.yaml: document N"`` (``", items[i]"`` appended
@@ -246,7 +254,7 @@ def load_manifests(paths: list[Path], warnings: list[ManifestError] | None = Non
         warnings.extend(ignored)
     if warnings is not None:
         warnings.extend(_unknown_field_warnings(docs))
-    return [(default_object(d.obj), d.source) for d in docs]
+    return [(_defaulted(d.obj), d.source) for d in docs]
 
 
 def load_scheduler_configuration(path: str) -> dict[str, Any]:
@@ -270,7 +278,7 @@ def load_scheduler_configuration(path: str) -> dict[str, Any]:
 def _step(raw: dict[str, Any], source: str) -> Step:
     at = parse_duration(raw["at"])
     if "create" in raw:
-        obj = default_object(raw["create"])
+        obj = _defaulted(raw["create"])
         meta = obj["metadata"]
         return Step(at=at, action="create", obj=obj, kind=obj["kind"], name=meta["name"],
                     namespace=meta.get("namespace", "") if is_namespaced(obj["kind"]) else "", source=source)
@@ -293,6 +301,7 @@ def _step(raw: dict[str, Any], source: str) -> Step:
     )
 
 
+@collector_paused()
 def load_scenario(path: str | Path) -> Scenario:
     """Load a scenario file or directory (read in name order; ``-``: standard input).  The Scenario
     document is optional; without one the scenario is just the initial objects.  Its name defaults
@@ -320,7 +329,7 @@ def load_scenario(path: str | Path) -> Scenario:
         if obj.get("kind") == SCHEDULER_CONFIGURATION_KIND:
             continue
         if obj.get("kind") != SCENARIO_KIND:
-            scenario.objects.append(default_object(obj))
+            scenario.objects.append(_defaulted(obj))
             scenario.sources.append(doc.source)
             continue
         name = (obj.get("metadata") or {}).get("name")
@@ -361,9 +370,10 @@ def _directory_of(file: str) -> str | None:
     return None if file == STDIN_NAME else str(Path(file).parent)
 
 
+@collector_paused()
 def scenario_from_objects(objects: list[dict[str, Any]], name: str, source: str) -> Scenario:
     """A scenario of the given objects (e.g. read from a live cluster), validated like a file whose
     documents they are (``source`` names it in errors)."""
     docs = [_Doc(obj, source, i + 1) for i, obj in enumerate(objects)]
     _validate(docs)
-    return Scenario(name=name, objects=[default_object(d.obj) for d in docs], sources=[d.source for d in docs])
+    return Scenario(name=name, objects=[_defaulted(d.obj) for d in docs], sources=[d.source for d in docs])

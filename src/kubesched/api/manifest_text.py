@@ -22,10 +22,8 @@ general one on generated YAML.
 
 from __future__ import annotations
 
-import gc
 import re
 from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 import orjson
@@ -33,6 +31,7 @@ import yaml
 
 from kubesched.api.boundedyaml import MAX_DEPTH, YamlLimitError, check_bounds, compose_documents
 from kubesched.api.errors import ManifestError
+from kubesched.des.heap import collector_paused
 
 try:  # rapidyaml: optional at import time so that a broken wheel only costs speed
     import ryml as _ryml
@@ -93,23 +92,10 @@ def plain_yaml(data: bytes) -> bool:
     return not any(pattern.search(data) for pattern in _UNSAFE)
 
 
-@contextmanager
-def _collector_paused() -> Iterator[None]:
-    """Building millions of small objects at once makes the cyclic collector run over and over on
-    objects that all stay alive; it is paused while a document is built."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
-
-
 # -- YAML -----------------------------------------------------------------------------------------------
 def yaml_documents(text: str, file: str) -> list[tuple[int, Any]]:
     """The documents of a YAML stream as ``(1-based number, object)``; raises ManifestError."""
-    with _collector_paused():
+    with collector_paused():
         data = text.encode("utf-8")
         if _ryml is not None and plain_yaml(data):
             try:
@@ -169,7 +155,7 @@ def _general_yaml_documents(text: str, file: str) -> list[tuple[int, Any]]:
 # -- JSON -----------------------------------------------------------------------------------------------
 def json_document(data: bytes | str, file: str) -> Any:
     """One JSON document; raises ManifestError naming the line and column of a syntax error."""
-    with _collector_paused():
+    with collector_paused():
         try:
             return orjson.loads(data)
         except orjson.JSONDecodeError as exc:
@@ -181,7 +167,7 @@ def json_document(data: bytes | str, file: str) -> Any:
 
 def json_lines(data: bytes, file: str) -> Iterator[tuple[int, Any]]:
     """The objects of a JSON Lines text as ``(line number, object)``; blank lines are skipped."""
-    with _collector_paused():
+    with collector_paused():
         for number, line in enumerate(data.splitlines(), start=1):
             if not line.strip():
                 continue

@@ -13,6 +13,7 @@ Such objects are *restored* instead (see :func:`plan_initial_objects`):
   which an informer's first list hands them to the scheduler and the controllers;
 - **no re-admission**: a pod keeps ``spec.priority``, ``nodeName``, ``startTime``, its conditions and
   its phase; the two ``system-`` PriorityClasses every dump contains are the ones the API server has;
+- **managedFields** are left out (which manager wrote which field: nothing a simulation reads);
 - **time**: the snapshot's latest timestamp becomes the simulation's time 0 (every timestamp of the
   restored objects is shifted by the same amount), so objects made during the simulation are newer
   than the restored ones, as they would be;
@@ -32,6 +33,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from kubesched.k8s.objcopy import deep_copy
 from kubesched.k8s.objects import DEFAULT_NAMESPACE, Obj, is_namespaced, is_terminal
 from kubesched.k8s.timefmt import parse_rfc3339, rfc3339
 
@@ -93,35 +95,44 @@ class InitialPlan:
     create: list[Obj] = field(default_factory=list)
     shift: float = 0.0
     notes: list[str] = field(default_factory=list)
+    #: how many objects of each kind are restored (the plan's ``restore`` list is let go once used)
+    restored_kinds: dict[str, int] = field(default_factory=dict)
 
     def report(self) -> dict[str, Any]:
         """The result's ``snapshot`` section."""
-        kinds: dict[str, int] = {}
-        for obj in self.restore:
-            kinds[obj["kind"]] = kinds.get(obj["kind"], 0) + 1
         return {
-            "restored": dict(sorted(kinds.items())),
+            "restored": dict(sorted(self.restored_kinds.items())),
             "takenAt": rfc3339(self.shift),
             "notes": list(self.notes),
         }
 
 
-def plan_initial_objects(objects: Iterable[Obj]) -> InitialPlan:
-    """Split ``objects`` into the restored and the created (see the module's description)."""
+def plan_initial_objects(objects: Iterable[Obj], *, owned: bool = False) -> InitialPlan:
+    """Split ``objects`` into the restored and the created (see the module's description). The
+    restored are copies (time-shifted, without ``managedFields``); with ``owned`` they are the given
+    objects themselves, changed in place: for a caller that uses them for nothing else."""
     plan = InitialPlan()
     existing: list[Obj] = []
     for obj in objects:
         (existing if is_existing(obj) else plan.create).append(obj)
     if not existing:
         return plan
-    existing = [copy.deepcopy(obj) for obj in existing]
-    plan.shift = _latest_time(existing)
+    if not owned:
+        existing = [deep_copy(obj) for obj in existing]
+    times = _TimeFields()
     for obj in existing:
-        _shift_times(obj, plan.shift)
+        meta = obj.get("metadata")
+        if isinstance(meta, dict):
+            meta.pop("managedFields", None)  # who wrote which field: nothing a simulation reads
+        times.collect(obj)
         if obj["kind"] == "PodDisruptionBudget":
             obj.pop("status", None)
+    plan.shift = times.latest()
+    times.shift(plan.shift)
     existing.extend(_stand_ins(existing, plan.notes))
     plan.restore = sorted(existing, key=_restore_order)
+    for obj in plan.restore:
+        plan.restored_kinds[obj["kind"]] = plan.restored_kinds.get(obj["kind"], 0) + 1
     return plan
 
 
@@ -132,16 +143,38 @@ def _restore_order(obj: Obj) -> tuple[int, str, str]:
 
 
 # -- time ---------------------------------------------------------------------------------------------
-def _walk_times(value: Any, visit: Any) -> None:
-    if isinstance(value, dict):
-        for key, item in value.items():
-            if key in _TIME_FIELDS and isinstance(item, str):
-                visit(value, key, item)
+class _TimeFields:
+    """Every timestamp of the restored objects, found in one walk: the latest is the snapshot's
+    moment, and each is then moved back by it (each text parsed once, each second formatted once)."""
+
+    def __init__(self) -> None:
+        self.found: list[tuple[dict[str, Any], str, float]] = []  # (owner, key, seconds)
+
+    def collect(self, value: Any) -> None:
+        found = self.found
+        stack = [value]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, dict):
+                for key, item in node.items():
+                    if key in _TIME_FIELDS and isinstance(item, str):
+                        seconds = _seconds(item)
+                        if seconds is not None:
+                            found.append((node, key, seconds))
+                    elif isinstance(item, (dict, list)):
+                        stack.append(item)
             else:
-                _walk_times(item, visit)
-    elif isinstance(value, list):
-        for item in value:
-            _walk_times(item, visit)
+                stack.extend(item for item in node if isinstance(item, (dict, list)))
+
+    def latest(self) -> float:
+        """The latest moment (a deletionTimestamp is a deadline, in the future: not counted)."""
+        moments = [seconds for _, key, seconds in self.found if key != "deletionTimestamp"]
+        return float(math.ceil(max(moments))) if moments else 0.0
+
+    def shift(self, shift: float) -> None:
+        if shift:
+            for owner, key, seconds in self.found:
+                owner[key] = rfc3339(seconds - shift)
 
 
 def _seconds(text: str) -> float | None:
@@ -149,31 +182,6 @@ def _seconds(text: str) -> float | None:
         return parse_rfc3339(text)
     except ValueError:
         return None
-
-
-def _latest_time(objects: list[Obj]) -> float:
-    latest: list[float] = []
-
-    def visit(_owner: dict[str, Any], key: str, text: str) -> None:
-        seconds = _seconds(text)
-        if seconds is not None and key != "deletionTimestamp":  # a deadline, in the future
-            latest.append(seconds)
-
-    for obj in objects:
-        _walk_times(obj, visit)
-    return float(math.ceil(max(latest))) if latest else 0.0
-
-
-def _shift_times(obj: Obj, shift: float) -> None:
-    if not shift:
-        return
-
-    def visit(owner: dict[str, Any], key: str, text: str) -> None:
-        seconds = _seconds(text)
-        if seconds is not None:
-            owner[key] = rfc3339(seconds - shift)
-
-    _walk_times(obj, visit)
 
 
 # -- absent controllers ---------------------------------------------------------------------------------

@@ -24,3 +24,18 @@ def long_lived_heap() -> Iterator[None]:
         yield
     finally:
         gc.unfreeze()
+
+
+@contextlib.contextmanager
+def collector_paused() -> Iterator[None]:
+    """Within the block the cyclic collector does not run. For building a large starting state at
+    once (a dump's objects read, validated and stored): every container made then stays alive, and
+    each collection the allocations would trigger walks all of them again for nothing (half the time
+    of loading a 20 000-pod dump)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()

@@ -39,7 +39,7 @@ def build_result(sim: Simulation, *, decisions: bool = False) -> dict[str, Any]:
         "cluster": sim.cluster.subsystem_reports(),
         "endTime": round(sim.loop.now(), 6),
     }
-    if sim.initial.restore:
+    if sim.initial.restored_kinds:
         result["snapshot"] = sim.initial.report()
     if sim.drains:
         result["drains"] = [drain.report() for drain in sim.drains]

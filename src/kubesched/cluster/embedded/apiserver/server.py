@@ -131,8 +131,10 @@ class ApiServer:
         uid, timestamps and status): no admission runs again. A pod without ``spec.priority`` gets the
         one its class gives (0 if the class is unknown). Objects the API server made itself are kept
         as they are (``None`` is returned): the two ``system-`` PriorityClasses, and a Namespace
-        created implicitly before its own document came (its labels are taken over)."""
-        obj, kind, meta = self._incoming(obj)
+        created implicitly before its own document came (its labels are taken over). The store
+        takes ``obj`` itself, not a copy: the caller hands it over (a snapshot's objects are
+        copied, or not, once, when the simulation's plan is made)."""
+        obj, kind, meta = self._incoming(obj, copy=False)
         ns = meta.get("namespace") if is_namespaced(kind) else None
         present = self._store.get(kind, ns, meta["name"])
         if present is not None and kind == "PriorityClass" and meta["name"] in SYSTEM_PRIORITY_CLASSES:
@@ -153,9 +155,11 @@ class ApiServer:
             audit.admitted(obj)
         return self._store.create(obj)
 
-    def _incoming(self, obj: Obj) -> tuple[Obj, str, Obj]:
-        """A copy of a new object, its kind and metadata; its namespace defaulted and made to exist."""
-        obj = deep_copy(obj)
+    def _incoming(self, obj: Obj, copy: bool = True) -> tuple[Obj, str, Obj]:
+        """A new object (a copy of it, unless ``copy`` is False), its kind and metadata; its namespace
+        defaulted and made to exist."""
+        if copy:
+            obj = deep_copy(obj)
         kind = obj["kind"]
         meta = obj.setdefault("metadata", {})
         if is_namespaced(kind):
