@@ -219,3 +219,25 @@ def test_pages_written_one_by_one_are_the_list_dumped_at_once(tmp_path: Path, fm
     items = [item for page in pages for item in page]
     assert path.read_text() == _whole(items, fmt)
     assert _items(path, fmt) == items
+
+
+def test_on_a_terminal_the_count_line_is_rewritten_page_by_page(capsys: pytest.CaptureFixture[str]) -> None:
+    from kubesched.cli.snapshot import ProgressLine
+    from kubesched.cluster.kube.resources import NAMESPACE, NODE_RESOURCE_TOPOLOGY, POD
+    from kubesched.cluster.kube.snapshot import Page
+
+    progress = ProgressLine(tty=True)
+    pod = {"kind": "Pod"}
+    for page in (Page(NAMESPACE, [pod, pod], 2, True), Page(NODE_RESOURCE_TOPOLOGY, [], 0, True, served=False),
+                 Page(POD, [pod] * 500, 500, False), Page(POD, [pod] * 499, 1000, False)):
+        progress(page)
+    progress.end(keep=True)  # a failure: the count stays above the error
+    lines = capsys.readouterr().err.split("\n")
+    assert lines[0] == "\rnamespaces: 2 read"
+    unserved = "noderesourcetopologies: not served"
+    assert lines[1] == (f"\r{unserved}\r" + "pods: 500 read".ljust(len(unserved))  # blanks over the longer line
+                        + "\rpods: 1,000 read, 1 finished left out")
+    assert lines[2:] == [""]
+    progress(Page(POD, [], 1000, True))
+    progress.end(keep=False)  # success: no line left open
+    assert capsys.readouterr().err == "\rpods: 1,000 read, 1 finished left out\n"

@@ -145,9 +145,11 @@ class ProgressLine:
     def __init__(self, tty: bool) -> None:
         self.tty = tty
         self.kept = 0  # objects of the current resource kept so far
-        self.open = False  # a rewritten line is on the terminal, without its newline
+        self.open = 0  # the width of the rewritten line on the terminal (0: none, the cursor is at a line start)
 
     def _line(self, page: Page) -> str:
+        if not page.served:
+            return f"{page.resource.plural}: not served"
         text = f"{page.resource.plural}: {page.read:,} read"
         if page.resource.kind == "Pod" and page.read > self.kept:
             text += f", {page.read - self.kept:,} finished left out"
@@ -161,8 +163,9 @@ class ProgressLine:
         self.kept += len(page.items)
         stays = page.done and page.read > 0
         if self.tty:
-            click.echo(f"\r\x1b[K{self._line(page)}", err=True, nl=stays)
-            self.open = not stays
+            line = self._line(page)
+            click.echo("\r" + line.ljust(self.open), err=True, nl=stays)  # spaces over a longer line before
+            self.open = 0 if stays else len(line)
         elif stays:
             click.echo(self._line(page), err=True)
         if page.done:
@@ -171,8 +174,8 @@ class ProgressLine:
     def end(self, keep: bool) -> None:
         """Finish the rewritten line: ``keep`` it (the count where a failure stopped), or erase it."""
         if self.open:
-            click.echo("" if keep else "\r\x1b[K", err=True, nl=keep)
-            self.open = False
+            click.echo("" if keep else "\r" + " " * self.open + "\r", err=True, nl=keep)
+            self.open = 0
 
 
 def _fail(progress: ProgressLine, message: str) -> NoReturn:
