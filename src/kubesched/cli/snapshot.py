@@ -193,8 +193,9 @@ def _fail(progress: ProgressLine, message: str) -> NoReturn:
                    "whole cluster has been read (on failure it is left as it was).")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default=None,
               help="yaml: a v1 List as `kubectl get -o yaml` writes it; json: the same List as `kubectl get -o "
-                   "json` writes it; jsonl: one object per line, no List. Default: from FILE's suffix (.json: "
-                   "json, .jsonl or .ndjson: jsonl, else yaml).")
+                   "json` writes it; jsonl: one object per line, no List (for line-oriented tools: simulate, "
+                   "explain and whatif read yaml and json). Default: from FILE's suffix (.json: json, .jsonl or "
+                   ".ndjson: jsonl, else yaml; yaml for -).")
 @click.option("--page-size", type=click.IntRange(min=1), default=500, hidden=True,
               help="Objects per list request (limit).")
 def snapshot(kubeconfig: str, context: str | None, output: str, fmt: str | None, page_size: int) -> None:
