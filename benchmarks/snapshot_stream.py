@@ -48,13 +48,15 @@ def _serve(conn: Connection, nodes: int, pods: int) -> None:
 
 def _measure(conn: Connection, mode: str, kubeconfig: str, output: str) -> None:
     """One measurement's process: ``mode`` is idle, yaml, json, jsonl or in-memory."""
-    import kubernetes.client
-    import kubernetes.config  # noqa: F401  (imported by every mode: the idle baseline too)
+    import importlib
+
     import yaml
 
     from kubesched.cli.main import cli
     from kubesched.cluster.kube.snapshot import read_snapshot
 
+    for module in ("kubernetes.client", "kubernetes.config"):  # what every mode loads: the idle baseline too
+        importlib.import_module(module)
     started = time.perf_counter()
     if mode == "in-memory":
         objects = read_snapshot(kubeconfig).objects

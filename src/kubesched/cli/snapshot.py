@@ -28,14 +28,9 @@ JSONL_SUFFIXES = (".jsonl", ".ndjson")
 #: the List's fields after ``items``, as kubectl writes them (keys sorted)
 LIST_TAIL: dict[str, Any] = {"kind": "List", "metadata": {"resourceVersion": ""}}
 
-_BaseDumper: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)  # libyaml's emitter when installed
-
-
-class _Dumper(_BaseDumper):  # type: ignore[misc]
-    """Safe dumping without anchors and aliases (kubectl writes none)."""
-
-    def ignore_aliases(self, data: Any) -> bool:
-        return True
+#: libyaml's emitter when PyYAML has it (the objects come fresh from JSON: nothing is shared, so there
+#: are no anchors or aliases to write)
+_Dumper: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
 
 def format_of(output: str, given: str | None) -> str:
