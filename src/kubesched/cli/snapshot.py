@@ -19,12 +19,13 @@ from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 import click
 import yaml
 
+from kubesched.api.loader import JSON_LINES_SUFFIXES
+
 if TYPE_CHECKING:  # the kube backend is imported when the command runs
     from kubesched.cluster.kube.resources import Resource
     from kubesched.cluster.kube.snapshot import Page
 
 FORMATS = ("yaml", "json", "jsonl")
-JSONL_SUFFIXES = (".jsonl", ".ndjson")
 #: the List's fields after ``items``, as kubectl writes them (keys sorted)
 LIST_TAIL: dict[str, Any] = {"kind": "List", "metadata": {"resourceVersion": ""}}
 
@@ -38,7 +39,7 @@ def format_of(output: str, given: str | None) -> str:
     if given is not None:
         return given
     suffix = "" if output == "-" else Path(output).suffix.lower()
-    return "json" if suffix == ".json" else "jsonl" if suffix in JSONL_SUFFIXES else "yaml"
+    return "json" if suffix == ".json" else "jsonl" if suffix in JSON_LINES_SUFFIXES else "yaml"
 
 
 class ListWriter:
@@ -188,8 +189,8 @@ def _fail(progress: ProgressLine, message: str) -> NoReturn:
                    "whole cluster has been read (on failure it is left as it was).")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default=None,
               help="yaml: a v1 List as `kubectl get -o yaml` writes it; json: the same List as `kubectl get -o "
-                   "json` writes it; jsonl: one object per line, no List (for line-oriented tools: simulate, "
-                   "explain and whatif read yaml and json). Default: from FILE's suffix (.json: json, .jsonl or "
+                   "json` writes it; jsonl: one object per line, no List (read back as fast as json, and "
+                   "by line-oriented tools). Default: from FILE's suffix (.json: json, .jsonl or "
                    ".ndjson: jsonl, else yaml; yaml for -).")
 @click.option("--page-size", type=click.IntRange(min=1), default=500, hidden=True,
               help="Objects per list request (limit).")
