@@ -173,3 +173,35 @@ def test_a_hand_written_manifest_that_pins_a_uid_is_still_created_in_file_order(
     # created through admission in file order: the pod naming a class not created yet is refused
     assert [r["name"] for r in result["rejected"]] == ["default/late"]
     assert "snapshot" not in result
+
+
+def test_the_result_states_the_cluster_as_read(tmp_path: Path) -> None:
+    dump = _cluster()
+    dump.node("node-3", cpu="4", zone="zone-b", unschedulable=True)
+    leaving = dump.pod("old-report", "batch", node="node-0", priority_class="batch", priority=100)
+    leaving["metadata"]["deletionTimestamp"] = leaving["metadata"]["creationTimestamp"]
+    dump.pod("done", "batch", node="node-1", phase="Succeeded")
+    dump.pod("queued", "batch", node=None, priority_class="batch", priority=100)
+    as_read = simulate(_write(tmp_path, dump.as_list())).result["snapshot"]["asRead"]
+    assert (as_read["nodes"], as_read["cordonedNodes"], as_read["notReadyNodes"]) == (4, 1, 0)
+    # 3 agents + 3 web + 1 report running, 2 pending (a report replica and the bare pod)
+    assert as_read["pods"] == {"running": 7, "starting": 0, "pending": 2, "terminating": 1, "succeeded": 1,
+                               "failed": 0}
+    assert as_read["podsByNamespace"]["batch"] == {"running": 1, "starting": 0, "pending": 2, "terminating": 1,
+                                                   "succeeded": 1, "failed": 0}
+    assert as_read["podsByPriorityClass"]["online"]["running"] == 3
+    assert as_read["podsByPriorityClass"][""]["succeeded"] == 1
+
+
+def test_the_table_output_states_the_cluster_as_read_and_tabulates_it_when_asked(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from kubesched.cli.main import cli
+
+    path = _write(tmp_path, _cluster().as_list())
+    out = CliRunner().invoke(cli, ["simulate", str(path), "--as-read", "namespace", "--as-read", "class"])
+    assert out.exit_code == 0, out.output
+    assert "cluster as read: 3 nodes; 8 pods: 7 running, 1 pending" in out.output
+    assert "Pods as read, by namespace" in out.output and "Pods as read, by PriorityClass" in out.output
+    plain = CliRunner().invoke(cli, ["simulate", str(path)])
+    assert "cluster as read: 3 nodes" in plain.output and "Pods as read" not in plain.output

@@ -5,6 +5,7 @@ pending pods would start, PDB violations, and the impact per PriorityClass and n
 from __future__ import annotations
 
 import copy
+import dataclasses
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
@@ -14,6 +15,7 @@ from kubesched.api.loader import Scenario, Step, default_object, load_manifests
 from kubesched.api.selectors import LabelSelector
 from kubesched.api.validation import SCHEDULER_CONFIGURATION_KIND
 from kubesched.cluster.embedded.apiserver.admission import SYSTEM_PRIORITY_CLASSES
+from kubesched.k8s.objcopy import deep_copy
 from kubesched.k8s.objects import DEFAULT_NAMESPACE, DEFAULT_SCHEDULER_NAME, Obj, key_of
 from kubesched.sim import simulate
 
@@ -135,10 +137,20 @@ def check_changes(base: Scenario, changes: Changes) -> None:
         raise WhatIfError("; ".join(problems))
 
 
+def _own_copy(scenario: Scenario) -> Scenario:
+    """A scenario whose lists are its own but whose objects are shared with ``scenario``: an object
+    is copied where it is changed (:func:`apply_changes`), and a simulation copies what it restores,
+    so that a dump of 150 000 pods is not copied whole for each side of the comparison."""
+    return dataclasses.replace(scenario, objects=list(scenario.objects), sources=list(scenario.sources),
+                               steps=list(scenario.steps), warnings=list(scenario.warnings),
+                               scheduler_configuration=copy.deepcopy(scenario.scheduler_configuration),
+                               cluster=copy.deepcopy(scenario.cluster))
+
+
 def apply_changes(base: Scenario, changes: Changes) -> tuple[Scenario, Scenario]:
-    """(baseline, changed) scenarios."""
-    baseline = copy.deepcopy(base)
-    changed = copy.deepcopy(base)
+    """(baseline, changed) scenarios; neither changes ``base``'s objects."""
+    baseline = _own_copy(base)
+    changed = _own_copy(base)
     if changes.scheduler_configuration is not None:
         changed.scheduler_configuration = copy.deepcopy(changes.scheduler_configuration)
         changed.scheduler_configuration_source = changes.scheduler_configuration_source
@@ -158,16 +170,18 @@ def apply_changes(base: Scenario, changes: Changes) -> tuple[Scenario, Scenario]
         else:
             objects.append(new)
     for selector, pc in changes.priority_classes:
-        for obj in objects:
+        for i, obj in enumerate(objects):
             if not _selects(selector, obj):
                 continue
+            obj = objects[i] = deep_copy(obj)
             if obj["kind"] == "Pod":
                 _reprioritise(obj["spec"], pc)
             else:
                 _reprioritise(obj["spec"].setdefault("template", {}).setdefault("spec", {}), pc)
     for name in changes.cordon:
-        for obj in objects:
+        for i, obj in enumerate(objects):
             if obj["kind"] == "Node" and obj["metadata"]["name"] == name:
+                obj = objects[i] = deep_copy(obj)
                 obj.setdefault("spec", {})["unschedulable"] = True
     for i, name in enumerate(changes.drain):  # kubectl drain at t=0: cordon, then evictions
         changed.steps.insert(i, Step(at=0.0, action="drain", kind="Node", name=name,

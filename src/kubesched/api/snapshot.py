@@ -97,6 +97,8 @@ class InitialPlan:
     notes: list[str] = field(default_factory=list)
     #: how many objects of each kind are restored (the plan's ``restore`` list is let go once used)
     restored_kinds: dict[str, int] = field(default_factory=dict)
+    #: the cluster as the snapshot shows it (see :func:`cluster_as_read`)
+    as_read: dict[str, Any] = field(default_factory=dict)
 
     def report(self) -> dict[str, Any]:
         """The result's ``snapshot`` section."""
@@ -104,6 +106,7 @@ class InitialPlan:
             "restored": dict(sorted(self.restored_kinds.items())),
             "takenAt": rfc3339(self.shift),
             "notes": list(self.notes),
+            "asRead": self.as_read,
         }
 
 
@@ -117,6 +120,7 @@ def plan_initial_objects(objects: Iterable[Obj], *, owned: bool = False) -> Init
         (existing if is_existing(obj) else plan.create).append(obj)
     if not existing:
         return plan
+    plan.as_read = cluster_as_read(existing)
     if not owned:
         existing = [deep_copy(obj) for obj in existing]
     times = _TimeFields()
@@ -134,6 +138,56 @@ def plan_initial_objects(objects: Iterable[Obj], *, owned: bool = False) -> Init
     for obj in plan.restore:
         plan.restored_kinds[obj["kind"]] = plan.restored_kinds.get(obj["kind"], 0) + 1
     return plan
+
+
+#: the states of a pod as read, in the order they are reported
+POD_STATES = ("running", "starting", "pending", "terminating", "succeeded", "failed")
+
+
+def pod_state(pod: Obj) -> str:
+    """A pod's state as a reader of the cluster sees it: ``pending`` (not bound to a node),
+    ``starting`` (bound, phase still Pending), ``running``, ``terminating`` (being deleted), or its
+    finished phase."""
+    status = pod.get("status") or {}
+    phase = status.get("phase") or "Pending"
+    if phase in ("Succeeded", "Failed"):
+        return phase.lower()
+    if (pod.get("metadata") or {}).get("deletionTimestamp"):
+        return "terminating"
+    if not (pod.get("spec") or {}).get("nodeName"):
+        return "pending"
+    return "running" if phase == "Running" else "starting"
+
+
+def cluster_as_read(objects: Iterable[Obj]) -> dict[str, Any]:
+    """What a snapshot says of its cluster before anything is simulated: nodes (and how many are
+    cordoned or not Ready), pods by state, and pods by state per namespace and per PriorityClass
+    (``""``: pods without one)."""
+    nodes = cordoned = not_ready = 0
+    pods: dict[str, int] = dict.fromkeys(POD_STATES, 0)
+    by_namespace: dict[str, dict[str, int]] = {}
+    by_class: dict[str, dict[str, int]] = {}
+    for obj in objects:
+        kind = obj.get("kind")
+        if kind == "Node":
+            nodes += 1
+            cordoned += bool((obj.get("spec") or {}).get("unschedulable"))
+            ready = next((c for c in (obj.get("status") or {}).get("conditions") or []
+                          if isinstance(c, dict) and c.get("type") == "Ready"), None)
+            not_ready += ready is None or ready.get("status") != "True"
+        elif kind == "Pod":
+            state = pod_state(obj)
+            pods[state] += 1
+            namespace = (obj.get("metadata") or {}).get("namespace") or DEFAULT_NAMESPACE
+            pc = (obj.get("spec") or {}).get("priorityClassName") or ""
+            for table, key in ((by_namespace, namespace), (by_class, pc)):
+                row = table.get(key)
+                if row is None:
+                    row = table[key] = dict.fromkeys(POD_STATES, 0)
+                row[state] += 1
+    return {"nodes": nodes, "cordonedNodes": cordoned, "notReadyNodes": not_ready, "pods": pods,
+            "podsByNamespace": dict(sorted(by_namespace.items())),
+            "podsByPriorityClass": dict(sorted(by_class.items()))}
 
 
 def _restore_order(obj: Obj) -> tuple[int, str, str]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from typing import Any
 
@@ -12,6 +11,7 @@ from rich.markup import escape
 
 from kubesched.analysis.diagnose import PodDiagnosis, diagnose
 from kubesched.api.errors import KubeschedError
+from kubesched.cli.jsonout import write_json
 from kubesched.cli.options import (
     INPUT_PATH,
     cluster_source_options,
@@ -158,7 +158,7 @@ def explain(pod: str | None, scenario: str | None, namespace: str | None, all_na
     try:
         source = with_scheduler_config(load_source(scenario, kubeconfig, context), scheduler_config)
         report_unknown_fields(source.warnings, strict)
-        outcome = simulate(source, seed=seed, until=at, explain=True)
+        outcome = simulate(source, seed=seed, until=at, explain=True, owned=True)
         if all_pending:
             _render_pending(Console(highlight=False), outcome.scheduler, outcome.result, namespace)
             return
@@ -173,6 +173,6 @@ def explain(pod: str | None, scenario: str | None, namespace: str | None, all_na
         click.echo(f"error: {err}", err=True)
         sys.exit(2)
     if output == "json":
-        click.echo(json.dumps(diagnosis.to_dict(), indent=2))
+        write_json(diagnosis.to_dict())
         return
     render_diagnosis(Console(highlight=False), diagnosis)

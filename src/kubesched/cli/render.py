@@ -44,9 +44,10 @@ def in_unit(amount: str, size: int) -> str:
 
 
 def render_result(console: Console, result: dict[str, Any], events_limit: int | None = TIMELINE_LIMIT,
-                  list_every_pod: bool = False) -> None:
+                  list_every_pod: bool = False, as_read_by: tuple[str, ...] = ()) -> None:
     """``events_limit``: timeline rows shown (None: all). Runs with more than ``SUMMARY_ABOVE`` pods
-    (nodes) get a summary by workload (pool) unless ``list_every_pod``."""
+    (nodes) get a summary by workload (pool) unless ``list_every_pod``. ``as_read_by``: for a
+    snapshot, tables of its pods by state per ``namespace`` and/or per ``class``."""
     summary = result["summary"]
     console.print(
         f"[bold]{result['scenario']}[/]  seed {result['seed']}  ended at t={result['endTime']:g}s  "
@@ -68,8 +69,14 @@ def render_result(console: Console, result: dict[str, Any], events_limit: int | 
     if snapshot:
         restored = ", ".join(f"{n} {kind}" for kind, n in snapshot["restored"].items())
         console.print(f"  snapshot taken at {snapshot['takenAt']} (t=0): restored {restored}")
+        as_read = snapshot.get("asRead")
+        if as_read:
+            console.print("  " + as_read_line(as_read))
         for note in snapshot["notes"]:
             console.print(f"  note: {note}")
+        for by in as_read_by:
+            if as_read:
+                _as_read_table(console, as_read, by)
     if list_every_pod or len(result["pods"]) <= SUMMARY_ABOVE:
         _pods_table(console, result)
     else:
@@ -81,6 +88,30 @@ def render_result(console: Console, result: dict[str, Any], events_limit: int | 
         _nodes_summary(console, result)
     _timeline(console, result, events_limit)
     _rejected(console, result)
+
+
+def as_read_line(as_read: dict[str, Any]) -> str:
+    """The cluster a snapshot shows, in one line: nodes, then pods by state (states with none left out)."""
+    node_notes = [f"{as_read[key]:,} {word}" for key, word in (("cordonedNodes", "cordoned"),
+                                                               ("notReadyNodes", "not Ready")) if as_read[key]]
+    nodes = f"{as_read['nodes']:,} nodes" + (f" ({', '.join(node_notes)})" if node_notes else "")
+    pods = as_read["pods"]
+    states = ", ".join(f"{n:,} {state}" for state, n in pods.items() if n)
+    return f"cluster as read: {nodes}; {sum(pods.values()):,} pods" + (f": {states}" if states else "")
+
+
+def _as_read_table(console: Console, as_read: dict[str, Any], by: str) -> None:
+    rows = as_read["podsByNamespace" if by == "namespace" else "podsByPriorityClass"]
+    states = [state for state in as_read["pods"] if as_read["pods"][state]] or ["running", "pending"]
+    table = Table(title=f"Pods as read, by {'namespace' if by == 'namespace' else 'PriorityClass'}",
+                  title_justify="left")
+    table.add_column(by)
+    for state in states:
+        table.add_column(state, justify="right")
+    table.add_column("total", justify="right")
+    for key, counts in rows.items():
+        table.add_row(key or "(none)", *(f"{counts[state]:,}" for state in states), f"{sum(counts.values()):,}")
+    console.print(table)
 
 
 def _pods_table(console: Console, result: dict[str, Any]) -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 import time
 from pathlib import Path
@@ -14,6 +13,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 from kubesched.api.errors import KubeschedError
 from kubesched.api.loader import Scenario, load_scenario
+from kubesched.cli.jsonout import write_json
 from kubesched.cli.options import (
     INPUT_PATH,
     duration_option,
@@ -37,7 +37,7 @@ def run_simulation(
     """Simulate; return the SimulationResult (with the decision sections when ``explain``).
     Raises KubeschedError on bad input."""
     if not show_progress:
-        return simulate_scenario(scenario, seed=seed, until=until, explain=explain).result
+        return simulate_scenario(scenario, seed=seed, until=until, explain=explain, owned=True).result
     console = Console(stderr=True)
     with Progress(
         TextColumn("[bold]simulating[/] {task.description}"),
@@ -58,7 +58,8 @@ def run_simulation(
                      f"finished {status.finished:,}{rate}")
             progress.update(task, completed=status.now if end else None, state=state)
 
-        return simulate_scenario(scenario, seed=seed, until=until, explain=explain, progress=report).result
+        return simulate_scenario(scenario, seed=seed, until=until, explain=explain, progress=report,
+                                 owned=True).result
 
 
 @click.command()
@@ -77,6 +78,10 @@ def run_simulation(
 @click.option("--pods", "pods_listing", type=click.Choice(["auto", "all"]), default="auto", show_default=True,
               help="auto: above 200 pods (nodes), the table output summarises them by workload (node pool); "
                    "all: one row per pod and per node.")
+@click.option("--as-read", "as_read_by", type=click.Choice(["namespace", "class"]), multiple=True,
+              help="For a snapshot: also tabulate its pods as read (running, pending, terminating, ...) per "
+                   "namespace or per PriorityClass (repeat for both). The table output always states the "
+                   "totals; the JSON output has all of it under snapshot.asRead.")
 @scheduler_config_option("KubeSchedulerConfiguration to simulate with, instead of the scenario's own.")
 @strict_option()
 @click.option("--progress/--no-progress", default=None, help="Show a progress bar (default: when stderr is a terminal).")
@@ -91,6 +96,7 @@ def simulate(
     decisions: bool,
     events_limit: int,
     pods_listing: str,
+    as_read_by: tuple[str, ...],
     progress: bool | None,
     report: str | None,
     scheduler_config: str | None,
@@ -115,10 +121,10 @@ def simulate(
     if report:
         Path(report).write_text(simulation_report(result))
     if output == "json":
-        click.echo(json.dumps(result, indent=2))
+        write_json(result)
         return
     console = Console(highlight=False)
-    render_result(console, result, events_limit or None, list_every_pod=pods_listing == "all")
+    render_result(console, result, events_limit or None, list_every_pod=pods_listing == "all", as_read_by=as_read_by)
     if explain_pod is not None:
         render_explain(console, result, explain_pod)
     if report:

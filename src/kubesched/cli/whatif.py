@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -14,6 +13,7 @@ from rich.markup import escape
 
 from kubesched.analysis.whatif import Changes, load_change_objects, scenario_documents, whatif
 from kubesched.api.errors import KubeschedError, ManifestError
+from kubesched.cli.jsonout import write_json
 from kubesched.cli.options import (
     INPUT_PATH,
     cluster_source_options,
@@ -184,7 +184,7 @@ def whatif_cmd(snapshot: str, enable_preemption: bool, disable_preemption: bool,
     if save_changed:
         Path(save_changed).write_text(yaml.safe_dump_all(scenario_documents(changed), sort_keys=False))
     if output == "json":
-        click.echo(json.dumps(diff, indent=2))
+        write_json(diff)
     elif output == "html":
         click.echo(whatif_report(diff), nl=False)
     else:
