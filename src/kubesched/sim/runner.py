@@ -214,8 +214,11 @@ class Simulation:
                     break
                 if not loop.advance(self.until):
                     break
-        self.scheduler.close()
-        return SimulationOutcome(build_result(self, decisions=self.include_decisions), self)
+            self.scheduler.close()
+            # within the block: handing the starting state back to the collector makes its next
+            # pass a full one, and building the result is what would trigger it
+            result = build_result(self, decisions=self.include_decisions)
+        return SimulationOutcome(result, self)
 
     def _more_can_happen(self) -> bool:
         if self.loop.has_foreground():

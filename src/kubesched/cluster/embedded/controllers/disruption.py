@@ -22,6 +22,7 @@ are still maintained. The status is written only when a value changes.
 
 from __future__ import annotations
 
+import bisect
 import math
 from dataclasses import dataclass, field
 from typing import Any
@@ -101,6 +102,8 @@ class DisruptionController(Controller):
         super().__init__(*args, **kwargs)
         self._pinned: dict[str, int] = {}
         self._budgets: dict[str, _Budget] = {}
+        #: the keys of the budgets of each namespace, sorted (a pod is looked up only among its own)
+        self._keys_by_namespace: dict[str, list[str]] = {}
         self._recheck: dict[str, float] = {}
 
     # -- membership ----------------------------------------------------------------------------
@@ -112,7 +115,17 @@ class DisruptionController(Controller):
             return LabelSelector(is_nil=True)
 
     def _pdb_keys(self, ns: str) -> list[str]:
-        return sorted(k for k in self._budgets if split_key(k)[0] == ns)
+        return self._keys_by_namespace.get(ns, [])
+
+    def _index(self, key: str, present: bool) -> None:
+        ns = split_key(key)[0]
+        keys = [k for k in self._keys_by_namespace.get(ns, []) if k != key]
+        if present:
+            bisect.insort(keys, key)
+        if keys:
+            self._keys_by_namespace[ns] = keys
+        else:
+            self._keys_by_namespace.pop(ns, None)
 
     def _rebuild(self, pdb: Obj) -> None:
         key = key_of(pdb)
@@ -121,6 +134,8 @@ class DisruptionController(Controller):
         for p in self.api.iter("Pod"):
             if namespace_of(p) == ns and budget.selector.matches(_labels(p)):
                 budget.put(p["metadata"]["name"], _member(p))
+        if key not in self._budgets:
+            self._index(key, present=True)
         self._budgets[key] = budget
 
     # -- events ----------------------------------------------------------------------------------
@@ -143,7 +158,8 @@ class DisruptionController(Controller):
     def handle_delete(self, kind: str, obj: Obj) -> None:
         if kind == self.kind:
             self._pinned.pop(obj["metadata"]["uid"], None)
-            self._budgets.pop(key_of(obj), None)
+            if self._budgets.pop(key_of(obj), None) is not None:
+                self._index(key_of(obj), present=False)
         elif kind == "Pod":
             self._pod_event(obj, gone=True)
 
