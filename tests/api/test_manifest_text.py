@@ -45,7 +45,7 @@ PLAIN = ["1", "-1", "+1", "0", "-0", "00", "017", "0o17", "0x1F", "0b101", "1_00
          "1.", ".5", "1e3", "1.0e+3", "1E-3", "12345678901234567890123", "9223372036854775807", ".inf",
          "-.inf", ".nan", "~", "null", "Null", "NULL", "true", "True", "TRUE", "false", "yes", "Yes", "no",
          "NO", "on", "Off", "y", "n", "2026-11-06T12:10:00Z", "2001-12-14", "abc", "100m", "64Gi",
-         "10.244.1.0/24", "a b", "a:b", "-", "--", "x-y", "v1.28.7", "=", "<<", "é", "a #b", "1 2", "1.2", "1.2.3", 'a"b', "x'y", "k8s.io/a"]
+         "10.244.1.0/24", "a b", "a:b", "-", "--", "x-y", "v1.28.7", "=", "<<", "é", "a #b", "1 2", "1.2", "1.2.3", 'a"b', "x'y", "k8s.io/a", ".", "-.", "._5", "+.", ".e3", "1_", "_1"]
 QUOTED = ["'1'", '"yes"', "'a: b'", '"\\u00e9"', "'it''s'", '"tab\\tand\\nnewline"', '"\\x41"', "''", '""']
 BLOCK = ["|\n{i}  line one\n{i}  line two\n", "|-\n{i}  kept\n", "|+\n{i}  kept\n\n", ">\n{i}  folded\n{i}  text\n",
          ">-\n{i}  folded\n", "|2\n{i}    indented\n"]
@@ -56,7 +56,7 @@ def yaml_texts(draw: st.DrawFn) -> str:
     # each text draws on a few scalars and keys only, so that many texts are ones the fast reader may take
     scalar = st.sampled_from(draw(st.lists(st.sampled_from(PLAIN + QUOTED), min_size=1, max_size=4)))
     keys = st.sampled_from(draw(st.lists(st.sampled_from(["a", "b", "name", "yes", "1", "true", "on", "x y", "'q'",
-                                                          "k8s.io/x", "-a", ".b"]), min_size=1, max_size=3)))
+                                                          "k8s.io/x", "-a", ".b", ".", "f:app", "k:{\"a\"}"]), min_size=1, max_size=3)))
 
     def value(depth: int, indent: str) -> str:
         kind = draw(st.sampled_from(["scalar", "scalar", "block", "map", "seq", "flow", "empty"] if depth < 3

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from functools import lru_cache
 from typing import Any
 
 from kubesched.api.durations import parse_duration
@@ -23,12 +24,45 @@ _DNS_SUBDOMAIN_RE = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0
 _QUALIFIED_NAME_RE = re.compile(r"[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?")
 _SIMPLE_KEY_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
 
+# The same names, keys and label values come back in every object of a dump: each is matched once.
+# Caches of predicates (True or False), bounded; a miss costs what matching always cost.
+_MEMO = 1 << 16
+
+
+@lru_cache(maxsize=_MEMO)
+def _simple_key(text: str) -> bool:
+    return _SIMPLE_KEY_RE.fullmatch(text) is not None
+
+
+@lru_cache(maxsize=_MEMO)
+def _dns_label(value: str) -> bool:
+    return len(value) <= 63 and _DNS_LABEL_RE.fullmatch(value) is not None
+
+
+@lru_cache(maxsize=_MEMO)
+def _dns_subdomain(value: str) -> bool:
+    return len(value) <= 253 and _DNS_SUBDOMAIN_RE.fullmatch(value) is not None
+
+
+@lru_cache(maxsize=_MEMO)
+def _qualified_name(value: str) -> bool:
+    prefix, _, name = value.rpartition("/")
+    ok = bool(name) and len(name) <= 63 and _QUALIFIED_NAME_RE.fullmatch(name) is not None
+    if "/" in value:
+        ok = ok and len(prefix) <= 253 and _DNS_SUBDOMAIN_RE.fullmatch(prefix) is not None
+    return ok
+
+
+@lru_cache(maxsize=_MEMO)
+def _label_value(value: str) -> bool:
+    return not value or (len(value) <= 63 and _QUALIFIED_NAME_RE.fullmatch(value) is not None)
+
 
 def key_path(path: str, key: object) -> str:
     """``path.key``; ``path[key]`` for keys that are not simple identifiers (labels, resources
     with a domain)."""
-    text = str(key)
-    if _SIMPLE_KEY_RE.fullmatch(text):
+    text = key if isinstance(key, str) else str(key)
+    if _simple_key(text):
         return f"{path}.{text}" if path else text
     return f"{path}[{text}]"
 
@@ -140,7 +174,7 @@ def expect_enum(value: Any, allowed: Iterable[str], path: str, errs: Errors, *, 
 
 
 def check_dns_label(value: str, path: str, errs: Errors) -> None:
-    if len(value) > 63 or not _DNS_LABEL_RE.fullmatch(value):
+    if not _dns_label(value):
         errs.append(
             (path, f'invalid name "{value}": must be a DNS label (at most 63 lowercase alphanumerics or "-", '
                    "starting and ending with an alphanumeric)")
@@ -148,7 +182,7 @@ def check_dns_label(value: str, path: str, errs: Errors) -> None:
 
 
 def check_dns_subdomain(value: str, path: str, errs: Errors) -> None:
-    if len(value) > 253 or not _DNS_SUBDOMAIN_RE.fullmatch(value):
+    if not _dns_subdomain(value):
         errs.append(
             (path, f'invalid name "{value}": must be a DNS subdomain (at most 253 lowercase alphanumerics, '
                    '"-" or ".", starting and ending with an alphanumeric)')
@@ -157,16 +191,12 @@ def check_dns_subdomain(value: str, path: str, errs: Errors) -> None:
 
 def check_qualified_name(value: str, path: str, errs: Errors) -> None:
     """A label/annotation key: ``[prefix/]name``, prefix a DNS subdomain, name ≤ 63 characters."""
-    prefix, _, name = value.rpartition("/")
-    ok = bool(name) and len(name) <= 63 and _QUALIFIED_NAME_RE.fullmatch(name) is not None
-    if "/" in value:
-        ok = ok and len(prefix) <= 253 and _DNS_SUBDOMAIN_RE.fullmatch(prefix) is not None
-    if not ok:
+    if not _qualified_name(value):
         errs.append((path, f'invalid key "{value}": must be a qualified name ([prefix/]name)'))
 
 
 def check_label_value(value: str, path: str, errs: Errors) -> None:
-    if value and (len(value) > 63 or not _QUALIFIED_NAME_RE.fullmatch(value)):
+    if not _label_value(value):
         errs.append(
             (path, f'invalid label value "{value}": at most 63 alphanumerics, "-", "_" or ".", '
                    "starting and ending with an alphanumeric")

@@ -15,9 +15,10 @@ from typing import Any
 from kubesched.api.durations import parse_duration
 from kubesched.api.errors import ManifestError
 from kubesched.api.known_fields import unknown_fields
+from kubesched.api.list_stream import read_list_items
 from kubesched.api.manifest_text import json_document, json_lines, yaml_documents
 from kubesched.api.resources import default_pod_requests_from_limits
-from kubesched.api.snapshot import is_existing
+from kubesched.api.snapshot import forget_managed_fields, is_existing
 from kubesched.api.validation import (
     KINDS,
     SCENARIO_KIND,
@@ -112,13 +113,19 @@ def _files_of(path: Path) -> list[Path]:
 
 
 def _read_file(path: Path) -> list[_Doc]:
+    """The objects of one file (a List's items each a document of its own), ``managedFields`` dropped
+    as each is read. A List laid out as kubectl writes it is read item by item."""
     stdin = str(path) == STDIN
     file = STDIN_NAME if stdin else str(path)
+    suffix = path.suffix.lower()
     try:
+        if not stdin and suffix not in JSON_LINES_SUFFIXES:
+            listed = read_list_items(path, forget_managed_fields)
+            if listed is not None:
+                return [_Doc(item, file, 1, i) for i, item in enumerate(listed[0])]
         data = _standard_input() if stdin else path.read_bytes()
-        suffix = path.suffix.lower()
         if suffix in JSON_LINES_SUFFIXES:
-            return [_Doc(obj, file, number) for number, obj in json_lines(data, file) if obj is not None]
+            return [_Doc(_forgetting(obj), file, number) for number, obj in json_lines(data, file) if obj is not None]
         raw = _json_input(data) if stdin and data.lstrip()[:1] == b"{" else None
         if suffix == ".json":
             raw = [(1, json_document(data, file))]
@@ -134,10 +141,15 @@ def _read_file(path: Path) -> list[_Doc]:
             items = obj.get("items")
             if not isinstance(items, list):
                 raise ManifestError("a List needs an `items` list", file=file, document=number, path="items")
-            out.extend(_Doc(item, file, number, i) for i, item in enumerate(items))
+            out.extend(_Doc(_forgetting(item), file, number, i) for i, item in enumerate(items))
         else:
-            out.append(_Doc(obj, file, number))
+            out.append(_Doc(_forgetting(obj), file, number))
     return out
+
+
+def _forgetting(obj: Any) -> Any:
+    forget_managed_fields(obj)
+    return obj
 
 
 def _standard_input() -> bytes:

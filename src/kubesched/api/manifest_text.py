@@ -59,7 +59,7 @@ _KEY_END = r" *+:(?: |$)"
 _WORDS_11 = r"(?:yes|Yes|YES|no|No|NO|True|TRUE|False|FALSE|on|On|ON|off|Off|OFF|Null|NULL|~)"
 # anything shaped like a number in either YAML version: signs, digits, "_", ":" (base 60), ".",
 # exponents, radix prefixes, infinities and not-a-numbers
-_NUMBERISH = (r"(?:[-+]?(?=[0-9.])[0-9_]*(?::[0-9_]+)*(?:\.[0-9_]*)?(?:[eE][-+]?[0-9_]+)?"
+_NUMBERISH = (r"(?:[-+]?(?=[0-9]|\.[0-9_])[0-9_]*(?::[0-9_]+)*(?:\.[0-9_]*)?(?:[eE][-+]?[0-9_]+)?"
               r"|[-+]?0[xXoObB][0-9a-fA-F_]+|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))")
 # the numbers both readers read alike: decimal integers that fit 64 bits, plain decimal fractions
 _SAME_NUMBER = r"(?:-?(?:0|[1-9][0-9]{0,17})(?:\.[0-9]+)?)"

@@ -125,9 +125,7 @@ def plan_initial_objects(objects: Iterable[Obj], *, owned: bool = False) -> Init
         existing = [deep_copy(obj) for obj in existing]
     times = _TimeFields()
     for obj in existing:
-        meta = obj.get("metadata")
-        if isinstance(meta, dict):
-            meta.pop("managedFields", None)  # who wrote which field: nothing a simulation reads
+        forget_managed_fields(obj)
         times.collect(obj)
         if obj["kind"] == "PodDisruptionBudget":
             obj.pop("status", None)
@@ -138,6 +136,14 @@ def plan_initial_objects(objects: Iterable[Obj], *, owned: bool = False) -> Init
     for obj in plan.restore:
         plan.restored_kinds[obj["kind"]] = plan.restored_kinds.get(obj["kind"], 0) + 1
     return plan
+
+
+def forget_managed_fields(obj: Any) -> None:
+    """Drop ``metadata.managedFields`` (which manager wrote which field: nothing kubesched reads, and
+    a third of what a dump of a real cluster holds)."""
+    meta = obj.get("metadata") if isinstance(obj, dict) else None
+    if isinstance(meta, dict):
+        meta.pop("managedFields", None)
 
 
 #: the states of a pod as read, in the order they are reported

@@ -1,0 +1,153 @@
+"""kubectl's List dumps read item by item, so that reading a 150 000-pod dump never holds the whole
+file and all of its objects at once.
+
+``kubectl get ... -o json`` and ``-o yaml`` print one ``v1 List`` in a fixed layout:
+
+* JSON, indented by 4: ``{`` / ``"apiVersion": "v1",`` / ``"items": [`` then each item, opened by
+  ``{`` and closed by ``}`` or ``},`` alone on a line indented by 8 (JSON strings hold no raw
+  newline, so such a line closes an item and nothing else), then ``],`` and the List's other fields;
+* YAML: ``apiVersion: v1`` / ``items:`` then each item as a block sequence entry starting with
+  ``- `` at the first column (everything inside an item is indented further), then the List's other
+  fields at the first column.
+
+The file is read in blocks; every complete item (JSON) or run of items (YAML) is parsed as soon as
+it is there, by the same readers a whole document would be read with, and tidied at once (what is
+never read, such as ``managedFields``, is dropped before the next block comes). The layout is checked, not trusted:
+each piece must parse to exactly the items it was cut around and the List's fields must parse
+too; otherwise :func:`read_list_items` answers None and the file is read as one document, by the
+readers that word the errors. Cutting a valid layout at those lines gives the same items the whole
+document holds, so the result is the same either way.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from kubesched.api.errors import ManifestError
+from kubesched.api.manifest_text import yaml_documents
+
+#: bytes read at a time
+BLOCK = 32 * 1024 * 1024
+#: YAML items parsed together (fewer calls into the parser, a bounded piece of text)
+YAML_ITEMS_PER_PIECE = 2000
+
+_JSON_HEAD = b'{\n    "apiVersion": "v1",\n    "items": [\n'
+_JSON_EMPTY_HEAD = b'{\n    "apiVersion": "v1",\n    "items": [],\n'
+_JSON_ITEM_END = re.compile(rb"\n        },?\n")
+_YAML_HEAD = b"apiVersion: v1\nitems:\n"
+_YAML_ITEM_START = re.compile(rb"^-(?: |$)", re.MULTILINE)
+_YAML_ITEMS_END = re.compile(rb"^[^ \-\n]", re.MULTILINE)
+
+Tidy = Callable[[Any], None]
+
+
+class _NotTheLayout(Exception):
+    """The file is not laid out as kubectl writes a List: it is read as one document instead."""
+
+
+def read_list_items(path: Path, tidy: Tidy) -> tuple[list[Any], dict[str, Any]] | None:
+    """The items of the kubectl List in ``path``, in order, each passed to ``tidy`` (which changes it
+    in place, e.g. drops what is never read) as soon as it is parsed, and the List without its
+    items; None if the file is not laid out as such a List (see the module's description)."""
+    json = path.suffix.lower() == ".json"
+    try:
+        with path.open("rb") as f:
+            head = f.read(len(_JSON_HEAD) if json else len(_YAML_HEAD))
+            return _json_items(f, head, tidy) if json else _yaml_items(f, head, tidy, str(path))
+    except (_NotTheLayout, ManifestError, orjson.JSONDecodeError, UnicodeDecodeError, RecursionError):
+        return None
+
+
+# -- JSON ---------------------------------------------------------------------------------------------
+def _json_items(f: Any, head: bytes, tidy: Tidy) -> tuple[list[Any], dict[str, Any]]:
+    items: list[Any] = []
+    if head != _JSON_HEAD:
+        if _JSON_EMPTY_HEAD.startswith(head):
+            return items, _json_rest((head + f.read())[len(_JSON_HEAD) - 1:])
+        raise _NotTheLayout
+    buffer = b""
+    while True:
+        block = f.read(BLOCK)
+        buffer += block
+        start = 0
+        while True:
+            end = _JSON_ITEM_END.search(buffer, start)
+            if end is None:
+                break
+            item = orjson.loads(buffer[start:end.start() + 10])  # through the closing brace
+            if not isinstance(item, dict):
+                raise _NotTheLayout
+            tidy(item)
+            items.append(item)
+            start = end.end()
+            if not end.group().endswith(b",\n"):  # the last item: the List's other fields follow
+                return items, _json_rest(buffer[start:] + f.read())
+        buffer = buffer[start:]
+        if not block:
+            raise _NotTheLayout
+
+
+def _json_rest(tail: bytes) -> dict[str, Any]:
+    """The List's fields after ``items``, from ``tail``: what follows the last item (``],`` ...)."""
+    body = tail.lstrip()
+    if not body.startswith(b"],"):
+        raise _NotTheLayout
+    rest = orjson.loads(b'{"apiVersion": "v1",' + body[2:])
+    if not isinstance(rest, dict) or rest.get("kind") != "List" or "items" in rest:
+        raise _NotTheLayout
+    return rest
+
+
+# -- YAML ---------------------------------------------------------------------------------------------
+def _yaml_items(f: Any, head: bytes, tidy: Tidy, file: str) -> tuple[list[Any], dict[str, Any]]:
+    if head != _YAML_HEAD:
+        raise _NotTheLayout
+    items: list[Any] = []
+    buffer = b""
+    while True:
+        block = f.read(BLOCK)
+        buffer += block
+        end = _YAML_ITEMS_END.search(buffer)
+        if end is not None:  # the List's other fields: everything from there on is read
+            _parse_yaml_items(buffer[:end.start()], items, tidy, file)
+            return items, _yaml_rest(buffer[end.start():] + f.read(), file)
+        if not block:
+            raise _NotTheLayout
+        starts = [m.start() for m in _YAML_ITEM_START.finditer(buffer)]
+        if len(starts) > 1:  # every item but the last is complete
+            _parse_yaml_items(buffer[:starts[-1]], items, tidy, file)
+            buffer = buffer[starts[-1]:]
+
+
+def _parse_yaml_items(text: bytes, items: list[Any], tidy: Tidy, file: str) -> None:
+    starts = [m.start() for m in _YAML_ITEM_START.finditer(text)]
+    if not starts or starts[0] != 0:
+        if text.strip():
+            raise _NotTheLayout
+        return
+    for first in range(0, len(starts), YAML_ITEMS_PER_PIECE):
+        last = first + YAML_ITEMS_PER_PIECE
+        piece = text[starts[first]:starts[last]] if last < len(starts) else text[starts[first]:]
+        docs = yaml_documents(piece.decode("utf-8"), file)
+        if len(docs) != 1 or not isinstance(docs[0][1], list):
+            raise _NotTheLayout
+        parsed = docs[0][1]
+        if len(parsed) != min(last, len(starts)) - first:
+            raise _NotTheLayout
+        for item in parsed:
+            tidy(item)
+        items.extend(parsed)
+
+
+def _yaml_rest(tail: bytes, file: str) -> dict[str, Any]:
+    docs = yaml_documents((b"apiVersion: v1\n" + tail).decode("utf-8"), file)
+    if len(docs) != 1 or not isinstance(docs[0][1], dict) or docs[0][1].get("kind") != "List" \
+            or "items" in docs[0][1]:
+        raise _NotTheLayout
+    rest: dict[str, Any] = docs[0][1]
+    return rest
