@@ -142,3 +142,56 @@ def test_invalid_percentage_fails_sync(cluster):
     s = cluster.api.get("PodDisruptionBudget", "default", "b")["status"]
     assert s["disruptionsAllowed"] == 0
     assert s["conditions"][0]["message"] == "invalid value for IntOrString: invalid type: string is not a percentage"
+
+
+# -- the label index against every budget ------------------------------------------------------------
+import hypothesis.strategies as st  # noqa: E402
+from cluster_helpers import make_cluster  # noqa: E402
+from hypothesis import given, settings  # noqa: E402
+
+from kubesched.api.selectors import LabelSelector  # noqa: E402
+from kubesched.cluster.embedded.controllers.disruption import DisruptionController  # noqa: E402
+from kubesched.testkit.builders import make_pdb  # noqa: E402
+
+_LABELS = st.dictionaries(st.sampled_from(["app", "tier", "team"]), st.sampled_from(["a", "b"]), max_size=3)
+_SELECTORS = st.one_of(
+    st.none(), st.just({}),
+    _LABELS.map(lambda labels: {"matchLabels": labels}),
+    st.builds(lambda labels, key, op: {"matchLabels": labels, "matchExpressions": [
+        {"key": key, "operator": op, **({"values": ["a"]} if op in ("In", "NotIn") else {})}]},
+        _LABELS, st.sampled_from(["app", "tier"]), st.sampled_from(["In", "NotIn", "Exists", "DoesNotExist"])),
+)
+_STEPS = st.lists(st.tuples(st.sampled_from(["create", "relabel", "delete", "pdb", "drop-pdb"]),
+                            st.integers(0, 5), _LABELS, _SELECTORS), max_size=25)
+
+
+@settings(max_examples=60, deadline=None)
+@given(_STEPS)
+def test_each_budget_has_exactly_the_pods_its_selector_matches(steps) -> None:
+    cluster = make_cluster()
+    for action, i, labels, selector in steps:
+        name = f"p{i}"
+        present = cluster.api.get("Pod", "default", name) is not None
+        if action == "create" and not present:
+            cluster.create(pod(name, labels=labels))
+        elif action == "relabel" and present:
+            cluster.api.patch("Pod", "default", name, {"metadata": {"labels": labels or None}})
+        elif action == "delete" and present:
+            cluster.api.delete("Pod", "default", name)
+        elif action == "pdb":
+            spec_selector = selector
+            if cluster.api.get("PodDisruptionBudget", "default", f"b{i}") is not None:
+                cluster.api.delete("PodDisruptionBudget", "default", f"b{i}")
+            obj = make_pdb(f"b{i}", spec_selector, namespace="default", minAvailable=1)
+            if spec_selector is None:
+                obj["spec"].pop("selector", None)
+            cluster.create(obj)
+        elif action == "drop-pdb" and cluster.api.get("PodDisruptionBudget", "default", f"b{i}") is not None:
+            cluster.api.delete("PodDisruptionBudget", "default", f"b{i}")
+    controller = next(c for c in cluster.controllers if isinstance(c, DisruptionController))
+    pods = cluster.api.list("Pod")
+    for pdb_obj in cluster.api.list("PodDisruptionBudget"):
+        selector = LabelSelector.from_dict((pdb_obj.get("spec") or {}).get("selector"))
+        expected = {p["metadata"]["name"] for p in pods if selector.matches(p["metadata"].get("labels") or {})}
+        budget = controller._budgets[f"default/{pdb_obj['metadata']['name']}"]
+        assert set(budget.members) == expected

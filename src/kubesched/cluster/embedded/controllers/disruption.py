@@ -104,6 +104,11 @@ class DisruptionController(Controller):
         self._budgets: dict[str, _Budget] = {}
         #: the keys of the budgets of each namespace, sorted (a pod is looked up only among its own)
         self._keys_by_namespace: dict[str, list[str]] = {}
+        #: budgets by namespace and one of the labels their selector requires; the others by namespace
+        self._by_label: dict[str, dict[tuple[str, str], set[str]]] = {}
+        self._by_any_labels: dict[str, set[str]] = {}
+        #: the budgets each pod (namespace, name) is a member of
+        self._member_of: dict[tuple[str, str], set[str]] = {}
         self._recheck: dict[str, float] = {}
 
     # -- membership ----------------------------------------------------------------------------
@@ -117,7 +122,10 @@ class DisruptionController(Controller):
     def _pdb_keys(self, ns: str) -> list[str]:
         return self._keys_by_namespace.get(ns, [])
 
-    def _index(self, key: str, present: bool) -> None:
+    def _index(self, key: str, selector: LabelSelector, present: bool) -> None:
+        """Add (remove) a budget to (from) the namespace's sorted keys and the label index: a budget
+        whose selector requires labels is found through one of them (a pod without that label
+        cannot match it), the others (expressions only, or everything) are looked at for every pod."""
         ns = split_key(key)[0]
         keys = [k for k in self._keys_by_namespace.get(ns, []) if k != key]
         if present:
@@ -126,16 +134,45 @@ class DisruptionController(Controller):
             self._keys_by_namespace[ns] = keys
         else:
             self._keys_by_namespace.pop(ns, None)
+        if selector.is_nil:
+            return  # matches no pod
+        if selector.match_labels:
+            group = self._by_label.setdefault(ns, {}).setdefault(selector.match_labels[0], set())
+        else:
+            group = self._by_any_labels.setdefault(ns, set())
+        if present:
+            group.add(key)
+        else:
+            group.discard(key)
+
+    def _put(self, key: str, budget: _Budget, pod_key: tuple[str, str], member: _Member | None) -> None:
+        """Set a pod's membership of a budget, keeping the pod's list of budgets in step."""
+        budget.put(pod_key[1], member)
+        budgets = self._member_of.setdefault(pod_key, set())
+        if member is not None:
+            budgets.add(key)
+        else:
+            budgets.discard(key)
+            if not budgets:
+                del self._member_of[pod_key]
+
+    def _forget_budget(self, key: str, budget: _Budget) -> None:
+        ns = split_key(key)[0]
+        for name in list(budget.members):
+            self._put(key, budget, (ns, name), None)
+        self._index(key, budget.selector, present=False)
 
     def _rebuild(self, pdb: Obj) -> None:
         key = key_of(pdb)
         ns = split_key(key)[0]
+        old = self._budgets.get(key)
+        if old is not None:
+            self._forget_budget(key, old)
         budget = _Budget(self._selector(pdb))
         for p in self.api.iter("Pod"):
             if namespace_of(p) == ns and budget.selector.matches(_labels(p)):
-                budget.put(p["metadata"]["name"], _member(p))
-        if key not in self._budgets:
-            self._index(key, present=True)
+                self._put(key, budget, (ns, p["metadata"]["name"]), _member(p))
+        self._index(key, budget.selector, present=True)
         self._budgets[key] = budget
 
     # -- events ----------------------------------------------------------------------------------
@@ -158,8 +195,9 @@ class DisruptionController(Controller):
     def handle_delete(self, kind: str, obj: Obj) -> None:
         if kind == self.kind:
             self._pinned.pop(obj["metadata"]["uid"], None)
-            if self._budgets.pop(key_of(obj), None) is not None:
-                self._index(key_of(obj), present=False)
+            budget = self._budgets.pop(key_of(obj), None)
+            if budget is not None:
+                self._forget_budget(key_of(obj), budget)
         elif kind == "Pod":
             self._pod_event(obj, gone=True)
 
@@ -173,13 +211,24 @@ class DisruptionController(Controller):
         )
 
     def _pod_event(self, pod: Obj, gone: bool) -> None:
+        """A pod came, changed or went: the budgets it was a member of and those that may select it
+        now (found through the label index) are brought up to date and synced, in key order."""
         ns = namespace_of(pod)
         name = pod["metadata"]["name"]
-        for key in self._pdb_keys(ns):
+        pod_key = (ns, name)
+        candidates = set(self._member_of.get(pod_key, ()))
+        labels = _labels(pod)
+        if not gone:
+            by_label = self._by_label.get(ns)
+            if by_label:
+                for pair in labels.items():
+                    candidates.update(by_label.get(pair, ()))
+            candidates.update(self._by_any_labels.get(ns, ()))
+        for key in sorted(candidates):
             budget = self._budgets[key]
             was = name in budget.members
-            now_in = not gone and budget.selector.matches(_labels(pod))
-            budget.put(name, _member(pod) if now_in else None)
+            now_in = not gone and budget.selector.matches(labels)
+            self._put(key, budget, pod_key, _member(pod) if now_in else None)
             if was or now_in:
                 self.enqueue(key)
 
