@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import os
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
 from kubesched.api.errors import KubeschedError, ManifestError
+from kubesched.api.forked import Forked
 from kubesched.api.loader import Scenario, Step, default_object, load_manifests
 from kubesched.api.selectors import LabelSelector
 from kubesched.api.validation import SCHEDULER_CONFIGURATION_KIND
@@ -382,17 +384,31 @@ def compare(baseline: Scenario, changed: Scenario, base: Run | dict[str, Any], n
 
 
 def whatif(base: Scenario, changes: Changes, *, seed: int | None = None,
-           until: float | None = None) -> tuple[dict[str, Any], Scenario]:
-    """The diff document and the changed scenario (which can be saved and changed further)."""
+           until: float | None = None, keep_changed: bool = True) -> tuple[dict[str, Any], Scenario]:
+    """The diff document and the changed scenario (which can be saved and changed further).
+    ``keep_changed=False``: the caller will not use the changed scenario (nor ``base``), so its
+    objects are handed to the second simulation as they are instead of copied."""
     check_changes(base, changes)
     baseline, changed = apply_changes(base, changes)
+    # what the comparison reads of the changed scenario, before a simulation may take its objects
+    budgets = dataclasses.replace(changed, objects=[deep_copy(o) for o in changed.objects
+                                                    if o["kind"] == "PodDisruptionBudget"])
     # both results carry the preemption decisions the diff is made of (attempts are not recorded)
-    runs = []
-    for scenario in (baseline, changed):
-        outcome = simulate(scenario, seed=seed, until=until, decisions=True)
+
+    def run(scenario: Scenario, owned: bool) -> Run:
+        outcome = simulate(scenario, seed=seed, until=until, decisions=True, owned=owned)
         history = outcome.simulation.history
-        runs.append(Run(outcome.result, history.owners, history.labels))
-    return compare(baseline, changed, runs[0], runs[1], changes), changed
+        return Run(outcome.result, history.owners, history.labels)
+
+    # the two sides at once, the baseline in a forked child (which may take the objects it shares
+    # with the changed side: its memory is its own); each is the simulation it would be alone
+    parent = os.getpid()
+    baseline_run = Forked(lambda: run(baseline, os.getpid() != parent))
+    # the changed side may take the shared objects too, once the baseline has its own copy of them
+    consume = not keep_changed and baseline_run.in_child
+    baseline_run.rerun = not consume
+    changed_run = run(changed, consume)
+    return compare(baseline, budgets, baseline_run.result(), changed_run, changes), changed
 
 
 def load_change_objects(paths: list[str], warnings: list[ManifestError] | None = None) -> list[Obj]:

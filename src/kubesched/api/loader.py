@@ -14,6 +14,7 @@ from typing import Any
 
 from kubesched.api.durations import parse_duration
 from kubesched.api.errors import ManifestError
+from kubesched.api.forked import Forked
 from kubesched.api.known_fields import unknown_fields
 from kubesched.api.list_stream import read_list_items
 from kubesched.api.manifest_text import json_document, json_lines, yaml_documents
@@ -175,11 +176,40 @@ def _read(paths: list[Path]) -> list[_Doc]:
     return docs
 
 
-def _validate(docs: list[_Doc]) -> None:
+#: above this many objects, half of them are checked on the machine's other core (see api/forked.py)
+PARALLEL_CHECKS_ABOVE = 4000
+
+
+@dataclass
+class _Findings:
+    """What checking each document found: validation errors ``(path, message)`` and the paths of
+    unknown fields, one list per document."""
+
+    errors: list[list[tuple[str, str]]]
+    unknown: list[list[str]]
+
+
+def _check(docs: list[_Doc]) -> _Findings:
+    return _Findings([list(validate_object(d.obj, d.path_prefix)) for d in docs],
+                     [unknown_fields(d.obj, d.path_prefix) for d in docs])
+
+
+def _find(docs: list[_Doc]) -> _Findings:
+    """Check every document; a big input in two halves at once, one in a forked child."""
+    if len(docs) <= PARALLEL_CHECKS_ABOVE:
+        return _check(docs)
+    half = len(docs) // 2
+    other = Forked(lambda: _check(docs[half:]))
+    first, second = _check(docs[:half]), other.result()
+    return _Findings(first.errors + second.errors, first.unknown + second.unknown)
+
+
+def _validate(docs: list[_Doc], findings: _Findings | None = None) -> None:
+    findings = findings or _find(docs)
     errors: list[ManifestError] = []
     seen = {SCENARIO_KIND: 0, SCHEDULER_CONFIGURATION_KIND: 0}
-    for doc in docs:
-        for path, message in validate_object(doc.obj, doc.path_prefix):
+    for doc, found in zip(docs, findings.errors):
+        for path, message in found:
             errors.append(ManifestError(message, file=doc.file, document=doc.document, path=path,
                                         object_ref=object_ref(doc.obj) or None))
         kind = doc.obj.get("kind") if isinstance(doc.obj, dict) else None
@@ -217,10 +247,10 @@ def _without_unsimulated(docs: list[_Doc]) -> tuple[list[_Doc], list[ManifestErr
     return kept, warnings
 
 
-def _unknown_field_warnings(docs: list[_Doc]) -> list[ManifestError]:
+def _unknown_field_warnings(docs: list[_Doc], findings: _Findings) -> list[ManifestError]:
     return [ManifestError(f'unknown field "{path}"', file=doc.file, document=doc.document,
                           object_ref=object_ref(doc.obj) or None)
-            for doc in docs for path in unknown_fields(doc.obj, doc.path_prefix)]
+            for doc, found in zip(docs, findings.unknown) for path in found]
 
 
 def strict_error(warnings: list[ManifestError]) -> ManifestError | None:
@@ -261,11 +291,11 @@ def load_manifests(paths: list[Path], warnings: list[ManifestError] | None = Non
     for List items).  Scenario and KubeSchedulerConfiguration documents are included as they are.
     Raises ManifestError if anything is malformed; unknown fields are appended to ``warnings``."""
     docs, ignored = _without_unsimulated(_read(list(paths)))
-    _validate(docs)
+    findings = _find(docs)
+    _validate(docs, findings)
     if warnings is not None:
         warnings.extend(ignored)
-    if warnings is not None:
-        warnings.extend(_unknown_field_warnings(docs))
+        warnings.extend(_unknown_field_warnings(docs, findings))
     return [(_defaulted(d.obj), d.source) for d in docs]
 
 
@@ -328,13 +358,14 @@ def load_scenario(path: str | Path) -> Scenario:
         raise ManifestError(f"nothing to simulate: the {what} no Kubernetes object or Scenario",
                             file=STDIN_NAME if stdin else str(p))
     docs, ignored = _without_unsimulated(docs)
-    _validate(docs)
+    findings = _find(docs)
+    _validate(docs, findings)
     if all(d.obj.get("kind") == SCHEDULER_CONFIGURATION_KIND for d in docs):
         raise ManifestError(f"nothing to simulate: only a {SCHEDULER_CONFIGURATION_KIND}; give it with "
                             "--scheduler-config, or beside the objects of a scenario",
                             file=STDIN_NAME if stdin else str(p))
     scenario = Scenario(name="stdin" if stdin else p.stem if p.is_file() else p.name,
-                        warnings=ignored + _unknown_field_warnings(docs))
+                        warnings=ignored + _unknown_field_warnings(docs, findings))
     _take_scheduler_configuration(scenario, docs)
     for doc in docs:
         obj = doc.obj

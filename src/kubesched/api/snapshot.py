@@ -126,7 +126,7 @@ def plan_initial_objects(objects: Iterable[Obj], *, owned: bool = False) -> Init
     times = _TimeFields()
     for obj in existing:
         forget_managed_fields(obj)
-        times.collect(obj)
+        times.collect_object(obj)
         if obj["kind"] == "PodDisruptionBudget":
             obj.pop("status", None)
     plan.shift = times.latest()
@@ -210,20 +210,34 @@ class _TimeFields:
     def __init__(self) -> None:
         self.found: list[tuple[dict[str, Any], str, float]] = []  # (owner, key, seconds)
 
-    def collect(self, value: Any) -> None:
+    def collect_object(self, obj: Obj) -> None:
+        """An object's timestamps. A pod's spec holds none except in the object metadata of its
+        ephemeral volumes' claim templates, so of the spec only the volumes are looked through (the
+        spec is most of a pod)."""
+        spec = obj.get("spec")
+        if obj.get("kind") != "Pod" or not isinstance(spec, dict):
+            self.collect(obj)
+            return
+        self.collect(obj, skip="spec")
+        self.collect(spec.get("volumes"))
+
+    def collect(self, value: Any, skip: str | None = None) -> None:
+        """The timestamps under ``value`` (of its root mapping, not under the key ``skip``)."""
         found = self.found
         stack = [value]
         while stack:
             node = stack.pop()
             if isinstance(node, dict):
                 for key, item in node.items():
+                    if key == skip and node is value:
+                        continue
                     if key in _TIME_FIELDS and isinstance(item, str):
                         seconds = _seconds(item)
                         if seconds is not None:
                             found.append((node, key, seconds))
                     elif isinstance(item, (dict, list)):
                         stack.append(item)
-            else:
+            elif isinstance(node, list):
                 stack.extend(item for item in node if isinstance(item, (dict, list)))
 
     def latest(self) -> float:

@@ -175,7 +175,7 @@ def whatif_cmd(snapshot: str, enable_preemption: bool, disable_preemption: bool,
             changes.scheduler_configuration_source = f"--scheduler-config {scheduler_config}"
         base = load_source(snapshot, kubeconfig, context)
         report_unknown_fields([*base.warnings, *warnings], strict)
-        diff, changed = whatif(base, changes, seed=seed, until=until)
+        diff, changed = whatif(base, changes, seed=seed, until=until, keep_changed=save_changed is not None)
     except KubeschedError as err:
         click.echo(f"error: {err}", err=True)
         sys.exit(2)
