@@ -14,7 +14,6 @@ from typing import Any
 
 from kubesched.api.durations import parse_duration
 from kubesched.api.errors import ManifestError
-from kubesched.api.forked import Forked
 from kubesched.api.known_fields import unknown_fields
 from kubesched.api.list_stream import read_list_items
 from kubesched.api.manifest_text import json_document, json_lines, yaml_documents
@@ -176,10 +175,6 @@ def _read(paths: list[Path]) -> list[_Doc]:
     return docs
 
 
-#: above this many objects, half of them are checked on the machine's other core (see api/forked.py)
-PARALLEL_CHECKS_ABOVE = 4000
-
-
 @dataclass
 class _Findings:
     """What checking each document found: validation errors ``(path, message)`` and the paths of
@@ -189,19 +184,9 @@ class _Findings:
     unknown: list[list[str]]
 
 
-def _check(docs: list[_Doc]) -> _Findings:
+def _find(docs: list[_Doc]) -> _Findings:
     return _Findings([list(validate_object(d.obj, d.path_prefix)) for d in docs],
                      [unknown_fields(d.obj, d.path_prefix) for d in docs])
-
-
-def _find(docs: list[_Doc]) -> _Findings:
-    """Check every document; a big input in two halves at once, one in a forked child."""
-    if len(docs) <= PARALLEL_CHECKS_ABOVE:
-        return _check(docs)
-    half = len(docs) // 2
-    other = Forked(lambda: _check(docs[half:]))
-    first, second = _check(docs[:half]), other.result()
-    return _Findings(first.errors + second.errors, first.unknown + second.unknown)
 
 
 def _validate(docs: list[_Doc], findings: _Findings | None = None) -> None:
