@@ -12,8 +12,8 @@ as the ``kubesched`` script), its output thrown away:
   that runs the best mix of pods (Deployment pods under a PDB, a StatefulSet's, DaemonSets', a bare one)
 
 For each it reports the wall-clock time (process start to exit: interpreter, reading the file,
-the work, the output) and the child's peak RSS (``wait4``'s ``ru_maxrss``); a command that fails or
-runs past ``--timeout`` is a row saying so. The dumps' sizes on disk and the time taken to write them
+the work, the output) and the child's peak RSS (``wait4``'s ``ru_maxrss``); a command that fails, runs
+past ``--timeout`` or grows past ``--max-rss`` (it is then killed) is a row saying so. The dumps' sizes on disk and the time taken to write them
 are reported too.
 
 The cluster: nodes in 3 zones named as EKS names them (``--cloud gke``: as GKE does) in a general pool
@@ -581,43 +581,76 @@ def command_line(command: str, path: Path, meta: Obj) -> list[str]:
     raise ValueError(f"unknown command {command!r}")
 
 
-def run_once(argv: list[str], timeout: float) -> tuple[str, float, float, str]:
-    """Run ``argv`` (stdout to /dev/null) and wait for it: its status, wall-clock seconds, peak RSS
-    (MiB) and the last line it wrote to stderr. Past ``timeout`` seconds it is killed."""
+def memory_mib() -> float:
+    """The machine's memory (MiB)."""
+    with open("/proc/meminfo") as meminfo:
+        for line in meminfo:
+            if line.startswith("MemTotal:"):
+                return int(line.split()[1]) / 1024
+    return float("inf")
+
+
+def _rss_mib(pid: int) -> float:
+    try:
+        with open(f"/proc/{pid}/status") as status:
+            for line in status:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return 0.0
+
+
+def run_once(argv: list[str], timeout: float, max_rss_mib: float = float("inf")) -> tuple[str, float, float, str]:
+    """Run ``argv`` (stdout to /dev/null) and wait for it: its status (ok, exit N, signal N, timeout,
+    memory), wall-clock seconds, peak RSS (MiB, from ``wait4``) and the last line it wrote to stderr.
+    It is killed past ``timeout`` seconds, or once its RSS passes ``max_rss_mib`` (before the
+    machine runs out)."""
     with tempfile.TemporaryFile() as err:
         start = time.perf_counter()
         proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err,
                                 start_new_session=True)
-        timed_out = threading.Event()
+        done = threading.Event()
+        killed: list[str] = []
 
-        def kill() -> None:
-            timed_out.set()
+        def kill(why: str) -> None:
+            killed.append(why)
             try:
                 os.killpg(proc.pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
 
-        timer = threading.Timer(timeout, kill)
-        timer.start()
+        def watch() -> None:
+            while not done.wait(0.25):
+                if time.perf_counter() - start > timeout:
+                    return kill("timeout")
+                if _rss_mib(proc.pid) > max_rss_mib:
+                    return kill("memory")
+
+        watcher = threading.Thread(target=watch, daemon=True)
+        watcher.start()
         try:
             _, wait_status, usage = os.wait4(proc.pid, 0)
         except BaseException:
-            kill()
+            kill("interrupted")
             proc.wait()
             raise
         finally:
-            timer.cancel()
+            done.set()
+            watcher.join()
         seconds = time.perf_counter() - start
         proc.returncode = code = os.waitstatus_to_exitcode(wait_status)
         err.seek(0)
         lines = [line for line in err.read().decode(errors="replace").splitlines() if line.strip()]
-    if timed_out.is_set():
-        status = "timeout"
+    if killed:
+        status = killed[0]
     elif code == 0:
         status = "ok"
     else:
         status = f"exit {code}" if code > 0 else f"signal {-code}"
     detail = "" if status == "ok" else (lines[-1].strip()[:200] if lines else "")
+    if status == "memory":
+        detail = f"killed at {max_rss_mib:.0f} MiB RSS"
     return status, seconds, usage.ru_maxrss / 1024, detail
 
 
@@ -627,11 +660,11 @@ def kubesched_argv() -> list[str]:
 
 
 def run_commands(size: str, fmt: str, path: Path, meta: Obj, commands: list[str], timeout: float,
-                 log: Callable[[str], None] = print) -> list[Run]:
+                 max_rss_mib: float = float("inf"), log: Callable[[str], None] = print) -> list[Run]:
     runs = []
     for command in commands:
         argv = kubesched_argv() + command_line(command, path, meta)
-        status, seconds, rss, detail = run_once(argv, timeout)
+        status, seconds, rss, detail = run_once(argv, timeout, max_rss_mib)
         runs.append(Run(size, fmt, command, status, round(seconds, 2), round(rss, 1), detail))
         log(f"  {command:<13} {fmt:<5} {size:<12} {status:<8} {seconds:8.1f} s {rss:8.0f} MiB  {detail}")
     return runs
@@ -643,7 +676,7 @@ def table(dumps: list[Obj], runs: list[Run]) -> str:
     lines = [f"{'size':<12} {'format':<6} {'dump MiB':>9} {'command':<13} {'seconds':>9} {'peak RSS MiB':>13}  status",
              "-" * 78]
     for r in runs:
-        seconds = f"{r.seconds:.1f}" if r.status == "ok" else f">{r.seconds:.0f}" if r.status == "timeout" else "-"
+        seconds = f">{r.seconds:.0f}" if r.status == "timeout" else f"{r.seconds:.1f}"
         status = r.status if r.status == "ok" else f"{r.status}: {r.detail}" if r.detail else r.status
         lines.append(f"{r.size:<12} {r.format:<6} {mib[(r.size, r.format)]:>9.0f} {r.command:<13} {seconds:>9} "
                      f"{r.peak_rss_mib:>13.0f}  {status}")
@@ -685,6 +718,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--commands", type=_names(COMMANDS, "--commands"), default=list(COMMANDS),
                         help=f"comma-separated: {', '.join(COMMANDS)} (default: all)")
     parser.add_argument("--timeout", type=float, default=900, help="seconds a command may run (default 900)")
+    parser.add_argument("--max-rss", type=float, default=round(memory_mib() * 0.85 / 1024, 1), metavar="GIB",
+                        help="kill a command whose RSS passes this (default: 85%% of the machine's memory)")
     parser.add_argument("--keep", type=Path, metavar="DIR", help="keep the dumps here and use them again next time")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--cloud", choices=sorted(CLOUDS), default="eks", help="node names and pools as on this cloud")
@@ -712,7 +747,7 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             for row in rows:
                 runs += run_commands(row["size"], row["format"], Path(row["path"]), meta, args.commands, args.timeout,
-                                     log)
+                                     args.max_rss * 1024, log)
     if not args.generate_only:
         log("")
         log(table(dumps, runs))

@@ -133,6 +133,9 @@ def test_a_failing_or_slow_command_is_a_row_not_a_crash() -> None:
         "exit 1", "no such pod")
     status, seconds, _, _ = production_dump.run_once([sys.executable, "-c", "import time; time.sleep(30)"], 0.5)
     assert status == "timeout" and seconds < 10
+    grow = "import time; b = bytearray(300 * 2**20); b[::4096] = b'x' * len(b[::4096]); time.sleep(30)"
+    status, seconds, rss, detail = production_dump.run_once([sys.executable, "-c", grow], 60, max_rss_mib=200)
+    assert (status, detail) == ("memory", "killed at 200 MiB RSS") and seconds < 10 and rss > 200
 
 
 def test_the_benchmark_runs_from_its_command_line_and_keeps_its_dumps(tmp_path: Path) -> None:
