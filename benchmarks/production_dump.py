@@ -9,7 +9,8 @@ as the ``kubesched`` script), its output thrown away:
 * ``explain``: ``kubesched explain NS/POD DUMP``, POD one of the pending pods (one too big for any node)
 * ``all-pending``: ``kubesched explain --all-pending DUMP -A``
 * ``whatif-drain``: ``kubesched whatif DUMP --drain NODE --ignore-daemonsets --force``, NODE the node
-  that runs the best mix of pods (Deployment pods under a PDB, a StatefulSet's, DaemonSets', a bare one)
+  that runs the best mix of pods (a StatefulSet's, Deployment pods under a PDB, DaemonSets', and a bare
+  pod put there for ``--force`` to delete)
 
 For each it reports the wall-clock time (process start to exit: interpreter, reading the file,
 the work, the output) and the child's peak RSS (``wait4``'s ``ru_maxrss``); a command that fails, runs
@@ -62,7 +63,7 @@ from kubesched.testkit.dumps import FORMATS, ClusterDump
 Obj = dict[str, Any]
 
 #: bumped whenever the generated dumps change, so that kept dumps of another version are made again
-VERSION = 1
+VERSION = 2
 SIZES = {"small": (1000, 20000), "wide": (5000, 20000), "large": (5000, 150000)}
 COMMANDS = ("simulate", "explain", "all-pending", "whatif-drain")
 GPU = "nvidia.com/gpu"
@@ -413,10 +414,12 @@ class _Builder:
                           healthy=replicas, expected=replicas)
         self.pdb_apps.add((namespace, name))
 
-    def add_bare_pods(self, count: int) -> None:
+    def add_bare_pods(self, count: int, first_on: _Node) -> None:
+        """``count`` pods without a controller (``kubectl run``), the first on ``first_on``."""
         general = [n for n in self.nodes if n.pool < 2]
         for i in range(count):
-            node = self._place(general, 100, 128)
+            node = first_on if i == 0 and first_on.cpu_m >= 100 and first_on.memory_mi >= 128 and first_on.pods \
+                else self._place(general, 100, 128)
             assert node is not None
             name = f"debug-{self.rng.choice(('shell', 'netshoot', 'curl', 'psql'))}-{i}"
             self._take(node, 100, 128, 0, "", f"default/{name}")
@@ -469,15 +472,14 @@ class _Builder:
                 self.explain_pod = f"reporting/{pods[0]['metadata']['name']}"
         self.counts["pending pods"] = self.n_pending
 
-    def drain_node(self) -> tuple[str, int]:
+    def drain_node(self) -> _Node:
         """The general node that runs the best mix: most kinds of owner, then pods under a PDB, then pods."""
         def score(node: _Node) -> tuple[int, int, int, str]:
             kinds = {kind for kind, _ in node.hosts}
             guarded = sum(1 for kind, key in node.hosts if kind == "ReplicaSet"
                           and tuple(key.split("/", 1)) in self.pdb_apps)
             return len(kinds), min(guarded, 3), len(node.hosts), node.name
-        best = max((n for n in self.nodes if n.pool < 2), key=score)
-        return best.name, len(best.hosts)
+        return max((n for n in self.nodes if n.pool < 2), key=score)
 
     def build(self) -> tuple[ClusterDump, Obj]:
         self.add_classes()
@@ -491,16 +493,17 @@ class _Builder:
         if budget < 1:
             raise SystemExit(f"{self.n_pods} pods are too few for {self.n_nodes} nodes' DaemonSets and the rest")
         self.add_deployments(budget)
-        self.add_bare_pods(bare)
+        drain = self.drain_node()
+        self.add_bare_pods(bare, drain)  # `--force` has one to delete there
         self.add_pending()
-        drain, drained_pods = self.drain_node()
         self.dump.sort()
         general = [n for n in self.nodes if n.pool < 2]
         pool = self.cloud.pools[0]
         used_cpu = 1 - sum(n.cpu_m for n in general) / sum(self.cloud.pools[n.pool].cpu_m for n in general)
         assert len(self.dump.pods) == self.n_pods, (len(self.dump.pods), self.n_pods)
         meta = {"version": VERSION, "nodes": self.n_nodes, "pods": self.n_pods, "cloud": self.cloud_name,
-                "explain_pod": self.explain_pod, "drain_node": drain, "drain_node_pods": drained_pods,
+                "explain_pod": self.explain_pod, "drain_node": drain.name, "drain_node_pods": len(drain.hosts),
+                "drain_node_kinds": dict(Counter(kind or "none (bare)" for kind, _ in drain.hosts)),
                 "requested_cpu_share": round(used_cpu, 3), "general_pool": pool.instance_type,
                 "counts": dict(self.counts) | {"pdbs": len(self.dump.pdbs), "classes": len(self.dump.classes)}}
         return self.dump, meta

@@ -108,7 +108,10 @@ def test_the_dump_is_a_cluster_as_kubectl_lists_it(dumps, fmt: str) -> None:
     assert set(per_daemonset.values()) == {NODES} and len(per_daemonset) == meta["counts"]["daemonsets"]
     explained = next(p for p in pods if f"{p['metadata']['namespace']}/{p['metadata']['name']}" == meta["explain_pod"])
     assert not explained["spec"].get("nodeName")
-    assert sum(1 for p in pods if p["spec"].get("nodeName") == meta["drain_node"]) == meta["drain_node_pods"]
+    drained = [p for p in pods if p["spec"].get("nodeName") == meta["drain_node"]]
+    assert len(drained) == meta["drain_node_pods"]
+    kinds = {(p["metadata"].get("ownerReferences") or [{"kind": None}])[0]["kind"] for p in drained}
+    assert {None, "DaemonSet", "ReplicaSet"} <= kinds  # a bare pod for --force, DaemonSets' for --ignore-daemonsets
 
 
 @pytest.mark.parametrize("fmt", ["yaml", "json"])
