@@ -5,6 +5,7 @@ measured by running the benchmark, never by a test)."""
 from __future__ import annotations
 
 import json
+import string
 import sys
 from collections import Counter
 from pathlib import Path
@@ -152,3 +153,33 @@ def test_the_benchmark_runs_from_its_command_line_and_keeps_its_dumps(tmp_path: 
     again = json.loads((tmp_path / "out.json").read_text())
     assert again["dumps"][0]["write_seconds"] is None  # the kept dump, not written again
     assert again["runs"][0]["command"] == "explain" and again["runs"][0]["status"] == "ok"
+
+
+TRICKY = ["", "...", "...x", "---", "-", "- a", "?", ":", "a:", "a: b", "a:b", "k:{\"uid\":\"x\"}", "true", "True", "yes",
+          "off", "null", "~", "=", "<<", "1", "1.5", "0x1F", "1_000", "+1", ".5", ".inf", "2026-11-20T09:30:00Z",
+          "2026-11-20", "a#b", "a #b", "#a", "'", "it's", '"', 'a"b', "é", "a\nb", "a,b", "[x]", "{x}", "x[0]", "@a",
+          "a@b", "/dev/termination-log", ".", "a b", "kubelet is posting ready status",
+          "0/5000 nodes are available: 250 Insufficient nvidia.com/gpu, 4750 node(s) didn't match Pod's node "
+          "affinity/selector. preemption: 0/5000 nodes are available: 4750 Preemption is not helpful for scheduling.",
+          "x" * 130, "10.0.0.1", "1e3", "0o17", "012", "-1", "2000001000", "%a", "&a", "*a", "!a", "|", ">", "`a"]
+
+
+def test_the_fast_yaml_writer_writes_what_pyyaml_writes() -> None:
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from kubesched.testkit.dumps import yaml_item
+
+    scalars = st.one_of(st.sampled_from(TRICKY), st.integers(-10, 10**10), st.booleans(), st.none(),
+                        st.text(alphabet=string.printable, max_size=12))
+    values = st.recursive(scalars, lambda inner: st.one_of(
+        st.lists(inner, max_size=3), st.dictionaries(st.one_of(st.sampled_from(TRICKY), st.text(alphabet=string.printable, max_size=8)),
+                                                     inner, max_size=4)), max_leaves=25)
+    items = st.dictionaries(st.one_of(st.sampled_from(TRICKY), st.text(max_size=8)), values, min_size=1, max_size=5)
+
+    @settings(max_examples=400, deadline=None)
+    @given(items)
+    def check(item: dict[str, Any]) -> None:
+        assert yaml_item(item) == yaml.dump([item], Dumper=_NoAliases, sort_keys=True)
+
+    check()

@@ -150,7 +150,7 @@ _WIDTH = 80
 
 
 class _Fallback(Exception):
-    """An item that :func:`_yaml_lines` cannot write byte for byte as PyYAML does."""
+    """An item that :func:`yaml_item` cannot write byte for byte as PyYAML does."""
 
 
 @functools.lru_cache(maxsize=1 << 12)
@@ -165,7 +165,7 @@ def _pyyaml_scalar(value: str) -> str | None:
 def _scalar(value: Any, column: int) -> str:
     """``value`` as PyYAML writes a scalar that starts at ``column``."""
     if isinstance(value, str):
-        if _PLAIN.fullmatch(value) and not value.endswith(":"):
+        if _PLAIN.fullmatch(value) and not value.endswith(":") and not value.startswith("..."):
             if _RESOLVER.resolve(yaml.ScalarNode, value, (True, False)) == _STR_TAG:
                 return value
             return f"'{value}'"
