@@ -21,6 +21,8 @@ from harness import Measurement  # noqa: E402
 
 KUBE_HINT = "real-cluster backend against the fake API server: python benchmarks/kube_fakeapi.py"
 BIG_HINT = "a big cluster end to end (kubesched simulate): python benchmarks/big_cluster.py --nodes 50000 --pods 200000"
+DUMP_HINT = ("production-size kubectl dumps, each command a user runs on them timed end to end: "
+             "python benchmarks/production_dump.py --sizes small,large")
 
 
 def shapes(nodes: int) -> list[Callable[[], Measurement]]:
@@ -72,6 +74,7 @@ def main() -> None:
             print(shape().line(), flush=True)
     print(KUBE_HINT)
     print(BIG_HINT)
+    print(DUMP_HINT)
 
 
 if __name__ == "__main__":
