@@ -3,8 +3,9 @@
 
 from __future__ import annotations
 
+import functools
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from functools import lru_cache
 from typing import Any
 
@@ -56,6 +57,34 @@ def _qualified_name(value: str) -> bool:
 @lru_cache(maxsize=_MEMO)
 def _label_value(value: str) -> bool:
     return not value or (len(value) <= 63 and _QUALIFIED_NAME_RE.fullmatch(value) is not None)
+
+
+#: how many passing values each :func:`passed_once` check remembers
+_PASSED_MEMO = 1 << 16
+
+
+def passed_once(check: Callable[[Any, str, Errors], None]) -> Callable[[Any, str, Errors], None]:
+    """``check`` (a pure check of a value, whose path only words its messages) run once per distinct
+    value that passes it: a dump's pods repeat the same tolerations, affinities and spreading
+    constraints thousands of times. Values are told apart by ``repr``, which tells apart every value
+    JSON or YAML can give (``1``, ``1.0``, ``True``, ``nan``, ``"1"``); a value that fails is checked
+    again each time, so its errors are always reported in full, at its own path."""
+    passed: set[str] = set()
+
+    @functools.wraps(check)
+    def run(value: Any, path: str, errs: Errors) -> None:
+        if value is None:
+            check(value, path, errs)
+            return
+        key = repr(value)
+        if key in passed:
+            return
+        before = len(errs)
+        check(value, path, errs)
+        if len(errs) == before and len(passed) < _PASSED_MEMO:
+            passed.add(key)
+
+    return run
 
 
 def key_path(path: str, key: object) -> str:

@@ -27,6 +27,7 @@ from kubesched.api._checks import (
     expect_str,
     idx_path,
     key_path,
+    passed_once,
 )
 from kubesched.api.errors import InvalidQuantity
 from kubesched.api.quantity import parse_quantity
@@ -123,6 +124,7 @@ def _check_pod_affinity_term(term: Any, path: str, errs: Errors) -> None:
             expect_str(k, idx_path(key_path(path, field), i), errs, required=True)
 
 
+@passed_once
 def check_affinity(value: Any, path: str, errs: Errors) -> None:
     aff = expect_dict(value, path, errs)
     if aff is None:
@@ -158,6 +160,7 @@ def check_affinity(value: Any, path: str, errs: Errors) -> None:
                 _check_pod_affinity_term(pd.get("podAffinityTerm"), key_path(p, "podAffinityTerm"), errs)
 
 
+@passed_once
 def check_tolerations(value: Any, path: str, errs: Errors) -> None:
     for i, tol in enumerate(expect_list(value, path, errs) or []):
         p = idx_path(path, i)
@@ -201,10 +204,31 @@ def check_taints(value: Any, path: str, errs: Errors) -> None:
             seen.add((key, effect))
 
 
+#: containers whose fields (name, image, resources, ports, restartPolicy) passed, as in _check_container
+_PASSED_CONTAINERS: set[str] = set()
+
+
 def _check_container(c: Any, path: str, errs: Errors, names: set[str], *, init: bool) -> None:
     d = expect_dict(c, path, errs)
     if d is None:
         return
+    # the fields checked below, apart from the duplicate name (which depends on the other containers)
+    key = repr((init, d.get("name"), d.get("image"), d.get("resources"), d.get("ports"), d.get("restartPolicy")))
+    if key in _PASSED_CONTAINERS:
+        name = d["name"]
+        if name in names:
+            errs.append((key_path(path, "name"), f'duplicate container name "{name}"'))
+        names.add(name)
+        return
+    raw_name = d.get("name")
+    duplicate = isinstance(raw_name, str) and raw_name != "" and raw_name in names
+    before = len(errs)
+    _check_container_fields(d, path, errs, names, init=init)
+    if len(errs) - before == int(duplicate) and len(_PASSED_CONTAINERS) < 1 << 16:
+        _PASSED_CONTAINERS.add(key)
+
+
+def _check_container_fields(d: dict[str, Any], path: str, errs: Errors, names: set[str], *, init: bool) -> None:
     name = expect_str(d.get("name"), key_path(path, "name"), errs, required=True, non_empty=True)
     if name:
         check_dns_label(name, key_path(path, "name"), errs)
@@ -243,6 +267,7 @@ def _check_container(c: Any, path: str, errs: Errors, names: set[str], *, init: 
             errs.append((key_path(path, "restartPolicy"), "may not be set for non-init containers"))
 
 
+@passed_once
 def _check_spread_constraints(value: Any, path: str, errs: Errors) -> None:
     for i, c in enumerate(expect_list(value, path, errs) or []):
         p = idx_path(path, i)

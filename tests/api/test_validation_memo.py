@@ -1,0 +1,48 @@
+"""Checks that remember the values that passed still report every failing value, at its own path."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kubesched.api.validation import validate_object
+
+
+def _pod(name: str, **spec: Any) -> dict[str, Any]:
+    containers = spec.pop("containers", [{"name": "c", "image": "i", "resources": {"requests": {"cpu": "1"}}}])
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "default"},
+            "spec": {"containers": containers, **spec}}
+
+
+def _errors(obj: dict[str, Any], prefix: str = "") -> list[tuple[str, str]]:
+    return list(validate_object(obj, prefix))
+
+
+def test_a_value_that_passed_once_passes_again_and_one_that_failed_fails_at_each_path() -> None:
+    good = [{"key": "k", "operator": "Exists", "effect": "NoSchedule"}]
+    bad = [{"key": "k", "operator": "Exists", "value": "v"}]
+    assert _errors(_pod("a", tolerations=good)) == []
+    assert _errors(_pod("b", tolerations=good)) == []
+    first = _errors(_pod("c", tolerations=bad), "items[3]")
+    second = _errors(_pod("d", tolerations=bad), "items[4]")
+    assert first == [("items[3].spec.tolerations[0].value", "must be empty when `operator` is 'Exists'")]
+    assert second == [("items[4].spec.tolerations[0].value", "must be empty when `operator` is 'Exists'")]
+
+
+def test_values_equal_in_python_but_not_in_type_are_told_apart() -> None:
+    seconds = {"key": "k", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 30}
+    assert _errors(_pod("a", tolerations=[seconds])) == []
+    as_float = _errors(_pod("b", tolerations=[{**seconds, "tolerationSeconds": 30.0}]))
+    as_bool = _errors(_pod("c", tolerations=[{**seconds, "tolerationSeconds": True}]))
+    assert as_float and as_bool  # 30.0 == 30 == True in Python; not an integer in Kubernetes
+
+
+def test_duplicate_container_names_are_found_when_each_container_passed_before() -> None:
+    container = {"name": "app", "image": "i"}
+    assert _errors(_pod("a", containers=[container])) == []
+    errors = _errors(_pod("b", containers=[dict(container), dict(container)]))
+    assert errors == [("spec.containers[1].name", 'duplicate container name "app"')]
+    # a container that failed once fails again, with its duplicate reported in the same order
+    bad = {"name": "Bad_Name", "image": "i"}
+    one = _errors(_pod("c", containers=[bad, dict(bad)]))
+    two = _errors(_pod("d", containers=[bad, dict(bad)]))
+    assert one == two and [p for p, _ in one].count("spec.containers[1].name") == 2
