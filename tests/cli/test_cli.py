@@ -151,3 +151,21 @@ def test_progress_is_reported_within_a_long_instant() -> None:
     assert [s.running for s in within] == sorted(s.running for s in within)
     assert all(s.pending + s.running == 1000 for s in within)
     assert seen[-1].running == 1000 and seen[-1].pending == 0
+
+
+def test_whatif_on_a_big_cluster_tabulates_only_the_classes_and_namespaces_that_change(tmp_path: Path) -> None:
+    from kubesched.testkit.dumps import ClusterDump
+
+    dump = ClusterDump()
+    for i in range(4):
+        dump.node(f"node-{i}", cpu="8")
+    for k in range(25):  # 25 (namespace, class) pairs, only the drained node's pods move
+        dump.deployment(f"app-{k}", 1, [f"node-{1 + k % 3}"], namespace=f"team-{k}")
+    dump.deployment("web", 2, ["node-0", "node-0"], namespace="shop")
+    path = tmp_path / "snap.yaml"
+    path.write_text(yaml.safe_dump(dump.as_list(with_workloads=True)))
+    out = CliRunner().invoke(cli, ["whatif", str(path), "--drain", "node-0", "--ignore-daemonsets", "--force"],
+                             terminal_width=200)
+    assert out.exit_code == 0, out.output
+    assert "team-3" not in out.output.split("Impact per PriorityClass")[-1]
+    assert "pair(s) with no change are not shown" in out.output

@@ -50,6 +50,10 @@ def why_nothing_changed(diff: dict[str, Any]) -> str | None:
     return reason
 
 
+#: up to this many (namespace, PriorityClass) pairs the impact table lists every one, else the changed ones
+IMPACT_ROWS_SHOWN_WHOLE = 20
+
+
 def render_whatif(console: Console, diff: dict[str, Any]) -> None:
     changes = escape("; ".join(diff["changes"]) or "(no change)")
     console.print(f"[bold]What if[/] {changes} — {escape(diff['scenario'])}, seed {diff['seed']}")
@@ -82,13 +86,22 @@ def render_whatif(console: Console, diff: dict[str, Any]) -> None:
         console.print("Pods on another node: " + ", ".join(f"{p['pod']} {p['from']} → {p['to']}" for p in diff["moved"]))
     for drain in diff.get("drains", []):
         render_drain(console, drain)
+    changed_rows = [r for r in diff["impact"] if any(r[f"{what}Before"] != r[f"{what}After"]
+                                                     for what in ("running", "pending", "preempted"))]
+    if len(diff["impact"]) <= IMPACT_ROWS_SHOWN_WHOLE:
+        changed_rows = diff["impact"]
     impact = Table(title="Impact per PriorityClass and namespace", title_justify="left")
     for col in ("namespace", "PriorityClass", "running", "pending", "preempted"):
         impact.add_column(col)
-    for r in diff["impact"]:
+    for r in changed_rows:
         impact.add_row(r["namespace"], r["priorityClass"], f"{r['runningBefore']} → {r['runningAfter']}",
                        f"{r['pendingBefore']} → {r['pendingAfter']}", f"{r['preemptedBefore']} → {r['preemptedAfter']}")
-    console.print(impact)
+    if changed_rows:
+        console.print(impact)
+    unchanged = len(diff["impact"]) - len(changed_rows)
+    if unchanged:
+        console.print(f"Impact: {unchanged} (namespace, PriorityClass) pair(s) with no change are not shown "
+                      f"({'none changed' if not changed_rows else f'{len(changed_rows)} changed'}; -o json lists all).")
 
 
 def render_drain(console: Console, drain: dict[str, Any]) -> None:
