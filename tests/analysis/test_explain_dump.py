@@ -82,3 +82,33 @@ def test_preemption_policy_never_says_whom_preemption_would_cost(tmp_path: Path)
     assert data["preemption"]["outcome"] == "not eligible"
     assert data["preemptionIfAllowed"]["outcome"] == "would preempt"
     assert data["upstreamMessage"].endswith("preemption: not eligible due to preemptionPolicy=Never..")
+
+
+def test_the_message_without_detail_is_the_one_with_it(tmp_path: Path) -> None:
+    """`explain --all-pending` works the message out from the filters run over all nodes at once,
+    as a scheduling cycle does: it is the message the node-by-node diagnosis gives, for pods held
+    back by resources, taints, anti-affinity, node affinity, spreading and a Never policy."""
+    import sys
+
+    from kubesched.analysis.diagnose import diagnose
+    from kubesched.sim import simulate
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+    from production_dump import ensure_dumps
+
+    ensure_dumps(tmp_path, 60, 1500, ["json"], log=lambda _: None)
+    outcome = simulate(next(p for p in tmp_path.glob("*.json") if not p.name.endswith(".meta.json")), explain=True)
+    pending = [k for k, p in outcome.result["pods"].items() if p["phase"] == "Pending"]
+    assert len(pending) > 10
+    for key in pending:
+        namespace, name = key.split("/", 1)
+        light = diagnose(outcome.scheduler, namespace, name, detail=False)
+        full = diagnose(outcome.scheduler, namespace, name)
+        assert light.upstream_message == full.upstream_message, key
+        assert light.preemption == full.preemption, key
+    path, names = _dump(tmp_path)
+    small = simulate(path, explain=True)
+    for key in (f"data/{names['db']}", f"shop/{names['web']}"):
+        namespace, name = key.split("/", 1)
+        assert diagnose(small.scheduler, namespace, name, detail=False).upstream_message == \
+            diagnose(small.scheduler, namespace, name).upstream_message

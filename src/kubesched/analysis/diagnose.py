@@ -6,6 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from kubesched.analysis.hints import plugin_hints
 from kubesched.analysis.volume_hints import claim_hints
 from kubesched.scheduler.cache import Cache
@@ -98,8 +100,11 @@ def _extender_verdicts(fwk: Framework, pod: PodInfo, cache: Cache, result: PodDi
     return None
 
 
-def diagnose(scheduler: Scheduler, namespace: str, name: str) -> PodDiagnosis:
-    """Diagnose a pod against the scheduler's current cache (no side effects on the cluster)."""
+def diagnose(scheduler: Scheduler, namespace: str, name: str, *, detail: bool = True) -> PodDiagnosis:
+    """Diagnose a pod against the scheduler's current cache (no side effects on the cluster).
+    Without ``detail``, only what kube-scheduler would report is worked out (``upstream_message``,
+    ``pre_filter``, ``preemption``): the filters run over all nodes at once, as a scheduling cycle
+    runs them, instead of node by node with every failing filter and its hints."""
     obj = scheduler.cluster.get("Pod", namespace, name)
     if obj is None:
         raise KeyError(f"pod {namespace}/{name} not found")
@@ -129,10 +134,18 @@ def diagnose(scheduler: Scheduler, namespace: str, name: str) -> PodDiagnosis:
     lookup = scheduler.cluster.get
     _, pre_status = fwk.run_pre_filter(state, pod)
     first_failures: dict[str, Status] = {}
+    fits: bool | None = None  # whether some node passes the filters, when worked out without verdicts
     if pre_status is not None:
         result.pre_filter = f"{pre_status.plugin}: {pre_status.message()}"
         result.pre_filter_hints = claim_hints(pod, lookup)
         first_failures = {n.name: pre_status for n in cache.node_infos}
+    elif not detail and not fwk.extenders:
+        nodes = cache.node_infos
+        alive, first_fail, known = fwk.filter_all(state, pod, cache)
+        failed = np.flatnonzero(~alive)
+        found = fwk.statuses_for(state, pod, cache, failed, first_fail, known)
+        first_failures = {nodes[j].name: st for j, st in zip(failed.tolist(), found)}
+        fits = bool(alive.any())
     else:
         volumes = scheduler.cluster.list("PersistentVolume") if pod.spec.get("volumes") else []
         for info in cache.node_infos:
@@ -156,7 +169,7 @@ def diagnose(scheduler: Scheduler, namespace: str, name: str) -> PodDiagnosis:
             if error is not None:  # upstream fails the attempt with the extender's error
                 result.upstream_message = error
                 return result
-    pending = pre_status is not None or not any(v.fits for v in result.verdicts)
+    pending = pre_status is not None or not (fits if fits is not None else any(v.fits for v in result.verdicts))
     if first_failures and pending:
         result.upstream_message = fit_error_message(
             cache.num_nodes(), pre_status.message() if pre_status else "", first_failures.values(), ""

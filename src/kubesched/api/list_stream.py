@@ -133,7 +133,7 @@ def _parse_yaml_items(text: bytes, items: list[Any], tidy: Tidy, file: str) -> N
     for first in range(0, len(starts), YAML_ITEMS_PER_PIECE):
         last = first + YAML_ITEMS_PER_PIECE
         piece = text[starts[first]:starts[last]] if last < len(starts) else text[starts[first]:]
-        docs = yaml_documents(piece.decode("utf-8"), file)
+        docs = yaml_documents(piece, file)
         if len(docs) != 1 or not isinstance(docs[0][1], list):
             raise _NotTheLayout
         parsed = docs[0][1]
@@ -145,7 +145,7 @@ def _parse_yaml_items(text: bytes, items: list[Any], tidy: Tidy, file: str) -> N
 
 
 def _yaml_rest(tail: bytes, file: str) -> dict[str, Any]:
-    docs = yaml_documents((b"apiVersion: v1\n" + tail).decode("utf-8"), file)
+    docs = yaml_documents(b"apiVersion: v1\n" + tail, file)
     if len(docs) != 1 or not isinstance(docs[0][1], dict) or docs[0][1].get("kind") != "List" \
             or "items" in docs[0][1]:
         raise _NotTheLayout

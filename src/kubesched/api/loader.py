@@ -130,7 +130,7 @@ def _read_file(path: Path) -> list[_Doc]:
         if suffix == ".json":
             raw = [(1, json_document(data, file))]
         elif raw is None:
-            raw = yaml_documents(data.decode("utf-8"), file)
+            raw = yaml_documents(data, file)
     except (OSError, UnicodeDecodeError) as exc:
         raise ManifestError(f"cannot read file: {exc}", file=file) from exc
     out: list[_Doc] = []

@@ -81,7 +81,7 @@ _UNSAFE = tuple(re.compile(pattern.encode(), re.MULTILINE) for pattern in (
     rf"- ++{_FIRST}(?:{_VALUE}|{_KEY})",  # after a sequence entry's dash
     rf"\n *+{_FIRST}(?:{_VALUE}|{_KEY})",  # at a line's start
     rf"\A *+{_FIRST}(?:{_VALUE}|{_KEY})",  # at the text's start
-    r"^%",  # directives
+    r"\n%",  # directives (one at the very start is looked for apart: see plain_yaml)
 ))
 
 
@@ -89,20 +89,21 @@ def plain_yaml(data: bytes) -> bool:
     """Whether the UTF-8 ``data`` keeps to the YAML both readers read alike (see the module's
     description). False positives only cost speed; there are no false negatives by design, and
     the differential test looks for them."""
-    return not any(pattern.search(data) for pattern in _UNSAFE)
+    return not data.startswith(b"%") and not any(pattern.search(data) for pattern in _UNSAFE)
 
 
 # -- YAML -----------------------------------------------------------------------------------------------
-def yaml_documents(text: str, file: str) -> list[tuple[int, Any]]:
-    """The documents of a YAML stream as ``(1-based number, object)``; raises ManifestError."""
+def yaml_documents(text: str | bytes, file: str) -> list[tuple[int, Any]]:
+    """The documents of a YAML stream (text, or UTF-8 bytes) as ``(1-based number, object)``;
+    raises ManifestError (UnicodeDecodeError for bytes that are not UTF-8)."""
     with collector_paused():
-        data = text.encode("utf-8")
+        data = text.encode("utf-8") if isinstance(text, str) else text
         if _ryml is not None and plain_yaml(data):
             try:
                 return _fast_yaml_documents(data)
             except Exception:  # noqa: BLE001 - the general reader decides, and words the error
                 pass
-        return _general_yaml_documents(text, file)
+        return _general_yaml_documents(text if isinstance(text, str) else text.decode("utf-8"), file)
 
 
 def _fast_yaml_documents(data: bytes) -> list[tuple[int, Any]]:

@@ -106,7 +106,7 @@ def _render_pending(console: Console, scheduler: Any, result: dict[str, Any], na
         ns, name = key.split("/", 1)
         if pod["phase"] != "Pending" or (namespace is not None and ns != namespace):
             continue
-        d = diagnose(scheduler, ns, name)
+        d = diagnose(scheduler, ns, name, detail=False)
         why = d.upstream_message or d.pre_filter or ("bound, not started yet" if d.node else "waiting to be tried")
         table.add_row(key, str(pod["priority"]), why)
         rows += 1
