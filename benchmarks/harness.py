@@ -16,6 +16,7 @@ import time
 import tracemalloc
 from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -26,6 +27,16 @@ from kubesched.des.clock import EventLoop
 from kubesched.des.heap import long_lived_heap
 from kubesched.scheduler.loop import SchedulerLoop
 from kubesched.scheduler.scheduler import Scheduler
+
+
+def write_kubeconfig(directory: Path, url: str) -> Path:
+    """A kubeconfig for an API server at ``url`` (a token the fake API server takes), in ``directory``."""
+    path = directory / "kubeconfig"
+    path.write_text(
+        f"apiVersion: v1\nkind: Config\nclusters:\n- name: f\n  cluster:\n    server: {url}\n"
+        "users:\n- name: u\n  user:\n    token: t\ncontexts:\n- name: f\n  context:\n"
+        "    cluster: f\n    user: u\ncurrent-context: f\n")
+    return path
 
 
 def size_parser(description: str | None, measured: int = 1000) -> argparse.ArgumentParser:

@@ -20,7 +20,7 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 
 import numpy as np
-from harness import Measurement
+from harness import Measurement, write_kubeconfig
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "kube"))
 
@@ -70,11 +70,7 @@ def run(nodes: int = 100, pods: int = 1000, qps: float = 50.0, burst: int = 100)
     try:
         url = parent.recv()
         with tempfile.TemporaryDirectory() as tmp:
-            kubeconfig = Path(tmp) / "kubeconfig"
-            kubeconfig.write_text(
-                f"apiVersion: v1\nkind: Config\nclusters:\n- name: f\n  cluster:\n    server: {url}\n"
-                "users:\n- name: u\n  user:\n    token: t\ncontexts:\n- name: f\n  context:\n"
-                "    cluster: f\n    user: u\ncurrent-context: f\n")
+            kubeconfig = write_kubeconfig(Path(tmp), url)
             cluster = KubeCluster(load_api_client(str(kubeconfig)), profiles=[PROFILE], identity="bench",
                                   client_options=ClientOptions(qps=qps, burst=burst))
         scheduler = Scheduler(cluster, CONFIG, np.random.default_rng(0), wall_clock)

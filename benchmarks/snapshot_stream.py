@@ -23,6 +23,8 @@ import time
 from multiprocessing.connection import Connection
 from pathlib import Path
 
+from harness import write_kubeconfig
+
 KUBE_TESTS = Path(__file__).resolve().parents[1] / "tests" / "kube"
 
 
@@ -92,11 +94,7 @@ def main() -> None:
     try:
         url = parent.recv()
         with tempfile.TemporaryDirectory() as tmp:
-            kubeconfig = Path(tmp) / "kubeconfig"
-            kubeconfig.write_text(
-                f"apiVersion: v1\nkind: Config\nclusters:\n- name: f\n  cluster:\n    server: {url}\n"
-                "users:\n- name: u\n  user:\n    token: t\ncontexts:\n- name: f\n  context:\n"
-                "    cluster: f\n    user: u\ncurrent-context: f\n")
+            kubeconfig = write_kubeconfig(Path(tmp), url)
             _, idle = _run("idle", str(kubeconfig), "")
             print(f"{a.pods} pods, {a.nodes} nodes; a process that only imported: max RSS {idle:.0f} MiB", flush=True)
             for mode in [*a.formats, *(["in-memory"] if a.in_memory else [])]:
