@@ -169,3 +169,23 @@ def test_whatif_on_a_big_cluster_tabulates_only_the_classes_and_namespaces_that_
     assert out.exit_code == 0, out.output
     assert "team-3" not in out.output.split("Impact per PriorityClass")[-1]
     assert "pair(s) with no change are not shown" in out.output
+
+
+def test_production_size_runs_are_summarised_by_namespace_and_node_shape(tmp_path: Path) -> None:
+    """Thousands of workloads, and cloud node names that name no pool: one row per namespace and
+    one per node shape, not a row per workload or per node."""
+    from kubesched.testkit.builders import make_deployment, make_node, make_pod
+
+    objects = [make_node(f"ip-10-0-{i}-7.ec2.internal", cpu="4" if i % 3 else "16") for i in range(210)]
+    objects += [make_deployment(f"svc{k}", 5, make_pod(f"svc{k}", cpu="10m"), namespace=f"team-{k % 3}")
+                for k in range(50)]
+    path = tmp_path / "big.yaml"
+    path.write_text(yaml.safe_dump_all(objects))
+    out = CliRunner().invoke(cli, ["simulate", str(path), "--no-progress"], env={"COLUMNS": "120"})
+    assert out.exit_code == 0, out.output
+    assert "Pods by namespace (250" in out.output
+    rows = {line.split("│")[1].strip(): line for line in out.output.splitlines() if line.startswith("│")}
+    assert [rows[f"team-{n}"].split("│")[2].strip() for n in range(3)] == ["85", "85", "80"]
+    assert "Nodes by shape (210" in out.output
+    shapes = {k: v.split("│")[2].strip() for k, v in rows.items() if " cpu / " in k}
+    assert sorted(shapes.values()) == ["140", "70"] and len(shapes) == 2

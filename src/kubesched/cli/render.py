@@ -142,6 +142,10 @@ def _generated(word: str) -> bool:
     return all(c in "bcdfghjklmnpqrstvwxz2456789" for c in word)
 
 
+#: above this many workloads (pools), the summary counts pods per namespace (nodes per shape)
+SUMMARY_GROUPS = 40
+
+
 def pool_of(node: str) -> str:
     """A node's pool, judged by its name: the name without its last dash-separated part."""
     head, sep, _ = node.rpartition("-")
@@ -149,30 +153,51 @@ def pool_of(node: str) -> str:
 
 
 def _pods_summary(console: Console, result: dict[str, Any]) -> None:
+    """Pods counted by phase per workload (judged by name), or per namespace when there are more
+    workloads than a table reads well (a production cluster has thousands)."""
     groups: dict[str, Counter[str]] = {}
     for key, pod in result["pods"].items():
         groups.setdefault(workload_of(key), Counter())[pod["phase"]] += 1
+    what, title = "workload (by pod name)", f"Pods by workload ({len(result['pods']):,} pods; --pods all lists each)"
+    if len(groups) > SUMMARY_GROUPS:
+        by_namespace: dict[str, Counter[str]] = {}
+        for workload, counts in groups.items():
+            by_namespace.setdefault(workload.partition("/")[0], Counter()).update(counts)
+        what = "namespace"
+        title = (f"Pods by namespace ({len(result['pods']):,} pods in {len(groups):,} workloads; "
+                 "--pods all lists each)")
+        groups = by_namespace
     seen = {phase for counts in groups.values() for phase in counts}
     phases = [p for p in ("Running", "Pending", "Succeeded", "Failed", "Terminating", "Deleted") if p in seen]
-    table = Table(title=f"Pods by workload ({len(result['pods']):,} pods; --pods all lists each)",
-                  title_justify="left")
-    table.add_column("workload (by pod name)", no_wrap=True)
+    table = Table(title=title, title_justify="left")
+    table.add_column(what, no_wrap=True)
     for phase in phases:
         table.add_column(phase, justify="right")
-    for workload, counts in sorted(groups.items()):
-        table.add_row(shorten(workload, max(24, console.width - 60)), *[f"{counts[p]:,}" if counts[p] else "-"
-                                                                       for p in phases])
+    for group, counts in sorted(groups.items()):
+        table.add_row(shorten(group, max(24, console.width - 60)), *[f"{counts[p]:,}" if counts[p] else "-"
+                                                                    for p in phases])
     console.print(table)
 
 
 def _nodes_summary(console: Console, result: dict[str, Any]) -> None:
+    """Nodes per pool (judged by name), or per shape (allocatable cpu and memory, what a node group
+    of one instance type shares) when the names give more pools than a table reads well (cloud
+    node names such as ip-10-0-1-23.ec2.internal give one pool per node)."""
     pools: dict[str, list[dict[str, Any]]] = {}
     for row in result["nodes"]:
         pools.setdefault(pool_of(row["node"]), []).append(row)
-    table = Table(title=f"Nodes by pool ({len(result['nodes']):,} nodes; --pods all lists each)",
+    what = "pool (by node name)"
+    if len(pools) > SUMMARY_GROUPS:
+        unit, size = memory_unit([row["memory"]["allocatable"] for row in result["nodes"]])
+        pools = {}
+        for row in result["nodes"]:
+            shape = f"{_cores(row['cpu']['allocatable'])} cpu / {in_unit(row['memory']['allocatable'], size)}{unit}"
+            pools.setdefault(shape, []).append(row)
+        what = "shape (allocatable)"
+    table = Table(title=f"Nodes by {what.split()[0]} ({len(result['nodes']):,} nodes; --pods all lists each)",
                   title_justify="left")
-    for col in ("pool (by node name)", "nodes", "pods", "cpu % mean", "cpu % max", "memory % mean", "memory % max"):
-        table.add_column(col, justify="left" if col.startswith("pool") else "right")
+    for col in (what, "nodes", "pods", "cpu % mean", "cpu % max", "memory % mean", "memory % max"):
+        table.add_column(col, justify="left" if col == what else "right", no_wrap=col == what)
     for pool, rows in sorted(pools.items()):
         cpu = [_share(r["cpu"]) for r in rows]
         mem = [_share(r["memory"]) for r in rows]
