@@ -74,12 +74,13 @@ def _json_items(f: Any, head: bytes, tidy: Tidy) -> tuple[list[Any], dict[str, A
     while True:
         block = f.read(BLOCK)
         buffer += block
+        view = memoryview(buffer)  # items parsed where they lie, not copied out first
         start = 0
         while True:
             end = _JSON_ITEM_END.search(buffer, start)
             if end is None:
                 break
-            item = orjson.loads(buffer[start:end.start() + 10])  # through the closing brace
+            item = orjson.loads(view[start:end.start() + 10])  # through the closing brace
             if not isinstance(item, dict):
                 raise _NotTheLayout
             tidy(item)
@@ -87,6 +88,7 @@ def _json_items(f: Any, head: bytes, tidy: Tidy) -> tuple[list[Any], dict[str, A
             start = end.end()
             if not end.group().endswith(b",\n"):  # the last item: the List's other fields follow
                 return items, _json_rest(buffer[start:] + f.read())
+        view.release()
         buffer = buffer[start:]
         if not block:
             raise _NotTheLayout
