@@ -26,8 +26,9 @@ some hundreds) in 30 namespaces holding most pods, some with PDBs, zone spreadin
 probes and limits; GPU Deployments filling the GPU pool; a few bare pods; and a few hundred pending
 pods whose PodScheduled condition holds kube-scheduler's message: GPU pods the full pool cannot take,
 pods for a node group scaled to zero, and pods too big for any node's free room. Pods go where
-kube-scheduler would roughly put them (the freest of a few nodes sampled), so that nodes are about
-two-thirds requested. Everything comes from ``--seed``: the same arguments write the same bytes.
+kube-scheduler would roughly put them (the freest of a few nodes sampled), their requests scaled so
+that nodes are about two-thirds requested (less where the pods are too few: 5000 x 20 000 is about a
+third). Everything comes from ``--seed``: the same arguments write the same bytes.
 
 ``--keep DIR`` keeps the dumps (named by size, seed and cloud) and uses them again on the next run.
 Sizes: ``small`` (1000 nodes, 20 000 pods; the default), ``wide`` (5000 x 20 000), ``large``
