@@ -205,3 +205,44 @@ def test_the_table_output_states_the_cluster_as_read_and_tabulates_it_when_asked
     assert "Pods as read, by namespace" in out.output and "Pods as read, by PriorityClass" in out.output
     plain = CliRunner().invoke(cli, ["simulate", str(path)])
     assert "cluster as read: 3 nodes" in plain.output and "Pods as read" not in plain.output
+
+
+def _times_by_walking_everything(value: Any, found: list[tuple[int, str, float]]) -> None:
+    """The plain recursive reading of "every time field": the reference the fast walk is held to."""
+    from kubesched.api.snapshot import _TIME_FIELDS, _seconds
+
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if key in _TIME_FIELDS and isinstance(item, str):
+                seconds = _seconds(item)
+                if seconds is not None:
+                    found.append((id(value), key, seconds))
+            else:
+                _times_by_walking_everything(item, found)
+    elif isinstance(value, list):
+        for item in value:
+            _times_by_walking_everything(item, found)
+
+
+def test_the_timestamp_walk_finds_what_walking_everything_finds() -> None:
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from kubesched.api.snapshot import _TimeFields
+
+    keys = st.sampled_from(["creationTimestamp", "startTime", "startedAt", "name", "status", "items", "x"])
+    leaves = st.one_of(st.sampled_from(["2026-11-20T09:00:00Z", "2026-11-19T10:11:12Z", "not a time", ""]),
+                       st.integers(), st.none(), st.booleans())
+    trees = st.recursive(leaves, lambda inner: st.one_of(st.lists(inner, max_size=4),
+                                                         st.dictionaries(keys, inner, max_size=5)), max_leaves=30)
+
+    @settings(max_examples=300, deadline=None)
+    @given(trees)
+    def check(tree: Any) -> None:
+        expected: list[tuple[int, str, float]] = []
+        _times_by_walking_everything(tree, expected)
+        times = _TimeFields()
+        times.collect(tree)
+        assert sorted((id(o), k, s) for o, k, s in times.found) == sorted(expected)
+
+    check()

@@ -69,6 +69,9 @@ _TIME_FIELDS = frozenset({
     "lastProbeTime", "lastHeartbeatTime", "lastUpdateTime", "startedAt", "finishedAt", "lastScaleTime",
 })
 
+#: the JSON-like containers a walk descends into
+_CONTAINERS = (dict, list)
+
 #: the annotation a controller made up for an absent one carries
 SYNTHESIZED = "kubesched.io/synthesized-from-pod"
 #: controllers kubesched can stand in for when a snapshot lacks them
@@ -224,21 +227,23 @@ class _TimeFields:
     def collect(self, value: Any, skip: str | None = None) -> None:
         """The timestamps under ``value`` (of its root mapping, not under the key ``skip``)."""
         found = self.found
-        stack = [value]
+        stack: list[Any] = []
+        if isinstance(value, dict) and skip is not None:
+            value = {key: item for key, item in value.items() if key != skip}  # only read, never written
+        stack.append(value)
         while stack:
             node = stack.pop()
             if isinstance(node, dict):
-                for key, item in node.items():
-                    if key == skip and node is value:
-                        continue
-                    if key in _TIME_FIELDS and isinstance(item, str):
-                        seconds = _seconds(item)
-                        if seconds is not None:
-                            found.append((node, key, seconds))
-                    elif isinstance(item, (dict, list)):
-                        stack.append(item)
+                if not _TIME_FIELDS.isdisjoint(node):  # most mappings hold none: one set operation says so
+                    for key in _TIME_FIELDS.intersection(node):
+                        item = node[key]
+                        if isinstance(item, str):
+                            seconds = _seconds(item)
+                            if seconds is not None:
+                                found.append((node, key, seconds))
+                stack.extend([item for item in node.values() if type(item) in _CONTAINERS])
             elif isinstance(node, list):
-                stack.extend(item for item in node if isinstance(item, (dict, list)))
+                stack.extend([item for item in node if type(item) in _CONTAINERS])
 
     def latest(self) -> float:
         """The latest moment (a deletionTimestamp is a deadline, in the future: not counted)."""
