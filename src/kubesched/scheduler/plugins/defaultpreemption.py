@@ -5,6 +5,7 @@ generic :class:`~kubesched.scheduler.framework.preemption.Evaluator` (upstream
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Sequence
 from typing import Any
 
@@ -95,7 +96,7 @@ class DefaultPreemption(PostFilterPlugin, PostFilterDryRun, PreemptionPolicy):
             raise ValueError("minCandidateNodesPercentage and minCandidateNodesAbsolute cannot both be zero")
         self.evaluator = Evaluator(self.name, handle, self)
         # per node: its pods most important first, for the generation and instant they are of
-        self._by_importance: dict[str, tuple[NodeInfo, int, float, list[PodInfo]]] = {}
+        self._by_importance: dict[str, tuple[NodeInfo, int, float, list[PodInfo], list[int]]] = {}
 
     def can_be_victim(self, victim: PodInfo, preemptor: PodInfo) -> bool:
         """Whether ``victim`` may be preempted for ``preemptor`` at all (a variant narrowing this
@@ -177,16 +178,24 @@ class DefaultPreemption(PostFilterPlugin, PostFilterDryRun, PreemptionPolicy):
         victims.sort(key=lambda p: importance_key(p, now))
         return victims, violating_keys, None
 
-    def _most_important_first(self, info: NodeInfo, now: float) -> list[PodInfo]:
+    def _most_important_first(self, info: NodeInfo, now: float) -> tuple[list[PodInfo], list[int]]:
         """The node's pods sorted by importance (stably: filtering them keeps the order sorting the
-        filtered pods gives), kept until the node's pods change or time moves on (pods without a
-        start time count as starting now)."""
+        filtered pods gives), and their priorities negated (ascending, as importance sorts by
+        priority first), kept until the node's pods change or time moves on (pods without a start
+        time count as starting now)."""
         hit = self._by_importance.get(info.name)
         if hit is not None and hit[0] is info and hit[1] == info.generation and hit[2] == now:
-            return hit[3]
+            return hit[3], hit[4]
         ordered = sorted(info.pods, key=lambda p: importance_key(p, now))
-        self._by_importance[info.name] = (info, info.generation, now, ordered)
-        return ordered
+        negated = [-p.priority for p in ordered]
+        self._by_importance[info.name] = (info, info.generation, now, ordered, negated)
+        return ordered, negated
+
+    def _lower_priority(self, info: NodeInfo, now: float, priority: int) -> list[PodInfo]:
+        """The node's pods of lower priority than ``priority``, most important first: the end of its
+        pods in importance order (found by bisection: importance sorts by priority first)."""
+        ordered, negated = self._most_important_first(info, now)
+        return ordered[bisect.bisect_right(negated, -priority):]
 
     def select_victims_on_nodes(
         self, pod: PodInfo, nodes: Sequence[NodeInfo], batch: DryRunBatch, pdbs: list[Obj]
@@ -198,7 +207,7 @@ class DefaultPreemption(PostFilterPlugin, PostFilterDryRun, PreemptionPolicy):
                 type(self).select_victims_on_node is not DefaultPreemption.select_victims_on_node):
             return None  # a variant choosing victims its own way
         priority, now = pod.priority, self.handle.now()
-        potential = [[p for p in self._most_important_first(info, now) if p.priority < priority] for info in nodes]
+        potential = [self._lower_priority(info, now, priority) for info in nodes]
         answer = batch.reprieve(nodes, potential)
         if answer is None:
             return [None] * len(nodes)
