@@ -10,7 +10,7 @@ file and all of its objects at once.
   ``- `` at the first column (everything inside an item is indented further), then the List's other
   fields at the first column.
 
-The file is read in blocks; every complete item (JSON) or run of items (YAML) is parsed as soon as
+The file is read in blocks of 4 MB; every complete item (JSON) or run of 100 items (YAML) is parsed as soon as
 it is there, by the same readers a whole document would be read with, and tidied at once (what is
 never read, such as ``managedFields``, is dropped before the next block comes). The layout is checked, not trusted:
 each piece must parse to exactly the items it was cut around and the List's fields must parse
@@ -32,9 +32,11 @@ from kubesched.api.errors import ManifestError
 from kubesched.api.manifest_text import yaml_documents
 
 #: bytes read at a time
-BLOCK = 32 * 1024 * 1024
-#: YAML items parsed together (fewer calls into the parser, a bounded piece of text)
-YAML_ITEMS_PER_PIECE = 2000
+BLOCK = 4 * 1024 * 1024
+#: YAML items parsed together: fewer calls into the parser, but the parser's tree of a piece is
+#: much bigger than its text, so small pieces keep the peak low (and are faster: 100 items read a
+#: 20 000-pod dump in 6.9 s and 612 MiB, 2000 in 8.0 s and 888 MiB)
+YAML_ITEMS_PER_PIECE = 100
 
 _JSON_HEAD = b'{\n    "apiVersion": "v1",\n    "items": [\n'
 _JSON_EMPTY_HEAD = b'{\n    "apiVersion": "v1",\n    "items": [],\n'
