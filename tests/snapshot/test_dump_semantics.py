@@ -246,3 +246,15 @@ def test_the_timestamp_walk_finds_what_walking_everything_finds() -> None:
         assert sorted((id(o), k, s) for o, k, s in times.found) == sorted(expected)
 
     check()
+
+
+def test_a_walk_that_skips_a_key_still_shifts_the_roots_own_timestamps() -> None:
+    from kubesched.api.snapshot import _TimeFields
+
+    obj: dict[str, Any] = {"startTime": "2026-11-20T09:00:00Z", "spec": {"startTime": "2026-11-20T09:00:00Z"},
+                           "status": {"startTime": "2026-11-20T08:00:00Z"}}
+    times = _TimeFields()
+    times.collect(obj, skip="spec")
+    times.shift(times.latest())
+    assert obj["startTime"] == "2026-01-01T00:00:00Z" and obj["status"]["startTime"] == "2025-12-31T23:00:00Z"
+    assert obj["spec"]["startTime"] == "2026-11-20T09:00:00Z"  # skipped

@@ -226,24 +226,27 @@ class _TimeFields:
 
     def collect(self, value: Any, skip: str | None = None) -> None:
         """The timestamps under ``value`` (of its root mapping, not under the key ``skip``)."""
-        found = self.found
-        stack: list[Any] = []
-        if isinstance(value, dict) and skip is not None:
-            value = {key: item for key, item in value.items() if key != skip}  # only read, never written
-        stack.append(value)
+        stack: list[Any] = [value]
+        if skip is not None and isinstance(value, dict):
+            self._note(value)
+            stack = [item for key, item in value.items() if key != skip and type(item) in _CONTAINERS]
         while stack:
             node = stack.pop()
             if isinstance(node, dict):
                 if not _TIME_FIELDS.isdisjoint(node):  # most mappings hold none: one set operation says so
-                    for key in _TIME_FIELDS.intersection(node):
-                        item = node[key]
-                        if isinstance(item, str):
-                            seconds = _seconds(item)
-                            if seconds is not None:
-                                found.append((node, key, seconds))
+                    self._note(node)
                 stack.extend([item for item in node.values() if type(item) in _CONTAINERS])
             elif isinstance(node, list):
                 stack.extend([item for item in node if type(item) in _CONTAINERS])
+
+    def _note(self, node: dict[str, Any]) -> None:
+        """The timestamps held directly by ``node`` (not those of the mappings inside it)."""
+        for key in _TIME_FIELDS.intersection(node):
+            item = node[key]
+            if isinstance(item, str):
+                seconds = _seconds(item)
+                if seconds is not None:
+                    self.found.append((node, key, seconds))
 
     def latest(self) -> float:
         """The latest moment (a deletionTimestamp is a deadline, in the future: not counted)."""
