@@ -118,18 +118,23 @@ def _yaml_items(f: Any, head: bytes, tidy: Tidy, file: str) -> tuple[list[Any], 
         buffer += block
         end = _YAML_ITEMS_END.search(buffer)
         if end is not None:  # the List's other fields: everything from there on is read
-            _parse_yaml_items(buffer[:end.start()], items, tidy, file)
+            text = buffer[:end.start()]
+            _parse_yaml_items(text, _item_starts(text), items, tidy, file)
             return items, _yaml_rest(buffer[end.start():] + f.read(), file)
         if not block:
             raise _NotTheLayout
-        starts = [m.start() for m in _YAML_ITEM_START.finditer(buffer)]
+        starts = _item_starts(buffer)
         if len(starts) > 1:  # every item but the last is complete
-            _parse_yaml_items(buffer[:starts[-1]], items, tidy, file)
+            _parse_yaml_items(buffer[:starts[-1]], starts[:-1], items, tidy, file)
             buffer = buffer[starts[-1]:]
 
 
-def _parse_yaml_items(text: bytes, items: list[Any], tidy: Tidy, file: str) -> None:
-    starts = [m.start() for m in _YAML_ITEM_START.finditer(text)]
+def _item_starts(text: bytes) -> list[int]:
+    return [m.start() for m in _YAML_ITEM_START.finditer(text)]
+
+
+def _parse_yaml_items(text: bytes, starts: list[int], items: list[Any], tidy: Tidy, file: str) -> None:
+    """Parse the items of ``text``, which begin at ``starts``."""
     if not starts or starts[0] != 0:
         if text.strip():
             raise _NotTheLayout
