@@ -22,7 +22,6 @@ are still maintained. The status is written only when a value changes.
 
 from __future__ import annotations
 
-import bisect
 import math
 from dataclasses import dataclass, field
 from typing import Any
@@ -102,8 +101,6 @@ class DisruptionController(Controller):
         super().__init__(*args, **kwargs)
         self._pinned: dict[str, int] = {}
         self._budgets: dict[str, _Budget] = {}
-        #: the keys of the budgets of each namespace, sorted (a pod is looked up only among its own)
-        self._keys_by_namespace: dict[str, list[str]] = {}
         #: budgets by namespace and one of the labels their selector requires; the others by namespace
         self._by_label: dict[str, dict[tuple[str, str], set[str]]] = {}
         self._by_any_labels: dict[str, set[str]] = {}
@@ -120,20 +117,13 @@ class DisruptionController(Controller):
             return LabelSelector(is_nil=True)
 
     def _pdb_keys(self, ns: str) -> list[str]:
-        return self._keys_by_namespace.get(ns, [])
+        return sorted(k for k in self._budgets if split_key(k)[0] == ns)
 
     def _index(self, key: str, selector: LabelSelector, present: bool) -> None:
-        """Add (remove) a budget to (from) the namespace's sorted keys and the label index: a budget
-        whose selector requires labels is found through one of them (a pod without that label
-        cannot match it), the others (expressions only, or everything) are looked at for every pod."""
+        """Add (remove) a budget to (from) the label index: a budget whose selector requires labels
+        is found through one of them (a pod without that label cannot match it), the others
+        (expressions only, or everything) are looked at for every pod."""
         ns = split_key(key)[0]
-        keys = [k for k in self._keys_by_namespace.get(ns, []) if k != key]
-        if present:
-            bisect.insort(keys, key)
-        if keys:
-            self._keys_by_namespace[ns] = keys
-        else:
-            self._keys_by_namespace.pop(ns, None)
         if selector.is_nil:
             return  # matches no pod
         if selector.match_labels:
