@@ -309,11 +309,11 @@ def _drains(new: Run, replaced: dict[str, str]) -> list[dict[str, Any]]:
     return drains
 
 
-def compare(baseline: Scenario, changed: Scenario, base: Run | dict[str, Any], new: Run | dict[str, Any],
+def compare(baseline: Scenario, pdbs: list[Obj], base: Run | dict[str, Any], new: Run | dict[str, Any],
             changes: Changes) -> dict[str, Any]:
+    """The diff document of two runs; ``pdbs``: the changed cluster's PodDisruptionBudgets."""
     base = base if isinstance(base, Run) else Run(base)
     new = new if isinstance(new, Run) else Run(new)
-    pdbs = [o for o in changed.objects if o["kind"] == "PodDisruptionBudget"]
     base_pre, new_pre = _preemptions(base, pdbs), _preemptions(new, pdbs)
     base_pairs = {(p["victim"], p["preemptor"]) for p in base_pre}
     new_pairs = {(p["victim"], p["preemptor"]) for p in new_pre}
@@ -391,8 +391,7 @@ def whatif(base: Scenario, changes: Changes, *, seed: int | None = None,
     check_changes(base, changes)
     baseline, changed = apply_changes(base, changes)
     # what the comparison reads of the changed scenario, before a simulation may take its objects
-    budgets = dataclasses.replace(changed, objects=[deep_copy(o) for o in changed.objects
-                                                    if o["kind"] == "PodDisruptionBudget"])
+    pdbs = [deep_copy(o) for o in changed.objects if o["kind"] == "PodDisruptionBudget"]
     # both results carry the preemption decisions the diff is made of (attempts are not recorded)
 
     def run(scenario: Scenario, owned: bool) -> Run:
@@ -408,7 +407,7 @@ def whatif(base: Scenario, changes: Changes, *, seed: int | None = None,
     consume = not keep_changed and baseline_run.in_child
     baseline_run.rerun = not consume
     changed_run = run(changed, consume)
-    return compare(baseline, budgets, baseline_run.result(), changed_run, changes), changed
+    return compare(baseline, pdbs, baseline_run.result(), changed_run, changes), changed
 
 
 def load_change_objects(paths: list[str], warnings: list[ManifestError] | None = None) -> list[Obj]:
