@@ -154,13 +154,18 @@ def _general_yaml_documents(text: str, file: str) -> list[tuple[int, Any]]:
 
 
 # -- JSON -----------------------------------------------------------------------------------------------
+def _too_deep(exc: orjson.JSONDecodeError) -> bool:
+    """Whether orjson stopped at its nesting limit (its message names it)."""
+    return "depth limit" in str(exc) or "recursion limit" in str(exc)
+
+
 def json_document(data: bytes | str, file: str) -> Any:
     """One JSON document; raises ManifestError naming the line and column of a syntax error."""
     with collector_paused():
         try:
             return orjson.loads(data)
         except orjson.JSONDecodeError as exc:
-            if "depth limit" in str(exc) or "recursion limit" in str(exc):
+            if _too_deep(exc):
                 raise ManifestError("refused: nested too deep", file=file, document=1) from exc
             raise ManifestError(f"line {exc.lineno}, column {exc.colno}: JSON syntax error: {exc.msg}",
                                 file=file, document=1) from exc
@@ -175,5 +180,5 @@ def json_lines(data: bytes, file: str) -> Iterator[tuple[int, Any]]:
             try:
                 yield number, orjson.loads(line)
             except orjson.JSONDecodeError as exc:
-                detail = "nested too deep" if "depth limit" in str(exc) or "recursion limit" in str(exc) else f"column {exc.colno}: {exc.msg}"
+                detail = "nested too deep" if _too_deep(exc) else f"column {exc.colno}: {exc.msg}"
                 raise ManifestError(f"JSON Lines syntax error: {detail}", file=file, document=number) from exc

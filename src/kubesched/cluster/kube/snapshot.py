@@ -118,11 +118,6 @@ def iter_list(transport: Transport, resource: Resource,
         query = {"limit": page_size, "continue": token}
 
 
-def list_all(transport: Transport, resource: Resource, page_size: int = 500) -> list[dict[str, Any]]:
-    """Every object of ``resource``, page by page; [] when the server does not serve it (404)."""
-    return [item for items, _ in iter_list(transport, resource, page_size) for item in items]
-
-
 @dataclass
 class Page:
     """One page of a snapshot being read: the objects of ``resource`` it keeps (cleaned; finished
