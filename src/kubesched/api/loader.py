@@ -88,6 +88,10 @@ class _Doc:
     file: str
     document: int
     item: int | None = None  # index in a ``kind: List`` document
+    #: the paths of its unknown fields, when looked for as it was read (None: not yet). The walk
+    #: that finds them also shares the object's repeated texts (see known_fields), and right after
+    #: an item is parsed the duplicates it lets go make room for the next item's
+    unknown: list[str] | None = None
 
     @property
     def source(self) -> str:
@@ -120,12 +124,19 @@ def _read_file(path: Path) -> list[_Doc]:
     suffix = path.suffix.lower()
     try:
         if not stdin and suffix not in JSON_LINES_SUFFIXES:
-            listed = read_list_items(path, forget_managed_fields)
+            unknown: list[list[str]] = []
+
+            def tidy(item: Any) -> None:  # see _Doc.unknown
+                forget_managed_fields(item)
+                unknown.append(unknown_fields(item, f"items[{len(unknown)}]"))
+
+            listed = read_list_items(path, tidy)
             if listed is not None:
-                return [_Doc(item, file, 1, i) for i, item in enumerate(listed[0])]
+                return [_Doc(item, file, 1, i, unknown[i]) for i, item in enumerate(listed[0])]
         data = _standard_input() if stdin else path.read_bytes()
         if suffix in JSON_LINES_SUFFIXES:
-            return [_Doc(_forgetting(obj), file, number) for number, obj in json_lines(data, file) if obj is not None]
+            return [_Doc(obj, file, number, unknown=unknown_fields(_forgetting(obj)))
+                    for number, obj in json_lines(data, file) if obj is not None]
         raw = _json_input(data) if stdin and data.lstrip()[:1] == b"{" else None
         if suffix == ".json":
             raw = [(1, json_document(data, file))]
@@ -186,7 +197,7 @@ class _Findings:
 
 def _find(docs: list[_Doc]) -> _Findings:
     return _Findings([list(validate_object(d.obj, d.path_prefix)) for d in docs],
-                     [unknown_fields(d.obj, d.path_prefix) for d in docs])
+                     [unknown_fields(d.obj, d.path_prefix) if d.unknown is None else d.unknown for d in docs])
 
 
 def _validate(docs: list[_Doc], findings: _Findings | None = None) -> None:
