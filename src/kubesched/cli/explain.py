@@ -24,7 +24,7 @@ from kubesched.cli.options import (
     strict_option,
     with_scheduler_config,
 )
-from kubesched.cli.tables import Table
+from kubesched.cli.tables import Table, make_console
 from kubesched.k8s.objects import DEFAULT_NAMESPACE, split_key
 from kubesched.sim import simulate
 
@@ -160,7 +160,7 @@ def explain(pod: str | None, scenario: str | None, namespace: str | None, all_na
         report_unknown_fields(source.warnings, strict)
         outcome = simulate(source, seed=seed, until=at, explain=True, owned=True)
         if all_pending:
-            _render_pending(Console(highlight=False), outcome.scheduler, outcome.result, namespace)
+            _render_pending(make_console(), outcome.scheduler, outcome.result, namespace)
             return
         assert namespace is not None
         if outcome.scheduler.cluster.get("Pod", namespace, name) is None:
@@ -175,4 +175,4 @@ def explain(pod: str | None, scenario: str | None, namespace: str | None, all_na
     if output == "json":
         write_json(diagnosis.to_dict())
         return
-    render_diagnosis(Console(highlight=False), diagnosis)
+    render_diagnosis(make_console(), diagnosis)

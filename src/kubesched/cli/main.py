@@ -16,7 +16,37 @@ from kubesched.cli.snapshot import snapshot
 from kubesched.cli.whatif import whatif_cmd
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+def summary(help_text: str) -> str:
+    """A command's one-line summary: the first sentence of its help, whole, without its asides in
+    parentheses (what the help goes on to detail). The sentence ends at the first full stop that
+    ends a sentence (not the dots of ``get ...``), or at a colon (what follows details it: a list)."""
+    text = " ".join(help_text.split("\n\n", 1)[0].split())
+    kept: list[str] = []
+    depth = 0
+    for i, char in enumerate(text):
+        depth += char == "("
+        if depth == 0:
+            ends = i + 1 == len(text) or text[i + 1] == " "
+            if char in ".:" and ends and text[i - 1:i] != ".":
+                return " ".join("".join(kept).split()) + "."
+            kept.append(char)
+        depth -= char == ")" and depth > 0
+    return " ".join("".join(kept).split())
+
+
+class CommandGroup(click.Group):
+    """Lists each command with its one-line summary in full (:func:`summary`), wrapped to the
+    help's width; click's own listing cuts the help's start where the line ends ("...")."""
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = [(name, command.short_help or summary(command.help or ""))
+                for name, command in sorted(self.commands.items()) if not command.hidden]
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
+
+@click.group(cls=CommandGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="kubesched")
 def cli() -> None:
     """kubesched: a Kubernetes scheduler with priority and preemption, and a cluster simulator.

@@ -9,8 +9,8 @@ from rich.console import Console
 from rich.markup import escape
 
 from kubesched.api.quantity import parse_quantity
+from kubesched.cli.grouping import ClusterFacts, Workload, pool_by_name
 from kubesched.cli.tables import Table
-from kubesched.report.svg import shorten
 
 #: lifecycle events left out of the timeline (one of each per pod; the pods table has the outcome)
 TIMELINE_OMITTED = ("Created", "Started")
@@ -43,11 +43,13 @@ def in_unit(amount: str, size: int) -> str:
     return f"{value:.0f}" if value.is_integer() or value >= 100 else f"{value:.1f}"
 
 
-def render_result(console: Console, result: dict[str, Any], events_limit: int | None = TIMELINE_LIMIT,
-                  list_every_pod: bool = False, as_read_by: tuple[str, ...] = ()) -> None:
-    """``events_limit``: timeline rows shown (None: all). Runs with more than ``SUMMARY_ABOVE`` pods
-    (nodes) get a summary by workload (pool) unless ``list_every_pod``. ``as_read_by``: for a
-    snapshot, tables of its pods by state per ``namespace`` and/or per ``class``."""
+def render_result(console: Console, result: dict[str, Any], facts: ClusterFacts,
+                  events_limit: int | None = TIMELINE_LIMIT, list_every_pod: bool = False,
+                  as_read_by: tuple[str, ...] = ()) -> None:
+    """``facts``: what the result does not say (workloads, pools, extended resources). ``events_limit``:
+    timeline rows shown (None: all). Runs with more than ``SUMMARY_ABOVE`` pods (nodes) get a summary
+    by workload (pool) unless ``list_every_pod``. ``as_read_by``: for a snapshot, tables of its pods by
+    state per ``namespace`` and/or per ``class``."""
     summary = result["summary"]
     console.print(
         f"[bold]{result['scenario']}[/]  seed {result['seed']}  ended at t={result['endTime']:g}s  "
@@ -80,12 +82,12 @@ def render_result(console: Console, result: dict[str, Any], events_limit: int | 
     if list_every_pod or len(result["pods"]) <= SUMMARY_ABOVE:
         _pods_table(console, result)
     else:
-        _pods_summary(console, result)
+        _pods_summary(console, result, facts)
 
     if list_every_pod or len(result["nodes"]) <= SUMMARY_ABOVE:
-        _nodes_table(console, result)
+        _nodes_table(console, result, facts)
     else:
-        _nodes_summary(console, result)
+        _nodes_summary(console, result, facts)
     _timeline(console, result, events_limit)
     _rejected(console, result)
 
@@ -116,95 +118,106 @@ def _as_read_table(console: Console, as_read: dict[str, Any], by: str) -> None:
 
 def _pods_table(console: Console, result: dict[str, Any]) -> None:
     pods = Table(title="Pods", title_justify="left")
-    name_width = max(24, console.width - 52)  # long names lose their middle, not their distinguishing end
-    pods.add_column("pod", no_wrap=True)
-    for col in ("priority", "phase", "node", "nominated node"):
+    for col in ("pod", "priority", "phase", "node", "nominated node"):
         pods.add_column(col)
-    for key, pod in result["pods"].items():
-        pods.add_row(shorten(key, name_width), str(pod["priority"]), pod["phase"], pod["node"] or "-",
-                     pod["nominatedNodeName"] or "-")
+    pods.add_fitted_rows(console, [[key, str(pod["priority"]), pod["phase"], pod["node"] or "-",
+                                    pod["nominatedNodeName"] or "-"] for key, pod in result["pods"].items()],
+                         names=(0, 3, 4))
     console.print(pods)
-
-
-def workload_of(pod_key: str) -> str:
-    """``namespace/name`` with the suffixes controllers generate taken off (``web-7d4b9c5f8-x2k9p`` →
-    ``web``, ``db-2`` → ``db``): the workload a pod most likely belongs to, judged by its name."""
-    namespace, _, name = pod_key.partition("/")
-    parts = name.split("-")
-    while len(parts) > 1 and (parts[-1].isdigit() or (len(parts[-1]) in (5, 9, 10) and _generated(parts[-1]))):
-        parts.pop()
-    return f"{namespace}/{'-'.join(parts)}"
-
-
-def _generated(word: str) -> bool:
-    """Characters of a generated name suffix (no vowels, as Kubernetes' name generator uses) and a digit
-    or consonant mix that words rarely have."""
-    return all(c in "bcdfghjklmnpqrstvwxz2456789" for c in word)
 
 
 #: above this many workloads (pools), the summary counts pods per namespace (nodes per shape)
 SUMMARY_GROUPS = 40
+PHASES = ("Running", "Pending", "Succeeded", "Failed", "Terminating", "Deleted")
 
 
-def pool_of(node: str) -> str:
-    """A node's pool, judged by its name: the name without its last dash-separated part."""
-    head, sep, _ = node.rpartition("-")
-    return head if sep and head else node
-
-
-def _pods_summary(console: Console, result: dict[str, Any]) -> None:
-    """Pods counted by phase per workload (judged by name), or per namespace when there are more
-    workloads than a table reads well (a production cluster has thousands)."""
-    groups: dict[str, Counter[str]] = {}
+def _pods_summary(console: Console, result: dict[str, Any], facts: ClusterFacts) -> None:
+    """Pods counted by phase per workload (their controller's: a Deployment's, a StatefulSet's, ...),
+    or per namespace when there are more workloads than a table reads well (a production cluster
+    has thousands)."""
+    groups: dict[Workload, Counter[str]] = {}
     for key, pod in result["pods"].items():
-        groups.setdefault(workload_of(key), Counter())[pod["phase"]] += 1
-    what, title = "workload (by pod name)", f"Pods by workload ({len(result['pods']):,} pods; --pods all lists each)"
+        groups.setdefault(facts.workloads[key], Counter())[pod["phase"]] += 1
+    count = f"{len(result['pods']):,} pods"
     if len(groups) > SUMMARY_GROUPS:
         by_namespace: dict[str, Counter[str]] = {}
         for workload, counts in groups.items():
-            by_namespace.setdefault(workload.partition("/")[0], Counter()).update(counts)
-        what = "namespace"
-        title = (f"Pods by namespace ({len(result['pods']):,} pods in {len(groups):,} workloads; "
-                 "--pods all lists each)")
-        groups = by_namespace
-    seen = {phase for counts in groups.values() for phase in counts}
-    phases = [p for p in ("Running", "Pending", "Succeeded", "Failed", "Terminating", "Deleted") if p in seen]
+            by_namespace.setdefault(workload.name.partition("/")[0], Counter()).update(counts)
+        rows: dict[tuple[str, ...], Counter[str]] = {(ns,): counts for ns, counts in by_namespace.items()}
+        heads = ["namespace"]
+        title = f"Pods by namespace ({count} in {len(groups):,} workloads; --pods all lists each)"
+    else:
+        rows = {(w.name, w.kind or "-"): counts for w, counts in groups.items()}
+        heads = ["workload", "kind"]
+        title = f"Pods by workload ({count}; --pods all lists each)"
+    seen = {phase for counts in rows.values() for phase in counts}
+    phases = [p for p in PHASES if p in seen]
     table = Table(title=title, title_justify="left")
-    table.add_column(what, no_wrap=True)
+    for head in heads:
+        table.add_column(head)
     for phase in phases:
         table.add_column(phase, justify="right")
-    for group, counts in sorted(groups.items()):
-        table.add_row(shorten(group, max(24, console.width - 60)), *[f"{counts[p]:,}" if counts[p] else "-"
-                                                                    for p in phases])
+    table.add_fitted_rows(console, [[*group, *[f"{counts[p]:,}" if counts[p] else "-" for p in phases]]
+                                    for group, counts in sorted(rows.items())])
     console.print(table)
 
 
-def _nodes_summary(console: Console, result: dict[str, Any]) -> None:
-    """Nodes per pool (judged by name), or per shape (allocatable cpu and memory, what a node group
-    of one instance type shares) when the names give more pools than a table reads well (cloud
-    node names such as ip-10-0-1-23.ec2.internal give one pool per node)."""
+def _node_pools(result: dict[str, Any], facts: ClusterFacts) -> tuple[str, str, dict[str, list[dict[str, Any]]]]:
+    """(the groups' column, the label that names them all or "", the groups): by their pool label
+    (the label's value; ``label=value`` where the nodes' pools are named by different labels); nodes
+    without one by name;
+    by shape (allocatable cpu and memory, what a node group of one instance type shares) when that
+    makes more groups than a table reads well (cloud node names such as ip-10-0-1-23.ec2.internal
+    make one per node)."""
+    labelled = {facts.pools[row["node"]][0] for row in result["nodes"] if row["node"] in facts.pools}
+    one_label = len(labelled) == 1 and all(row["node"] in facts.pools for row in result["nodes"])
     pools: dict[str, list[dict[str, Any]]] = {}
     for row in result["nodes"]:
-        pools.setdefault(pool_of(row["node"]), []).append(row)
-    what = "pool (by node name)"
-    if len(pools) > SUMMARY_GROUPS:
-        unit, size = memory_unit([row["memory"]["allocatable"] for row in result["nodes"]])
-        pools = {}
-        for row in result["nodes"]:
-            shape = f"{_cores(row['cpu']['allocatable'])} cpu / {in_unit(row['memory']['allocatable'], size)}{unit}"
-            pools.setdefault(shape, []).append(row)
-        what = "shape (allocatable)"
-    table = Table(title=f"Nodes by {what.split()[0]} ({len(result['nodes']):,} nodes; --pods all lists each)",
-                  title_justify="left")
-    for col in (what, "nodes", "pods", "cpu % mean", "cpu % max", "memory % mean", "memory % max"):
-        table.add_column(col, justify="left" if col == what else "right", no_wrap=col == what)
+        label = facts.pools.get(row["node"])
+        if label is None:
+            pool = pool_by_name(row["node"]) + (" (by name)" if labelled else "")
+        else:
+            pool = label[1] if one_label else f"{label[0]}={label[1]}"
+        pools.setdefault(pool, []).append(row)
+    if len(pools) <= SUMMARY_GROUPS:
+        return "pool" if labelled else "pool (by node name)", next(iter(labelled)) if one_label else "", pools
+    unit, size = memory_unit([row["memory"]["allocatable"] for row in result["nodes"]])
+    pools = {}
+    for row in result["nodes"]:
+        shape = f"{_cores(row['cpu']['allocatable'])} cpu / {in_unit(row['memory']['allocatable'], size)}{unit}"
+        pools.setdefault(shape, []).append(row)
+    return "shape (allocatable)", "", pools
+
+
+def _nodes_summary(console: Console, result: dict[str, Any], facts: ClusterFacts) -> None:
+    """Nodes per pool (see :func:`_node_pools`): how many, their pods, how full, and the extended
+    resources (GPUs, ...) requested of those they have."""
+    what, label, pools = _node_pools(result, facts)
+    extended = facts.extended_names()
+    by = f"{what.split()[0]} ({label}; " if label else f"{what.split()[0]} ("
+    table = Table(title=f"Nodes by {by}{len(result['nodes']):,} nodes; --pods all lists each)", title_justify="left")
+    table.add_column(what)
+    for col in ("nodes", "pods", "cpu % mean", "cpu % max", "memory % mean", "memory % max"):
+        table.add_column(col, justify="right")
+    for name in extended:
+        table.add_column(name, justify="right")
+    lines = []
     for pool, rows in sorted(pools.items()):
         cpu = [_share(r["cpu"]) for r in rows]
         mem = [_share(r["memory"]) for r in rows]
-        table.add_row(shorten(pool, max(20, console.width - 66)), f"{len(rows):,}", f"{sum(r['pods'] for r in rows):,}",
+        lines.append([pool, f"{len(rows):,}", f"{sum(r['pods'] for r in rows):,}",
                       f"{sum(cpu) / len(cpu):.0f}%", f"{max(cpu):.0f}%", f"{sum(mem) / len(mem):.0f}%",
-                      f"{max(mem):.0f}%")
+                      f"{max(mem):.0f}%", *(_extended_sum(facts, rows, r) for r in extended)])
+    table.add_fitted_rows(console, lines)
     console.print(table)
+
+
+def _extended_sum(facts: ClusterFacts, rows: list[dict[str, Any]], resource: str) -> str:
+    """``requested / allocatable`` of ``resource`` summed over the nodes of ``rows`` ("-": none has it)."""
+    held = [amounts for r in rows if (amounts := facts.extended.get(r["node"], {}).get(resource)) is not None]
+    if not held:
+        return "-"
+    return f"{sum(a[0] for a in held):,} / {sum(a[1] for a in held):,}"
 
 
 def _share(amounts: dict[str, str]) -> float:
@@ -212,20 +225,29 @@ def _share(amounts: dict[str, str]) -> float:
     return float(parse_quantity(amounts["requested"]) / alloc * 100) if alloc else 0.0
 
 
-def _nodes_table(console: Console, result: dict[str, Any]) -> None:
+def _nodes_table(console: Console, result: dict[str, Any], facts: ClusterFacts) -> None:
+    """Requested / allocatable per node: cpu, memory, pods, and a column per extended resource any
+    node has (``nvidia.com/gpu``)."""
     nodes = Table(title="Nodes (requested / allocatable at the end)", title_justify="left")
     unit, size = memory_unit([row["memory"]["allocatable"] for row in result["nodes"]])
+    extended = facts.extended_names()
     for col in ("node", "cpu", "cpu %", f"memory ({unit or 'bytes'})", "memory %", "pods"):
         nodes.add_column(col)
+    for name in extended:
+        nodes.add_column(name)
+    rows = []
     for row in result["nodes"]:
         cpu, mem = row["cpu"], row["memory"]
-        nodes.add_row(
-            shorten(row["node"], max(20, console.width - 56)),
+        held = facts.extended.get(row["node"], {})
+        rows.append([
+            row["node"],
             f"{_cores(cpu['requested'])} / {_cores(cpu['allocatable'])}", _pct(cpu["requested"], cpu["allocatable"]),
             f"{in_unit(mem['requested'], size)} / {in_unit(mem['allocatable'], size)}",
             _pct(mem["requested"], mem["allocatable"]),
             f"{row['pods']} / {row['allocatablePods']}",
-        )
+            *(f"{held[r][0]} / {held[r][1]}" if r in held else "-" for r in extended),
+        ])
+    nodes.add_fitted_rows(console, rows)
     console.print(nodes)
 
 
@@ -234,7 +256,7 @@ def _timeline(console: Console, result: dict[str, Any], events_limit: int | None
     shown = events if events_limit is None else events[:events_limit]
     timeline = Table(title="Timeline", title_justify="left")
     for col in ("t (s)", "event", "pod", "details"):
-        timeline.add_column(col, overflow="fold")
+        timeline.add_column(col)
     for event in shown:
         details = event.get("message") or ""
         if event.get("node") and event["reason"] != "FailedScheduling":
@@ -255,7 +277,7 @@ def _rejected(console: Console, result: dict[str, Any]) -> None:
     if result["rejected"]:
         rejected = Table(title="Rejected by admission", title_justify="left")
         for col in ("t (s)", "kind", "name", "code", "message"):
-            rejected.add_column(col, overflow="fold")
+            rejected.add_column(col)
         for r in result["rejected"]:
             rejected.add_row(f"{r['time']:g}", r["kind"], r["name"], str(r["code"]), r["message"])
         console.print(rejected)

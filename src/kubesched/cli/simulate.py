@@ -5,7 +5,6 @@ from __future__ import annotations
 import sys
 import time
 from pathlib import Path
-from typing import Any
 
 import click
 from rich.console import Console
@@ -13,6 +12,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 from kubesched.api.errors import KubeschedError
 from kubesched.api.loader import Scenario, load_scenario
+from kubesched.cli.grouping import POOL_LABELS, cluster_facts
 from kubesched.cli.jsonout import write_json
 from kubesched.cli.options import (
     INPUT_PATH,
@@ -26,18 +26,20 @@ from kubesched.cli.options import (
     with_scheduler_config,
 )
 from kubesched.cli.render import find_pod, render_explain, render_result
+from kubesched.cli.tables import make_console
 from kubesched.report.html import simulation_report
 from kubesched.sim import simulate as simulate_scenario
+from kubesched.sim.outcome import SimulationOutcome
 from kubesched.sim.runner import RunStatus
 
 
 def run_simulation(
     scenario: Scenario, seed: int | None, until: float | None, explain: bool, show_progress: bool
-) -> dict[str, Any]:
-    """Simulate; return the SimulationResult (with the decision sections when ``explain``).
+) -> SimulationOutcome:
+    """Simulate; return the outcome (its result with the decision sections when ``explain``).
     Raises KubeschedError on bad input."""
     if not show_progress:
-        return simulate_scenario(scenario, seed=seed, until=until, explain=explain, owned=True).result
+        return simulate_scenario(scenario, seed=seed, until=until, explain=explain, owned=True)
     console = Console(stderr=True)
     with Progress(
         TextColumn("[bold]simulating[/] {task.description}"),
@@ -58,14 +60,15 @@ def run_simulation(
                      f"finished {status.finished:,}{rate}")
             progress.update(task, completed=status.now if end else None, state=state)
 
-        return simulate_scenario(scenario, seed=seed, until=until, explain=explain, progress=report,
-                                 owned=True).result
+        return simulate_scenario(scenario, seed=seed, until=until, explain=explain, progress=report, owned=True)
 
 
 @click.command()
 @click.argument("scenario", type=INPUT_PATH)
-@click.option("--output", "-o", type=click.Choice(["table", "json"]), default="table", show_default=True,
-              help="table for people, json for programs (the SimulationResult contract).")
+@click.option("--output", "-o", type=click.Choice(["table", "wide", "json"]), default="table", show_default=True,
+              help="table for people (as wide as the terminal: long names shortened where they stay distinct; "
+                   "piped, as wide as the rows, or $COLUMNS), wide: tables with every name whole (kubectl's -o "
+                   "wide), json for programs (the SimulationResult contract).")
 @seed_option()
 @duration_option("--until", help="Simulated end time (e.g. 10m); default: the scenario's, else until nothing more can happen.")
 @click.option("--explain", "explain_pod", metavar="POD", default=None,
@@ -76,8 +79,11 @@ def run_simulation(
 @click.option("--events", "events_limit", type=click.IntRange(min=0), default=60, show_default=True,
               help="Timeline rows in the table output (0: all). Created and Started events are left out.")
 @click.option("--pods", "pods_listing", type=click.Choice(["auto", "all"]), default="auto", show_default=True,
-              help="auto: above 200 pods (nodes), the table output summarises them by workload (node pool); "
-                   "all: one row per pod and per node.")
+              help="auto: above 200 pods (nodes), the table output summarises them by workload: the pods' "
+                   "controller (node pool: see --pool-label); all: one row per pod and per node.")
+@click.option("--pool-label", metavar="KEY", default=None,
+              help="The node label that names node pools in the summary of nodes (default: the first of "
+                   f"{', '.join(POOL_LABELS)} a node has; nodes with none are grouped by name).")
 @click.option("--as-read", "as_read_by", type=click.Choice(["namespace", "class"]), multiple=True,
               help="For a snapshot: also tabulate its pods as read (running, pending, terminating, ...) per "
                    "namespace or per PriorityClass (repeat for both). The table output always states the "
@@ -96,6 +102,7 @@ def simulate(
     decisions: bool,
     events_limit: int,
     pods_listing: str,
+    pool_label: str | None,
     as_read_by: tuple[str, ...],
     progress: bool | None,
     report: str | None,
@@ -111,10 +118,11 @@ def simulate(
     try:
         loaded = with_scheduler_config(load_scenario(scenario), scheduler_config)
         report_unknown_fields(loaded.warnings, strict)
-        result = run_simulation(loaded, seed, until, decisions or explain_pod is not None, show_progress)
+        outcome = run_simulation(loaded, seed, until, decisions or explain_pod is not None, show_progress)
     except KubeschedError as err:
         click.echo(f"error: {err}", err=True)
         sys.exit(2)
+    result = outcome.result
     if explain_pod is not None and find_pod(result, explain_pod) is None:
         click.echo(f"error: --explain: no pod {explain_pod!r} in this simulation", err=True)
         sys.exit(2)
@@ -123,8 +131,9 @@ def simulate(
     if output == "json":
         write_json(result)
         return
-    console = Console(highlight=False)
-    render_result(console, result, events_limit or None, list_every_pod=pods_listing == "all", as_read_by=as_read_by)
+    console = make_console(wide=output == "wide")
+    render_result(console, result, cluster_facts(outcome, pool_label), events_limit or None,
+                  list_every_pod=pods_listing == "all", as_read_by=as_read_by)
     if explain_pod is not None:
         render_explain(console, result, explain_pod)
     if report:

@@ -27,7 +27,7 @@ from kubesched.cli.options import (
     seed_option,
     strict_option,
 )
-from kubesched.cli.tables import Table
+from kubesched.cli.tables import Table, make_console
 from kubesched.report.html import whatif_report
 
 
@@ -201,6 +201,6 @@ def whatif_cmd(snapshot: str, enable_preemption: bool, disable_preemption: bool,
     elif output == "html":
         click.echo(whatif_report(diff), nl=False)
     else:
-        render_whatif(Console(highlight=False), diff)
+        render_whatif(make_console(), diff)
         if report:
             click.echo(f"HTML report written to {report}")

@@ -3,8 +3,9 @@
 Reports are single self-contained files that open offline; a plotting library would have to embed
 its JavaScript runtime (megabytes) in every report to stay that way, for the two chart types used
 here. What a library would otherwise give is done here explicitly, and checked in a real browser by
-the tests: labels never overlap (long names are shortened in the middle, where names of one
-workload differ least, and turned upright when they would collide), charts with hundreds of categories show
+the tests: labels never overlap (long names are shortened where they stay distinct: the suffix they all
+share, then the middle, where names of one workload differ least; the full name is the label's tooltip;
+labels are turned upright when they would collide), charts with hundreds of categories show
 the largest ones and fold the rest into "others", counts get whole-number ticks, and a baseline drawn
 under a changed series stays visible where both coincide.
 """
@@ -31,6 +32,51 @@ def shorten(text: str, limit: int = MAX_LABEL) -> str:
     head = (limit - 1) // 2
     tail = limit - 1 - head
     return text[:head] + "…" + text[-tail:]
+
+
+#: where a name's parts meet: a shared suffix is cut only at one of these
+SEPARATORS = "./-_:"
+
+
+def _common_suffix(names: list[str]) -> int:
+    """The length of the suffix every one of ``names`` ends with, starting at a separator and
+    shorter than each name (``.us-west-2.compute.internal`` of EKS node names); 0 for one name."""
+    if len(names) < 2:
+        return 0
+    first, shortest = names[0], min(len(n) for n in names)
+    size = 0
+    while size < shortest - 1 and all(n[-1 - size] == first[-1 - size] for n in names):
+        size += 1
+    while size and first[-size] not in SEPARATORS:
+        size -= 1
+    return size
+
+
+def _shortened(name: str, limit: int, suffix: int) -> str:
+    """``name`` in ``limit`` characters: without the ``suffix`` characters it shares with the others
+    (``…`` in their place), then cut in the middle as :func:`shorten` cuts."""
+    if len(name) <= limit:
+        return name
+    if suffix:
+        head = name[:-suffix]
+        return (head if len(head) < limit else shorten(head, max(limit - 1, 3))) + "…"
+    return shorten(name, limit)
+
+
+def shorten_distinct(names: list[str], limit: int) -> list[str]:
+    """``names`` shortened to ``limit`` characters where that keeps them apart: the suffix they all
+    share goes first (node names that differ only in their start, ``ip-10-0-1-17.us-west-2.compute.
+    internal``), then the middle (names of one workload, which differ at their end). A name whose
+    shortened form another name has too is kept whole: rows that read alike are worse than a long one."""
+    if all(len(n) <= limit for n in names):
+        return list(names)
+    unique = list(dict.fromkeys(names))
+    suffix = _common_suffix(unique)
+    short = {n: _shortened(n, limit, suffix) for n in unique}
+    seen: dict[str, int] = {}
+    for text in short.values():
+        seen[text] = seen.get(text, 0) + 1
+    return [short[n] if seen[short[n]] == 1 else n for n in names]
 
 
 def nice_ticks(top: float, integer: bool = False, count: int = 4) -> list[float]:
@@ -109,7 +155,7 @@ def bar_chart(title: str, groups: list[str], series: dict[str, list[float]], y_l
     plot_w = WIDTH - LEFT - RIGHT
     n_groups, n_series = max(len(groups), 1), max(len(series), 1)
     group_w = plot_w / n_groups
-    labels = [shorten(g) for g in groups]
+    labels = shorten_distinct(groups, MAX_LABEL)
     slanted = any(len(label) * CHAR_W > group_w - 4 for label in labels)
     parts = _y_axis(ticks, y_label)
     bar_w = group_w * 0.8 / n_series

@@ -344,6 +344,29 @@ class ClusterDump:
         self.nodes.append(node)
         return node
 
+    def eks_nodegroup(self, group: str, count: int, *, instance_type: str = "m6i.xlarge", cpu: str = "3920m",
+                      memory: str = "14162Mi", region: str = "us-west-2", max_pods: int = 58,
+                      taints: list[Obj] | None = None, extended: dict[str, str] | None = None) -> list[Obj]:
+        """``count`` nodes of the EKS managed node group ``group``, as EKS names and labels them: named
+        after their InternalIP (``ip-10-0-17-42.us-west-2.compute.internal``, the region's three zones
+        in turn, each its own subnet), labelled ``eks.amazonaws.com/nodegroup`` with the capacity type
+        and AMI labels beside it. ``taints``, ``extended``: as :meth:`node` (a GPU group's)."""
+        zones = [f"{region}{letter}" for letter in "abc"]
+        nodes = []
+        for _ in range(count):
+            index = len(self.nodes)
+            zone = index % len(zones)
+            address = f"10.0.{16 * zone + index // 240 % 16}.{10 + index % 240}"
+            name = f"ip-{address.replace('.', '-')}.{region}.compute.internal"
+            labels = {"eks.amazonaws.com/capacityType": "ON_DEMAND", "eks.amazonaws.com/nodegroup": group,
+                      "eks.amazonaws.com/nodegroup-image": "ami-0c7217cdde317cfec",
+                      "k8s.io/cloud-provider-aws": "a94967527effcefb5f5829f529c0a1b9"}
+            nodes.append(self.node(name, cpu, memory, zones[zone], taints=[dict(t) for t in taints or []], instance_type=instance_type,
+                                   region=region, labels=labels, address=address, max_pods=max_pods,
+                                   provider_id=f"aws:///{zones[zone]}/i-0{hashlib.sha1(name.encode()).hexdigest()[:16]}",
+                                   extended=extended))
+        return nodes
+
     def _addresses(self, node: str) -> tuple[str, str]:
         """The node's InternalIP and the next pod IP of its CIDR (fixed ones for a node not in the dump)."""
         network = self._network.get(node)
