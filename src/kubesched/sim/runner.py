@@ -157,6 +157,8 @@ class Simulation:
             source = scenario.scheduler_configuration_source or f"scenario {scenario.name}: spec.schedulerConfiguration"
             raise ConfigError(f"{source}: {err}") from err
         self.initial = plan_initial_objects(scenario.objects, owned=owned)
+        for obj in self.initial.create_first:
+            self.cluster.create(obj)
         self.cluster.restore_all(self.initial.restore)
         self.initial.restore = []  # the store holds them now (and their later versions)
         for obj in self.initial.create:
