@@ -54,7 +54,7 @@ def _dump(tmp_path: Path, preemption: dict[str, int] | None = WITH_PREEMPTION, *
 
 
 def _whatif(*args: str, output: str = "json") -> Result:
-    result = CliRunner().invoke(cli, ["whatif", *args, "-o", output], terminal_width=250)
+    result = CliRunner().invoke(cli, ["whatif", *args, "-o", output], env={"COLUMNS": "250"})
     assert result.exit_code == 0, result.output
     return result
 
@@ -95,3 +95,100 @@ def test_a_namespace_given_with_apply_is_not_refused_for_existing_before_its_pod
                                          "metadata": {"name": "data", "labels": {"team": "data"}}}))
     diff = _json(str(cluster), "--apply", str(namespace))
     assert diff["changed"]["rejected"] == []
+
+
+# -- whether the cluster's scheduler preempts ------------------------------------------------------------
+def test_enabling_preemption_on_a_cluster_whose_messages_show_none_compares_without_with(tmp_path: Path) -> None:
+    cluster = _dump(tmp_path, preemption=None)  # kube-scheduler ran no PostFilter: no "preemption:" part
+    diff = _json(str(cluster), "--enable-preemption")
+    assert diff["baselinePreemption"] == {
+        "enabled": False, "decidedBy": "pendingPodMessages",
+        "reason": "none of the 2 pending pods' messages has kube-scheduler's 'preemption:' clause, which it adds "
+                  "whenever DefaultPreemption runs"}
+    assert "note" not in diff
+    assert diff["summary"]["baseline"]["preemptions"] == 0
+    assert [p["victim"].rsplit("-", 1)[0] for p in diff["preempted"]] == ["data/etl-batch-z6vpzt4mpq"] * 2
+    assert len(diff["started"]) == 2 and all(p["pod"].startswith("shop/checkout-") for p in diff["started"])
+    table = _whatif(str(cluster), "--enable-preemption", output="table").output
+    assert "Baseline: preemption off — none of the 2 pending pods' messages has kube-scheduler's 'preemption:'" in (
+        " ".join(table.split()))
+
+
+def test_messages_with_a_preemption_clause_make_a_preempting_baseline(tmp_path: Path) -> None:
+    diff = _json(str(_dump(tmp_path)), "--enable-preemption")
+    assert diff["baselinePreemption"]["enabled"] is True
+    assert diff["baselinePreemption"]["reason"].startswith("2 of the 2 pending pods' messages have kube-scheduler's")
+    assert diff["summary"]["baseline"]["preemptions"] == 2 and diff["preempted"] == []
+    assert diff["note"].startswith("preemption is already enabled in the baseline (2 of the 2 pending pods' messages")
+
+
+def test_a_cluster_without_pending_pods_keeps_the_default_profile(tmp_path: Path) -> None:
+    diff = _json(str(_dump(tmp_path, pending=0)), "--disable-preemption")
+    assert diff["baselinePreemption"]["decidedBy"] == "default" and diff["baselinePreemption"]["enabled"] is True
+
+
+def test_scheduler_config_decides_the_baseline_when_preemption_is_switched(tmp_path: Path) -> None:
+    config = tmp_path / "sched.yaml"
+    config.write_text(yaml.safe_dump({
+        "apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
+        "profiles": [{"schedulerName": "default-scheduler",
+                      "plugins": {"postFilter": {"disabled": [{"name": "DefaultPreemption"}]}}}]}))
+    diff = _json(str(_dump(tmp_path)), "--scheduler-config", str(config), "--enable-preemption")
+    assert diff["baselinePreemption"] == {"enabled": False, "decidedBy": "schedulerConfig",
+                                          "reason": f"--scheduler-config {config} disables DefaultPreemption"}
+    assert diff["summary"]["baseline"]["preemptions"] == 0 and len(diff["preempted"]) == 2
+
+
+def test_without_preemption_the_pending_pods_the_baseline_starts_are_not_said_to_stop(tmp_path: Path) -> None:
+    diff = _json(str(_dump(tmp_path)), "--disable-preemption")
+    # in the baseline the two checkout pods preempt an etl-batch pod each and run
+    checkout = sorted(k for k, p in diff["baseline"]["pods"].items()
+                      if k.startswith("shop/checkout-") and p["phase"] == "Running")
+    assert len(checkout) == 2
+    assert diff["stopped"] == [] and diff["summary"]["stopped"] == 0
+    assert [(p["pod"], p["phaseAfter"]) for p in diff["notStarted"]] == [(k, "Pending") for k in checkout]
+    assert sorted(p["pod"] for p in diff["keptRunning"]) == sorted(p["victim"] for p in diff["noLongerPreempted"])
+    table = " ".join(_whatif(str(_dump(tmp_path)), "--disable-preemption", output="table").output.split())
+    assert "Running pods that would stop" not in table
+    assert f"Pods the baseline starts that would not start: {checkout[0]}" in table
+
+
+# -- drains -------------------------------------------------------------------------------------------------
+DRAINED = _node_name(0)
+
+
+def test_a_drained_pod_is_replaced_by_the_pod_its_controller_made_for_it(tmp_path: Path) -> None:
+    # baseline: the checkout pods preempt two etl-batch pods, whose ReplicaSet makes two new pods;
+    # drained: the node's etl-batch and web pods are evicted at once, before any preemption, and
+    # their ReplicaSets make new pods, which draw the generated names the baseline's new pods had
+    cluster = _dump(tmp_path)
+    in_dump = {f"{o['metadata']['namespace']}/{o['metadata']['name']}"
+               for o in yaml.safe_load(cluster.read_text())["items"] if o["kind"] == "Pod"}
+    diff = _json(str(cluster), "--drain", DRAINED, "--ignore-daemonsets")
+    events = diff["changed"]["events"]
+    # a controller makes the new pod as soon as it sees the old one go: before the eviction is logged
+    last_eviction = max(i for i, e in enumerate(events) if e["reason"] == "Evicting")
+    made_for_the_drain = {e["pod"] for e in events[:last_eviction] if e["reason"] == "Created" and e["pod"] not in in_dump}
+    (drain,) = diff["drains"]
+    replaced = {p["pod"]: p["replacedBy"]["pod"] for p in drain["pods"] if p["evicted"] is not None}
+    assert sorted(k.rsplit("-", 2)[0] for k in replaced) == ["data/etl-batch", "shop/web"]
+    assert set(replaced.values()) == made_for_the_drain
+    assert all(new.rsplit("-", 1)[0] == old.rsplit("-", 1)[0] for old, new in replaced.items())
+    assert any(new in diff["baseline"]["pods"] for new in replaced.values())  # a name the baseline used too
+    assert {p["pod"]: p["replacedBy"]["pod"] for p in diff["stopped"]} == replaced
+
+
+def test_a_drain_blocked_by_a_budget_to_the_end_says_so(tmp_path: Path) -> None:
+    cluster = _dump(tmp_path, pdb_blocks_etl=True)
+    diff = _json(str(cluster), "--drain", DRAINED, "--ignore-daemonsets")
+    (drain,) = diff["drains"]
+    assert drain["outcome"] == "running" and drain["finished"] is None
+    (blocked,) = [p for p in drain["pods"] if p["evicted"] is None]
+    end = diff["changed"]["endTime"]
+    assert blocked == {"pod": blocked["pod"], "evicted": None, "blockedBy": "data/etl-batch", "blockedFor": end,
+                       "blockedAtEnd": True}
+    (evicted,) = [p for p in drain["pods"] if p["evicted"] is not None]
+    assert "blockedAtEnd" not in evicted
+    table = " ".join(_whatif(str(cluster), "--drain", DRAINED, "--ignore-daemonsets", output="table").output.split())
+    assert f"running (still under way when the run ended at {end:g}s)" in table
+    assert f"{end:g}s, still blocked at the end of the run" in table
