@@ -192,3 +192,12 @@ def test_a_drain_blocked_by_a_budget_to_the_end_says_so(tmp_path: Path) -> None:
     table = " ".join(_whatif(str(cluster), "--drain", DRAINED, "--ignore-daemonsets", output="table").output.split())
     assert f"running (still under way when the run ended at {end:g}s)" in table
     assert f"{end:g}s, still blocked at the end of the run" in table
+
+
+def test_a_drain_that_times_out_counts_the_blocking_up_to_its_timeout(tmp_path: Path) -> None:
+    diff = _json(str(_dump(tmp_path, pdb_blocks_etl=True)), "--drain", DRAINED, "--ignore-daemonsets",
+                 "--drain-timeout", "12s")
+    (drain,) = diff["drains"]
+    assert (drain["outcome"], drain["finished"]) == ("failed", 12.0) and diff["changed"]["endTime"] > 12
+    (blocked,) = [p for p in drain["pods"] if p["evicted"] is None]
+    assert blocked["blockedFor"] == 12.0 and "blockedAtEnd" not in blocked
