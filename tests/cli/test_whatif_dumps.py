@@ -192,6 +192,9 @@ def test_a_drain_blocked_by_a_budget_to_the_end_says_so(tmp_path: Path) -> None:
     table = " ".join(_whatif(str(cluster), "--drain", DRAINED, "--ignore-daemonsets", output="table").output.split())
     assert f"running (still under way when the run ended at {end:g}s)" in table
     assert f"{end:g}s, still blocked at the end of the run" in table
+    html = _whatif(str(cluster), "--drain", DRAINED, "--ignore-daemonsets", output="html").output
+    assert f"<td>{end:g}, still blocked at the end of the run</td>" in html
+    assert "<p>Baseline: preemption on &mdash; 2 of the 2 pending pods&#x27; messages have" in html
 
 
 def test_a_drain_that_times_out_counts_the_blocking_up_to_its_timeout(tmp_path: Path) -> None:

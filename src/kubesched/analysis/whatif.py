@@ -105,7 +105,7 @@ class BaselinePreemption:
         return {"enabled": self.enabled, "decidedBy": self.decided_by, "reason": self.reason}
 
 
-def _scheduler_word(pod: Obj) -> tuple[str | None, bool]:
+def _scheduler_message(pod: Obj) -> tuple[str | None, bool]:
     """A pending pod's ``PodScheduled`` message from kube-scheduler (None: none), and whether the
     scheduler nominated a node for it (which only a PostFilter does)."""
     status = pod.get("status") or {}
@@ -125,7 +125,7 @@ def preemption_in_messages(objects: list[Obj]) -> BaselinePreemption | None:
             continue
         if ((obj.get("spec") or {}).get("schedulerName") or DEFAULT_SCHEDULER_NAME) != DEFAULT_SCHEDULER_NAME:
             continue
-        message, nominated = _scheduler_word(obj)
+        message, nominated = _scheduler_message(obj)
         if message is None and not nominated:
             continue
         told += 1

@@ -35,7 +35,8 @@ def why_nothing_changed(diff: dict[str, Any]) -> str | None:
     """When the changed run places every pod as the baseline does: the likely reason, for people."""
     if diff.get("note"):
         return str(diff["note"])
-    if any(diff[k] for k in ("preempted", "noLongerPreempted", "started", "keptRunning", "stopped", "moved")):
+    if any(diff[k] for k in ("preempted", "noLongerPreempted", "started", "keptRunning", "stopped", "notStarted",
+                             "moved")):
         return None
     pods = diff["changed"]["pods"].values()
     priorities = {p["priority"] for p in pods}
@@ -99,7 +100,7 @@ def render_whatif(console: Console, diff: dict[str, Any]) -> None:
         console.print("Running pods that would stop: " + ", ".join(
             f"{p['pod']} (on {p['node']}" + (f"; replaced by {p['replacedBy']['pod']} on {p['replacedBy']['node'] or '-'}"
                                              if p.get("replacedBy") else "") + ")" for p in diff["stopped"]))
-    if diff.get("notStarted"):
+    if diff["notStarted"]:
         console.print("Pods the baseline starts that would not start: " + ", ".join(
             f"{p['pod']} (on {p['node']} in the baseline; {p['phaseAfter']} after)" for p in diff["notStarted"]))
     if diff["moved"]:

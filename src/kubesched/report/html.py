@@ -31,9 +31,7 @@ def _page(title: str, sections: list[str]) -> str:
 
 
 def _baseline_preemption(diff: dict[str, Any]) -> str:
-    preemption = diff.get("baselinePreemption")
-    if preemption is None:
-        return ""
+    preemption = diff["baselinePreemption"]
     return (f"<p>Baseline: preemption {'on' if preemption['enabled'] else 'off'} &mdash; "
             f"{escape(preemption['reason'])}.</p>")
 
@@ -80,7 +78,7 @@ def whatif_report(diff: dict[str, Any]) -> str:
         [[p["pod"], p["node"], p["phaseAfter"],
           f"{p['replacedBy']['pod']} on {p['replacedBy']['node'] or '-'}" if p.get("replacedBy") else ""]
          for p in diff["stopped"]]))
-    if diff.get("notStarted"):
+    if diff["notStarted"]:
         sections.append("<h2>Pods the baseline starts that would not start</h2>" + _table(
             ["pod", "node in the baseline", "phase after"],
             [[p["pod"], p["node"], p["phaseAfter"]] for p in diff["notStarted"]]))
