@@ -60,7 +60,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kubesched.testkit.dumps import FORMATS, ClusterDump
+from kubesched.testkit.dumps import FORMATS, ClusterDump, fit_message
 
 Obj = dict[str, Any]
 
@@ -153,14 +153,6 @@ def _nice(value: float, floor: int) -> int:
         return floor
     step = 10 ** max(0, int(math.log10(value)) - 1)
     return max(floor, int(round(value / step)) * step)
-
-
-def fit_message(total: int, reasons: dict[str, int], preemption: dict[str, int] | str) -> str:
-    """kube-scheduler's message for a pod no node takes: its reasons counted and sorted as it sorts them."""
-    def counted(found: dict[str, int]) -> str:
-        return ", ".join(sorted(f"{n} {reason}" for reason, n in found.items() if n))
-    tail = preemption if isinstance(preemption, str) else f"0/{total} nodes are available: {counted(preemption)}."
-    return f"0/{total} nodes are available: {counted(reasons)}. preemption: {tail}"
 
 
 class _Builder:

@@ -1,6 +1,11 @@
 """What-if analysis: simulate a cluster snapshot twice from the same seed — as it is, and with
 changes applied — and report the difference: who would be preempted (by whom, where, why), which
-pending pods would start, PDB violations, and the impact per PriorityClass and namespace."""
+pending pods would start, PDB violations, and the impact per PriorityClass and namespace.
+
+"As it is" includes whether the cluster's scheduler preempts. A kubectl dump carries no scheduler
+configuration, but kube-scheduler writes on every pod it cannot place a message that ends in
+``preemption: ...`` whenever a PostFilter plugin (DefaultPreemption) ran (upstream
+``framework/types.go FitError.Error``): the pending pods' messages tell (:func:`baseline_preemption`)."""
 
 from __future__ import annotations
 
@@ -15,6 +20,7 @@ from kubesched.api.errors import KubeschedError, ManifestError
 from kubesched.api.forked import Forked
 from kubesched.api.loader import Scenario, Step, default_object, load_manifests
 from kubesched.api.selectors import LabelSelector
+from kubesched.api.snapshot import pod_state
 from kubesched.api.validation import SCHEDULER_CONFIGURATION_KIND
 from kubesched.cluster.embedded.apiserver.admission import SYSTEM_PRIORITY_CLASSES
 from kubesched.k8s.objcopy import deep_copy
@@ -80,6 +86,82 @@ def with_preemption(config: Obj | None, enabled: bool) -> Obj:
         if post and enabled:
             post["disabled"] = [d for d in post.get("disabled") or [] if d.get("name") != PREEMPTION]
     return cfg
+
+
+#: what kube-scheduler puts before its PostFilter's part of an unschedulable pod's message
+PREEMPTION_CLAUSE = " preemption: "
+
+
+@dataclass(frozen=True)
+class BaselinePreemption:
+    """Whether the baseline preempts, what decided it (``snapshotConfiguration``, ``schedulerConfig``,
+    ``pendingPodMessages`` or ``default``) and why, in words."""
+
+    enabled: bool
+    decided_by: str
+    reason: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"enabled": self.enabled, "decidedBy": self.decided_by, "reason": self.reason}
+
+
+def _scheduler_message(pod: Obj) -> tuple[str | None, bool]:
+    """A pending pod's ``PodScheduled`` message from kube-scheduler (None: none), and whether the
+    scheduler nominated a node for it (which only a PostFilter does)."""
+    status = pod.get("status") or {}
+    message = next((c.get("message") for c in status.get("conditions") or []
+                    if isinstance(c, dict) and c.get("type") == "PodScheduled" and c.get("status") == "False"
+                    and c.get("reason") == "Unschedulable"), None)
+    return (message or None), bool(status.get("nominatedNodeName"))
+
+
+def preemption_in_messages(objects: list[Obj]) -> BaselinePreemption | None:
+    """Whether the default scheduler of the cluster the objects were read from preempts, from its
+    pending pods' messages: one with a ``preemption:`` clause (or a nominated node) says yes, pods with
+    messages and none with a clause say no; no such pod: None (nothing to tell)."""
+    told = preempting = 0
+    for obj in objects:
+        if obj.get("kind") != "Pod" or pod_state(obj) != "pending":
+            continue
+        if ((obj.get("spec") or {}).get("schedulerName") or DEFAULT_SCHEDULER_NAME) != DEFAULT_SCHEDULER_NAME:
+            continue
+        message, nominated = _scheduler_message(obj)
+        if message is None and not nominated:
+            continue
+        told += 1
+        preempting += nominated or PREEMPTION_CLAUSE in (message or "")
+    if not told:
+        return None
+    clause = "kube-scheduler's 'preemption:' clause"
+    if not preempting:
+        whose = "the pending pod's message lacks" if told == 1 else f"none of the {told} pending pods' messages has"
+        return BaselinePreemption(False, "pendingPodMessages",
+                                  f"{whose} {clause}, which it adds whenever DefaultPreemption runs")
+    whose = "the pending pod's message has" if told == 1 else f"{preempting} of the {told} pending pods' messages have"
+    return BaselinePreemption(True, "pendingPodMessages", f"{whose} {clause} (or a nominated node): DefaultPreemption runs")
+
+
+def baseline_preemption(base: Scenario, changes: Changes) -> BaselinePreemption:
+    """Whether the baseline (the cluster as it is) preempts: as the snapshot's own scheduler
+    configuration says; else, when the changes switch preemption, as ``--scheduler-config`` (the
+    configuration being changed) says; else as the pending pods' messages tell; else as the default
+    profile does (DefaultPreemption on)."""
+    def runs(enabled: bool) -> str:
+        return "runs DefaultPreemption" if enabled else "disables DefaultPreemption"
+
+    if base.scheduler_configuration is not None:
+        enabled = preemption_enabled(base.scheduler_configuration)
+        return BaselinePreemption(enabled, "snapshotConfiguration",
+                                  f"the snapshot's scheduler configuration {runs(enabled)}")
+    if changes.preemption is not None and changes.scheduler_configuration is not None:
+        enabled = preemption_enabled(changes.scheduler_configuration)
+        source = changes.scheduler_configuration_source or "--scheduler-config"
+        return BaselinePreemption(enabled, "schedulerConfig", f"{source} {runs(enabled)}")
+    told = preemption_in_messages(base.objects)
+    if told is not None:
+        return told
+    return BaselinePreemption(True, "default", "no pending pod carries kube-scheduler's message to tell; "
+                                               "the default profile runs DefaultPreemption")
 
 
 class WhatIfError(KubeschedError):
@@ -149,14 +231,23 @@ def _own_copy(scenario: Scenario) -> Scenario:
                                cluster=copy.deepcopy(scenario.cluster))
 
 
-def apply_changes(base: Scenario, changes: Changes) -> tuple[Scenario, Scenario]:
-    """(baseline, changed) scenarios; neither changes ``base``'s objects."""
+def apply_changes(base: Scenario, changes: Changes,
+                  preemption: BaselinePreemption | None = None) -> tuple[Scenario, Scenario]:
+    """(baseline, changed) scenarios; neither changes ``base``'s objects. ``preemption``: whether
+    the baseline preempts (default: :func:`baseline_preemption`). A cluster without a configuration
+    of its own whose scheduler does not preempt gets the default profile without DefaultPreemption,
+    in both runs unless the changes give the changed run a configuration."""
+    if preemption is None:
+        preemption = baseline_preemption(base, changes)
     baseline = _own_copy(base)
     changed = _own_copy(base)
+    if base.scheduler_configuration is None and not preemption.enabled:
+        baseline.scheduler_configuration = with_preemption(None, False)
+        changed.scheduler_configuration = with_preemption(None, False)
     if changes.scheduler_configuration is not None:
         changed.scheduler_configuration = copy.deepcopy(changes.scheduler_configuration)
         changed.scheduler_configuration_source = changes.scheduler_configuration_source
-    if changes.preemption is not None:  # the baseline keeps the snapshot's own configuration
+    if changes.preemption is not None:
         changed.scheduler_configuration = with_preemption(changed.scheduler_configuration, changes.preemption)
     objects = changed.objects
     for new in changes.apply:
@@ -230,8 +321,32 @@ class Run:
     controllers and labels, which the result does not carry)."""
 
     result: dict[str, Any]
-    owners: dict[str, str] = field(default_factory=dict)
+    #: pod key -> its controller: namespace, and the controlling ownerReference's kind, name and uid
+    owners: dict[str, tuple[str, str, str, str]] = field(default_factory=dict)
     labels: dict[str, dict[str, str]] = field(default_factory=dict)
+
+
+def _pod_key(pod: Obj) -> str:
+    """The key a run's result gives the pod."""
+    meta = pod["metadata"]
+    return f"{meta.get('namespace') or DEFAULT_NAMESPACE}/{meta['name']}"
+
+
+@dataclass
+class Before:
+    """What the comparison reads of the scenarios, taken before a simulation may take their objects."""
+
+    pdbs: list[Obj]  # the changed cluster's PodDisruptionBudgets
+    placed: set[str]  # pods the input already has on a node (running, or bound and starting)
+    initial: set[str]  # every pod of the changed scenario's input
+    preemption: BaselinePreemption  # whether the baseline preempts, and why
+
+    @classmethod
+    def of(cls, baseline: Scenario, changed: Scenario, preemption: BaselinePreemption) -> Before:
+        placed = {_pod_key(o) for o in baseline.objects if o["kind"] == "Pod" and pod_state(o) in ("running", "starting")}
+        initial = {_pod_key(o) for o in changed.objects if o["kind"] == "Pod"}
+        pdbs = [deep_copy(o) for o in changed.objects if o["kind"] == "PodDisruptionBudget"]
+        return cls(pdbs, placed, initial, preemption)
 
 
 def _violated_budgets(victim: str, run: Run, pdbs: list[Obj]) -> list[str]:
@@ -276,20 +391,36 @@ def _running(result: dict[str, Any], key: str) -> bool:
     return result["pods"].get(key, {}).get("phase") in ("Running", "Succeeded")
 
 
-def _replacements(base: Run, new: Run, gone: list[str]) -> dict[str, str]:
-    """For pods that stop in the changed run, the pod of the same controller that the change made
-    (one that the baseline never had), in order of appearance."""
-    fresh: dict[str, list[str]] = {}
-    for key in new.result["pods"]:
-        owner = new.owners.get(key)
-        if owner is not None and key not in base.result["pods"]:
-            fresh.setdefault(owner, []).append(key)
-    out: dict[str, str] = {}
-    for key in gone:
-        candidates = fresh.get(new.owners.get(key) or base.owners.get(key) or "", [])
-        if candidates:
-            out[key] = candidates.pop(0)
-    return out
+#: the events that start a pod's going away (graceful deletion, or deletion at once), after which
+#: its controller makes a new pod (a ReplicaSet counts a terminating pod out at once)
+_GOING = ("Terminating", "Deleted")
+
+
+def _replacements(run: Run, initial: set[str]) -> dict[str, str]:
+    """For each pod of a controller that went away during ``run``, the pod that controller made in
+    its place: each controller's going pods and the pods it made during the run (any pod not in the
+    input ``initial``, and a pod made again under its old name), paired in the order of the run's
+    events. A pod is told by its controller (namespace, kind, name and uid), never by its generated
+    name, which says nothing of which pod replaced which (a StatefulSet's new pod has the old one's
+    name). The order is per controller and not per event: a controller that sees a pod go makes the
+    new one at once, before the going is logged."""
+    going: dict[tuple[str, str, str, str], list[str]] = {}
+    made: dict[tuple[str, str, str, str], list[str]] = {}
+    alive: set[str] = set()  # pods created and not going yet (a key has one pod at a time)
+    created: set[str] = set()
+    for event in run.result["events"]:
+        reason, key = event["reason"], event["pod"]
+        owner = run.owners.get(key)
+        if reason == "Created":
+            if owner is not None and (key not in initial or key in created):
+                made.setdefault(owner, []).append(key)
+            created.add(key)
+            alive.add(key)
+        elif reason in _GOING and key in alive:
+            alive.discard(key)
+            if owner is not None:
+                going.setdefault(owner, []).append(key)
+    return {gone: new for owner, gone_pods in going.items() for gone, new in zip(gone_pods, made.get(owner, []))}
 
 
 def _drains(new: Run, replaced: dict[str, str]) -> list[dict[str, Any]]:
@@ -309,12 +440,22 @@ def _drains(new: Run, replaced: dict[str, str]) -> list[dict[str, Any]]:
     return drains
 
 
-def compare(baseline: Scenario, pdbs: list[Obj], base: Run | dict[str, Any], new: Run | dict[str, Any],
+def _preemption_note(preemption: BaselinePreemption, changes: Changes) -> str | None:
+    """Why --enable/--disable-preemption cannot make a difference, when the baseline is so already."""
+    if changes.preemption is None or preemption.enabled != changes.preemption:
+        return None
+    flag = "--enable-preemption" if changes.preemption else "--disable-preemption"
+    return (f"preemption is already {'enabled' if changes.preemption else 'disabled'} in the baseline "
+            f"({preemption.reason}): {flag} changes nothing")
+
+
+def compare(baseline: Scenario, before: Before, base: Run | dict[str, Any], new: Run | dict[str, Any],
             changes: Changes) -> dict[str, Any]:
-    """The diff document of two runs; ``pdbs``: the changed cluster's PodDisruptionBudgets."""
+    """The diff document of two runs of the ``baseline`` and changed scenarios (``before``: what was
+    read of them before they ran)."""
     base = base if isinstance(base, Run) else Run(base)
     new = new if isinstance(new, Run) else Run(new)
-    base_pre, new_pre = _preemptions(base, pdbs), _preemptions(new, pdbs)
+    base_pre, new_pre = _preemptions(base, before.pdbs), _preemptions(new, before.pdbs)
     base_pairs = {(p["victim"], p["preemptor"]) for p in base_pre}
     new_pairs = {(p["victim"], p["preemptor"]) for p in new_pre}
     preempted = [p for p in new_pre if (p["victim"], p["preemptor"]) not in base_pairs]
@@ -328,16 +469,20 @@ def compare(baseline: Scenario, pdbs: list[Obj], base: Run | dict[str, Any], new
     kept = [{"pod": k, "node": n["pods"][k]["node"], "phaseInBaseline": b["pods"][k]["phase"]}
             for k in now_running if k in b["pods"] and (k in rescued or b["pods"][k]["phase"] != "Pending")]
     gone = [k for k in keys if _running(b, k) and not _running(n, k)]
-    drained = [e["pod"] for d in n.get("drains", []) for e in d["pods"] if e["evicted"] is not None]
-    replaced = _replacements(base, new, list(dict.fromkeys([*drained, *gone])))
-    stopped = []
-    for k in gone:
+    replaced = _replacements(new, before.initial)
+
+    def no_longer_running(k: str) -> dict[str, Any]:
         entry: dict[str, Any] = {"pod": k, "node": b["pods"][k]["node"],
                                  "phaseAfter": n["pods"].get(k, {}).get("phase", "absent")}
         if k in replaced:
             entry["replacedBy"] = {"pod": replaced[k], "node": n["pods"][replaced[k]]["node"],
                                    "phase": n["pods"][replaced[k]]["phase"]}
-        stopped.append(entry)
+        return entry
+
+    # only a pod that runs before anything is simulated can stop; one the baseline starts (pending
+    # in the input, or made during the run) and the changed run does not, would not start
+    stopped = [no_longer_running(k) for k in gone if k in before.placed]
+    not_started = [no_longer_running(k) for k in gone if k not in before.placed]
     moved = [{"pod": k, "from": b["pods"][k]["node"], "to": n["pods"][k]["node"]} for k in keys
              if _running(b, k) and _running(n, k) and b["pods"][k]["node"] != n["pods"][k]["node"]]
     impact_base = _impact(b, {p["victim"] for p in base_pre})
@@ -358,10 +503,11 @@ def compare(baseline: Scenario, pdbs: list[Obj], base: Run | dict[str, Any], new
         "scenario": baseline.name,
         "seed": b["seed"],
         "changes": changes.describe(),
+        "baselinePreemption": before.preemption.to_dict(),
         "summary": {
             "baseline": b["summary"], "changed": n["summary"],
             "newlyPreempted": len(preempted), "started": len(started), "stopped": len(stopped),
-            "savedFromPreemption": len(kept),
+            "notStarted": len(not_started), "savedFromPreemption": len(kept),
             "pdbViolations": sum(1 for p in preempted if p["violatesPDB"]),
         },
         "preempted": preempted,
@@ -369,15 +515,15 @@ def compare(baseline: Scenario, pdbs: list[Obj], base: Run | dict[str, Any], new
         "started": started,
         "keptRunning": kept,
         "stopped": stopped,
+        "notStarted": not_started,
         "moved": moved,
         "impact": impact,
     }
     if "drains" in n:
         result["drains"] = _drains(new, replaced)
-    if changes.preemption is not None and preemption_enabled(baseline.scheduler_configuration) == changes.preemption:
-        result["note"] = (f"preemption is already {'enabled' if changes.preemption else 'disabled'} in the "
-                          "snapshot's scheduler configuration: --" + ("enable" if changes.preemption else "disable")
-                          + "-preemption changes nothing")
+    note = _preemption_note(before.preemption, changes)
+    if note is not None:
+        result["note"] = note
     result["baseline"] = b
     result["changed"] = n
     return result
@@ -389,9 +535,9 @@ def whatif(base: Scenario, changes: Changes, *, seed: int | None = None,
     ``keep_changed=False``: the caller will not use the changed scenario (nor ``base``), so its
     objects are handed to the second simulation as they are instead of copied."""
     check_changes(base, changes)
-    baseline, changed = apply_changes(base, changes)
-    # what the comparison reads of the changed scenario, before a simulation may take its objects
-    pdbs = [deep_copy(o) for o in changed.objects if o["kind"] == "PodDisruptionBudget"]
+    preemption = baseline_preemption(base, changes)
+    baseline, changed = apply_changes(base, changes, preemption)
+    before = Before.of(baseline, changed, preemption)
     # both results carry the preemption decisions the diff is made of (attempts are not recorded)
 
     def run(scenario: Scenario, owned: bool) -> Run:
@@ -407,7 +553,7 @@ def whatif(base: Scenario, changes: Changes, *, seed: int | None = None,
     consume = not keep_changed and baseline_run.in_child
     baseline_run.rerun = not consume
     changed_run = run(changed, consume)
-    return compare(baseline, pdbs, baseline_run.result(), changed_run, changes), changed
+    return compare(baseline, before, baseline_run.result(), changed_run, changes), changed
 
 
 def load_change_objects(paths: list[str], warnings: list[ManifestError] | None = None) -> list[Obj]:

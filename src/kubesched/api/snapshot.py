@@ -14,6 +14,10 @@ Such objects are *restored* instead (see :func:`plan_initial_objects`):
 - **no re-admission**: a pod keeps ``spec.priority``, ``nodeName``, ``startTime``, its conditions and
   its phase; the two ``system-`` PriorityClasses every dump contains are the ones the API server has;
 - **managedFields** are left out (which manager wrote which field: nothing a simulation reads);
+- **what restored pods need is created first**: Namespaces and PriorityClasses the scenario creates
+  (a what-if's ``--apply``) are created before anything is restored, since a restored pod makes its
+  namespace exist (a Namespace created after it would be refused as existing) and a restored pod
+  without ``spec.priority`` takes its class's value when it is restored;
 - **time**: the snapshot's latest timestamp becomes the simulation's time 0 (every timestamp of the
   restored objects is shifted by the same amount), so objects made during the simulation are newer
   than the restored ones, as they would be;
@@ -62,6 +66,9 @@ _RESTORE_RANK = {
     "Deployment": 26,
 }
 _UNLISTED_RANK = 10
+#: kinds a scenario creates that must exist before the restored objects are restored (see the module's
+#: description): a restored pod's namespace and its PriorityClass
+_RESTORE_PREREQUISITES = frozenset({"Namespace", "PriorityClass"})
 
 #: fields holding a metav1.Time / MicroTime that the restored objects carry
 _TIME_FIELDS = frozenset({
@@ -90,12 +97,14 @@ def is_existing(obj: Any) -> bool:
 
 @dataclass
 class InitialPlan:
-    """How a scenario's initial objects come into being: ``restore`` (existing objects, in restore
-    order, already shifted in time) then ``create`` (the others, in file order). ``shift`` is the
-    number of seconds every restored timestamp was moved back by; ``notes`` are for the reader."""
+    """How a scenario's initial objects come into being: ``create_first`` (created objects the
+    restored ones need, in file order), ``restore`` (existing objects, in restore order, already
+    shifted in time), then ``create`` (the others, in file order). ``shift`` is the number of seconds
+    every restored timestamp was moved back by; ``notes`` are for the reader."""
 
     restore: list[Obj] = field(default_factory=list)
     create: list[Obj] = field(default_factory=list)
+    create_first: list[Obj] = field(default_factory=list)
     shift: float = 0.0
     notes: list[str] = field(default_factory=list)
     #: how many objects of each kind are restored (the plan's ``restore`` list is let go once used)
@@ -123,6 +132,8 @@ def plan_initial_objects(objects: Iterable[Obj], *, owned: bool = False) -> Init
         (existing if is_existing(obj) else plan.create).append(obj)
     if not existing:
         return plan
+    plan.create_first = [obj for obj in plan.create if obj.get("kind") in _RESTORE_PREREQUISITES]
+    plan.create = [obj for obj in plan.create if obj.get("kind") not in _RESTORE_PREREQUISITES]
     plan.as_read = cluster_as_read(existing)
     if not owned:
         existing = [deep_copy(obj) for obj in existing]

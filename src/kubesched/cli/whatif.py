@@ -35,7 +35,8 @@ def why_nothing_changed(diff: dict[str, Any]) -> str | None:
     """When the changed run places every pod as the baseline does: the likely reason, for people."""
     if diff.get("note"):
         return str(diff["note"])
-    if any(diff[k] for k in ("preempted", "noLongerPreempted", "started", "keptRunning", "stopped", "moved")):
+    if any(diff[k] for k in ("preempted", "noLongerPreempted", "started", "keptRunning", "stopped", "notStarted",
+                             "moved")):
         return None
     pods = diff["changed"]["pods"].values()
     priorities = {p["priority"] for p in pods}
@@ -48,6 +49,22 @@ def why_nothing_changed(diff: dict[str, Any]) -> str | None:
         elif not pending:
             reason += ": no pod is pending in the baseline, so no pod needs to preempt"
     return reason
+
+
+def baseline_preemption_line(diff: dict[str, Any]) -> str:
+    """Whether the baseline preempts, and what says so."""
+    preemption = diff["baselinePreemption"]
+    return f"Baseline: preemption {'on' if preemption['enabled'] else 'off'} — {escape(preemption['reason'])}."
+
+
+def blocked_for(entry: dict[str, Any]) -> str:
+    """How long a drained pod's eviction was refused; a pod still refused when the run ended was
+    blocked for at least that long, not for that long."""
+    if "blockedFor" not in entry:
+        return ""
+    if entry.get("blockedAtEnd"):
+        return f"{entry['blockedFor']:g}s, still blocked at the end of the run"
+    return f"{entry['blockedFor']:g}s"
 
 
 #: up to this many (namespace, PriorityClass) pairs the impact table lists every one, else the changed ones
@@ -63,6 +80,7 @@ def render_whatif(console: Console, diff: dict[str, Any]) -> None:
     for key in ("scheduled", "pending", "preemptions", "victims"):
         summary.add_row(key, str(diff["baseline"]["summary"][key]), str(diff["changed"]["summary"][key]))
     console.print(summary)
+    console.print(baseline_preemption_line(diff))
     reason = why_nothing_changed(diff)
     if reason is not None:
         console.print(f"[yellow]Note:[/] {escape(reason)}.")
@@ -82,10 +100,13 @@ def render_whatif(console: Console, diff: dict[str, Any]) -> None:
         console.print("Running pods that would stop: " + ", ".join(
             f"{p['pod']} (on {p['node']}" + (f"; replaced by {p['replacedBy']['pod']} on {p['replacedBy']['node'] or '-'}"
                                              if p.get("replacedBy") else "") + ")" for p in diff["stopped"]))
+    if diff["notStarted"]:
+        console.print("Pods the baseline starts that would not start: " + ", ".join(
+            f"{p['pod']} (on {p['node']} in the baseline; {p['phaseAfter']} after)" for p in diff["notStarted"]))
     if diff["moved"]:
         console.print("Pods on another node: " + ", ".join(f"{p['pod']} {p['from']} → {p['to']}" for p in diff["moved"]))
     for drain in diff.get("drains", []):
-        render_drain(console, drain)
+        render_drain(console, drain, diff["changed"]["endTime"])
     changed_rows = [r for r in diff["impact"] if any(r[f"{what}Before"] != r[f"{what}After"]
                                                      for what in ("running", "pending", "preempted"))]
     if len(diff["impact"]) <= IMPACT_ROWS_SHOWN_WHOLE:
@@ -104,9 +125,9 @@ def render_whatif(console: Console, diff: dict[str, Any]) -> None:
                       f"({'none changed' if not changed_rows else f'{len(changed_rows)} changed'}; -o json lists all).")
 
 
-def render_drain(console: Console, drain: dict[str, Any]) -> None:
-    """A drain's outcome and what happened to each of the node's pods."""
-    took = f" at {drain['finished']:g}s" if drain["finished"] is not None else " (still under way at the end)"
+def render_drain(console: Console, drain: dict[str, Any], end: float) -> None:
+    """A drain's outcome and what happened to each of the node's pods (``end``: when the run ended)."""
+    took = f" at {drain['finished']:g}s" if drain["finished"] is not None else f" (still under way when the run ended at {end:g}s)"
     console.print(f"Drain of {escape(drain['node'])}: {drain['outcome']}{took}")
     for line in drain["refused"]:
         console.print(f"  refused: {escape(line)}")
@@ -116,7 +137,7 @@ def render_drain(console: Console, drain: dict[str, Any]) -> None:
     for p in drain["pods"]:
         replaced = p.get("replacedBy")
         table.add_row(p["pod"], "-" if p["evicted"] is None else f"{p['evicted']:g}s", p.get("blockedBy") or "",
-                      f"{p['blockedFor']:g}s" if "blockedFor" in p else "",
+                      blocked_for(p),
                       f"{replaced['pod']} on {replaced['node'] or '-'}" if replaced else ("lost" if p.get("lost") else ""))
     for p in drain["skipped"]:
         table.add_row(p["pod"], f"skipped ({p['why']})", "", "", "")
@@ -128,9 +149,12 @@ def render_drain(console: Console, drain: dict[str, Any]) -> None:
 @click.argument("snapshot", type=INPUT_PATH, required=False)
 @cluster_source_options
 @click.option("--enable-preemption", is_flag=True,
-              help="Preemption on in the changed run (the baseline keeps the snapshot's own configuration; "
-                   "if preemption is on there already, the result says the change does nothing).")
-@click.option("--disable-preemption", is_flag=True, help="Preemption off in the changed run.")
+              help="Preemption on in the changed run. The baseline preempts as the cluster does: as the "
+                   "snapshot's scheduler configuration or --scheduler-config says, else as the pending pods' "
+                   "messages tell (kube-scheduler adds 'preemption: ...' to them when it preempts), else on; "
+                   "the result says which and why.")
+@click.option("--disable-preemption", is_flag=True,
+              help="Preemption off in the changed run (the baseline as with --enable-preemption).")
 @click.option("--apply", "apply_files", multiple=True, type=INPUT_PATH,
               help="Manifests to add or replace (PriorityClasses, PDBs, pods, workloads...); a file, a directory "
                    "or - for standard input. Repeatable.")

@@ -30,17 +30,31 @@ def _page(title: str, sections: list[str]) -> str:
             f"<style>{STYLE}</style></head><body><h1>{escape(title)}</h1>" + "\n".join(sections) + "</body></html>\n")
 
 
+def _baseline_preemption(diff: dict[str, Any]) -> str:
+    preemption = diff["baselinePreemption"]
+    return (f"<p>Baseline: preemption {'on' if preemption['enabled'] else 'off'} &mdash; "
+            f"{escape(preemption['reason'])}.</p>")
+
+
+def _blocked_for(entry: dict[str, Any]) -> str:
+    """Seconds a drained pod's eviction was refused (at least that long when still refused at the end)."""
+    if "blockedFor" not in entry:
+        return ""
+    return f"{entry['blockedFor']:g}" + (", still blocked at the end of the run" if entry.get("blockedAtEnd") else "")
+
+
 def whatif_report(diff: dict[str, Any]) -> str:
     base, new = diff["baseline"], diff["changed"]
     s = diff["summary"]
     sections = [
         "<p>Changes: " + escape("; ".join(diff["changes"]) or "none") + f" &middot; seed {diff['seed']}</p>",
+        _baseline_preemption(diff),
         _table(["", "baseline", "changed"], [
             [k, base["summary"][k], new["summary"][k]] for k in ("scheduled", "pending", "preemptions", "victims")
         ]),
         f"<p>{s['newlyPreempted']} pod(s) newly preempted ({s['pdbViolations']} violating a PDB), "
         f"{s['started']} pending pod(s) would start, {s['savedFromPreemption']} would keep running, "
-        f"{s['stopped']} running pod(s) would stop.</p>",
+        f"{s['stopped']} running pod(s) would stop, {s['notStarted']} the baseline starts would not start.</p>",
     ]
     impact = diff["impact"]
     groups = [f"{r['priorityClass']} ({r['namespace']})" for r in impact]
@@ -64,11 +78,15 @@ def whatif_report(diff: dict[str, Any]) -> str:
         [[p["pod"], p["node"], p["phaseAfter"],
           f"{p['replacedBy']['pod']} on {p['replacedBy']['node'] or '-'}" if p.get("replacedBy") else ""]
          for p in diff["stopped"]]))
+    if diff["notStarted"]:
+        sections.append("<h2>Pods the baseline starts that would not start</h2>" + _table(
+            ["pod", "node in the baseline", "phase after"],
+            [[p["pod"], p["node"], p["phaseAfter"]] for p in diff["notStarted"]]))
     for drain in diff.get("drains", []):
         sections.append(f"<h2>Drain of {escape(drain['node'])}: {escape(drain['outcome'])}</h2>" + _table(
             ["pod", "evicted at (s)", "blocked by PDB", "blocked for (s)", "replaced by"],
             [[p["pod"], "-" if p["evicted"] is None else f"{p['evicted']:g}", p.get("blockedBy") or "",
-              f"{p['blockedFor']:g}" if "blockedFor" in p else "",
+              _blocked_for(p),
               (f"{p['replacedBy']['pod']} on {p['replacedBy']['node'] or '-'}" if p.get("replacedBy")
                else "lost" if p.get("lost") else "")] for p in drain["pods"]]
             + [[p["pod"], f"skipped ({p['why']})", "", "", ""] for p in drain["skipped"]]))

@@ -64,8 +64,9 @@ class PodHistory:
         self.pods: dict[str, dict[str, Any]] = {}
         #: pods by their current phase (``Deleted`` ones included; a bound Pending pod is ``Bound``)
         self.phases: Counter[str] = Counter()
-        #: every pod's controller (``Kind/namespace/name``) and labels, for analyses of the run
-        self.owners: dict[str, str] = {}
+        #: every pod's controller (its namespace and the controlling ownerReference's kind, name and
+        #: uid) and labels, for analyses of the run
+        self.owners: dict[str, tuple[str, str, str, str]] = {}
         self.labels: dict[str, dict[str, str]] = {}
 
     def _record(self, obj: Obj, phase: str | None = None) -> None:
@@ -80,7 +81,8 @@ class PodHistory:
         self.labels[key] = meta.get("labels") or {}
         ref = next((r for r in meta.get("ownerReferences") or [] if r.get("controller")), None)
         if ref is not None:
-            self.owners[key] = f"{ref.get('kind')}/{meta.get('namespace')}/{ref.get('name')}"
+            self.owners[key] = (meta.get("namespace") or "", ref.get("kind") or "", ref.get("name") or "",
+                                ref.get("uid") or "")
         previous = self.pods.get(key)
         if previous is not None:
             self.phases[_state(previous["phase"], previous["node"])] -= 1
@@ -157,6 +159,8 @@ class Simulation:
             source = scenario.scheduler_configuration_source or f"scenario {scenario.name}: spec.schedulerConfiguration"
             raise ConfigError(f"{source}: {err}") from err
         self.initial = plan_initial_objects(scenario.objects, owned=owned)
+        for obj in self.initial.create_first:
+            self.cluster.create(obj)
         self.cluster.restore_all(self.initial.restore)
         self.initial.restore = []  # the store holds them now (and their later versions)
         for obj in self.initial.create:

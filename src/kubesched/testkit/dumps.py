@@ -84,6 +84,20 @@ def _suffix(taken: set[str], *parts: str) -> str:
     return suffix
 
 
+def fit_message(total: int, reasons: dict[str, int], preemption: dict[str, int] | str | None) -> str:
+    """kube-scheduler's message on a pod no node takes (upstream ``FitError.Error``): its reasons
+    counted and sorted as it sorts them, then what its PostFilter said: ``preemption``, the reasons
+    counted for the dry runs or the whole text after ``preemption: ``; None for a scheduler that runs
+    no PostFilter plugin (DefaultPreemption disabled), whose messages have no ``preemption:`` clause."""
+    def counted(found: dict[str, int]) -> str:
+        return ", ".join(sorted(f"{n} {reason}" for reason, n in found.items() if n))
+    message = f"0/{total} nodes are available: {counted(reasons)}."
+    if preemption is None:
+        return message
+    tail = preemption if isinstance(preemption, str) else f"0/{total} nodes are available: {counted(preemption)}."
+    return f"{message} preemption: {tail}"
+
+
 def _managed(manager: str, operation: str, minutes_before: float, api_version: str = "v1") -> list[Obj]:
     return [{"apiVersion": api_version, "fieldsType": "FieldsV1", "fieldsV1": {"f:metadata": {"f:labels": {}}},
              "manager": manager, "operation": operation, "time": _ts(minutes_before)}]

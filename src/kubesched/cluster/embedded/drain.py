@@ -19,7 +19,7 @@ keep a simulation going on their own: a budget that can never allow leaves the d
 the run ends.
 
 :meth:`Drain.report` tells what happened to each pod: evicted (when, after how long blocked by
-which PDB), skipped, refused, still blocked at the end or the timeout.
+which PDB), skipped, refused, still blocked at the end (``blockedAtEnd``) or the timeout.
 """
 
 from __future__ import annotations
@@ -190,9 +190,13 @@ class Drain:
         for state in self.pods.values():
             entry: dict[str, Any] = {"pod": state.key, "evicted": state.evicted}
             if state.first_refused is not None:
-                until = state.evicted if state.evicted is not None else self.cluster.now()
+                # blocked until evicted, or until the drain gave up (timeout), or still at the run's end
+                until = state.evicted if state.evicted is not None else (
+                    self.finished if self.finished is not None else self.cluster.now())
                 entry["blockedBy"] = state.blocked_by
                 entry["blockedFor"] = round(until - state.first_refused, 6)
+                if state.evicted is None and self.outcome == "running":
+                    entry["blockedAtEnd"] = True  # blockedFor is then only as long as the run
             pods.append(entry)
         return {"node": self.node, "started": self.started, "outcome": self.outcome, "finished": self.finished,
                 "options": {"force": self.options.force, "ignoreDaemonSets": self.options.ignore_daemonsets,
