@@ -14,7 +14,7 @@ from the official client's models by ``tools/gen_known_fields.py``; the KubeSche
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Set
 from typing import Any
 
 from kubesched.api._checks import idx_path, key_path
@@ -81,17 +81,19 @@ def _type(name: str) -> Mapping[str, str]:
     return _SCHEDULER_TYPES.get(name) or TYPES[name]
 
 
-#: per type, its fields that hold objects: name -> (how: "[" a list, "{" a map, "" one; the type)
-_NESTED: dict[str, dict[str, tuple[str, str]]] = {}
+#: per type, its field names and its fields that hold objects: name -> (how: "[" a list, "{" a map,
+#: "" one; the type)
+_SHAPES: dict[str, tuple[Set[str], dict[str, tuple[str, str]]]] = {}
 
 
-def _nested(type_name: str) -> dict[str, tuple[str, str]]:
-    nested = _NESTED.get(type_name)
-    if nested is None:
-        nested = _NESTED[type_name] = {
+def _shape(type_name: str) -> tuple[Set[str], dict[str, tuple[str, str]]]:
+    shape = _SHAPES.get(type_name)
+    if shape is None:
+        fields = _type(type_name)
+        shape = _SHAPES[type_name] = (fields.keys(), {
             key: (reference[0], reference[1:-1]) if reference[0] in "[{" else ("", reference)
-            for key, reference in _type(type_name).items() if reference}
-    return nested
+            for key, reference in fields.items() if reference})
+    return shape
 
 
 #: one copy of each text: a dump repeats the same image names, label values, probe paths and
@@ -114,38 +116,36 @@ def _share_items(items: list[Any]) -> None:
 
 def _all_known(value: Any, type_name: str) -> bool:
     """Whether ``value`` has no unknown field: the question :func:`_walk` answers, without the
-    paths, for the common case of a clean object (a dump of 150 000 pods has millions of fields).
-    On its way it replaces each text of a field it passes by its one shared copy (:data:`_share`):
-    the walk visits every field of the objects read, so this costs a few per cent of it."""
-    if not isinstance(value, dict):
-        return True
-    if not value.keys() <= _type(type_name).keys():
-        return False
-    nested = _nested(type_name)
-    for key, child in value.items():
-        how = nested.get(key)
-        if how is None:
-            kind = type(child)
-            if kind is str:
-                value[key] = _share(child)
-            elif kind is dict:
-                _share_strings_of(child)
-            elif kind is list:
-                _share_items(child)
+    paths, for the common case of a clean object (a dump of 150 000 pods has millions of fields,
+    hence a loop over a stack rather than a call per mapping). On its way it replaces each text of
+    a field it passes by its one shared copy (:data:`_share`)."""
+    stack: list[tuple[Any, str]] = [(value, type_name)]
+    while stack:
+        value, type_name = stack.pop()
+        if not isinstance(value, dict):
             continue
-        shape, sub = how
-        if shape == "":
-            if isinstance(child, dict) and not _all_known(child, sub):
-                return False
-        elif shape == "[":
-            if isinstance(child, list):
-                for item in child:
-                    if isinstance(item, dict) and not _all_known(item, sub):
-                        return False
-        elif isinstance(child, dict):
-            for item in child.values():
-                if isinstance(item, dict) and not _all_known(item, sub):
-                    return False
+        fields, nested = _SHAPES.get(type_name) or _shape(type_name)
+        if not value.keys() <= fields:
+            return False
+        for key, child in value.items():
+            how = nested.get(key)
+            if how is None:
+                kind = type(child)
+                if kind is str:
+                    value[key] = _share(child)
+                elif kind is dict:
+                    _share_strings_of(child)
+                elif kind is list:
+                    _share_items(child)
+                continue
+            shape, sub = how
+            if shape == "":
+                stack.append((child, sub))
+            elif shape == "[":
+                if isinstance(child, list):
+                    stack.extend([(item, sub) for item in child])
+            elif isinstance(child, dict):
+                stack.extend([(item, sub) for item in child.values()])
     return True
 
 
