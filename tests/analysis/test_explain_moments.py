@@ -127,3 +127,22 @@ def test_a_forgotten_pod_argument_is_named(tmp_path: Path) -> None:
     assert "[POD] [SCENARIO]" not in usage
     assert "Usage: cli explain [OPTIONS] POD SNAPSHOT" in usage
     assert "kubesched explain [OPTIONS] --all-pending (SNAPSHOT | --kubeconfig FILE)" in usage
+
+
+def test_diagnosing_a_bound_pod_leaves_the_scheduler_cache_as_it_was(tmp_path: Path) -> None:
+    """The bound pod is taken out of the cache for its diagnosis only: its node counts it again
+    afterwards, and a second diagnosis (of it, or of a pending pod) sees the same cluster."""
+    from kubesched.analysis.diagnose import diagnose
+    from kubesched.sim import simulate
+
+    path, web, _ = _preempting_dump(tmp_path)
+    outcome = simulate(path, explain=True)
+    namespace, name = web.split("/", 1)
+    node = outcome.result["pods"][web]["node"]
+    info = outcome.scheduler.cache.get(node)
+    assert info is not None
+    before = (sorted(p.key for p in info.pods), dict(info.requested))
+    first = diagnose(outcome.scheduler, namespace, name, run=outcome.result)
+    assert (sorted(p.key for p in info.pods), dict(info.requested)) == before
+    again = diagnose(outcome.scheduler, namespace, name, run=outcome.result)
+    assert again.to_dict() == first.to_dict()
