@@ -135,7 +135,7 @@ def test_the_command_list_gives_each_summary_whole() -> None:
     out = CliRunner().invoke(cli, ["--help"], terminal_width=80).output
     commands = " ".join(out.split("Commands:", 1)[1].split())
     assert "..." not in commands
-    for sentence in ("explain Explain why POD is pending in SCENARIO or in a live cluster read through --kubeconfig.",
+    for sentence in ("explain Explain why POD is pending in SNAPSHOT or in a live cluster read through --kubeconfig.",
                      "run Schedule the pods of a real cluster whose schedulerName names one of the profiles.",
                      "simulate Simulate SCENARIO and report what the scheduler did.",
                      "snapshot Capture the cluster of KUBECONFIG read-only."):

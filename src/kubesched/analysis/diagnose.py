@@ -1,8 +1,18 @@
 """Why is a pod pending? Every filter verdict on every node (upstream shows only the first failing
-plugin per node), what would have to change, and what preemption would do and cost."""
+plugin per node), what would have to change, and what preemption would do and cost.
+
+A pod already bound is diagnosed as the scheduler saw it before placing it: without its
+``spec.nodeName`` and without itself counted on its node (:func:`diagnose`); where and when it was
+placed comes from the run's attempts and preemption decisions (:func:`scheduling_history`).
+Nodes with the same verdicts are grouped (:func:`node_groups`), as kube-scheduler counts them in its
+message, for clusters too large to read node by node.
+"""
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -10,6 +20,7 @@ import numpy as np
 
 from kubesched.analysis.hints import plugin_hints
 from kubesched.analysis.volume_hints import claim_hints
+from kubesched.k8s.objects import Obj
 from kubesched.scheduler.cache import Cache
 from kubesched.scheduler.framework.extender import (
     EXTENDER_NAME,
@@ -38,6 +49,68 @@ class NodeVerdict:
         return {"node": self.node, "fits": self.fits, "failures": self.failures, "hints": self.hints}
 
 
+_DIGITS = re.compile(r"(\d+)")
+
+
+@dataclass
+class NodeGroup:
+    """The nodes that reject a pod for the same reasons (the same plugins with the same messages),
+    or that all fit it (``failures`` empty). Each failure counts its distinct hints over the group
+    (they name amounts, which differ from node to node)."""
+
+    failures: list[dict[str, Any]]  # plugin, reason, hints (hint → nodes); extender for an extender's
+    nodes: list[str]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"count": len(self.nodes), "nodes": self.nodes, "failures": self.failures}
+
+
+def natural_key(name: str) -> list[Any]:
+    """Sort key reading the digits in a name as numbers: ``ip-10-0-0-9`` before ``ip-10-0-0-10``."""
+    return [int(part) if part.isdigit() else part for part in _DIGITS.split(name)]
+
+
+def node_groups(verdicts: list[NodeVerdict]) -> list[NodeGroup]:
+    """The verdicts grouped by their failures (plugin and reason), largest group first, then by the
+    failures; the nodes of a group by name (:func:`natural_key`)."""
+    groups: dict[tuple[tuple[str, str, str], ...], NodeGroup] = {}
+    for v in sorted(verdicts, key=lambda v: natural_key(v.node)):
+        signature = tuple((f["plugin"], f.get("extender", ""), f["reason"]) for f in v.failures)
+        group = groups.get(signature)
+        if group is None:
+            group = groups[signature] = NodeGroup(
+                [{"plugin": p, **({"extender": e} if e else {}), "reason": r, "hints": {}} for p, e, r in signature],
+                [])
+        group.nodes.append(v.node)
+        for failure, seen in zip(v.failures, group.failures):
+            for hint in failure.get("hints") or ():
+                seen["hints"][hint] = seen["hints"].get(hint, 0) + 1
+    for group in groups.values():
+        for failure in group.failures:  # the most frequent hint first
+            failure["hints"] = dict(sorted(failure["hints"].items(), key=lambda item: (-item[1], item[0])))
+    return sorted(groups.values(), key=lambda g: (-len(g.nodes), [(f["plugin"], f["reason"]) for f in g.failures]))
+
+
+def scheduling_history(result: dict[str, Any], key: str) -> dict[str, Any]:
+    """What the run's scheduler did with pod ``key`` (from a SimulationResult with its decisions):
+    its attempts, the one that placed it (its time, node and number; None if it was not placed in
+    the run: bound before it, or by its own ``spec.nodeName``), the failed attempts before that one
+    (or all of them), and each preemption it made (time, node, victims)."""
+    attempts = [a for a in result.get("attempts", ()) if a["pod"] == key]
+    scheduled = None
+    for number, attempt in enumerate(attempts, 1):
+        if attempt["outcome"] == "scheduled":
+            scheduled = {"time": attempt["time"], "node": attempt["node"], "attempt": number}
+    before = attempts[:scheduled["attempt"]] if scheduled else attempts
+    preemptions = []
+    for decision in result.get("preemptionDecisions", ()):
+        if decision["pod"] == key and decision["outcome"] == "preempted":
+            chosen = next(c for c in decision["candidates"] if c["node"] == decision["chosen"])
+            preemptions.append({"time": decision["time"], "node": decision["chosen"], "victims": chosen["victims"]})
+    return {"attempts": len(attempts), "failedAttempts": sum(1 for a in before if a["outcome"] != "scheduled"),
+            "scheduled": scheduled, "preemptions": preemptions}
+
+
 @dataclass
 class PodDiagnosis:
     pod: str
@@ -55,10 +128,20 @@ class PodDiagnosis:
     preemption_if_allowed: dict[str, Any] | None = None
     #: a pod the kubelet refused (or that otherwise failed): ``status.reason`` and ``message``
     failed: dict[str, str] | None = None
+    #: the moment diagnosed: its simulated time, and whether it is the end of the run
+    at: dict[str, Any] = field(default_factory=dict)
+    #: a bound pod, diagnosed as a pending one (its nodeName cleared, itself not on its node)
+    as_if_pending: bool = False
+    #: see :func:`scheduling_history` (empty without the run's result)
+    history: dict[str, Any] = field(default_factory=dict)
+    #: the lower-priority pods preempted by the scheduler that are still terminating on the pod's
+    #: nominated node (what keeps it from preempting again), with who preempted them if known
+    terminating_on_nominated: list[dict[str, Any]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "pod": self.pod,
+            "at": self.at,
             "phase": self.phase,
             "node": self.node,
             "nominatedNodeName": self.nominated_node,
@@ -66,9 +149,13 @@ class PodDiagnosis:
             "upstreamMessage": self.upstream_message,
             "preFilter": self.pre_filter,
             "preFilterHints": self.pre_filter_hints,
+            "history": self.history,
+            "asIfPending": self.as_if_pending,
             "nodes": [v.to_dict() for v in self.verdicts],
+            "nodeGroups": [g.to_dict() for g in node_groups(self.verdicts)],
             "preemption": self.preemption,
             "preemptionIfAllowed": self.preemption_if_allowed,
+            "terminatingOnNominatedNode": self.terminating_on_nominated,
             "failed": self.failed,
         }
 
@@ -100,11 +187,17 @@ def _extender_verdicts(fwk: Framework, pod: PodInfo, cache: Cache, result: PodDi
     return None
 
 
-def diagnose(scheduler: Scheduler, namespace: str, name: str, *, detail: bool = True) -> PodDiagnosis:
+def diagnose(scheduler: Scheduler, namespace: str, name: str, *, detail: bool = True,
+             run: dict[str, Any] | None = None, end_of_run: bool = True) -> PodDiagnosis:
     """Diagnose a pod against the scheduler's current cache (no side effects on the cluster).
     Without ``detail``, only what kube-scheduler would report is worked out (``upstream_message``,
     ``pre_filter``, ``preemption``): the filters run over all nodes at once, as a scheduling cycle
-    runs them, instead of node by node with every failing filter and its hints."""
+    runs them, instead of node by node with every failing filter and its hints.
+
+    A bound pod is diagnosed as the scheduler saw it, as a pending pod: without its nodeName and
+    without itself on its node (``as_if_pending``). ``run``: the run's SimulationResult with its
+    decisions, for the pod's :func:`scheduling_history` and who preempted the pods terminating on
+    its nominated node; ``end_of_run``: whether the cluster is at the run's end (else at ``--at``)."""
     obj = scheduler.cluster.get("Pod", namespace, name)
     if obj is None:
         raise KeyError(f"pod {namespace}/{name} not found")
@@ -116,13 +209,63 @@ def diagnose(scheduler: Scheduler, namespace: str, name: str, *, detail: bool = 
         node=pod.node_name or None,
         nominated_node=pod.nominated_node_name or None,
         priority=pod.priority,
+        at={"time": scheduler.clock(), "endOfRun": end_of_run},
     )
+    if run is not None:
+        result.history = scheduling_history(run, pod.key)
     if status.get("reason"):
         result.failed = {"reason": str(status["reason"]), "message": str(status.get("message") or "")}
+    if pod.node_name:
+        result.as_if_pending = True
+        with _as_pending(scheduler.cache, obj) as pending:
+            _diagnose_filters(scheduler, pending, result, detail)
+        return result
+    result.terminating_on_nominated = _terminating_on_nominated(scheduler.cache, pod, run)
+    _diagnose_filters(scheduler, obj, result, detail)
+    return result
+
+
+@contextmanager
+def _as_pending(cache: Cache, obj: Obj) -> Iterator[Obj]:
+    """A bound pod as it was before the scheduler placed it: its object without ``spec.nodeName``
+    (nor the nomination that served to place it), and the cache without it on its node for as long
+    as the diagnosis lasts (its own requests and labels would otherwise count against it)."""
+    uid = PodInfo.from_pod(obj).uid
+    cached, node, assumed = cache.pod_info(uid), cache.pod_node(uid), cache.is_assumed(uid)
+    if cached is not None:
+        cache.remove_pod(cached)
+    try:
+        yield {**obj, "spec": {k: v for k, v in obj["spec"].items() if k != "nodeName"},
+               "status": {k: v for k, v in (obj.get("status") or {}).items() if k != "nominatedNodeName"}}
+    finally:
+        if cached is not None and node is not None:
+            if assumed:
+                cache.assume(cached, node)
+            else:
+                cache.add_pod(cached)
+
+
+def _terminating_on_nominated(cache: Cache, pod: PodInfo, run: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """The pods upstream's PodEligibleToPreemptOthers finds on the pod's nominated node: of lower
+    priority, being deleted, preempted by the scheduler (DisruptionTarget); each with the pod that
+    preempted it, when the run's events tell."""
+    info = cache.get(pod.nominated_node_name) if pod.nominated_node_name else None
+    if info is None:
+        return []
+    preemptors = {e["pod"]: e.get("preemptor") for e in (run or {}).get("events", ()) if e["reason"] == "Preempted"}
+    return [{"pod": other.key, "priority": other.priority, "preemptor": preemptors.get(other.key)}
+            for other in info.pods
+            if other.priority < pod.priority and other.deleting and other.preempted_by_scheduler()]
+
+
+def _diagnose_filters(scheduler: Scheduler, obj: Obj, result: PodDiagnosis, detail: bool) -> None:
+    """The filters' verdicts, kube-scheduler's message and preemption's outlook for the pod
+    ``obj`` (pending), into ``result``."""
+    pod = PodInfo.from_pod(obj)
     fwk = scheduler.framework_for(pod)
     if fwk is None:
         result.pre_filter = f"no profile for schedulerName {pod.scheduler_name!r}"
-        return result
+        return
     cache = scheduler.cache
     cache.update_snapshot()
     state = CycleState()
@@ -168,7 +311,7 @@ def diagnose(scheduler: Scheduler, namespace: str, name: str, *, detail: bool = 
             error = _extender_verdicts(fwk, pod, cache, result, first_failures)
             if error is not None:  # upstream fails the attempt with the extender's error
                 result.upstream_message = error
-                return result
+                return
     pending = pre_status is not None or not (fits if fits is not None else any(v.fits for v in result.verdicts))
     if first_failures and pending:
         result.upstream_message = fit_error_message(
@@ -197,4 +340,3 @@ def diagnose(scheduler: Scheduler, namespace: str, name: str, *, detail: bool = 
                     cache.num_nodes(), pre_status.message() if pre_status else "", first_failures.values(),
                     f"preemption: {record.message}")
             break
-    return result

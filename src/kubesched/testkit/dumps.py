@@ -360,11 +360,12 @@ class ClusterDump:
 
     def eks_nodegroup(self, group: str, count: int, *, instance_type: str = "m6i.xlarge", cpu: str = "3920m",
                       memory: str = "14162Mi", region: str = "us-west-2", max_pods: int = 58,
-                      taints: list[Obj] | None = None, extended: dict[str, str] | None = None) -> list[Obj]:
+                      taints: list[Obj] | None = None, extended: dict[str, str] | None = None,
+                      unschedulable: bool = False) -> list[Obj]:
         """``count`` nodes of the EKS managed node group ``group``, as EKS names and labels them: named
         after their InternalIP (``ip-10-0-17-42.us-west-2.compute.internal``, the region's three zones
         in turn, each its own subnet), labelled ``eks.amazonaws.com/nodegroup`` with the capacity type
-        and AMI labels beside it. ``taints``, ``extended``: as :meth:`node` (a GPU group's)."""
+        and AMI labels beside it. ``taints``, ``extended``, ``unschedulable`` (cordoned): as :meth:`node`."""
         zones = [f"{region}{letter}" for letter in "abc"]
         nodes = []
         for _ in range(count):
@@ -378,7 +379,7 @@ class ClusterDump:
             nodes.append(self.node(name, cpu, memory, zones[zone], taints=[dict(t) for t in taints or []], instance_type=instance_type,
                                    region=region, labels=labels, address=address, max_pods=max_pods,
                                    provider_id=f"aws:///{zones[zone]}/i-0{hashlib.sha1(name.encode()).hexdigest()[:16]}",
-                                   extended=extended))
+                                   extended=extended, unschedulable=unschedulable))
         return nodes
 
     def _addresses(self, node: str) -> tuple[str, str]:
