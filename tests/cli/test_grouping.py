@@ -17,7 +17,12 @@ OBJECTS = {("ReplicaSet", "shop", "web-5d8f7c9b4"): _owned_by("Deployment", "web
 
 
 def _workload(pod: str, owner: str | None, labels: dict[str, str] | None = None) -> Workload:
-    return workload_of(pod, owner, labels or {}, lambda kind, ns, name: OBJECTS.get((kind, ns, name)))
+    """``owner``: ``Kind/namespace/name``, as the run's pod history holds it (with a uid) otherwise."""
+    ref = None
+    if owner is not None:
+        kind, namespace, name = owner.split("/", 2)
+        ref = (namespace, kind, name, f"uid-of-{name}")
+    return workload_of(pod, ref, labels or {}, lambda kind, ns, name: OBJECTS.get((kind, ns, name)))
 
 
 def test_a_pod_counts_under_the_controller_of_its_controller() -> None:

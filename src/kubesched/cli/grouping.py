@@ -77,13 +77,13 @@ def _controller(obj: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
 _MANAGED_BY = {"ReplicaSet": "Deployment", "Job": "CronJob"}
 
 
-def workload_of(pod_key: str, owner: str | None, labels: Mapping[str, str],
+def workload_of(pod_key: str, owner: tuple[str, str, str, str] | None, labels: Mapping[str, str],
                 lookup: Callable[[str, str, str], Mapping[str, Any] | None]) -> Workload:
-    """The workload of the pod ``pod_key`` whose controller is ``owner`` (``Kind/namespace/name``, None
-    for none) and whose labels are ``labels``; ``lookup(kind, namespace, name)`` finds an object."""
+    """The workload of the pod ``pod_key`` whose controller is ``owner`` (namespace, kind, name, uid;
+    None for none) and whose labels are ``labels``; ``lookup(kind, namespace, name)`` finds an object."""
     if owner is None:
         return Workload("", workload_by_name(pod_key))
-    kind, namespace, name = owner.split("/", 2)
+    namespace, kind, name, _uid = owner
     manager_kind = _MANAGED_BY.get(kind)
     if manager_kind is not None:
         manager = _controller(lookup(kind, namespace, name))
