@@ -248,13 +248,33 @@ def test_the_timestamp_walk_finds_what_walking_everything_finds() -> None:
     check()
 
 
-def test_a_walk_that_skips_a_key_still_shifts_the_roots_own_timestamps() -> None:
+def test_the_time_walk_shifts_every_timestamp_a_pod_declares_and_nothing_else() -> None:
     from kubesched.api.snapshot import _TimeFields
 
-    obj: dict[str, Any] = {"startTime": "2026-11-20T09:00:00Z", "spec": {"startTime": "2026-11-20T09:00:00Z"},
-                           "status": {"startTime": "2026-11-20T08:00:00Z"}}
+    at = "2026-11-20T09:00:00Z"
+    pod: dict[str, Any] = {
+        "kind": "Pod",
+        "metadata": {"creationTimestamp": "2026-11-20T08:00:00Z", "annotations": {"startTime": at}},
+        "spec": {"containers": [{"name": "app", "env": [{"name": "startedAt", "value": at}]}],
+                 "volumes": [{"name": "scratch", "ephemeral": {"volumeClaimTemplate": {
+                     "metadata": {"creationTimestamp": "2026-11-20T08:30:00Z"}, "spec": {}}}}]},
+        "status": {"startTime": "2026-11-20T08:00:01Z",
+                   "conditions": [{"type": "Ready", "lastTransitionTime": "2026-11-20T08:00:05Z"}],
+                   "containerStatuses": [{"name": "app", "state": {"running": {"startedAt": at}},
+                                          "lastState": {"terminated": {"startedAt": "2026-11-20T07:00:00Z",
+                                                                       "finishedAt": "2026-11-20T07:59:00Z"}}}]},
+    }
     times = _TimeFields()
-    times.collect(obj, skip="spec")
+    times.collect_object(pod)
     times.shift(times.latest())
-    assert obj["startTime"] == "2026-01-01T00:00:00Z" and obj["status"]["startTime"] == "2025-12-31T23:00:00Z"
-    assert obj["spec"]["startTime"] == "2026-11-20T09:00:00Z"  # skipped
+    status = pod["status"]
+    assert pod["metadata"]["creationTimestamp"] == "2025-12-31T23:00:00Z"
+    assert status["startTime"] == "2025-12-31T23:00:01Z"
+    assert status["conditions"][0]["lastTransitionTime"] == "2025-12-31T23:00:05Z"
+    assert status["containerStatuses"][0]["state"]["running"]["startedAt"] == "2026-01-01T00:00:00Z"
+    assert status["containerStatuses"][0]["lastState"]["terminated"]["finishedAt"] == "2025-12-31T22:59:00Z"
+    claim = pod["spec"]["volumes"][0]["ephemeral"]["volumeClaimTemplate"]
+    assert claim["metadata"]["creationTimestamp"] == "2025-12-31T23:30:00Z"
+    # texts that only look like timestamps under a time field's name: an annotation, an env var
+    assert pod["metadata"]["annotations"]["startTime"] == at
+    assert pod["spec"]["containers"][0]["env"][0]["value"] == at

@@ -37,6 +37,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from kubesched.api.known_fields_data import KIND_TYPES, TYPES
 from kubesched.k8s.objcopy import deep_copy
 from kubesched.k8s.objects import DEFAULT_NAMESPACE, Obj, is_namespaced, is_terminal
 from kubesched.k8s.timefmt import parse_rfc3339, rfc3339
@@ -217,6 +218,31 @@ def _restore_order(obj: Obj) -> tuple[int, str, str]:
 
 
 # -- time ---------------------------------------------------------------------------------------------
+def _time_shapes() -> dict[str, tuple[tuple[str, ...], tuple[tuple[str, str, str], ...]]]:
+    """Per Kubernetes type (as :mod:`known_fields_data` declares them), the time fields it holds and
+    its object fields whose type holds one somewhere below: (key, how: "" one, "[" a list, "{" a
+    map, the type). A walk that follows only these sees every timestamp and leaves out the rest of
+    an object (a pod's containers, say), which is most of it."""
+    def parse(reference: str) -> tuple[str, str]:
+        return (reference[0], reference[1:-1]) if reference[0] in "[{" else ("", reference)
+
+    holds = {name for name, fields in TYPES.items()
+             if any(key in _TIME_FIELDS and not reference for key, reference in fields.items())}
+    changed = True
+    while changed:  # a type holds one if a type below it does
+        changed = False
+        for name, fields in TYPES.items():
+            if name not in holds and any(parse(ref)[1] in holds for ref in fields.values() if ref):
+                holds.add(name)
+                changed = True
+    return {name: (tuple(key for key, ref in fields.items() if key in _TIME_FIELDS and not ref),
+                   tuple((key, *parse(ref)) for key, ref in fields.items() if ref and parse(ref)[1] in holds))
+            for name, fields in TYPES.items() if name in holds}
+
+
+_TIME_SHAPES = _time_shapes()
+
+
 class _TimeFields:
     """Every timestamp of the restored objects, found in one walk: the latest is the snapshot's
     moment, and each is then moved back by it (each text parsed once, each second formatted once)."""
@@ -225,39 +251,49 @@ class _TimeFields:
         self.found: list[tuple[dict[str, Any], str, float]] = []  # (owner, key, seconds)
 
     def collect_object(self, obj: Obj) -> None:
-        """An object's timestamps. A pod's spec holds none except in the object metadata of its
-        ephemeral volumes' claim templates, so of the spec only the volumes are looked through (the
-        spec is most of a pod)."""
-        spec = obj.get("spec")
-        if obj.get("kind") != "Pod" or not isinstance(spec, dict):
+        """An object's timestamps: along the fields its kind declares (see :func:`_time_shapes`); an
+        object of another kind is looked through whole."""
+        kind = obj.get("kind")
+        type_name = KIND_TYPES.get(kind) if isinstance(kind, str) else None
+        if type_name is None:
             self.collect(obj)
             return
-        self.collect(obj, skip="spec")
-        self.collect(spec.get("volumes"))
+        stack: list[tuple[Any, str]] = [(obj, type_name)]
+        while stack:
+            node, type_name = stack.pop()
+            if not isinstance(node, dict):
+                continue
+            times, children = _TIME_SHAPES[type_name]
+            for key in times:
+                self._note(node, key)
+            for key, how, sub in children:
+                child = node.get(key)
+                if how == "":
+                    stack.append((child, sub))
+                elif how == "[":
+                    if isinstance(child, list):
+                        stack.extend([(item, sub) for item in child])
+                elif isinstance(child, dict):
+                    stack.extend([(item, sub) for item in child.values()])
 
-    def collect(self, value: Any, skip: str | None = None) -> None:
-        """The timestamps under ``value`` (of its root mapping, not under the key ``skip``)."""
+    def collect(self, value: Any) -> None:
+        """The timestamps anywhere under ``value``."""
         stack: list[Any] = [value]
-        if skip is not None and isinstance(value, dict):
-            self._note(value)
-            stack = [item for key, item in value.items() if key != skip and type(item) in _CONTAINERS]
         while stack:
             node = stack.pop()
             if isinstance(node, dict):
-                if not _TIME_FIELDS.isdisjoint(node):  # most mappings hold none: one set operation says so
-                    self._note(node)
+                for key in _TIME_FIELDS.intersection(node):
+                    self._note(node, key)
                 stack.extend([item for item in node.values() if type(item) in _CONTAINERS])
             elif isinstance(node, list):
                 stack.extend([item for item in node if type(item) in _CONTAINERS])
 
-    def _note(self, node: dict[str, Any]) -> None:
-        """The timestamps held directly by ``node`` (not those of the mappings inside it)."""
-        for key in _TIME_FIELDS.intersection(node):
-            item = node[key]
-            if isinstance(item, str):
-                seconds = _seconds(item)
-                if seconds is not None:
-                    self.found.append((node, key, seconds))
+    def _note(self, node: dict[str, Any], key: str) -> None:
+        item = node.get(key)
+        if isinstance(item, str):
+            seconds = _seconds(item)
+            if seconds is not None:
+                self.found.append((node, key, seconds))
 
     def latest(self) -> float:
         """The latest moment (a deletionTimestamp is a deadline, in the future: not counted)."""
