@@ -117,7 +117,44 @@ def test_simulate_and_explain_take_a_scheduler_config(tmp_path: Path) -> None:
     unregistered = tmp_path / "unregistered.yaml"
     unregistered.write_text(NO_PREEMPTION + "      enabled: [{name: NoSuchPlugin}]\n")
     refused(invoke("explain", "c", str(EXAMPLE), "--scheduler-config", str(unregistered)),
-            f"--scheduler-config {unregistered}", "NoSuchPlugin")
+            f"{unregistered}: document 1 (KubeSchedulerConfiguration): profiles[0].plugins.multiPoint.enabled[0].name: "
+            "plugin 'NoSuchPlugin' is not registered")
+
+
+def test_an_invalid_configuration_in_a_scenario_names_the_file_the_document_and_the_field(tmp_path: Path) -> None:
+    """A value the scheduler refuses (found when it is built, after loading) is named as every
+    invalid manifest is: file, document, object and the field's full path."""
+    scenario = tmp_path / "scenario.yaml"
+    scenario.write_text(EXAMPLE.read_text().replace(
+        "spec:\n  seed: 1\n", "spec:\n  seed: 1\n  schedulerConfiguration:\n"
+                              "    apiVersion: kubescheduler.config.k8s.io/v1\n"
+                              "    kind: KubeSchedulerConfiguration\n"
+                              "    profiles:\n    - schedulerName: default-scheduler\n"
+                              "      plugins: {score: {enabled: [{name: NoSuchScore, weight: 2}]}}\n"))
+    for command in (["simulate", str(scenario)], ["explain", "c", str(scenario)]):
+        refused(invoke(*command), f"error: {scenario}: document 8 (Scenario design-example-1): "
+                "spec.schedulerConfiguration.profiles[0].plugins.score.enabled[0].name: plugin 'NoSuchScore' "
+                "is not registered")
+    scenario.write_text(EXAMPLE.read_text().replace(
+        "spec:\n  seed: 1\n", "spec:\n  seed: 1\n  schedulerConfiguration: {apiVersion: kubescheduler.config.k8s.io/v1, "
+                              "kind: KubeSchedulerConfiguration, percentageOfNodesToScore: 500}\n"))
+    refused(invoke("simulate", str(scenario)), f"error: {scenario}: document 8 (Scenario design-example-1): "
+            "spec.schedulerConfiguration.percentageOfNodesToScore: must be an integer in 0..100")
+
+
+@pytest.mark.parametrize("content, where", [
+    ("percentageOfNodesToScore: 500\n", "percentageOfNodesToScore: must be an integer in 0..100"),
+    ("profiles:\n- schedulerName: default-scheduler\n  plugins: {filter: {enabled: [{name: PrioritySort}]}}\n",
+     "profiles[0].plugins.filter: plugin 'PrioritySort' does not implement filter"),
+])
+def test_an_invalid_scheduler_config_file_names_the_file_the_document_and_the_field(
+        tmp_path: Path, content: str, where: str) -> None:
+    config = tmp_path / "config.yaml"
+    config.write_text("apiVersion: kubescheduler.config.k8s.io/v1\n"
+                      "kind: KubeSchedulerConfiguration\n" + content)
+    for command in (["simulate", str(EXAMPLE)], ["explain", "c", str(EXAMPLE)]):
+        refused(invoke(*command, "--scheduler-config", str(config)),
+                f"{config}: document 1 (KubeSchedulerConfiguration): {where}")
 
 
 def test_a_scheduler_configuration_document_in_a_scenario_directory(tmp_path: Path) -> None:

@@ -92,7 +92,8 @@ def test_run_refuses_an_invalid_configuration(tmp_path: Path) -> None:
     result = subprocess.run([sys.executable, "-m", "kubesched", "run", "--config", str(config)],
                             capture_output=True, text=True, timeout=30)
     assert result.returncode == 2
-    assert "duplicate profile 'a'" in result.stderr
+    assert f"{config}: document 1 (KubeSchedulerConfiguration): profiles[1].schedulerName: duplicate profile 'a'" \
+        in result.stderr
 
 
 def test_informers_that_cannot_sync_make_it_unready_not_unhealthy(fake: FakeApiServer, tmp_path: Path) -> None:

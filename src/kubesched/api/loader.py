@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from kubesched.api.durations import parse_duration
-from kubesched.api.errors import ManifestError
+from kubesched.api.errors import Location, ManifestError
 from kubesched.api.known_fields import unknown_fields
 from kubesched.api.list_stream import read_list_items
 from kubesched.api.manifest_text import json_document, json_lines, yaml_documents
@@ -68,8 +68,9 @@ class Scenario:
     seed: int = 0
     until: float | None = None
     scheduler_configuration: dict[str, Any] | None = None
-    #: where the configuration came from, for error messages (default: the Scenario's spec field)
-    scheduler_configuration_source: str | None = None
+    #: where the configuration was read, for errors found in it when the scheduler is built (None:
+    #: a Scenario's ``spec.schedulerConfiguration`` of no file); a text is a caller's own words
+    scheduler_configuration_source: Location | str | None = None
     #: the directory of the file the configuration came from (``python:`` extender files are found
     #: from there); None: the working directory
     scheduler_configuration_dir: str | None = None
@@ -287,6 +288,12 @@ def load_manifests(paths: list[Path], warnings: list[ManifestError] | None = Non
 def load_scheduler_configuration(path: str) -> dict[str, Any]:
     """A KubeSchedulerConfiguration file (``-``: standard input): exactly one document, of that kind,
     without unknown fields.  Raises ManifestError naming the file."""
+    return read_scheduler_configuration(path)[0]
+
+
+def read_scheduler_configuration(path: str) -> tuple[dict[str, Any], Location]:
+    """:func:`load_scheduler_configuration`, and where the configuration was read (for the errors
+    that building a scheduler from it finds)."""
     docs = _read([Path(path)])
     file = STDIN_NAME if path == STDIN else path
     if not docs:
@@ -299,7 +306,7 @@ def load_scheduler_configuration(path: str) -> dict[str, Any]:
         raise ManifestError(f"expected a {SCHEDULER_CONFIGURATION_KIND} document", file=file, document=docs[0].document,
                             object_ref=object_ref(obj) or None)
     _validate(docs)
-    return copy.deepcopy(obj)
+    return copy.deepcopy(obj), _location(docs[0])
 
 
 def _step(raw: dict[str, Any], source: str) -> Step:
@@ -370,6 +377,7 @@ def load_scenario(path: str | Path) -> Scenario:
         scenario.cluster = copy.deepcopy(spec.get("cluster") or {})
         if spec.get("schedulerConfiguration") is not None:
             scenario.scheduler_configuration = copy.deepcopy(spec["schedulerConfiguration"])
+            scenario.scheduler_configuration_source = _location(doc, "spec.schedulerConfiguration")
             scenario.scheduler_configuration_dir = _directory_of(doc.file)
         steps = [_step(raw, f"{doc.source}, spec.steps[{i}]") for i, raw in enumerate(spec.get("steps") or [])]
         scenario.steps = sorted(steps, key=lambda s: s.at)
@@ -389,8 +397,13 @@ def _take_scheduler_configuration(scenario: Scenario, docs: list[_Doc]) -> None:
                             "spec.schedulerConfiguration; keep one", file=config.file, document=config.document,
                             object_ref=SCHEDULER_CONFIGURATION_KIND)
     scenario.scheduler_configuration = copy.deepcopy(config.obj)
-    scenario.scheduler_configuration_source = config.source
+    scenario.scheduler_configuration_source = _location(config)
     scenario.scheduler_configuration_dir = _directory_of(config.file)
+
+
+def _location(doc: _Doc, path: str = "") -> Location:
+    """Where the field at ``path`` of a document's object was read."""
+    return Location(doc.file, doc.document, doc.path_prefix, object_ref(doc.obj) or None).below(path)
 
 
 def _directory_of(file: str) -> str | None:

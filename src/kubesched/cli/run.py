@@ -15,13 +15,16 @@ import sys
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from kubesched.api.durations import parse_duration
-from kubesched.cli.options import load_scheduler_config
+from kubesched.cli.options import read_scheduler_config
 from kubesched.k8s.objects import DEFAULT_SCHEDULER_NAME
+
+if TYPE_CHECKING:
+    from kubesched.api.errors import Location
 
 DEFAULT_PORT = 10251
 
@@ -40,10 +43,8 @@ class RunSettings:
     retry_period: float
     #: the configuration file's directory (``python:`` extender files are found from there)
     config_dir: str | None = None
-
-
-def _load_config(path: str | None) -> dict[str, Any] | None:
-    return None if path is None else load_scheduler_config(path, "--config")
+    #: where the configuration was read (errors found when the scheduler is built name it)
+    config_location: Location | None = None
 
 
 def _duration(value: Any, default: float, where: str) -> float:
@@ -113,10 +114,12 @@ def run(kubeconfig: str | None, context: str | None, config_path: str | None, ku
     from kubesched.serve.runner import STOPPED
 
     configure_logging(log_level, log_format)
-    settings = resolve_settings(_load_config(config_path), kubeconfig, kube_api_qps, kube_api_burst,
-                                leader_elect, lease_name, lease_namespace)
+    config, location = read_scheduler_config(config_path, "--config") if config_path is not None else (None, None)
+    settings = resolve_settings(config, kubeconfig, kube_api_qps, kube_api_burst, leader_elect, lease_name,
+                                lease_namespace)
     if config_path is not None:
         settings.config_dir = str(Path(config_path).parent)
+        settings.config_location = location
     hostname = socket.gethostname()
     runner, server = _build(settings, context, identity or f"{hostname}_{uuid.uuid4()}", hostname, seed,
                             bind_address, port)
@@ -168,7 +171,9 @@ def _build(settings: RunSettings, context: str | None, identity: str, hostname: 
         scheduler = Scheduler(cluster, settings.config, np.random.default_rng(seed), wall_clock,
                               config_dir=Path(settings.config_dir) if settings.config_dir else None)
     except ConfigError as exc:
-        raise click.BadParameter(str(exc), param_hint="--config") from exc
+        where = settings.config_location
+        raise click.BadParameter(str(where.error(exc.message, exc.path)) if where else str(exc),
+                                 param_hint="--config") from exc
     elector = None
     if settings.leader_elect:
         if settings.lease_name == "kube-scheduler" and DEFAULT_SCHEDULER_NAME not in profiles:
