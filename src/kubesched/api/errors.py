@@ -81,8 +81,14 @@ class ManifestError(KubeschedError):
         # keep the keyword-only constructor picklable
         return (
             _rebuild_manifest_error,
-            (self.message, self.file, self.document, self.path, self.object_ref, self.related),
+            (self.message, self.file, self.document, self.path, self.object_ref, self.related, type(self)),
         )
+
+
+class ManifestNotice(ManifestError):
+    """A warning about input that Kubernetes accepts as it is, and kubesched simulates as Kubernetes
+    would (a pod bound to a node the cluster does not have), but that is rarely what was meant:
+    printed as the other warnings are, and never refused, not even with ``--strict``."""
 
 
 def _rebuild_manifest_error(
@@ -92,10 +98,9 @@ def _rebuild_manifest_error(
     path: str,
     object_ref: str | None,
     related: tuple[ManifestError, ...],
+    cls: type[ManifestError] = ManifestError,
 ) -> ManifestError:
-    return ManifestError(
-        message, file=file, document=document, path=path, object_ref=object_ref, related=related
-    )
+    return cls(message, file=file, document=document, path=path, object_ref=object_ref, related=related)
 
 
 @dataclass(frozen=True)

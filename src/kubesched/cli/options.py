@@ -94,7 +94,8 @@ def scheduler_config_option(help: str) -> Callable[[Any], Any]:
 
 
 def report_unknown_fields(warnings: list[Any], strict: bool) -> None:
-    """Each unknown field as a warning line on stderr, or (``strict``) all of them as one ManifestError."""
+    """Each warning about the input (unknown fields, notices such as a pod bound to a missing node) as
+    a line on stderr, or (``strict``) the unknown fields as one ManifestError."""
     from kubesched.api.loader import strict_error
 
     error = strict_error(warnings) if strict else None
