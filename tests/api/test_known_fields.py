@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from kubesched.api.errors import ManifestError
+from kubesched.api.errors import Location, ManifestError
 from kubesched.api.known_fields import unknown_configuration_fields, unknown_fields
 from kubesched.api.loader import load_manifests, load_scenario, load_scheduler_configuration, strict_error
 
@@ -209,7 +209,8 @@ def test_a_scheduler_configuration_document_configures_the_scenario(tmp_path: Pa
     assert scenario.scheduler_configuration is not None
     assert scenario.scheduler_configuration["profiles"][0]["plugins"]["multiPoint"]["disabled"] == [
         {"name": "DefaultPreemption"}]
-    assert scenario.scheduler_configuration_source == f"{folder / 'config.yaml'}: document 1"
+    assert scenario.scheduler_configuration_source == Location(str(folder / 'config.yaml'), 1,
+                                                               object_ref="KubeSchedulerConfiguration")
     assert all(o["kind"] != "KubeSchedulerConfiguration" for o in scenario.objects)
 
     (folder / "scenario.yaml").write_text("apiVersion: kubesched.io/v1alpha1\nkind: Scenario\nmetadata: {name: s}\n"

@@ -117,7 +117,44 @@ def test_simulate_and_explain_take_a_scheduler_config(tmp_path: Path) -> None:
     unregistered = tmp_path / "unregistered.yaml"
     unregistered.write_text(NO_PREEMPTION + "      enabled: [{name: NoSuchPlugin}]\n")
     refused(invoke("explain", "c", str(EXAMPLE), "--scheduler-config", str(unregistered)),
-            f"--scheduler-config {unregistered}", "NoSuchPlugin")
+            f"{unregistered}: document 1 (KubeSchedulerConfiguration): profiles[0].plugins.multiPoint.enabled[0].name: "
+            "plugin 'NoSuchPlugin' is not registered")
+
+
+def test_an_invalid_configuration_in_a_scenario_names_the_file_the_document_and_the_field(tmp_path: Path) -> None:
+    """A value the scheduler refuses (found when it is built, after loading) is named as every
+    invalid manifest is: file, document, object and the field's full path."""
+    scenario = tmp_path / "scenario.yaml"
+    scenario.write_text(EXAMPLE.read_text().replace(
+        "spec:\n  seed: 1\n", "spec:\n  seed: 1\n  schedulerConfiguration:\n"
+                              "    apiVersion: kubescheduler.config.k8s.io/v1\n"
+                              "    kind: KubeSchedulerConfiguration\n"
+                              "    profiles:\n    - schedulerName: default-scheduler\n"
+                              "      plugins: {score: {enabled: [{name: NoSuchScore, weight: 2}]}}\n"))
+    for command in (["simulate", str(scenario)], ["explain", "c", str(scenario)]):
+        refused(invoke(*command), f"error: {scenario}: document 8 (Scenario design-example-1): "
+                "spec.schedulerConfiguration.profiles[0].plugins.score.enabled[0].name: plugin 'NoSuchScore' "
+                "is not registered")
+    scenario.write_text(EXAMPLE.read_text().replace(
+        "spec:\n  seed: 1\n", "spec:\n  seed: 1\n  schedulerConfiguration: {apiVersion: kubescheduler.config.k8s.io/v1, "
+                              "kind: KubeSchedulerConfiguration, percentageOfNodesToScore: 500}\n"))
+    refused(invoke("simulate", str(scenario)), f"error: {scenario}: document 8 (Scenario design-example-1): "
+            "spec.schedulerConfiguration.percentageOfNodesToScore: must be an integer in 0..100")
+
+
+@pytest.mark.parametrize("content, where", [
+    ("percentageOfNodesToScore: 500\n", "percentageOfNodesToScore: must be an integer in 0..100"),
+    ("profiles:\n- schedulerName: default-scheduler\n  plugins: {filter: {enabled: [{name: PrioritySort}]}}\n",
+     "profiles[0].plugins.filter: plugin 'PrioritySort' does not implement filter"),
+])
+def test_an_invalid_scheduler_config_file_names_the_file_the_document_and_the_field(
+        tmp_path: Path, content: str, where: str) -> None:
+    config = tmp_path / "config.yaml"
+    config.write_text("apiVersion: kubescheduler.config.k8s.io/v1\n"
+                      "kind: KubeSchedulerConfiguration\n" + content)
+    for command in (["simulate", str(EXAMPLE)], ["explain", "c", str(EXAMPLE)]):
+        refused(invoke(*command, "--scheduler-config", str(config)),
+                f"{config}: document 1 (KubeSchedulerConfiguration): {where}")
 
 
 def test_a_scheduler_configuration_document_in_a_scenario_directory(tmp_path: Path) -> None:
@@ -160,3 +197,65 @@ def test_whatif_apply_refuses_a_scheduler_configuration(tmp_path: Path) -> None:
     config.write_text(NO_PREEMPTION)
     refused(invoke("whatif", str(ROLLOUT / "cluster.yaml"), "--apply", str(config)),
             f"{config}: document 1: --apply takes objects", "--scheduler-config")
+
+
+SCENARIO_WITH_BOUND_PODS = """\
+apiVersion: v1
+kind: Node
+metadata: {name: worker-1}
+status: {allocatable: {cpu: "4", memory: 8Gi, pods: "110"}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: pinned, namespace: jobs}
+spec:
+  nodeName: worker-l
+  containers: [{name: app, image: app, resources: {requests: {cpu: 100m}}}]
+---
+apiVersion: kubesched.io/v1alpha1
+kind: Scenario
+metadata: {name: bound}
+spec:
+  steps:
+  - at: 10s
+    create:
+      apiVersion: v1
+      kind: Node
+      metadata: {name: worker-2}
+      status: {allocatable: {cpu: "4", memory: 8Gi, pods: "110"}}
+  - at: 20s
+    create:
+      apiVersion: v1
+      kind: Pod
+      metadata: {name: on-the-new-node}
+      spec:
+        nodeName: worker-2
+        containers: [{name: app, image: app}]
+  - at: 30s
+    create:
+      apiVersion: v1
+      kind: Pod
+      metadata: {name: late}
+      spec:
+        nodeName: worker-3
+        containers: [{name: app, image: app}]
+"""
+
+
+def test_a_pod_bound_to_a_node_the_scenario_never_has_is_a_warning(tmp_path: Path) -> None:
+    """A misspelt spec.nodeName (worker-l for worker-1) binds the pod to a node that does not exist:
+    each command says so, naming the pod and the node; a node a step creates counts."""
+    scenario = tmp_path / "bound.yaml"
+    scenario.write_text(SCENARIO_WITH_BOUND_PODS)
+    tail = ("does not exist: the pod is bound to it, so no scheduler places it, and the pod garbage collector "
+            "deletes it once the node has been missing for 40 s")
+    expected = [f'warning: {scenario}: document 2 (Pod jobs/pinned): spec.nodeName: node "worker-l" {tail}',
+                f"warning: {scenario}: document 3 (Pod default/late): spec.steps[2].create.spec.nodeName: "
+                f'node "worker-3" {tail}']
+    for command in (["simulate", str(scenario), "-o", "json"], ["explain", "jobs/pinned", str(scenario), "--at", "10s"],
+                    ["whatif", str(scenario), "--cordon", "worker-1", "-o", "json"]):
+        result = invoke(*command)
+        assert result.exit_code == 0, result.output
+        assert result.stderr.splitlines() == expected, command
+    pods = json.loads(invoke("simulate", str(scenario), "-o", "json").stdout)["pods"]
+    assert pods["default/on-the-new-node"]["node"] == "worker-2"

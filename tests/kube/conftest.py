@@ -69,7 +69,7 @@ class Replica:
     def __init__(self, fake: FakeApiServer, kubeconfig: str, identity: str = "a", *,
                  leader_election: bool = False, config: dict[str, Any] | None = None,
                  client: ClientOptions = FAST_CLIENT, informer: InformerOptions = FAST_INFORMER,
-                 runner: RunnerOptions = FAST_RUNNER, lease: dict[str, float] | None = None) -> None:
+                 runner: RunnerOptions = FAST_RUNNER, lease: dict[str, Any] | None = None) -> None:
         self.identity = identity
         api_client = load_api_client(kubeconfig)
         self.cluster = KubeCluster(api_client, profiles=[SCHEDULER], identity=identity, client_options=client,

@@ -17,6 +17,8 @@ import yaml
 from fakeapi import FakeApiServer
 
 from conftest import node_of, pod, wait_for
+from kubesched.cluster.kube import wall_clock
+from kubesched.cluster.kube.events import micro_time
 from kubesched.testkit.builders import make_node
 
 pytestmark = pytest.mark.timeout(60)
@@ -86,13 +88,49 @@ def test_run_schedules_serves_probes_and_stops_cleanly_on_sigterm(fake: FakeApiS
     assert any(entry["msg"] == "scheduler stopped" and entry["reason"] == "stopped" for entry in lines)
 
 
+def test_run_beside_the_default_scheduler_elects_its_leader_on_a_lease_of_its_own(
+        fake: FakeApiServer, tmp_path: Path) -> None:
+    """The README's set-up: kubesched beside a running default scheduler, which holds (and keeps
+    renewing) kube-system/kube-scheduler. Without --lease-name or leaderElection.resourceName,
+    kubesched takes kube-system/kubesched and schedules; it does not wait for the other's Lease."""
+    now = micro_time(wall_clock())
+    fake.create({"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+                 "metadata": {"name": "kube-scheduler", "namespace": "kube-system"},
+                 "spec": {"holderIdentity": "control-plane-1_0c6b3f0e-8d1c-4b4e-9d43-6c1f0b4f8a27",
+                          "leaseDurationSeconds": 3600, "acquireTime": now, "renewTime": now,
+                          "leaseTransitions": 0}})
+    election = {k: v for k, v in CONFIG["leaderElection"].items() if k != "resourceName"}
+    config = tmp_path / "config.yaml"
+    config.write_text(yaml.safe_dump({**CONFIG, "leaderElection": election}))
+    fake.create(make_node("n1"))
+    fake.create(pod("p0"))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "kubesched", "run", "--kubeconfig", fake.kubeconfig(tmp_path), "--config",
+         str(config), "--port", "0", "--identity", "beside"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    try:
+        wait_for(lambda: node_of(fake, "p0") == "n1", timeout=30, what="p0 bound by kubesched")
+        lease = fake.get("Lease", "kube-system", "kubesched")
+        assert lease is not None and lease["spec"]["holderIdentity"] == "beside"
+        other = fake.get("Lease", "kube-system", "kube-scheduler")
+        assert other is not None and other["spec"]["holderIdentity"].startswith("control-plane-1_")
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=20) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
 def test_run_refuses_an_invalid_configuration(tmp_path: Path) -> None:
     config = tmp_path / "config.yaml"
     config.write_text(yaml.safe_dump({**CONFIG, "profiles": [{"schedulerName": "a"}, {"schedulerName": "a"}]}))
     result = subprocess.run([sys.executable, "-m", "kubesched", "run", "--config", str(config)],
                             capture_output=True, text=True, timeout=30)
     assert result.returncode == 2
-    assert "duplicate profile 'a'" in result.stderr
+    assert f"{config}: document 1 (KubeSchedulerConfiguration): profiles[1].schedulerName: duplicate profile 'a'" \
+        in result.stderr
 
 
 def test_informers_that_cannot_sync_make_it_unready_not_unhealthy(fake: FakeApiServer, tmp_path: Path) -> None:

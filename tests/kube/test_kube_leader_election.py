@@ -3,12 +3,13 @@ leader stops renewing, release on clean shutdown, and never two replicas schedul
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 
 import pytest
 from fakeapi import FakeApiServer, Fault, Request
 
-from conftest import Replica, node_of, pod, wait_for
+from conftest import FAST_LEASE, Replica, node_of, pod, wait_for
 from kubesched.cli.run import resolve_settings
 from kubesched.cluster.kube import (
     ClientOptions,
@@ -18,6 +19,7 @@ from kubesched.cluster.kube import (
     load_api_client,
     wall_clock,
 )
+from kubesched.cluster.kube.events import micro_time
 from kubesched.serve.runner import LOST_LEASE, STOPPED
 from kubesched.testkit.builders import make_node
 
@@ -25,7 +27,7 @@ pytestmark = pytest.mark.timeout(60)
 
 
 def lease(fake: FakeApiServer) -> dict[str, object]:
-    obj = fake.get("Lease", "kube-system", "kube-scheduler")
+    obj = fake.get("Lease", "kube-system", "kubesched")
     assert obj is not None
     spec: dict[str, object] = obj["spec"]
     return spec
@@ -102,18 +104,23 @@ def test_clean_shutdown_releases_the_lease(fake: FakeApiServer, replicas: Callab
     assert lease(fake)["holderIdentity"] == ""
 
 
-def test_default_lease_is_kube_system_kube_scheduler_with_15s_duration(fake: FakeApiServer, kubeconfig: str) -> None:
+def test_default_lease_is_kubesched_s_own_with_upstream_s_timings(fake: FakeApiServer, kubeconfig: str) -> None:
     """kube-scheduler v1.28 elects its leader on the Lease ``kube-system/kube-scheduler`` with
     leaseDuration 15 s, renewDeadline 10 s and retryPeriod 2 s (the defaults of
     ``staging/src/k8s.io/component-base/config/v1alpha1/defaults.go`` applied by
-    ``pkg/scheduler/apis/config/v1/defaults.go``); kubesched's defaults are the same, and the Lease it
-    writes says so."""
+    ``pkg/scheduler/apis/config/v1/defaults.go``). kubesched keeps the timings but not the Lease,
+    which is the default scheduler's: it runs beside it, and each scheduler needs a lock of its own
+    (the "Configure Multiple Schedulers" task), so its default is ``kube-system/kubesched``. The
+    configuration's ``leaderElection.resourceName`` wins over that default, ``--lease-name`` over both."""
     settings = resolve_settings(None, None, None, None, None, None, None)  # `kubesched run` without flags
     assert settings.leader_elect
-    assert (settings.lease_namespace, settings.lease_name) == ("kube-system", "kube-scheduler")
+    assert (settings.lease_namespace, settings.lease_name) == ("kube-system", "kubesched")
     assert (settings.lease_duration, settings.renew_deadline, settings.retry_period) == (15.0, 10.0, 2.0)
+    configured = {"leaderElection": {"resourceName": "batch-scheduler", "resourceNamespace": "scheduling"}}
+    assert resolve_settings(configured, None, None, None, None, None, None).lease_name == "batch-scheduler"
+    assert resolve_settings(configured, None, None, None, None, "mine", None).lease_name == "mine"
     config = LeaderElectionConfig(identity="a")
-    assert (config.lease_namespace, config.lease_name) == ("kube-system", "kube-scheduler")
+    assert (config.lease_namespace, config.lease_name) == ("kube-system", "kubesched")
     assert (config.lease_duration, config.renew_deadline, config.retry_period) == (15.0, 10.0, 2.0)
     transport = Transport(load_api_client(kubeconfig), ClientOptions(qps=0, max_attempts=1, request_timeout=0.5),
                           user_agent="kubesched/a leader-election")
@@ -121,10 +128,10 @@ def test_default_lease_is_kube_system_kube_scheduler_with_15s_duration(fake: Fak
     elector.start()
     try:
         wait_for(elector.started_leading.is_set, what="a leads")
-        obj = fake.get("Lease", "kube-system", "kube-scheduler")
+        obj = fake.get("Lease", "kube-system", "kubesched")
         assert obj is not None
         assert (obj["apiVersion"], obj["kind"]) == ("coordination.k8s.io/v1", "Lease")
-        assert (obj["metadata"]["namespace"], obj["metadata"]["name"]) == ("kube-system", "kube-scheduler")
+        assert (obj["metadata"]["namespace"], obj["metadata"]["name"]) == ("kube-system", "kubesched")
         assert obj["spec"]["holderIdentity"] == "a"
         assert obj["spec"]["leaseDurationSeconds"] == 15
         assert obj["spec"]["leaseTransitions"] == 0
@@ -132,6 +139,44 @@ def test_default_lease_is_kube_system_kube_scheduler_with_15s_duration(fake: Fak
     finally:
         elector.stop()
     assert lease(fake)["holderIdentity"] == ""  # released on a clean stop
+
+
+def default_scheduler_lease(fake: FakeApiServer, holder: str) -> None:
+    """The Lease of a default kube-scheduler that is up: renewed a moment ago, for 15 s."""
+    now = micro_time(wall_clock())
+    fake.create({"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+                 "metadata": {"name": "kube-scheduler", "namespace": "kube-system"},
+                 "spec": {"holderIdentity": holder, "leaseDurationSeconds": 15, "acquireTime": now,
+                          "renewTime": now, "leaseTransitions": 0}})
+
+
+def test_a_lease_another_holder_keeps_is_explained_in_the_log_once_then_at_a_low_rate(
+        fake: FakeApiServer, replicas: Callable[..., Replica], caplog: pytest.LogCaptureFixture) -> None:
+    """kubesched told to use the default scheduler's Lease waits for it for ever: after a short while
+    it says who holds it and what to change, then repeats that only now and then."""
+    holder = "control-plane-1_0c6b3f0e-8d1c-4b4e-9d43-6c1f0b4f8a27"
+    default_scheduler_lease(fake, holder)
+    fake.create(make_node("n1"))
+    caplog.set_level(logging.INFO, logger="kubesched.kube.leaderelection")
+    a = replicas("a", leader_election=True, lease={**FAST_LEASE, "lease_name": "kube-scheduler",
+                                                   "report_holder_after": 0.6, "report_holder_every": 1.5})
+
+    def reports() -> list[logging.LogRecord]:
+        return [r for r in caplog.records if r.name == "kubesched.kube.leaderelection" and r.levelno == logging.WARNING
+                and "has been held by" in r.getMessage()]
+
+    first = wait_for(lambda: reports(), what="the holder reported")[0]
+    assert first.getMessage().startswith(f"lease kube-system/kube-scheduler has been held by {holder} for ")
+    assert "if that is the default kube-scheduler, kubesched's lease name must differ from its (--lease-name" \
+        in first.getMessage()
+    assert (first.lease, first.holder) == ("kube-system/kube-scheduler", holder)
+    assert first.waitedSeconds >= 0.6 - 0.05
+    second = wait_for(lambda: reports()[1:], what="the holder reported again")[0]
+    assert second.created - first.created >= 1.5 - 0.05
+    assert len(reports()) == 2
+    assert a.elector is not None and not a.elector.is_leader()
+    fake.create(pod("p"))
+    assert node_of(fake, "p") is None and binds_by(fake, "a") == []
 
 
 def test_stop_finishes_the_binding_in_flight_then_releases(

@@ -278,3 +278,43 @@ def test_the_time_walk_shifts_every_timestamp_a_pod_declares_and_nothing_else() 
     # texts that only look like timestamps under a time field's name: an annotation, an env var
     assert pod["metadata"]["annotations"]["startTime"] == at
     assert pod["spec"]["containers"][0]["env"][0]["value"] == at
+
+
+def test_a_pod_bound_to_a_node_missing_from_the_dump_is_named_in_a_warning_and_collected(tmp_path: Path) -> None:
+    """A dump taken just after a node was scaled away still lists the pods bound to it. Kubernetes
+    keeps them bound (no scheduler sees them pending) until the pod garbage collector deletes them;
+    kubesched simulates that as it is and says so on stderr, naming the pod and the node, with or
+    without --strict (the API server accepts such a pod)."""
+    from click.testing import CliRunner
+
+    from kubesched.cli.main import cli
+
+    gone = "ip-10-0-3-77.eu-west-1.compute.internal"
+    dump = ClusterDump()
+    for i, zone in enumerate(("eu-west-1a", "eu-west-1b")):
+        dump.node(f"ip-10-0-{i + 1}-23.eu-west-1.compute.internal", cpu="4", memory="16Gi", zone=zone,
+                  instance_type="m5.xlarge", region="eu-west-1")
+    _, _, pods = dump.deployment("web", 3, ["ip-10-0-1-23.eu-west-1.compute.internal",
+                                            "ip-10-0-2-23.eu-west-1.compute.internal", gone],
+                                 namespace="shop", cpu="500m")
+    dump.sort()
+    orphan = pods[2]["metadata"]["name"]
+    index = next(i for i, item in enumerate(dump.items(with_workloads=True))
+                 if item["kind"] == "Pod" and item["metadata"]["name"] == orphan)
+    path = dump.write(tmp_path / "snap.yaml")
+    warning = (f"warning: {path}: document 1 (Pod shop/{orphan}): items[{index}].spec.nodeName: "
+               f'node "{gone}" does not exist: the pod is bound to it, so no scheduler places it, and the pod '
+               "garbage collector deletes it once the node has been missing for 40 s")
+    outputs = []
+    for strict in ([], ["--strict"]):
+        out = CliRunner().invoke(cli, ["simulate", str(path), "-o", "json", *strict])
+        assert out.exit_code == 0, out.output
+        assert out.stderr.splitlines() == [warning]
+        outputs.append(out.stdout)
+    assert outputs[0] == outputs[1]
+    result = simulate(path).result
+    # as before the warning: the collector's pass at 20 s finds the node missing, the one at 60 s deletes
+    assert [(e["time"], e["reason"]) for e in result["events"] if e["pod"] == f"shop/{orphan}"][-1] == (60.0, "Deleted")
+    replaced = [k for k in result["pods"] if k.startswith("shop/web-") and k not in
+                {f"shop/{p['metadata']['name']}" for p in pods}]
+    assert len(replaced) == 1 and result["pods"][replaced[0]]["node"] in {n["metadata"]["name"] for n in dump.nodes}

@@ -16,7 +16,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from kubesched.api.errors import KubeschedError, ManifestError
+from kubesched.api.errors import KubeschedError, Location, ManifestError
 from kubesched.api.forked import Forked
 from kubesched.api.loader import Scenario, Step, default_object, load_manifests
 from kubesched.api.selectors import LabelSelector
@@ -44,7 +44,8 @@ class Changes:
     #: gracePeriodSeconds, timeout), as a drain step takes them
     drain_options: dict[str, Any] = field(default_factory=dict)
     scheduler_configuration: Obj | None = None
-    scheduler_configuration_source: str | None = None  # the file it came from, for error messages
+    #: where it was read (a file's document), for error messages
+    scheduler_configuration_source: Location | str | None = None
 
     def describe(self) -> list[str]:
         out = []
@@ -155,7 +156,9 @@ def baseline_preemption(base: Scenario, changes: Changes) -> BaselinePreemption:
                                   f"the snapshot's scheduler configuration {runs(enabled)}")
     if changes.preemption is not None and changes.scheduler_configuration is not None:
         enabled = preemption_enabled(changes.scheduler_configuration)
-        source = changes.scheduler_configuration_source or "--scheduler-config"
+        read_from = changes.scheduler_configuration_source
+        source = f"--scheduler-config {read_from.file}" if isinstance(read_from, Location) else \
+            read_from or "--scheduler-config"
         return BaselinePreemption(enabled, "schedulerConfig", f"{source} {runs(enabled)}")
     told = preemption_in_messages(base.objects)
     if told is not None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass, replace
 
 #: how many additional errors ``str(ManifestError)`` lists after the first one
 MAX_LISTED_ERRORS = 20
@@ -80,8 +81,14 @@ class ManifestError(KubeschedError):
         # keep the keyword-only constructor picklable
         return (
             _rebuild_manifest_error,
-            (self.message, self.file, self.document, self.path, self.object_ref, self.related),
+            (self.message, self.file, self.document, self.path, self.object_ref, self.related, type(self)),
         )
+
+
+class ManifestNotice(ManifestError):
+    """A warning about input that Kubernetes accepts as it is, and kubesched simulates as Kubernetes
+    would (a pod bound to a node the cluster does not have), but that is rarely what was meant:
+    printed as the other warnings are, and never refused, not even with ``--strict``."""
 
 
 def _rebuild_manifest_error(
@@ -91,7 +98,32 @@ def _rebuild_manifest_error(
     path: str,
     object_ref: str | None,
     related: tuple[ManifestError, ...],
+    cls: type[ManifestError] = ManifestError,
 ) -> ManifestError:
-    return ManifestError(
-        message, file=file, document=document, path=path, object_ref=object_ref, related=related
-    )
+    return cls(message, file=file, document=document, path=path, object_ref=object_ref, related=related)
+
+
+@dataclass(frozen=True)
+class Location:
+    """Where a part of the input was read: a file, a document of it, the object there and the path
+    of the part inside that document (e.g. a Scenario's ``spec.schedulerConfiguration``), for
+    errors found in the part after it was loaded (a scheduler configuration's values, checked when
+    the scheduler is built from it)."""
+
+    file: str | None
+    document: int | None = None
+    path: str = ""
+    object_ref: str | None = None
+
+    def below(self, path: str) -> Location:
+        """The place of the field at ``path`` inside this part."""
+        if not path:
+            return self
+        joined = f"{self.path}.{path}" if self.path and not path.startswith("[") else self.path + path
+        return replace(self, path=joined)
+
+    def error(self, message: str, path: str = "") -> ManifestError:
+        """``message`` about the field at ``path`` inside the part, as a ManifestError naming the
+        file, the document and the field's full path."""
+        at = self.below(path)
+        return ManifestError(message, file=at.file, document=at.document, path=at.path, object_ref=at.object_ref)

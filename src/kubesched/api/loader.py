@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from kubesched.api.durations import parse_duration
-from kubesched.api.errors import ManifestError
+from kubesched.api.errors import Location, ManifestError, ManifestNotice
 from kubesched.api.known_fields import unknown_fields
 from kubesched.api.list_stream import read_list_items
 from kubesched.api.manifest_text import json_document, json_lines, yaml_documents
@@ -68,8 +68,9 @@ class Scenario:
     seed: int = 0
     until: float | None = None
     scheduler_configuration: dict[str, Any] | None = None
-    #: where the configuration came from, for error messages (default: the Scenario's spec field)
-    scheduler_configuration_source: str | None = None
+    #: where the configuration was read, for errors found in it when the scheduler is built (None:
+    #: a Scenario's ``spec.schedulerConfiguration`` of no file); a text is a caller's own words
+    scheduler_configuration_source: Location | str | None = None
     #: the directory of the file the configuration came from (``python:`` extender files are found
     #: from there); None: the working directory
     scheduler_configuration_dir: str | None = None
@@ -78,7 +79,8 @@ class Scenario:
     sources: list[str] = field(default_factory=list)
     #: ``spec.cluster``: settings of the embedded cluster's subsystems (admission, eviction, ...)
     cluster: dict[str, Any] = field(default_factory=dict)
-    #: fields the objects' kinds do not declare, one warning each (an error with :func:`strict_error`)
+    #: fields the objects' kinds do not declare, one warning each (an error with :func:`strict_error`),
+    #: and notices (:class:`ManifestNotice`, never an error) such as pods bound to missing nodes
     warnings: list[ManifestError] = field(default_factory=list)
 
 
@@ -249,8 +251,43 @@ def _unknown_field_warnings(docs: list[_Doc], findings: _Findings) -> list[Manif
             for doc, found in zip(docs, findings.unknown) for path in found]
 
 
+def _pods_on_missing_nodes(docs: list[_Doc]) -> list[ManifestError]:
+    """A notice for each pod bound (``spec.nodeName``) to a node that the scenario never has, neither
+    among its objects nor created by a step. The API server accepts such a pod; no scheduler sees it
+    pending (it is bound), no kubelet runs it, and the pod garbage collector deletes it once the node
+    has been missing for 40 s (``cluster/embedded/controllers/podgc.py``, as upstream's
+    ``gcOrphaned``), after which its controller, if it has one, replaces it. That is simulated as it
+    is; the notice says why such a pod never runs: in a hand-written scenario a misspelt node name,
+    in a dump a node deleted just before it was taken."""
+    nodes: set[str] = set()
+    bound: list[tuple[_Doc, str, dict[str, Any]]] = []
+    for doc in docs:
+        for path, obj in _objects_of(doc):
+            if obj.get("kind") == "Node":
+                nodes.add(obj["metadata"]["name"])
+            elif obj.get("kind") == "Pod" and (obj.get("spec") or {}).get("nodeName"):
+                bound.append((doc, path, obj))
+    return [ManifestNotice(f'node "{pod["spec"]["nodeName"]}" does not exist: the pod is bound to it, so no '
+                           "scheduler places it, and the pod garbage collector deletes it once the node has "
+                           "been missing for 40 s", file=doc.file, document=doc.document,
+                           path=f"{path}.spec.nodeName" if path else "spec.nodeName", object_ref=object_ref(pod))
+            for doc, path, pod in bound if pod["spec"]["nodeName"] not in nodes]
+
+
+def _objects_of(doc: _Doc) -> list[tuple[str, dict[str, Any]]]:
+    """The objects a (valid) document brings, each with its path in the document: its own, or a
+    Scenario's that its steps create."""
+    obj = doc.obj
+    if obj.get("kind") != SCENARIO_KIND:
+        return [(doc.path_prefix, obj)]
+    steps = (obj.get("spec") or {}).get("steps") or []
+    return [(f"spec.steps[{i}].create", step["create"]) for i, step in enumerate(steps) if "create" in step]
+
+
 def strict_error(warnings: list[ManifestError]) -> ManifestError | None:
-    """The unknown-field warnings as one error (all of them listed), for ``--strict``; None if none."""
+    """The unknown-field warnings as one error (all of them listed), for ``--strict``; None if none.
+    Notices (:class:`ManifestNotice`) are left out: they are about input Kubernetes accepts."""
+    warnings = [w for w in warnings if not isinstance(w, ManifestNotice)]
     if not warnings:
         return None
     first, *rest = warnings
@@ -298,6 +335,12 @@ def load_manifests(paths: list[Path], warnings: list[ManifestError] | None = Non
 def load_scheduler_configuration(path: str) -> dict[str, Any]:
     """A KubeSchedulerConfiguration file (``-``: standard input): exactly one document, of that kind,
     without unknown fields.  Raises ManifestError naming the file."""
+    return read_scheduler_configuration(path)[0]
+
+
+def read_scheduler_configuration(path: str) -> tuple[dict[str, Any], Location]:
+    """:func:`load_scheduler_configuration`, and where the configuration was read (for the errors
+    that building a scheduler from it finds)."""
     docs = _read([Path(path)])
     file = STDIN_NAME if path == STDIN else path
     if not docs:
@@ -310,7 +353,7 @@ def load_scheduler_configuration(path: str) -> dict[str, Any]:
         raise ManifestError(f"expected a {SCHEDULER_CONFIGURATION_KIND} document", file=file, document=docs[0].document,
                             object_ref=object_ref(obj) or None)
     _validate(docs)
-    return copy.deepcopy(obj)
+    return copy.deepcopy(obj), _location(docs[0])
 
 
 def _step(raw: dict[str, Any], source: str) -> Step:
@@ -361,7 +404,7 @@ def load_scenario(path: str | Path) -> Scenario:
                             "--scheduler-config, or beside the objects of a scenario",
                             file=STDIN_NAME if stdin else str(p))
     scenario = Scenario(name="stdin" if stdin else p.stem if p.is_file() else p.name,
-                        warnings=ignored + _unknown_field_warnings(docs, findings))
+                        warnings=ignored + _unknown_field_warnings(docs, findings) + _pods_on_missing_nodes(docs))
     _take_scheduler_configuration(scenario, docs)
     for doc in docs:
         obj = doc.obj
@@ -381,6 +424,7 @@ def load_scenario(path: str | Path) -> Scenario:
         scenario.cluster = copy.deepcopy(spec.get("cluster") or {})
         if spec.get("schedulerConfiguration") is not None:
             scenario.scheduler_configuration = copy.deepcopy(spec["schedulerConfiguration"])
+            scenario.scheduler_configuration_source = _location(doc, "spec.schedulerConfiguration")
             scenario.scheduler_configuration_dir = _directory_of(doc.file)
         steps = [_step(raw, f"{doc.source}, spec.steps[{i}]") for i, raw in enumerate(spec.get("steps") or [])]
         scenario.steps = sorted(steps, key=lambda s: s.at)
@@ -400,8 +444,13 @@ def _take_scheduler_configuration(scenario: Scenario, docs: list[_Doc]) -> None:
                             "spec.schedulerConfiguration; keep one", file=config.file, document=config.document,
                             object_ref=SCHEDULER_CONFIGURATION_KIND)
     scenario.scheduler_configuration = copy.deepcopy(config.obj)
-    scenario.scheduler_configuration_source = config.source
+    scenario.scheduler_configuration_source = _location(config)
     scenario.scheduler_configuration_dir = _directory_of(config.file)
+
+
+def _location(doc: _Doc, path: str = "") -> Location:
+    """Where the field at ``path`` of a document's object was read."""
+    return Location(doc.file, doc.document, doc.path_prefix, object_ref(doc.obj) or None).below(path)
 
 
 def _directory_of(file: str) -> str | None:
@@ -415,4 +464,5 @@ def scenario_from_objects(objects: list[dict[str, Any]], name: str, source: str)
     documents they are (``source`` names it in errors)."""
     docs = [_Doc(obj, source, i + 1) for i, obj in enumerate(objects)]
     _validate(docs)
-    return Scenario(name=name, objects=[_defaulted(d.obj) for d in docs], sources=[d.source for d in docs])
+    return Scenario(name=name, objects=[_defaulted(d.obj) for d in docs], sources=[d.source for d in docs],
+                    warnings=_pods_on_missing_nodes(docs))

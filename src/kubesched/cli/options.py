@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from kubesched.api.durations import parse_duration
+
+if TYPE_CHECKING:
+    from kubesched.api.errors import Location
 
 
 def _to_seconds(_ctx: click.Context, _param: click.Parameter, value: str | None) -> float | None:
@@ -52,19 +55,25 @@ def output_file_option(*names: str, help: str) -> Callable[[Any], Any]:
 def load_scheduler_config(path: str, param_hint: str) -> dict[str, Any]:
     """A KubeSchedulerConfiguration file (``-``: standard input): one document, of that kind, without
     unknown fields, whose top level the scheduler accepts; problems are reported against the option."""
+    return read_scheduler_config(path, param_hint)[0]
+
+
+def read_scheduler_config(path: str, param_hint: str) -> tuple[dict[str, Any], Location]:
+    """:func:`load_scheduler_config`, and where the configuration was read (the file and document
+    that errors found later, when a scheduler is built from it, name)."""
     from kubesched.api.errors import ManifestError
-    from kubesched.api.loader import load_scheduler_configuration
+    from kubesched.api.loader import read_scheduler_configuration
     from kubesched.scheduler.config import ConfigError, parse_configuration
 
     try:
-        loaded = load_scheduler_configuration(path)
+        loaded, location = read_scheduler_configuration(path)
     except ManifestError as exc:
         raise click.BadParameter(str(exc), param_hint=param_hint) from exc
     try:
         parse_configuration(loaded)
     except ConfigError as exc:
-        raise click.BadParameter(f"{path}: {exc}", param_hint=param_hint) from exc
-    return loaded
+        raise click.BadParameter(str(location.error(exc.message, exc.path)), param_hint=param_hint) from exc
+    return loaded, location
 
 
 #: an input path: a file or a directory, or ``-`` for standard input
@@ -85,7 +94,8 @@ def scheduler_config_option(help: str) -> Callable[[Any], Any]:
 
 
 def report_unknown_fields(warnings: list[Any], strict: bool) -> None:
-    """Each unknown field as a warning line on stderr, or (``strict``) all of them as one ManifestError."""
+    """Each warning about the input (unknown fields, notices such as a pod bound to a missing node) as
+    a line on stderr, or (``strict``) the unknown fields as one ManifestError."""
     from kubesched.api.loader import strict_error
 
     error = strict_error(warnings) if strict else None
@@ -104,8 +114,8 @@ def one_standard_input(*paths: str | None) -> None:
 def with_scheduler_config(scenario: Any, path: str | None) -> Any:
     """The scenario with the KubeSchedulerConfiguration of ``--scheduler-config`` (replacing its own)."""
     if path is not None:
-        scenario.scheduler_configuration = load_scheduler_config(path, "--scheduler-config")
-        scenario.scheduler_configuration_source = f"--scheduler-config {path}"
+        scenario.scheduler_configuration, scenario.scheduler_configuration_source = read_scheduler_config(
+            path, "--scheduler-config")
         scenario.scheduler_configuration_dir = None if path == "-" else str(Path(path).parent)
     return scenario
 

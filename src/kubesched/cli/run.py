@@ -1,8 +1,10 @@
-"""``kubesched run``: schedule a real Kubernetes cluster (issue 4).
+"""``kubesched run``: schedule a real Kubernetes cluster.
 
 Flags override the KubeSchedulerConfiguration's ``clientConnection`` and ``leaderElection``, which
-override upstream's defaults (QPS 50, burst 100; leader election on, Lease kube-system/kube-scheduler,
-15 s / 10 s / 2 s). The kube backend (and the ``kubernetes`` client) is imported only when the
+override upstream's defaults (QPS 50, burst 100; leader election on, 15 s / 10 s / 2 s) except for
+the Lease: kubesched's own, ``kube-system/kubesched``, since ``kube-system/kube-scheduler`` is the
+default scheduler's (each scheduler of a cluster needs a lock of its own, as upstream's "Configure
+Multiple Schedulers" task says). The kube backend (and the ``kubernetes`` client) is imported only when the
 command runs, so the rest of the CLI does not pay for it.
 """
 
@@ -15,13 +17,16 @@ import sys
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from kubesched.api.durations import parse_duration
-from kubesched.cli.options import load_scheduler_config
-from kubesched.k8s.objects import DEFAULT_SCHEDULER_NAME
+from kubesched.cli.options import read_scheduler_config
+from kubesched.k8s.objects import DEFAULT_SCHEDULER_NAME, KUBE_SCHEDULER_LEASE_NAME, KUBESCHED_LEASE_NAME
+
+if TYPE_CHECKING:
+    from kubesched.api.errors import Location
 
 DEFAULT_PORT = 10251
 
@@ -40,10 +45,8 @@ class RunSettings:
     retry_period: float
     #: the configuration file's directory (``python:`` extender files are found from there)
     config_dir: str | None = None
-
-
-def _load_config(path: str | None) -> dict[str, Any] | None:
-    return None if path is None else load_scheduler_config(path, "--config")
+    #: where the configuration was read (errors found when the scheduler is built name it)
+    config_location: Location | None = None
 
 
 def _duration(value: Any, default: float, where: str) -> float:
@@ -65,7 +68,7 @@ def resolve_settings(config: dict[str, Any] | None, kubeconfig: str | None, qps:
         qps=float(qps if qps is not None else client.get("qps", 50)),
         burst=int(burst if burst is not None else client.get("burst", 100)),
         leader_elect=bool(leader_elect if leader_elect is not None else election.get("leaderElect", True)),
-        lease_name=lease_name or election.get("resourceName") or "kube-scheduler",
+        lease_name=lease_name or election.get("resourceName") or KUBESCHED_LEASE_NAME,
         lease_namespace=lease_namespace or election.get("resourceNamespace") or "kube-system",
         lease_duration=_duration(election.get("leaseDuration"), 15.0, "leaderElection.leaseDuration"),
         renew_deadline=_duration(election.get("renewDeadline"), 10.0, "leaderElection.renewDeadline"),
@@ -85,7 +88,8 @@ def resolve_settings(config: dict[str, Any] | None, kubeconfig: str | None, qps:
 @click.option("--leader-elect/--no-leader-elect", default=None,
               help="Elect a leader on a Lease before scheduling [default: on].")
 @click.option("--lease-name", "--leader-elect-resource-name", "lease_name", default=None,
-              help="Lease name [default: kube-scheduler]; a secondary scheduler should use its own.")
+              help=f"Lease name [default: leaderElection.resourceName, else {KUBESCHED_LEASE_NAME}]; not "
+                   f"{KUBE_SCHEDULER_LEASE_NAME}, the default scheduler's, unless kubesched replaces it.")
 @click.option("--lease-namespace", "--leader-elect-resource-namespace", "lease_namespace", default=None,
               help="Lease namespace [default: kube-system].")
 @click.option("--bind-address", default="0.0.0.0", show_default=True, help="Address of /metrics, /healthz, /readyz.")
@@ -113,10 +117,12 @@ def run(kubeconfig: str | None, context: str | None, config_path: str | None, ku
     from kubesched.serve.runner import STOPPED
 
     configure_logging(log_level, log_format)
-    settings = resolve_settings(_load_config(config_path), kubeconfig, kube_api_qps, kube_api_burst,
-                                leader_elect, lease_name, lease_namespace)
+    config, location = read_scheduler_config(config_path, "--config") if config_path is not None else (None, None)
+    settings = resolve_settings(config, kubeconfig, kube_api_qps, kube_api_burst, leader_elect, lease_name,
+                                lease_namespace)
     if config_path is not None:
         settings.config_dir = str(Path(config_path).parent)
+        settings.config_location = location
     hostname = socket.gethostname()
     runner, server = _build(settings, context, identity or f"{hostname}_{uuid.uuid4()}", hostname, seed,
                             bind_address, port)
@@ -168,10 +174,12 @@ def _build(settings: RunSettings, context: str | None, identity: str, hostname: 
         scheduler = Scheduler(cluster, settings.config, np.random.default_rng(seed), wall_clock,
                               config_dir=Path(settings.config_dir) if settings.config_dir else None)
     except ConfigError as exc:
-        raise click.BadParameter(str(exc), param_hint="--config") from exc
+        where = settings.config_location
+        raise click.BadParameter(str(where.error(exc.message, exc.path)) if where else str(exc),
+                                 param_hint="--config") from exc
     elector = None
     if settings.leader_elect:
-        if settings.lease_name == "kube-scheduler" and DEFAULT_SCHEDULER_NAME not in profiles:
+        if settings.lease_name == KUBE_SCHEDULER_LEASE_NAME and DEFAULT_SCHEDULER_NAME not in profiles:
             log.warning("the Lease kube-system/kube-scheduler belongs to the default scheduler; "
                         "a secondary scheduler should use its own (--lease-name)")
         timeout = max(1.0, settings.retry_period)

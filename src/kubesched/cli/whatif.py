@@ -18,10 +18,10 @@ from kubesched.cli.options import (
     INPUT_PATH,
     cluster_source_options,
     duration_option,
-    load_scheduler_config,
     load_source,
     one_standard_input,
     output_file_option,
+    read_scheduler_config,
     report_unknown_fields,
     scheduler_config_option,
     seed_option,
@@ -208,8 +208,8 @@ def whatif_cmd(snapshot: str, enable_preemption: bool, disable_preemption: bool,
                 raise click.BadParameter(f"{item!r}: expected SELECTOR:CLASS", param_hint="--priority-class")
             changes.priority_classes.append((selector, pc))
         if scheduler_config:
-            changes.scheduler_configuration = load_scheduler_config(scheduler_config, "--scheduler-config")
-            changes.scheduler_configuration_source = f"--scheduler-config {scheduler_config}"
+            changes.scheduler_configuration, changes.scheduler_configuration_source = read_scheduler_config(
+                scheduler_config, "--scheduler-config")
         base = load_source(snapshot, kubeconfig, context)
         report_unknown_fields([*base.warnings, *warnings], strict)
         diff, changed = whatif(base, changes, seed=seed, until=until, keep_changed=save_changed is not None)

@@ -12,6 +12,10 @@ Obj = dict[str, Any]
 DEFAULT_NAMESPACE = "default"
 #: ``spec.schedulerName`` of a pod that names no scheduler (the API server's default)
 DEFAULT_SCHEDULER_NAME = "default-scheduler"
+#: the Lease (``kube-system``) the default kube-scheduler elects its leader on, and kubesched's own:
+#: each scheduler of a cluster has a lock of its own (upstream's "Configure Multiple Schedulers")
+KUBE_SCHEDULER_LEASE_NAME = "kube-scheduler"
+KUBESCHED_LEASE_NAME = "kubesched"
 #: the pod condition set on pods about to be disrupted (preemption victims, kubelet evictions)
 DISRUPTION_TARGET = "DisruptionTarget"
 #: the score range of a scheduler Score plugin after NormalizeScore (``framework.MaxNodeScore``)

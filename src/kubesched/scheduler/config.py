@@ -62,7 +62,15 @@ PluginFactory = Callable[[dict[str, Any], Handle], Plugin]
 
 
 class ConfigError(KubeschedError):
-    """An invalid KubeSchedulerConfiguration."""
+    """An invalid KubeSchedulerConfiguration: ``message`` about the field at ``path`` (e.g.
+    ``profiles[0].plugins.score``; empty when the message names its fields itself), so that whoever
+    knows where the configuration came from can name the file, document and full field path
+    (:meth:`kubesched.api.errors.Location.error`)."""
+
+    def __init__(self, message: str, *, path: str = "") -> None:
+        self.message = message
+        self.path = path
+        super().__init__(f"{path}: {message}" if path else message)
 
 
 def plugin_registry() -> dict[str, PluginFactory]:
@@ -138,21 +146,30 @@ def _plugin_set(raw: Any, where: str) -> tuple[list[tuple[str, int]], list[str]]
     if raw is None:
         return [], []
     if not isinstance(raw, dict):
-        raise ConfigError(f"{where}: must be an object with enabled/disabled lists")
+        raise ConfigError("must be an object with enabled/disabled lists", path=where)
     enabled: list[tuple[str, int]] = []
     for i, entry in enumerate(raw.get("enabled") or []):
         if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
-            raise ConfigError(f"{where}.enabled[{i}].name: required")
+            raise ConfigError("required", path=f"{where}.enabled[{i}].name")
         weight = entry.get("weight", 0)
         if not isinstance(weight, int) or weight < 0:
-            raise ConfigError(f"{where}.enabled[{i}].weight: must be a non-negative integer")
+            raise ConfigError("must be a non-negative integer", path=f"{where}.enabled[{i}].weight")
         enabled.append((entry["name"], weight))
     disabled: list[str] = []
     for i, entry in enumerate(raw.get("disabled") or []):
         if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
-            raise ConfigError(f"{where}.disabled[{i}].name: required")
+            raise ConfigError("required", path=f"{where}.disabled[{i}].name")
         disabled.append(entry["name"])
     return enabled, disabled
+
+
+def _first_enabled(plugins_cfg: dict[str, Any], plugin: str, where: str) -> str:
+    """The path of the first ``enabled`` entry that names ``plugin`` (``where`` if none does)."""
+    for point in ("multiPoint", *EXTENSION_POINTS):
+        for i, entry in enumerate((plugins_cfg.get(point) or {}).get("enabled") or []):
+            if entry.get("name") == plugin:
+                return f"{where}.{point}.enabled[{i}].name"
+    return where
 
 
 def _merge(defaults: list[tuple[str, int]], enabled: list[tuple[str, int]], disabled: list[str]) -> list[tuple[str, int]]:
@@ -178,36 +195,36 @@ def parse_configuration(config: dict[str, Any] | None) -> SchedulerSettings:
     if config is None:
         return SchedulerSettings(profiles=[{"schedulerName": DEFAULT_SCHEDULER_NAME}])
     if not isinstance(config, dict):
-        raise ConfigError("schedulerConfiguration: must be a KubeSchedulerConfiguration object")
+        raise ConfigError("must be a KubeSchedulerConfiguration object")
     if config.get("kind", "KubeSchedulerConfiguration") != "KubeSchedulerConfiguration":
-        raise ConfigError(f"kind: expected KubeSchedulerConfiguration, got {config.get('kind')!r}")
+        raise ConfigError(f"expected KubeSchedulerConfiguration, got {config.get('kind')!r}", path="kind")
     version = config.get("apiVersion", API_VERSION)
     if version != API_VERSION:
-        raise ConfigError(f"apiVersion: only {API_VERSION} is supported, got {version!r}")
+        raise ConfigError(f"only {API_VERSION} is supported, got {version!r}", path="apiVersion")
     unknown = unknown_configuration_fields(config)
     if unknown:  # kube-scheduler decodes its configuration strictly
         raise ConfigError("; ".join(f"{path}: unknown field" for path in unknown))
     percentage = config.get("percentageOfNodesToScore", 0) or 0
     if not isinstance(percentage, int) or not 0 <= percentage <= 100:
-        raise ConfigError("percentageOfNodesToScore: must be an integer in 0..100")
+        raise ConfigError("must be an integer in 0..100", path="percentageOfNodesToScore")
     initial = config.get("podInitialBackoffSeconds", 1)
     maximum = config.get("podMaxBackoffSeconds", 10)
     if not isinstance(initial, int) or initial <= 0:
-        raise ConfigError("podInitialBackoffSeconds: must be a positive integer")
+        raise ConfigError("must be a positive integer", path="podInitialBackoffSeconds")
     if not isinstance(maximum, int) or maximum < initial:
-        raise ConfigError("podMaxBackoffSeconds: must be an integer >= podInitialBackoffSeconds")
+        raise ConfigError("must be an integer >= podInitialBackoffSeconds", path="podMaxBackoffSeconds")
     profiles = config.get("profiles") or [{"schedulerName": DEFAULT_SCHEDULER_NAME}]
     if not isinstance(profiles, list):
-        raise ConfigError("profiles: must be a list")
+        raise ConfigError("must be a list", path="profiles")
     seen: set[str] = set()
     for i, profile in enumerate(profiles):
         if not isinstance(profile, dict):
-            raise ConfigError(f"profiles[{i}]: must be an object")
+            raise ConfigError("must be an object", path=f"profiles[{i}]")
         name = profile.get("schedulerName", DEFAULT_SCHEDULER_NAME)
         if not isinstance(name, str) or not name:
-            raise ConfigError(f"profiles[{i}].schedulerName: must be a non-empty string")
+            raise ConfigError("must be a non-empty string", path=f"profiles[{i}].schedulerName")
         if name in seen:
-            raise ConfigError(f"profiles[{i}].schedulerName: duplicate profile {name!r}")
+            raise ConfigError(f"duplicate profile {name!r}", path=f"profiles[{i}].schedulerName")
         seen.add(name)
     return SchedulerSettings(
         profiles=profiles,
@@ -226,7 +243,7 @@ def build_extenders(configs: list[ExtenderConfig], config_dir: Path | None,
         try:
             transport = make_transport(config, config_dir)
         except (ValueError, ImportError, OSError, ssl.SSLError) as err:
-            raise ConfigError(f"extenders[{i}].urlPrefix: {err}") from err
+            raise ConfigError(str(err), path=f"extenders[{i}].urlPrefix") from err
         extenders.append(Extender(config, transport, apply_binding))
     return ordered(extenders)
 
@@ -244,34 +261,34 @@ def parse_extenders(raw: Any) -> list[ExtenderConfig]:
     if raw is None:
         return []
     if not isinstance(raw, list):
-        raise ConfigError("extenders: must be a list")
+        raise ConfigError("must be a list", path="extenders")
     configs: list[ExtenderConfig] = []
     errors: list[str] = []
     managed_seen: set[str] = set()
     for i, entry in enumerate(raw):
         path = f"extenders[{i}]"
         if not isinstance(entry, dict):
-            raise ConfigError(f"{path}: must be an object")
+            raise ConfigError("must be an object", path=path)
 
         def text(key: str, entry: dict[str, Any] = entry, path: str = path) -> str:
             value = entry.get(key) or ""
             if not isinstance(value, str):
-                raise ConfigError(f"{path}.{key}: must be a string")
+                raise ConfigError("must be a string", path=f"{path}.{key}")
             return value
 
         def flag(key: str, entry: dict[str, Any] = entry, path: str = path) -> bool:
             value = entry.get(key, False)
             if not isinstance(value, bool):
-                raise ConfigError(f"{path}.{key}: must be true or false")
+                raise ConfigError("must be true or false", path=f"{path}.{key}")
             return value
 
         url = text("urlPrefix")
         if not url.startswith(("http://", "https://", PYTHON_SCHEME)):
-            raise ConfigError(f"{path}.urlPrefix: must be an http:// or https:// URL, or "
-                              f"{PYTHON_SCHEME}<module or file.py>:<function>, got {url!r}")
+            raise ConfigError(f"must be an http:// or https:// URL, or {PYTHON_SCHEME}<module or file.py>:<function>, "
+                              f"got {url!r}", path=f"{path}.urlPrefix")
         weight = entry.get("weight", 0)
         if not isinstance(weight, int) or isinstance(weight, bool):
-            raise ConfigError(f"{path}.weight: must be an integer")
+            raise ConfigError("must be an integer", path=f"{path}.weight")
         prioritize = text("prioritizeVerb")
         if prioritize and weight <= 0:
             errors.append(_invalid(f"{path}.weight", weight, "must have a positive weight applied to it"))
@@ -280,12 +297,12 @@ def parse_extenders(raw: Any) -> list[ExtenderConfig]:
             try:
                 timeout = parse_duration(entry["httpTimeout"])
             except ValueError as err:
-                raise ConfigError(f"{path}.httpTimeout: {err}") from err
+                raise ConfigError(str(err), path=f"{path}.httpTimeout") from err
         managed: list[tuple[str, bool]] = []
         for j, resource in enumerate(entry.get("managedResources") or []):
             rpath = f"{path}.managedResources[{j}].name"
             if not isinstance(resource, dict) or not isinstance(resource.get("name"), str):
-                raise ConfigError(f"{rpath}: required")
+                raise ConfigError("required", path=rpath)
             name = resource["name"]
             if not is_extended_resource_name(name):
                 errors.append(_invalid(rpath, name, "is an invalid extended resource name"))
@@ -294,7 +311,7 @@ def parse_extenders(raw: Any) -> list[ExtenderConfig]:
             managed_seen.add(name)
             ignored = resource.get("ignoredByScheduler", False)
             if not isinstance(ignored, bool):
-                raise ConfigError(f"{path}.managedResources[{j}].ignoredByScheduler: must be true or false")
+                raise ConfigError("must be true or false", path=f"{path}.managedResources[{j}].ignoredByScheduler")
             managed.append((name, ignored))
         configs.append(ExtenderConfig(
             url_prefix=url,
@@ -323,20 +340,20 @@ def _tls_settings(raw: Any, path: str) -> TLSSettings | None:
     if raw is None:
         return None
     if not isinstance(raw, dict):
-        raise ConfigError(f"{path}: must be an object")
+        raise ConfigError("must be an object", path=path)
     values: dict[str, Any] = {"insecure": raw.get("insecure", False)}
     if not isinstance(values["insecure"], bool):
-        raise ConfigError(f"{path}.insecure: must be true or false")
+        raise ConfigError("must be true or false", path=f"{path}.insecure")
     for key, attr in (("serverName", "server_name"), ("certFile", "cert_file"), ("keyFile", "key_file"),
                       ("caFile", "ca_file")):
         if not isinstance(raw.get(key) or "", str):
-            raise ConfigError(f"{path}.{key}: must be a string")
+            raise ConfigError("must be a string", path=f"{path}.{key}")
         values[attr] = raw.get(key) or ""
     for key, attr in (("certData", "cert_data"), ("keyData", "key_data"), ("caData", "ca_data")):
         try:
             values[attr] = decode_pem_data(raw.get(key))
         except ValueError as err:
-            raise ConfigError(f"{path}.{key}: {err}") from err
+            raise ConfigError(str(err), path=f"{path}.{key}") from err
     return TLSSettings(**values)
 
 
@@ -349,23 +366,23 @@ def build_profile(raw: dict[str, Any], index: int, handle_for: Callable[[str], H
     name = raw.get("schedulerName", DEFAULT_SCHEDULER_NAME)
     plugins_cfg = raw.get("plugins") or {}
     if not isinstance(plugins_cfg, dict):
-        raise ConfigError(f"{where}.plugins: must be an object")
+        raise ConfigError("must be an object", path=f"{where}.plugins")
     known_points = set(EXTENSION_POINTS) | {"multiPoint"}
     for key in plugins_cfg:
         if key not in known_points:
-            raise ConfigError(f"{where}.plugins.{key}: unknown extension point")
+            raise ConfigError("unknown extension point", path=f"{where}.plugins.{key}")
     mp_enabled, mp_disabled = _plugin_set(plugins_cfg.get("multiPoint"), f"{where}.plugins.multiPoint")
     multipoint = _merge(DEFAULT_MULTIPOINT, mp_enabled, mp_disabled)
 
     args_by_plugin: dict[str, dict[str, Any]] = {}
     for i, entry in enumerate(raw.get("pluginConfig") or []):
         if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
-            raise ConfigError(f"{where}.pluginConfig[{i}].name: required")
+            raise ConfigError("required", path=f"{where}.pluginConfig[{i}].name")
         if entry["name"] in args_by_plugin:
-            raise ConfigError(f"{where}.pluginConfig[{i}]: repeated config for plugin {entry['name']!r}")
+            raise ConfigError(f"repeated config for plugin {entry['name']!r}", path=f"{where}.pluginConfig[{i}]")
         args = entry.get("args") or {}
         if not isinstance(args, dict):
-            raise ConfigError(f"{where}.pluginConfig[{i}].args: must be an object")
+            raise ConfigError("must be an object", path=f"{where}.pluginConfig[{i}].args")
         args_by_plugin[entry["name"]] = args
     if ignored_resources:
         args_by_plugin["NodeResourcesFit"] = {
@@ -381,11 +398,12 @@ def build_profile(raw: dict[str, Any], index: int, handle_for: Callable[[str], H
             continue
         cls = registry.get(plugin_name)
         if cls is None:
-            raise ConfigError(f"{where}: plugin {plugin_name!r} is not registered (known: {', '.join(sorted(registry))})")
+            raise ConfigError(f"plugin {plugin_name!r} is not registered (known: {', '.join(sorted(registry))})",
+                              path=_first_enabled(plugins_cfg, plugin_name, f"{where}.plugins"))
         try:
             instances[plugin_name] = cls(args_by_plugin.get(plugin_name, {}), handle)
         except (ValueError, TypeError, KeyError) as err:
-            raise ConfigError(f"{where}.pluginConfig[{plugin_name}].args: {err}") from err
+            raise ConfigError(str(err), path=f"{where}.pluginConfig[{plugin_name}].args") from err
     # Upstream decodes and validates the args of every in-tree plugin named in pluginConfig, but
     # NewFramework only instantiates the plugins some extension point needs: args for a disabled
     # plugin (or an unknown, out-of-tree name) are accepted and unused.
@@ -396,7 +414,7 @@ def build_profile(raw: dict[str, Any], index: int, handle_for: Callable[[str], H
         try:
             cls(plugin_args, handle)
         except (ValueError, TypeError, KeyError) as err:
-            raise ConfigError(f"{where}.pluginConfig[{plugin_name}].args: {err}") from err
+            raise ConfigError(str(err), path=f"{where}.pluginConfig[{plugin_name}].args") from err
 
     points: dict[str, list[str]] = {}
     for point, protocol in EXTENSION_POINTS.items():
@@ -404,7 +422,7 @@ def build_profile(raw: dict[str, Any], index: int, handle_for: Callable[[str], H
         chosen = [n for n, _ in enabled]
         for n in chosen:
             if not isinstance(instances[n], protocol):
-                raise ConfigError(f"{where}.plugins.{point}: plugin {n!r} does not implement {point}")
+                raise ConfigError(f"plugin {n!r} does not implement {point}", path=f"{where}.plugins.{point}")
         if "*" in disabled:
             points[point] = chosen
             continue
@@ -419,9 +437,9 @@ def build_profile(raw: dict[str, Any], index: int, handle_for: Callable[[str], H
         ordered = override + from_multipoint + [n for n in chosen if n not in override]
         points[point] = ordered
     if len(points["queueSort"]) != 1:
-        raise ConfigError(f"{where}.plugins.queueSort: exactly one queue sort plugin must be enabled")
+        raise ConfigError("exactly one queue sort plugin must be enabled", path=f"{where}.plugins.queueSort")
     if not points["bind"]:
-        raise ConfigError(f"{where}.plugins.bind: at least one bind plugin is needed")
+        raise ConfigError("at least one bind plugin is needed", path=f"{where}.plugins.bind")
 
     weights: dict[str, int] = {}
     for n, w in specific["score"][0] + multipoint:
@@ -429,7 +447,7 @@ def build_profile(raw: dict[str, Any], index: int, handle_for: Callable[[str], H
             weights[n] = w or 1
     percentage = raw.get("percentageOfNodesToScore")
     if percentage is not None and (not isinstance(percentage, int) or not 0 <= percentage <= 100):
-        raise ConfigError(f"{where}.percentageOfNodesToScore: must be an integer in 0..100")
+        raise ConfigError("must be an integer in 0..100", path=f"{where}.percentageOfNodesToScore")
     return Profile(
         scheduler_name=name,
         plugins=instances,

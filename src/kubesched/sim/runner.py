@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from kubesched.api.errors import KubeschedError, Location
 from kubesched.api.loader import Scenario, Step, load_scenario
 from kubesched.api.snapshot import plan_initial_objects
 from kubesched.cluster.embedded.cluster import EmbeddedCluster
@@ -110,6 +111,17 @@ class PodHistory:
             self._record(obj, "Deleted")
 
 
+def _configuration_error(scenario: Scenario, err: ConfigError) -> KubeschedError:
+    """An error in the scenario's scheduler configuration, naming where it was read: the file, the
+    document and the field, as the loader's errors do."""
+    source = scenario.scheduler_configuration_source
+    if isinstance(source, str):  # the caller's own words
+        return ConfigError(f"{source}: {err}")
+    if source is None:  # a Scenario made in code, of no file
+        source = Location(None, path="spec.schedulerConfiguration", object_ref=f"Scenario {scenario.name}")
+    return source.error(err.message, err.path)
+
+
 class Simulation:
     """One simulation of ``scenario``, ready to :meth:`run`.
 
@@ -156,8 +168,7 @@ class Simulation:
                 bind_for_extenders=True,
             )
         except ConfigError as err:
-            source = scenario.scheduler_configuration_source or f"scenario {scenario.name}: spec.schedulerConfiguration"
-            raise ConfigError(f"{source}: {err}") from err
+            raise _configuration_error(scenario, err) from err
         self.initial = plan_initial_objects(scenario.objects, owned=owned)
         for obj in self.initial.create_first:
             self.cluster.create(obj)

@@ -10,6 +10,12 @@
   lease_duration``, it stops acting before any other candidate can take over.
 - :meth:`LeaderElector.stop` with ``release=True`` hands the Lease back (empty holder, duration 1 s)
   so a standby replica takes over at its next try instead of waiting for expiry.
+- The Lease is kubesched's own (``kube-system/kubesched`` by default): each scheduler of a cluster
+  elects its leader on a lock of its own (upstream's "Configure Multiple Schedulers" task), and
+  ``kube-system/kube-scheduler`` is the default scheduler's. A candidate that has waited
+  ``report_holder_after`` for a Lease another holder keeps renewing logs who holds it, and again
+  every ``report_holder_every``: a standby replica waits so by design, but a kubesched given the
+  default scheduler's Lease would wait forever without a word.
 """
 
 from __future__ import annotations
@@ -25,7 +31,7 @@ from typing import Any
 from kubesched.cluster.kube.events import micro_time
 from kubesched.cluster.kube.resources import LEASE
 from kubesched.cluster.kube.transport import Transport
-from kubesched.k8s.objects import ApiError, Obj, object_key
+from kubesched.k8s.objects import KUBESCHED_LEASE_NAME, ApiError, Obj, object_key
 
 log = logging.getLogger("kubesched.kube.leaderelection")
 
@@ -35,11 +41,15 @@ JITTER_FACTOR = 1.2
 @dataclass(frozen=True, slots=True)
 class LeaderElectionConfig:
     identity: str
-    lease_name: str = "kube-scheduler"
+    lease_name: str = KUBESCHED_LEASE_NAME
     lease_namespace: str = "kube-system"
     lease_duration: float = 15.0
     renew_deadline: float = 10.0
     retry_period: float = 2.0
+    #: how long a candidate waits for a Lease another holder keeps before it logs who holds it, and
+    #: how often it logs that again while it goes on waiting
+    report_holder_after: float = 30.0
+    report_holder_every: float = 600.0
 
     @property
     def lease_key(self) -> str:
@@ -74,6 +84,8 @@ class LeaderElector:
         self._lease: Obj | None = None  # last Lease we wrote or read
         self._observed_spec: dict[str, Any] | None = None
         self._observed_at = 0.0
+        self._waiting_since: float | None = None  # since when another holder has kept the Lease from us
+        self._reported_at: float | None = None
         self._thread: threading.Thread | None = None
 
     # -- state -------------------------------------------------------------------------------
@@ -163,8 +175,26 @@ class LeaderElector:
         duration = float(spec.get("leaseDurationSeconds") or self.config.lease_duration)
         if holder and holder != self.config.identity and self._observed_at + duration > self.monotonic():
             self._leading = False
+            self._note_held_by(holder)
             return False
         return self._put(path, lease, self._record(spec, now), started)
+
+    def _note_held_by(self, holder: str) -> None:
+        """Another holder keeps the Lease: after ``report_holder_after`` of that, log who, and that the
+        default kube-scheduler's Lease is not kubesched's; again every ``report_holder_every``."""
+        cfg, now = self.config, self.monotonic()
+        if self._waiting_since is None:
+            self._waiting_since = now
+        waited = now - self._waiting_since
+        if waited < cfg.report_holder_after or (
+                self._reported_at is not None and now - self._reported_at < cfg.report_holder_every):
+            return
+        self._reported_at = now
+        log.warning("lease %s has been held by %s for %.0f s; if that is the default kube-scheduler, kubesched's "
+                    "lease name must differ from its (--lease-name, or leaderElection.resourceName)",
+                    cfg.lease_key, holder, waited,
+                    extra={"lease": cfg.lease_key, "identity": cfg.identity, "holder": holder,
+                           "waitedSeconds": round(waited)})
 
     def _create(self, now: float, started: float) -> bool:
         lease = {
@@ -196,6 +226,7 @@ class LeaderElector:
     def _won(self, lease: Obj, started: float) -> None:
         if not self._leading:
             self.transitions += 1
+        self._waiting_since = self._reported_at = None
         self._lease = lease
         self._observed_spec = lease.get("spec") or {}
         self._observed_at = self.monotonic()
