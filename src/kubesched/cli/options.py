@@ -52,15 +52,11 @@ def output_file_option(*names: str, help: str) -> Callable[[Any], Any]:
                         metavar="FILE", help=help)
 
 
-def load_scheduler_config(path: str, param_hint: str) -> dict[str, Any]:
-    """A KubeSchedulerConfiguration file (``-``: standard input): one document, of that kind, without
-    unknown fields, whose top level the scheduler accepts; problems are reported against the option."""
-    return read_scheduler_config(path, param_hint)[0]
-
-
 def read_scheduler_config(path: str, param_hint: str) -> tuple[dict[str, Any], Location]:
-    """:func:`load_scheduler_config`, and where the configuration was read (the file and document
-    that errors found later, when a scheduler is built from it, name)."""
+    """A KubeSchedulerConfiguration file (``-``: standard input): one document, of that kind, without
+    unknown fields, whose top level the scheduler accepts; problems are reported against the option.
+    Also where the configuration was read (the file and document that errors found later, when a
+    scheduler is built from it, name)."""
     from kubesched.api.errors import ManifestError
     from kubesched.api.loader import read_scheduler_configuration
     from kubesched.scheduler.config import ConfigError, parse_configuration
@@ -88,7 +84,7 @@ def strict_option() -> Callable[[Any], Any]:
 
 
 def scheduler_config_option(help: str) -> Callable[[Any], Any]:
-    """``--scheduler-config FILE`` (``-``: standard input), loaded by :func:`load_scheduler_config`."""
+    """``--scheduler-config FILE`` (``-``: standard input), loaded by :func:`read_scheduler_config`."""
     return click.option("--scheduler-config", type=click.Path(exists=True, dir_okay=False, allow_dash=True),
                         default=None, metavar="FILE", help=help)
 
