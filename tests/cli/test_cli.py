@@ -189,3 +189,24 @@ def test_production_size_runs_are_summarised_by_namespace_and_node_shape(tmp_pat
     assert "Nodes by shape (210" in out.output
     shapes = {k: v.split("│")[2].strip() for k, v in rows.items() if " cpu / " in k}
     assert sorted(shapes.values()) == ["140", "70"] and len(shapes) == 2
+
+
+def test_big_runs_merge_a_workloads_identical_failures_into_one_timeline_row(tmp_path: Path) -> None:
+    from kubesched.testkit.builders import make_deployment, make_node, make_pod
+
+    objects = [make_node(f"node-{i:03d}", cpu="4") for i in range(3)]
+    objects += [make_deployment("web", 240, make_pod("web", cpu="100m")),
+                make_deployment("huge", 30, make_pod("huge", cpu="64"))]
+    path = tmp_path / "big.yaml"
+    path.write_text(yaml.safe_dump_all(objects))
+    out = CliRunner().invoke(cli, ["simulate", str(path), "--no-progress", "-o", "json"])
+    failures = [e for e in json.loads(out.output)["events"] if e["reason"] == "FailedScheduling"]
+    assert len(failures) >= 30
+    out = CliRunner().invoke(cli, ["simulate", str(path), "--no-progress", "--events", "0"])
+    assert out.exit_code == 0, out.output
+    rows = [line for line in out.output.splitlines() if "FailedScheduling" in line]
+    first = failures[0]["pod"]
+    merged = [row for row in rows if f"{first} and " in row]
+    assert len(merged) == 1 and "0/3 nodes are available: 3 Insufficient cpu." in merged[0]
+    every = CliRunner().invoke(cli, ["simulate", str(path), "--no-progress", "--events", "0", "--pods", "all"])
+    assert sum(1 for line in every.output.splitlines() if "FailedScheduling" in line) == len(failures)

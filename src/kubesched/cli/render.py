@@ -88,7 +88,7 @@ def render_result(console: Console, result: dict[str, Any], facts: ClusterFacts,
         _nodes_table(console, result, facts)
     else:
         _nodes_summary(console, result, facts)
-    _timeline(console, result, events_limit)
+    _timeline(console, result, events_limit, merge=not list_every_pod and len(result["pods"]) > SUMMARY_ABOVE)
     _rejected(console, result)
 
 
@@ -251,26 +251,44 @@ def _nodes_table(console: Console, result: dict[str, Any], facts: ClusterFacts) 
     console.print(nodes)
 
 
-def _timeline(console: Console, result: dict[str, Any], events_limit: int | None) -> None:
+def _event_row(event: dict[str, Any]) -> tuple[str, str, str]:
+    """(time, reason, details) of a timeline row."""
+    details = event.get("message") or ""
+    if event.get("node") and event["reason"] != "FailedScheduling":
+        details = f"node {event['node']}" + (f"; {details}" if details else "")
+    if event["reason"] == "Nominated" and not event.get("node"):
+        details = "nomination cleared"
+    if event.get("preemptor"):
+        details += f" (preemptor {event['preemptor']})"
+    return f"{event['time']:g}", event["reason"], details
+
+
+def _timeline(console: Console, result: dict[str, Any], events_limit: int | None, merge: bool = False) -> None:
+    """``events_limit``: rows shown (None: all). ``merge``: events in a row at the same moment with
+    the same reason and details (200 pods of one workload failing alike) are one row, naming the
+    first pod and how many more, as ``kubectl get events`` counts a repeated event."""
     events = [e for e in result["events"] if e["reason"] not in TIMELINE_OMITTED]
-    shown = events if events_limit is None else events[:events_limit]
+    rows: list[tuple[tuple[str, str, str], list[str]]] = []  # (time, reason, details), pods
+    for event in events:
+        row = _event_row(event)
+        if merge and rows and rows[-1][0] == row:
+            rows[-1][1].append(event["pod"])
+        else:
+            rows.append((row, [event["pod"]]))
+    shown = rows if events_limit is None else rows[:events_limit]
     timeline = Table(title="Timeline", title_justify="left")
     for col in ("t (s)", "event", "pod", "details"):
         timeline.add_column(col)
-    for event in shown:
-        details = event.get("message") or ""
-        if event.get("node") and event["reason"] != "FailedScheduling":
-            details = f"node {event['node']}" + (f"; {details}" if details else "")
-        if event["reason"] == "Nominated" and not event.get("node"):
-            details = "nomination cleared"
-        if event.get("preemptor"):
-            details += f" (preemptor {event['preemptor']})"
-        timeline.add_row(f"{event['time']:g}", event["reason"], event["pod"], details)
+    for (time, reason, details), pods in shown:
+        timeline.add_row(time, reason, pods[0] if len(pods) == 1 else f"{pods[0]} and {len(pods) - 1} more pods",
+                         details)
     console.print(timeline)
-    if len(shown) < len(events):
-        counts = Counter(e["reason"] for e in events[len(shown):])
+    if len(shown) < len(rows):
+        counts: Counter[str] = Counter()
+        for (_, reason, _), pods in rows[len(shown):]:
+            counts[reason] += len(pods)
         rest = ", ".join(f"{n} {reason}" for reason, n in sorted(counts.items()))
-        console.print(f"... {len(events) - len(shown)} more events ({rest}); --events 0 shows them all")
+        console.print(f"... {sum(counts.values())} more events ({rest}); --events 0 shows them all")
 
 
 def _rejected(console: Console, result: dict[str, Any]) -> None:

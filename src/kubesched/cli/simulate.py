@@ -77,7 +77,8 @@ def run_simulation(
               help="With --output json: include every scheduling attempt and preemption decision (the table "
                    "output has no room for them: use --explain POD there).")
 @click.option("--events", "events_limit", type=click.IntRange(min=0), default=60, show_default=True,
-              help="Timeline rows in the table output (0: all). Created and Started events are left out.")
+              help="Timeline rows in the table output (0: all). Created and Started events are left out; above "
+                   "200 pods, pods failing alike at the same moment share a row (--pods all: one each).")
 @click.option("--pods", "pods_listing", type=click.Choice(["auto", "all"]), default="auto", show_default=True,
               help="auto: above 200 pods (nodes), the table output summarises them by workload: the pods' "
                    "controller (node pool: see --pool-label); all: one row per pod and per node.")
