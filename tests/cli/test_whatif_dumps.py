@@ -150,6 +150,7 @@ def test_without_preemption_the_pending_pods_the_baseline_starts_are_not_said_to
     assert sorted(p["pod"] for p in diff["keptRunning"]) == sorted(p["victim"] for p in diff["noLongerPreempted"])
     table = " ".join(_whatif(str(_dump(tmp_path)), "--disable-preemption", output="table").output.split())
     assert "Running pods that would stop" not in table
+    assert "Pods that would be preempted: none" in table and "┃ victim" not in table  # no empty table
     assert f"Pods the baseline starts that would not start: {checkout[0]}" in table
 
 

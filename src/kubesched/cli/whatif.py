@@ -84,13 +84,16 @@ def render_whatif(console: Console, diff: dict[str, Any]) -> None:
     reason = why_nothing_changed(diff)
     if reason is not None:
         console.print(f"[yellow]Note:[/] {escape(reason)}.")
-    pre = Table(title=f"Pods that would be preempted ({len(diff['preempted'])})", title_justify="left")
-    for col in ("t (s)", "victim", "prio", "preemptor", "node", "why this node", "PDB"):
-        pre.add_column(col, overflow="fold")
-    for p in diff["preempted"]:
-        pre.add_row(f"{p['time']:g}", p["victim"], str(p["victimPriority"]), p["preemptor"], p["node"],
-                    p["criterion"], "violated" if p["violatesPDB"] else "")
-    console.print(pre)
+    if diff["preempted"]:
+        pre = Table(title=f"Pods that would be preempted ({len(diff['preempted'])})", title_justify="left")
+        for col in ("t (s)", "victim", "prio", "preemptor", "node", "why this node", "PDB"):
+            pre.add_column(col, overflow="fold")
+        for p in diff["preempted"]:
+            pre.add_row(f"{p['time']:g}", p["victim"], str(p["victimPriority"]), p["preemptor"], p["node"],
+                        p["criterion"], "violated" if p["violatesPDB"] else "")
+        console.print(pre)
+    else:
+        console.print("Pods that would be preempted: none")
     if diff["started"]:
         console.print("Pending pods that would start: " + ", ".join(f"{p['pod']} on {p['node']}" for p in diff["started"]))
     if diff["keptRunning"]:
