@@ -118,10 +118,19 @@ def _fast_yaml_documents(data: bytes) -> list[tuple[int, Any]]:
             child = tree.next_sibling(child)
     else:
         ids = [root]
-    docs = [(number, orjson.loads(_ryml.emit_json_malloc(tree, node))) for number, node in enumerate(ids, start=1)]
+    docs = [(number, orjson.loads(_json_of(tree, node))) for number, node in enumerate(ids, start=1)]
     if any(obj is None for _, obj in docs):
         raise ValueError("an empty document: the general reader counts those")
     return docs
+
+
+def _json_of(tree: Any, node: int) -> memoryview:
+    """The JSON text of ``node``, written into a buffer Python owns: rapidyaml's ``emit_json_malloc``
+    never frees the copy it makes (about 1.4 bytes per byte of YAML read, 240 MB of a 20 000-pod
+    dump's, kept until the process ends)."""
+    assert _ryml is not None
+    buffer = bytearray(_ryml.compute_json_length(tree, node))
+    return _ryml.emit_json_in_place(tree, buffer, node)  # type: ignore[no-any-return]
 
 
 def _general_yaml_documents(text: str, file: str) -> list[tuple[int, Any]]:
