@@ -13,6 +13,7 @@ from kubesched.cli.explain import explain
 from kubesched.cli.run import run
 from kubesched.cli.simulate import simulate
 from kubesched.cli.snapshot import snapshot
+from kubesched.cli.sweep import sweep
 from kubesched.cli.whatif import whatif_cmd
 
 
@@ -60,6 +61,7 @@ cli.add_command(explain)
 cli.add_command(whatif_cmd, name="whatif")
 cli.add_command(run)
 cli.add_command(snapshot)
+cli.add_command(sweep)
 
 
 def main() -> None:

@@ -216,3 +216,48 @@ def step_chart(title: str, series: dict[str, list[tuple[float, float]]], x_label
     parts.append(f'<text x="{LEFT + plot_w / 2}" y="{base + 30}" text-anchor="middle">{escape(axis)}</text>')
     legend, legend_h = _legend(list(series), base + 42)
     return _svg(title, base + 42 + legend_h + 6, parts + legend)
+
+
+def band_chart(title: str, xs: list[float], series: dict[str, list[tuple[float, float, float] | None]],
+               x_label: str = "", y_label: str = "") -> str:
+    """Lines over a numeric axis, each point a mean with its interval (low, mean, high) shaded
+    around the line: a metric against a swept value, one line per configuration. A point that is
+    None (no value there) breaks its line."""
+    x_ticks = nice_ticks(max(xs, default=0.0))
+    x_min, x_max = min(xs, default=0.0), x_ticks[-1]
+    x_min = 0.0 if x_min >= 0 and x_min <= x_max / 2 else x_min
+    highs = [p[2] for points in series.values() for p in points if p is not None]
+    y_ticks = nice_ticks(max(highs, default=0.0))
+    plot_w = WIDTH - LEFT - RIGHT
+    base = TOP + PLOT_HEIGHT
+
+    def sx(x: float) -> float:
+        return LEFT + plot_w * (x - x_min) / ((x_max - x_min) or 1)
+
+    def sy(y: float) -> float:
+        return base - PLOT_HEIGHT * y / y_ticks[-1]
+
+    parts = _y_axis(y_ticks, y_label)
+    for s, (name, points) in enumerate(series.items()):
+        color = PALETTE[s % len(PALETTE)]
+        runs: list[list[tuple[float, tuple[float, float, float]]]] = [[]]
+        for x, point in zip(xs, points):
+            if point is None:
+                runs.append([])
+            else:
+                runs[-1].append((x, point))
+        for run in (r for r in runs if r):
+            upper = " ".join(f"{sx(x):.1f},{sy(hi):.1f}" for x, (_, _, hi) in run)
+            lower = " ".join(f"{sx(x):.1f},{sy(lo):.1f}" for x, (lo, _, _) in reversed(run))
+            parts.append(f'<polygon points="{upper} {lower}" fill="{color}" fill-opacity="0.18" stroke="none"/>')
+            line = " ".join(f"{sx(x):.1f},{sy(mean):.1f}" for x, (_, mean, _) in run)
+            parts.append(f'<polyline points="{line}" fill="none" stroke="{color}" stroke-width="2">'
+                         f'<title>{escape(name)}</title></polyline>')
+            for x, (lo, mean, hi) in run:
+                parts.append(f'<circle cx="{sx(x):.1f}" cy="{sy(mean):.1f}" r="3" fill="{color}"><title>'
+                             f'{escape(name)} at {x:g}: {mean:.4g} ({lo:.4g} to {hi:.4g})</title></circle>')
+    for x in sorted(set(xs)):
+        parts.append(f'<text x="{sx(x):.1f}" y="{base + 14}" text-anchor="middle">{x:g}</text>')
+    parts.append(f'<text x="{LEFT + plot_w / 2}" y="{base + 30}" text-anchor="middle">{escape(x_label)}</text>')
+    legend, legend_h = _legend(list(series), base + 42)
+    return _svg(title, base + 42 + legend_h + 6, parts + legend)

@@ -1,0 +1,112 @@
+"""``kubesched sweep``: many simulations of one cluster (seeds x configurations x changes x sizes),
+on the cores of this machine or a Dask cluster, summed up per configuration."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+from kubesched.api.errors import KubeschedError
+from kubesched.api.loader import load_scenario
+from kubesched.cli.jsonout import write_json
+from kubesched.cli.options import output_file_option, report_unknown_fields, strict_option
+from kubesched.cli.tables import Table, make_console
+from kubesched.sweep.execute import ResultStore, run_sweep
+from kubesched.sweep.spec import check_against_base, load_sweep
+from kubesched.sweep.summary import format_summary, sweep_document, sweep_report, write_parquet
+from kubesched.sweep.variants import Outcome
+
+#: the metrics of the table output (all of them are in the JSON and Parquet outputs)
+TABLE_METRICS = ("pending", "schedulingLatencyP99", "preemptions", "victims", "pdbViolations", "evictions",
+                 "cpuAllocation")
+
+
+@click.command()
+@click.argument("sweep_file", metavar="SWEEP", type=click.Path(exists=True, dir_okay=False))
+@click.option("--workers", type=click.IntRange(min=0), default=None,
+              help="Worker processes of a local Dask cluster (default: one per core; 0: run the variants here, "
+                   "one after another).")
+@click.option("--dask", "address", metavar="ADDRESS", default=None,
+              help="Run on the Dask cluster whose scheduler is at ADDRESS (tcp://host:8786) instead; its workers "
+                   "need kubesched installed.")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False), default=None,
+              help="Write each variant's record and SimulationResult there as it finishes; a sweep run again "
+                   "with the same directory skips the variants already done.")
+@click.option("--output", "-o", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@output_file_option("--parquet", help="Also write one row per variant (axes, metrics) as Parquet.")
+@output_file_option("--report", help="Also write an HTML report with plots.")
+@click.option("--progress/--no-progress", default=None, help="Show progress (default: when stderr is a terminal).")
+@strict_option()
+def sweep(sweep_file: str, workers: int | None, address: str | None, out_dir: str | None, output: str,
+          parquet: str | None, report: str | None, progress: bool | None, strict: bool) -> None:
+    """Simulate every variant of SWEEP (a Sweep file: a base cluster and the axes to vary, see
+    docs/sweeps.md) and report each configuration's metrics over its seeds: mean and 95 % interval."""
+    try:
+        spec = load_sweep(sweep_file)
+        base = load_scenario(spec.base_path)
+        report_unknown_fields(base.warnings, strict)
+        check_against_base(spec, base)
+    except KubeschedError as err:
+        click.echo(f"error: {err}", err=True)
+        sys.exit(2)
+    variants = spec.variants(base.seed)
+    if workers is None:
+        workers = 0 if address is not None else max(1, min(len(variants), os.cpu_count() or 1))
+    store = ResultStore(out_dir)
+    show = sys.stderr.isatty() if progress is None else progress
+    started = time.monotonic()
+    with Progress(TextColumn("[bold]sweep[/] {task.description}"), BarColumn(), TextColumn("{task.fields[state]}"),
+                  TimeElapsedColumn(), TimeRemainingColumn(), console=Console(stderr=True), transient=True,
+                  disable=not show) as bar:
+        task = bar.add_task(spec.name, total=len(variants), state="")
+        counts = {"done": 0, "failed": 0}
+
+        def advance(outcome: Outcome) -> None:
+            counts["failed" if outcome.error else "done"] += 1
+            bar.update(task, advance=1, state=f"done {counts['done']}, failed {counts['failed']}")
+
+        try:
+            records = run_sweep(base, spec, variants, store, address=address,
+                                workers=0 if address is not None else workers, progress=advance)
+        except KeyboardInterrupt:
+            click.echo("sweep interrupted: the variants finished so far are kept"
+                       + (f" in {out_dir}; run it again to go on" if out_dir else ""), err=True)
+            sys.exit(130)
+    document = sweep_document(spec.name, records)
+    if parquet:
+        write_parquet(records, parquet)
+    if report:
+        Path(report).write_text(sweep_report(document))
+    if output == "json":
+        write_json(document)
+    else:
+        _render(document, time.monotonic() - started)
+    if any(r["error"] for r in records):
+        sys.exit(1)
+
+
+def _render(document: dict[str, Any], seconds: float) -> None:
+    console = make_console()
+    variants = document["variants"]
+    console.print(f"[bold]Sweep {document['sweep']}[/]: {len(variants)} variants in "
+                  f"{len(document['configurations'])} configurations, {seconds:.1f} s; means over seeds ± the "
+                  "half-width of their 95 % interval")
+    table = Table()
+    table.add_column("configuration")
+    table.add_column("runs", justify="right")
+    for metric in TABLE_METRICS:
+        table.add_column(metric, justify="right")
+    for c in document["configurations"]:
+        runs = str(c["runs"]) + (f" ({c['failed']} failed)" if c["failed"] else "")
+        table.add_row(c["configuration"], runs, *(format_summary(c["metrics"][m]) for m in TABLE_METRICS))
+    console.print(table)
+    for v in variants:
+        if v["error"]:
+            console.print(f"[red]failed[/] {v['id']}: {v['error']}")

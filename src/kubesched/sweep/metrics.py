@@ -1,0 +1,119 @@
+"""What a sweep measures of each variant's SimulationResult, and how it sums up a configuration's
+variants over their seeds (a mean and a 95 % interval).
+
+Per variant, from the result (and its preemption decisions):
+
+* ``pending``, ``scheduled``, ``preemptions``, ``victims``: the result's summary;
+* ``schedulingLatencyP50/P95/P99``: seconds from a pod's creation to its first binding, over the
+  pods created and scheduled during the run (restored pods that were already placed are not
+  counted), and the same per PriorityClass and per namespace (``byClass``, ``byNamespace``);
+* ``victimsByClass``: preempted pods per PriorityClass (``""``: none);
+* ``pdbViolations``: victims whose eviction broke a PodDisruptionBudget (as the decisions say);
+* ``evictions``: pods evicted by the node agent (``Evicted`` events) or a drain (``Evicting``);
+* ``nodeHours``: when the autoscaler ran, the node-hours it reports;
+* ``cpuAllocation``, ``memoryAllocation``: requested over allocatable, summed over the nodes at the
+  end of the run.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from typing import Any
+
+from kubesched.api.quantity import parse_quantity
+
+#: the scalar metrics, in the order tables show them
+SCALARS = ("pending", "scheduled", "preemptions", "victims", "pdbViolations", "evictions",
+           "schedulingLatencyP50", "schedulingLatencyP95", "schedulingLatencyP99", "nodeHours",
+           "cpuAllocation", "memoryAllocation")
+
+#: the events of an eviction: the node agent's (pressure) and a drain's (the eviction API)
+EVICTION_REASONS = ("Evicted", "Evicting")
+#: Student's t at 97.5 % for 1..30 degrees of freedom (the two-sided 95 % interval); 1.96 beyond
+_T975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145,
+         2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048,
+         2.045, 2.042)
+
+
+def percentile(values: list[float], q: float) -> float | None:
+    """The ``q``-th percentile (0..100) of ``values``, linearly interpolated (numpy's default);
+    None for none."""
+    if not values:
+        return None
+    ordered = sorted(values)
+    rank = (len(ordered) - 1) * q / 100
+    low = math.floor(rank)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (rank - low)
+
+
+def _latencies(result: dict[str, Any]) -> dict[str, float]:
+    created: dict[str, float] = {}
+    scheduled: dict[str, float] = {}
+    for event in result["events"]:
+        reason, pod = event["reason"], event.get("pod")
+        if reason == "Created":
+            created.setdefault(pod, event["time"])
+        elif reason == "Scheduled" and pod in created:
+            scheduled.setdefault(pod, event["time"] - created[pod])
+    return scheduled
+
+
+def _latency_metrics(latencies: list[float]) -> dict[str, float | None]:
+    return {f"schedulingLatencyP{q}": percentile(latencies, q) for q in (50, 95, 99)}
+
+
+def variant_metrics(result: dict[str, Any]) -> dict[str, Any]:
+    """The metrics of one variant's SimulationResult (with its ``preemptionDecisions``)."""
+    summary = result["summary"]
+    pods = result["pods"]
+    latencies = _latencies(result)
+    by_class: dict[str, list[float]] = defaultdict(list)
+    by_namespace: dict[str, list[float]] = defaultdict(list)
+    for pod, seconds in latencies.items():
+        by_class[(pods.get(pod) or {}).get("priorityClassName") or ""].append(seconds)
+        by_namespace[pod.split("/", 1)[0]].append(seconds)
+    victims_by_class: dict[str, int] = defaultdict(int)
+    pdb_violations = 0
+    for decision in result.get("preemptionDecisions", []):
+        if decision["outcome"] != "preempted":
+            continue
+        chosen = next(c for c in decision["candidates"] if c["node"] == decision["chosen"])
+        pdb_violations += len(chosen.get("pdbViolatingVictims") or [])
+        for victim in chosen["victims"]:
+            victims_by_class[(pods.get(victim["pod"]) or {}).get("priorityClassName") or ""] += 1
+    allocation = {}
+    for resource in ("cpu", "memory"):
+        requested = sum(parse_quantity(n[resource]["requested"]) for n in result["nodes"])
+        allocatable = sum(parse_quantity(n[resource]["allocatable"]) for n in result["nodes"])
+        allocation[f"{resource}Allocation"] = float(requested / allocatable) if allocatable else None
+    autoscaler = (result.get("cluster") or {}).get("autoscaler")
+    return {
+        "pending": summary["pending"], "scheduled": summary["scheduled"],
+        "preemptions": summary["preemptions"], "victims": summary["victims"],
+        "pdbViolations": pdb_violations,
+        "evictions": sum(1 for e in result["events"] if e["reason"] in EVICTION_REASONS),
+        **_latency_metrics(list(latencies.values())),
+        "nodeHours": autoscaler.get("nodeHours", 0) if autoscaler else None,
+        **allocation,
+        "victimsByClass": dict(sorted(victims_by_class.items())),
+        "byClass": {k: _latency_metrics(v) for k, v in sorted(by_class.items())},
+        "byNamespace": {k: _latency_metrics(v) for k, v in sorted(by_namespace.items())},
+    }
+
+
+def summarise(values: list[float | None]) -> dict[str, Any]:
+    """Mean, 95 % interval half-width (Student's t), min, max and count of the values given
+    (None: the metric does not apply to that run, e.g. no pod was scheduled)."""
+    given = [v for v in values if v is not None]
+    n = len(given)
+    if not n:
+        return {"mean": None, "ci95": None, "min": None, "max": None, "n": 0}
+    mean = sum(given) / n
+    if n > 1:
+        sd = math.sqrt(sum((v - mean) ** 2 for v in given) / (n - 1))
+        half = (_T975[n - 2] if n - 1 <= len(_T975) else 1.96) * sd / math.sqrt(n)
+    else:
+        half = None
+    return {"mean": mean, "ci95": half, "min": min(given), "max": max(given), "n": n}

@@ -1,0 +1,318 @@
+"""The sweep file: a base cluster and the axes whose product is the set of variants.
+
+::
+
+    apiVersion: kubesched.io/v1alpha1
+    kind: Sweep
+    metadata: {name: preemption-plans}
+    spec:
+      base: cluster.yaml            # a scenario, manifests or a kubectl dump (relative to this file)
+      until: 10m                    # optional: the simulated end, as simulate --until
+      seeds: [1, 2, 3]              # or {first: 1, count: 20}; default: the base's own seed
+      schedulerConfigs:             # name -> KubeSchedulerConfiguration file ("": the base's own)
+        default: ""
+        no-preemption: no-preemption.yaml
+      changes:                      # name -> what-if changes, as kubesched whatif takes them
+        as-is: {}
+        drain-a: {drain: [node-a], ignoreDaemonSets: true, force: true}
+        critical: {apply: [critical.yaml], priorityClass: ["app=etl:critical"], enablePreemption: true}
+      nodePool: {template: node-a, counts: [4, 6, 8]}   # the template and count-1 copies of it
+      replicaFactor: [1, 1.5]       # workloads' replicas scaled (rounded half up)
+      arrivalRate: [1, 2]           # the scenario's steps come this many times as fast
+
+Every axis is optional; a variant takes one value of each axis given. A variant is one ordinary
+simulation, the one ``kubesched simulate`` (no change set) or the changed side of ``kubesched
+whatif`` (a change set) runs with the same inputs. The file is checked whole before anything runs:
+an error names the file, the document and the field.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kubesched.analysis.whatif import Changes, WhatIfError, check_changes, load_change_objects
+from kubesched.api.durations import parse_duration
+from kubesched.api.errors import Location, ManifestError
+from kubesched.api.loader import Scenario, read_scheduler_configuration
+from kubesched.api.manifest_text import yaml_documents
+from kubesched.scheduler.config import ConfigError, parse_configuration
+
+SWEEP_API_VERSION = "kubesched.io/v1alpha1"
+SWEEP_KIND = "Sweep"
+_SPEC_FIELDS = ("base", "until", "seeds", "schedulerConfigs", "changes", "nodePool", "replicaFactor", "arrivalRate")
+_CHANGE_FIELDS = ("drain", "cordon", "priorityClass", "apply", "enablePreemption", "disablePreemption", "force",
+                  "ignoreDaemonSets", "deleteEmptyDirData", "gracePeriodSeconds", "drainTimeout")
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$")
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One point of the product of the axes (None: the axis is not swept)."""
+
+    seed: int
+    config: str | None = None
+    change: str | None = None
+    pool_count: int | None = None
+    replica_factor: float | None = None
+    arrival_rate: float | None = None
+
+    def axes(self, with_seed: bool = True) -> dict[str, Any]:
+        """The axes' values, by the names the sweep file gives the axes."""
+        out: dict[str, Any] = {}
+        for name, value in (("schedulerConfig", self.config), ("change", self.change),
+                            ("nodePoolCount", self.pool_count), ("replicaFactor", self.replica_factor),
+                            ("arrivalRate", self.arrival_rate)):
+            if value is not None:
+                out[name] = value
+        if with_seed:
+            out["seed"] = self.seed
+        return out
+
+    @property
+    def id(self) -> str:
+        """A name of the variant that is also a file name: ``change=drain-a,seed=3``."""
+        return ",".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in self.axes().items())
+
+    @property
+    def configuration(self) -> str:
+        """The variant without its seed: what is aggregated over seeds."""
+        return ",".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}"
+                        for k, v in self.axes(with_seed=False).items()) or "base"
+
+
+@dataclass
+class Sweep:
+    """A checked sweep file, with what its axes name read (configurations, --apply objects)."""
+
+    name: str
+    file: str
+    base_path: str
+    until: float | None = None
+    seeds: list[int] | None = None
+    #: name -> (configuration, where it was read); None: the base's own configuration
+    configs: dict[str, tuple[dict[str, Any], Location] | None] = field(default_factory=dict)
+    changes: dict[str, Changes] = field(default_factory=dict)
+    pool_template: str | None = None
+    pool_counts: list[int] = field(default_factory=list)
+    replica_factors: list[float] = field(default_factory=list)
+    arrival_rates: list[float] = field(default_factory=list)
+
+    def variants(self, base_seed: int) -> list[Variant]:
+        """The product of the axes, seeds varying fastest."""
+        axes: list[list[Any]] = [list(self.configs) or [None], list(self.changes) or [None],
+                                 list(self.pool_counts) or [None], list(self.replica_factors) or [None],
+                                 list(self.arrival_rates) or [None]]
+        seeds = self.seeds or [base_seed]
+        return [Variant(seed, *point) for point in itertools.product(*axes) for seed in seeds]
+
+
+class _Checker:
+    """Errors of one sweep file, each naming its field; all of them are reported at once."""
+
+    def __init__(self, file: str) -> None:
+        self.file = file
+        self.errors: list[ManifestError] = []
+
+    def error(self, path: str, message: str) -> None:
+        self.errors.append(ManifestError(message, file=self.file, document=1, path=path, object_ref=SWEEP_KIND))
+
+    def raise_any(self) -> None:
+        if self.errors:
+            first, *rest = self.errors
+            raise ManifestError(first.message, file=first.file, document=first.document, path=first.path,
+                                object_ref=first.object_ref, related=rest)
+
+
+def load_sweep(path: str | Path) -> Sweep:
+    """Read and check the sweep file at ``path`` (and what it names: the base is only checked to
+    exist here; it is loaded by the caller, once)."""
+    file = str(path)
+    try:
+        text = Path(path).read_bytes()
+    except OSError as exc:
+        raise ManifestError(f"cannot read file: {exc}", file=file) from exc
+    docs = [obj for _, obj in yaml_documents(text, file) if obj is not None]
+    if len(docs) != 1 or not isinstance(docs[0], dict):
+        raise ManifestError(f"a sweep file holds one {SWEEP_KIND} document", file=file)
+    doc = docs[0]
+    check = _Checker(file)
+    if doc.get("apiVersion") != SWEEP_API_VERSION or doc.get("kind") != SWEEP_KIND:
+        check.error("kind", f"expected apiVersion {SWEEP_API_VERSION}, kind {SWEEP_KIND}")
+        check.raise_any()
+    meta = doc.get("metadata") or {}
+    spec = doc.get("spec")
+    if not isinstance(spec, dict):
+        check.error("spec", "a mapping is required")
+        check.raise_any()
+    assert isinstance(spec, dict)
+    for key in spec:
+        if key not in _SPEC_FIELDS:
+            check.error(f"spec.{key}", f"unknown field (fields: {', '.join(_SPEC_FIELDS)})")
+    here = Path(path).parent
+    base = spec.get("base")
+    given = meta.get("name") if isinstance(meta, dict) else None
+    name = given if isinstance(given, str) and given else Path(path).stem
+    sweep = Sweep(name=name, file=file, base_path="")
+    if not isinstance(base, str) or not base:
+        check.error("spec.base", "the scenario or snapshot to sweep over (a path) is required")
+    elif not (here / base).exists():
+        check.error("spec.base", f"no such file or directory: {here / base}")
+    else:
+        sweep.base_path = str(here / base)
+    if spec.get("until") is not None:
+        try:
+            sweep.until = parse_duration(spec["until"])
+        except (ValueError, TypeError) as exc:
+            check.error("spec.until", str(exc))
+    sweep.seeds = _seeds(spec.get("seeds"), check)
+    _configs(spec.get("schedulerConfigs"), here, sweep, check)
+    _changes(spec.get("changes"), here, sweep, check)
+    _pool(spec.get("nodePool"), sweep, check)
+    sweep.replica_factors = _numbers(spec.get("replicaFactor"), "spec.replicaFactor", check)
+    sweep.arrival_rates = _numbers(spec.get("arrivalRate"), "spec.arrivalRate", check)
+    check.raise_any()
+    return sweep
+
+
+def _seeds(raw: Any, check: _Checker) -> list[int] | None:
+    if raw is None:
+        return None
+    if isinstance(raw, dict):
+        first, count = raw.get("first", 0), raw.get("count", 0)
+        if set(raw) - {"first", "count"} or not _int(first) or not _int(count) or count < 1:
+            check.error("spec.seeds", "{first: N, count: M} with integers, M at least 1")
+            return None
+        return list(range(first, first + count))
+    if not isinstance(raw, list) or not raw:
+        check.error("spec.seeds", "a list of integers or {first: N, count: M}")
+        return None
+    for i, seed in enumerate(raw):
+        if not _int(seed) or seed < 0:
+            check.error(f"spec.seeds[{i}]", "a seed is an integer, 0 or more")
+    if len(set(map(str, raw))) != len(raw):
+        check.error("spec.seeds", "seeds repeat")
+    return [int(s) for s in raw if _int(s)]
+
+
+def _int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _named(raw: Any, path: str, check: _Checker) -> dict[str, Any]:
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict) or not raw:
+        check.error(path, "a mapping of names to values")
+        return {}
+    for key in raw:
+        if not isinstance(key, str) or not _NAME.match(key):
+            check.error(f"{path}.{key}", "a name is letters, digits, '-', '_' or '.' (up to 63)")
+    return raw
+
+
+def _configs(raw: Any, here: Path, sweep: Sweep, check: _Checker) -> None:
+    for name, file in _named(raw, "spec.schedulerConfigs", check).items():
+        path = f"spec.schedulerConfigs.{name}"
+        if file in ("", None):
+            sweep.configs[name] = None
+            continue
+        if not isinstance(file, str):
+            check.error(path, "a KubeSchedulerConfiguration file, or \"\" for the base's own configuration")
+            continue
+        try:
+            config, location = read_scheduler_configuration(str(here / file))
+            parse_configuration(config)
+        except ManifestError as exc:
+            check.error(path, str(exc))
+            continue
+        except ConfigError as exc:
+            check.error(path, str(location.error(exc.message, exc.path)))
+            continue
+        sweep.configs[name] = (config, location)
+
+
+def _changes(raw: Any, here: Path, sweep: Sweep, check: _Checker) -> None:
+    for name, given in _named(raw, "spec.changes", check).items():
+        path = f"spec.changes.{name}"
+        given = {} if given is None else given
+        if not isinstance(given, dict):
+            check.error(path, "a mapping of what-if changes (drain, cordon, priorityClass, apply, "
+                              "enablePreemption, disablePreemption and drain's flags)")
+            continue
+        for key in given:
+            if key not in _CHANGE_FIELDS:
+                check.error(f"{path}.{key}", f"unknown field (fields: {', '.join(_CHANGE_FIELDS)})")
+        lists = {}
+        for key in ("drain", "cordon", "priorityClass", "apply"):
+            value = given.get(key, [])
+            if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+                check.error(f"{path}.{key}", "a list of names")
+                value = []
+            lists[key] = value
+        if given.get("enablePreemption") and given.get("disablePreemption"):
+            check.error(path, "enablePreemption and disablePreemption exclude each other")
+        preemption = True if given.get("enablePreemption") else False if given.get("disablePreemption") else None
+        changes = Changes(preemption=preemption, cordon=lists["cordon"], drain=lists["drain"])
+        for item in lists["priorityClass"]:
+            selector, sep, pc = item.rpartition(":")
+            if not sep or not selector or not pc:
+                check.error(f"{path}.priorityClass", f"{item!r}: expected SELECTOR:CLASS")
+            else:
+                changes.priority_classes.append((selector, pc))
+        try:
+            changes.apply = load_change_objects([str(here / f) for f in lists["apply"]])
+        except ManifestError as exc:
+            check.error(f"{path}.apply", str(exc))
+        flags = {"force": given.get("force"), "ignoreDaemonSets": given.get("ignoreDaemonSets"),
+                 "deleteEmptyDirData": given.get("deleteEmptyDirData"),
+                 "gracePeriodSeconds": given.get("gracePeriodSeconds"), "timeout": given.get("drainTimeout")}
+        if not changes.drain and any(v not in (None, False) for v in flags.values()):
+            check.error(path, "force, ignoreDaemonSets, deleteEmptyDirData, gracePeriodSeconds and drainTimeout "
+                              "go with drain")
+        changes.drain_options = {k: v for k, v in flags.items() if v not in (None, False)}
+        sweep.changes[name] = changes
+
+
+def _pool(raw: Any, sweep: Sweep, check: _Checker) -> None:
+    if raw is None:
+        return
+    if not isinstance(raw, dict) or set(raw) != {"template", "counts"}:
+        check.error("spec.nodePool", "{template: NODE, counts: [N, ...]}: the node to copy and the pool's sizes")
+        return
+    if not isinstance(raw["template"], str) or not raw["template"]:
+        check.error("spec.nodePool.template", "the name of a Node of the base")
+        return
+    counts = raw["counts"]
+    if not isinstance(counts, list) or not counts or not all(_int(c) and c >= 1 for c in counts):
+        check.error("spec.nodePool.counts", "a list of node counts, each 1 or more")
+        return
+    sweep.pool_template, sweep.pool_counts = raw["template"], list(counts)
+
+
+def _numbers(raw: Any, path: str, check: _Checker) -> list[float]:
+    if raw is None:
+        return []
+    if not isinstance(raw, list) or not raw or not all(
+            isinstance(v, int | float) and not isinstance(v, bool) and v > 0 for v in raw):
+        check.error(path, "a list of numbers above 0")
+        return []
+    return [float(v) for v in raw]
+
+
+def check_against_base(sweep: Sweep, base: Scenario) -> None:
+    """What the axes name must be in the base (the template node, the drained and cordoned nodes,
+    the classes): refused before any variant runs."""
+    check = _Checker(sweep.file)
+    nodes = {o["metadata"]["name"] for o in base.objects if o["kind"] == "Node"}
+    if sweep.pool_template is not None and sweep.pool_template not in nodes:
+        check.error("spec.nodePool.template", f"no Node {sweep.pool_template!r} in the base")
+    for name, changes in sweep.changes.items():
+        try:
+            check_changes(base, changes)
+        except WhatIfError as exc:
+            check.error(f"spec.changes.{name}", str(exc))
+    check.raise_any()

@@ -1,0 +1,120 @@
+"""A sweep's answer: each configuration's metrics over its seeds, as a document (JSON), a table of
+rows for Parquet, and an HTML report whose plots show a metric against a swept number (node
+count, replica factor, arrival rate), one line per configuration, its 95 % interval shaded."""
+
+from __future__ import annotations
+
+from html import escape
+from typing import Any
+
+from kubesched.report.svg import band_chart, bar_chart
+from kubesched.sweep.metrics import SCALARS, summarise
+
+#: the swept numbers a plot can put on its x axis
+NUMERIC_AXES = ("nodePoolCount", "replicaFactor", "arrivalRate")
+#: the metrics the report plots
+PLOTTED = ("pending", "schedulingLatencyP99", "preemptions", "victims", "pdbViolations", "cpuAllocation")
+
+
+def aggregate(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One entry per configuration (the variants that differ only in their seed), in sweep order."""
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for record in records:
+        groups.setdefault(record["configuration"], []).append(record)
+    out = []
+    for configuration, group in groups.items():
+        done = [r for r in group if r["error"] is None]
+        axes = {k: v for k, v in group[0]["axes"].items() if k != "seed"}
+        out.append({
+            "configuration": configuration, "axes": axes, "runs": len(group), "failed": len(group) - len(done),
+            "metrics": {m: summarise([r["metrics"][m] for r in done]) for m in SCALARS},
+        })
+    return out
+
+
+def sweep_document(name: str, records: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"apiVersion": "kubesched.io/v1alpha1", "kind": "SweepResult", "sweep": name,
+            "configurations": aggregate(records), "variants": records}
+
+
+def parquet_rows(records: list[dict[str, Any]]) -> dict[str, list[Any]]:
+    """Columns of one row per variant: its axes, its scalar metrics, its error (for notebooks)."""
+    axes = sorted({k for r in records for k in r["axes"]})
+    columns: dict[str, list[Any]] = {"id": [r["id"] for r in records],
+                                     "configuration": [r["configuration"] for r in records]}
+    for axis in axes:
+        columns[axis] = [r["axes"].get(axis) for r in records]
+    for metric in SCALARS:
+        columns[metric] = [None if r["metrics"] is None else r["metrics"][metric] for r in records]
+    columns["error"] = [r["error"] for r in records]
+    columns["seconds"] = [r["seconds"] for r in records]
+    return columns
+
+
+def write_parquet(records: list[dict[str, Any]], path: str) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    columns = parquet_rows(records)
+    table = pa.table({k: pa.array([None if v is None else str(v) for v in vals]) if k in ("schedulerConfig", "change")
+                      else pa.array(vals) for k, vals in columns.items()})
+    pq.write_table(table, path)
+
+
+def _band(summary: dict[str, Any]) -> tuple[float, float, float] | None:
+    mean = summary["mean"]
+    if mean is None:
+        return None
+    half = summary["ci95"] or 0.0
+    return (mean - half, mean, mean + half)
+
+
+def _plots(configurations: list[dict[str, Any]]) -> list[str]:
+    numeric = [a for a in NUMERIC_AXES if len({c["axes"].get(a) for c in configurations}) > 1]
+    charts = []
+    for axis in numeric:
+        xs = sorted({c["axes"][axis] for c in configurations})
+        lines: dict[str, dict[float, dict[str, Any]]] = {}
+        for c in configurations:
+            rest = ",".join(f"{k}={v}" for k, v in c["axes"].items() if k != axis) or "base"
+            lines.setdefault(rest, {})[c["axes"][axis]] = c["metrics"]
+        for metric in PLOTTED:
+            series = {name: [_band(by_x[x][metric]) if x in by_x else None for x in xs] for name, by_x in lines.items()}
+            charts.append(band_chart(f"{metric} against {axis}", [float(x) for x in xs], series,
+                                     x_label=axis, y_label=metric))
+    if not numeric:
+        names = [c["configuration"] for c in configurations]
+        for metric in PLOTTED:
+            charts.append(bar_chart(f"{metric} (mean over seeds)", names,
+                                    {metric: [c["metrics"][metric]["mean"] or 0.0 for c in configurations]},
+                                    y_label=metric))
+    return charts
+
+
+def sweep_report(document: dict[str, Any]) -> str:
+    """A self-contained HTML page: the plots, then the table of configurations."""
+    from kubesched.report.html import STYLE
+
+    configurations = document["configurations"]
+    head = "".join(f"<th>{escape(h)}</th>" for h in ("configuration", "runs", "failed", *SCALARS))
+    rows = []
+    for c in configurations:
+        cells = [c["configuration"], c["runs"], c["failed"]] + [format_summary(c["metrics"][m]) for m in SCALARS]
+        rows.append("<tr>" + "".join(f"<td>{escape(str(cell))}</td>" for cell in cells) + "</tr>")
+    failed = [v for v in document["variants"] if v["error"] is not None]
+    errors = "".join(f"<li>{escape(v['id'])}: {escape(v['error'])}</li>" for v in failed)
+    return (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>Sweep {escape(document['sweep'])}</title>"
+            f"<style>{STYLE}</style></head><body><h1>Sweep {escape(document['sweep'])}</h1>"
+            f"<p>{len(document['variants'])} variants in {len(configurations)} configurations; "
+            "means over seeds with their 95 % intervals.</p>" + "\n".join(_plots(configurations))
+            + f"<h2>Configurations</h2><table><tr>{head}</tr>{''.join(rows)}</table>"
+            + (f"<h2>Failed variants</h2><ul>{errors}</ul>" if errors else "") + "</body></html>\n")
+
+
+def format_summary(summary: dict[str, Any]) -> str:
+    """``mean ± half-width`` (the 95 % interval), ``-`` where the metric has no value."""
+    mean = summary["mean"]
+    if mean is None:
+        return "-"
+    text = f"{mean:.3g}" if not float(mean).is_integer() else f"{mean:.0f}"
+    return text if not summary["ci95"] else f"{text} ± {summary['ci95']:.2g}"

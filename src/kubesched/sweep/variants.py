@@ -1,0 +1,127 @@
+"""A variant's scenario and its run: the base with the variant's values of the axes applied, then
+one ordinary simulation of it.
+
+The scheduler configuration and the change set are applied as ``kubesched simulate
+--scheduler-config`` and ``kubesched whatif`` apply them (a variant with a change set is whatif's
+changed side, a configuration then being the changed run's); the node pool, replica factor and
+arrival rate change the scenario's objects and steps before that. The base is never changed:
+what a variant changes it copies.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import math
+from typing import Any
+
+from kubesched.analysis.whatif import apply_changes, check_changes
+from kubesched.api.loader import Scenario
+from kubesched.k8s.objcopy import deep_copy
+from kubesched.sim import simulate
+from kubesched.sweep.metrics import variant_metrics
+from kubesched.sweep.spec import Sweep, Variant
+
+#: workload kinds whose ``spec.replicas`` a replica factor scales
+SCALED_KINDS = ("Deployment", "ReplicaSet", "StatefulSet", "ReplicationController")
+#: what the result carries only because the sweep asked for the preemption decisions
+_DECISION_SECTIONS = ("preemptionDecisions", "attempts")
+
+
+def variant_scenario(base: Scenario, sweep: Sweep, variant: Variant) -> Scenario:
+    """The scenario the variant simulates."""
+    scenario = dataclasses.replace(base, objects=list(base.objects), steps=list(base.steps),
+                                   sources=list(base.sources), warnings=list(base.warnings),
+                                   cluster=copy.deepcopy(base.cluster),
+                                   scheduler_configuration=copy.deepcopy(base.scheduler_configuration))
+    config = sweep.configs.get(variant.config) if variant.config is not None else None
+    if variant.pool_count is not None:
+        assert sweep.pool_template is not None
+        _size_pool(scenario, sweep.pool_template, variant.pool_count)
+    if variant.replica_factor is not None:
+        _scale_workloads(scenario, variant.replica_factor)
+    if variant.arrival_rate is not None:
+        scenario.steps = [dataclasses.replace(step, at=step.at / variant.arrival_rate) for step in scenario.steps]
+    if variant.change is None:
+        if config is not None:  # as simulate --scheduler-config
+            scenario.scheduler_configuration, scenario.scheduler_configuration_source = copy.deepcopy(config[0]), config[1]
+            scenario.scheduler_configuration_dir = config[1].file and str(_parent(config[1].file))
+        return scenario
+    changes = dataclasses.replace(sweep.changes[variant.change])
+    if config is not None:  # as whatif --scheduler-config: the changed run's configuration
+        changes.scheduler_configuration, changes.scheduler_configuration_source = copy.deepcopy(config[0]), config[1]
+    check_changes(scenario, changes)
+    return apply_changes(scenario, changes)[1]
+
+
+def _parent(file: str) -> str:
+    from pathlib import Path
+
+    return str(Path(file).parent)
+
+
+def _size_pool(scenario: Scenario, template: str, count: int) -> None:
+    """The template node and ``count - 1`` copies of it, created at time 0 (named
+    ``TEMPLATE-2``, ``TEMPLATE-3``, ...; the template's hostname label follows the name)."""
+    node = next(o for o in scenario.objects if o["kind"] == "Node" and o["metadata"]["name"] == template)
+    names = {o["metadata"]["name"] for o in scenario.objects if o["kind"] == "Node"}
+    at = scenario.objects.index(node) + 1
+    for i in range(2, count + 1):
+        copy_ = deep_copy(node)
+        meta = copy_["metadata"]
+        name = f"{template}-{i}"
+        if name in names:
+            raise ValueError(f"nodePool: a node {name!r} exists already: name the template differently")
+        meta["name"] = name
+        for key in ("uid", "resourceVersion", "creationTimestamp"):  # a new node, created, not restored
+            meta.pop(key, None)
+        labels = meta.get("labels") or {}
+        if "kubernetes.io/hostname" in labels:
+            labels["kubernetes.io/hostname"] = name
+        (copy_.get("spec") or {}).pop("providerID", None)
+        scenario.objects.insert(at, copy_)
+        scenario.sources.insert(at, f"nodePool copy {i} of {template}")
+        at += 1
+
+
+def _scale_workloads(scenario: Scenario, factor: float) -> None:
+    def scaled(obj: dict[str, Any]) -> dict[str, Any]:
+        if obj.get("kind") not in SCALED_KINDS or "replicas" not in (obj.get("spec") or {}):
+            return obj
+        # controller-owned ReplicaSets follow their Deployment's replicas
+        if obj["kind"] == "ReplicaSet" and any(r.get("controller") for r in obj["metadata"].get("ownerReferences") or []):
+            return obj
+        out = deep_copy(obj)
+        out["spec"]["replicas"] = math.floor(out["spec"]["replicas"] * factor + 0.5)
+        return out
+
+    scenario.objects = [scaled(o) for o in scenario.objects]
+    scenario.steps = [dataclasses.replace(s, obj=scaled(s.obj)) if s.obj is not None else s for s in scenario.steps]
+
+
+@dataclasses.dataclass
+class Outcome:
+    """What a variant's run sends back: its metrics and its SimulationResult (as ``kubesched
+    simulate -o json`` writes it), or the error that stopped it."""
+
+    variant: Variant
+    metrics: dict[str, Any] | None = None
+    result: dict[str, Any] | None = None
+    error: str | None = None
+    seconds: float = 0.0
+
+
+def run_variant(base: Scenario, sweep: Sweep, variant: Variant, keep_result: bool = True) -> Outcome:
+    """Simulate the variant; an error of the variant's own (a bad change, a crash) is its outcome."""
+    import time
+
+    started = time.monotonic()
+    try:
+        scenario = variant_scenario(base, sweep, variant)
+        result = simulate(scenario, seed=variant.seed, until=sweep.until, decisions=True).result
+        metrics = variant_metrics(result)
+        for section in _DECISION_SECTIONS:
+            result.pop(section, None)
+        return Outcome(variant, metrics, result if keep_result else None, seconds=time.monotonic() - started)
+    except Exception as exc:  # noqa: BLE001 - reported with the variant's inputs; the others go on
+        return Outcome(variant, error=f"{type(exc).__name__}: {exc}", seconds=time.monotonic() - started)
