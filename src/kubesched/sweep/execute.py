@@ -83,20 +83,24 @@ def run_on_dask(base: Scenario, sweep: Sweep, variants: list[Variant], keep_resu
         client = Client(cluster)
     else:
         client = Client(address)
-    futures = []
+    pending: dict[Any, Variant] = {}
     try:
         base_data, sweep_data = client.scatter([base, sweep], broadcast=True)
-        futures = [client.submit(run_variant, base_data, sweep_data, variant, keep_results, pure=False,
-                                 key=f"variant-{i}-{variant.id}") for i, variant in enumerate(variants)]
-        for future in as_completed(futures):
+        for i, variant in enumerate(variants):
+            future = client.submit(run_variant, base_data, sweep_data, variant, keep_results, pure=False,
+                                   key=f"variant-{i}-{variant.id}")
+            pending[future] = variant
+        for future in as_completed(list(pending)):
+            variant = pending.pop(future)
             try:
-                yield future.result()
+                outcome = future.result()
             except Exception as exc:  # noqa: BLE001 - the task itself failed (its worker died too often)
-                variant = variants[futures.index(future)]
-                yield Outcome(variant, error=f"{type(exc).__name__}: {exc}")
+                outcome = Outcome(variant, error=f"{type(exc).__name__}: {exc}")
+            future.release()  # taken: a worker lost later does not compute it again
+            yield outcome
     finally:
-        if futures:
-            client.cancel(futures)
+        if pending:
+            client.cancel(list(pending))
         client.close()
         if cluster is not None:
             cluster.close()

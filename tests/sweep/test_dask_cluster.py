@@ -1,0 +1,86 @@
+"""A sweep on a real Dask cluster: a `dask scheduler` and two `dask worker` processes on loopback,
+started here; one worker is killed while the sweep runs. Every variant still finishes exactly once,
+with the result it has when run here."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from kubesched.testkit.builders import make_deployment, make_node, make_pod
+
+DASK = shutil.which("dask", path=str(Path(sys.executable).parent)) or shutil.which("dask")
+pytestmark = pytest.mark.skipif(DASK is None, reason="needs dask's command line (pip install kubesched[sweep])")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _start(*args: str, log: Path) -> subprocess.Popen[bytes]:
+    return subprocess.Popen([str(DASK), *args], stdout=log.open("wb"), stderr=subprocess.STDOUT,
+                            start_new_session=True, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+
+
+def _stop(process: subprocess.Popen[bytes]) -> None:
+    if process.poll() is None:
+        os.killpg(process.pid, signal.SIGKILL)
+    process.wait()
+
+
+def _wait_for_workers(address: str, count: int) -> None:
+    from dask.distributed import Client
+
+    with Client(address, timeout=30) as client:
+        client.wait_for_workers(count, timeout=60)
+
+
+def test_a_worker_killed_mid_sweep_has_its_variants_run_elsewhere_once(tmp_path: Path) -> None:
+    objects = [make_node(f"node-{i:03d}", cpu="8") for i in range(60)]
+    objects += [make_deployment(f"app-{i}", 60, make_pod(f"app-{i}", cpu="300m")) for i in range(12)]
+    (tmp_path / "cluster.yaml").write_text(yaml.safe_dump_all(objects))
+    sweep = tmp_path / "sweep.yaml"
+    sweep.write_text(yaml.safe_dump({"apiVersion": "kubesched.io/v1alpha1", "kind": "Sweep", "metadata": {"name": "k"},
+                                     "spec": {"base": "cluster.yaml", "seeds": {"first": 0, "count": 8}}}))
+    port = _free_port()
+    address = f"tcp://127.0.0.1:{port}"
+    scheduler = _start("scheduler", "--host", "127.0.0.1", "--port", str(port), "--dashboard-address", ":0",
+                       log=tmp_path / "scheduler.log")
+    workers = [_start("worker", address, "--nthreads", "1", "--nworkers", "1", "--no-dashboard",
+                      "--host", "127.0.0.1", log=tmp_path / f"worker-{i}.log") for i in range(2)]
+    out_dir = tmp_path / "out"
+    try:
+        _wait_for_workers(address, 2)
+        run = subprocess.Popen([sys.executable, "-m", "kubesched", "sweep", str(sweep), "--dask", address,
+                                "--out", str(out_dir), "-o", "json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        deadline = time.monotonic() + 120
+        while not any((out_dir / "variants").glob("*.json")) if (out_dir / "variants").exists() else True:
+            assert time.monotonic() < deadline and run.poll() is None, "no variant finished"
+            time.sleep(0.05)
+        _stop(workers[0])  # mid-sweep: one variant done, the others queued or running
+        assert run.poll() is None, "the sweep ended before the worker was killed"
+        stdout, stderr = run.communicate(timeout=300)
+        assert run.returncode == 0, stderr.decode()
+    finally:
+        for process in [*workers, scheduler]:
+            _stop(process)
+    assert "Remove worker" in (tmp_path / "scheduler.log").read_text()
+    document = json.loads(stdout)
+    ids = [v["id"] for v in document["variants"]]
+    assert ids == [f"seed={i}" for i in range(8)] and all(v["error"] is None for v in document["variants"])
+    assert sorted(p.name for p in (out_dir / "results").iterdir()) == sorted(f"{i}.json" for i in ids)
+    here = subprocess.run([sys.executable, "-m", "kubesched", "sweep", str(sweep), "--workers", "0", "-o", "json"],
+                          capture_output=True, check=True)
+    assert [v["metrics"] for v in json.loads(here.stdout)["variants"]] == [v["metrics"] for v in document["variants"]]

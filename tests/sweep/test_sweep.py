@@ -1,0 +1,141 @@
+"""`kubesched sweep` as a user runs it: a sweep file over the demo cluster; each variant's result is
+the one `kubesched simulate` / `kubesched whatif` gives with the same inputs, byte for byte."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pyarrow.parquet as pq
+import pytest
+import yaml
+from click.testing import CliRunner, Result
+
+from kubesched.cli.main import cli
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+DEMO = EXAMPLES / "demo.yaml"
+NO_PREEMPTION = EXAMPLES / "sweeps" / "no-preemption.yaml"
+
+
+def _sweep_file(tmp_path: Path, **spec: Any) -> Path:
+    path = tmp_path / "sweep.yaml"
+    path.write_text(yaml.safe_dump({"apiVersion": "kubesched.io/v1alpha1", "kind": "Sweep",
+                                    "metadata": {"name": "t"}, "spec": {"base": str(DEMO), **spec}}))
+    return path
+
+
+def _invoke(*args: str) -> Result:
+    return CliRunner().invoke(cli, ["sweep", *args], catch_exceptions=False)
+
+
+def _cli_json(*args: str) -> str:
+    out = CliRunner().invoke(cli, list(args), catch_exceptions=False)
+    assert out.exit_code == 0, out.output
+    return out.output
+
+
+def test_each_variant_is_the_simulation_the_cli_runs(tmp_path: Path) -> None:
+    sweep = _sweep_file(tmp_path, seeds=[3, 4], schedulerConfigs={"default": "", "off": str(NO_PREEMPTION)},
+                        changes={"as-is": {}, "drain": {"drain": ["node-1"], "ignoreDaemonSets": True, "force": True}})
+    out = _invoke(str(sweep), "--workers", "0", "--out", str(tmp_path / "out"), "-o", "json")
+    assert out.exit_code == 0, out.output
+    document = json.loads(out.output)
+    assert len(document["variants"]) == 8 and len(document["configurations"]) == 4
+    results = tmp_path / "out" / "results"
+    simulated = _cli_json("simulate", str(DEMO), "--scheduler-config", str(NO_PREEMPTION), "--seed", "4", "-o", "json")
+    assert (results / "schedulerConfig=off,change=as-is,seed=4.json").read_text() == simulated
+    diff = json.loads(_cli_json("whatif", str(DEMO), "--drain", "node-1", "--ignore-daemonsets", "--force",
+                                "--seed", "3", "-o", "json"))
+    changed = {k: v for k, v in diff["changed"].items() if k not in ("preemptionDecisions", "attempts")}
+    assert (results / "schedulerConfig=default,change=drain,seed=3.json").read_text() == json.dumps(changed, indent=2) + "\n"
+    # the metrics are those of the results
+    record = next(v for v in document["variants"] if v["id"] == "schedulerConfig=default,change=drain,seed=3")
+    assert record["metrics"]["preemptions"] == diff["summary"]["changed"]["preemptions"]
+    assert record["metrics"]["pending"] == diff["summary"]["changed"]["pending"]
+    off = next(c for c in document["configurations"] if c["configuration"] == "schedulerConfig=off,change=as-is")
+    assert off["metrics"]["preemptions"] == {"mean": 0.0, "ci95": 0.0, "min": 0, "max": 0, "n": 2}
+
+
+def test_a_node_pool_and_replica_factor_change_the_cluster_they_say(tmp_path: Path) -> None:
+    sweep = _sweep_file(tmp_path, nodePool={"template": "node-6", "counts": [1, 4]}, replicaFactor=[1, 2])
+    out = _invoke(str(sweep), "--workers", "0", "--out", str(tmp_path / "out"), "-o", "json")
+    assert out.exit_code == 0, out.output
+    results = tmp_path / "out" / "results"
+    one = json.loads((results / "nodePoolCount=1,replicaFactor=1,seed=42.json").read_text())
+    four = json.loads((results / "nodePoolCount=4,replicaFactor=1,seed=42.json").read_text())
+    assert one == json.loads(_cli_json("simulate", str(DEMO), "-o", "json"))  # the base as it is
+    assert [n["node"] for n in four["nodes"]] == [n["node"] for n in one["nodes"]] + ["node-6-2", "node-6-3", "node-6-4"]
+    assert four["summary"]["pending"] < one["summary"]["pending"]
+    double = json.loads((results / "nodePoolCount=1,replicaFactor=2,seed=42.json").read_text())
+    assert len(double["pods"]) > len(one["pods"])
+
+
+def test_a_sweep_run_again_skips_what_is_done_and_a_failing_variant_does_not_stop_the_others(tmp_path: Path) -> None:
+    base = yaml.safe_load_all(DEMO.read_text())
+    objects = [o for o in base if o]
+    # a node named as the pool's second copy would be: that variant cannot be made
+    clash = next(o for o in objects if o["kind"] == "Node" and o["metadata"]["name"] == "node-6")
+    clash = json.loads(json.dumps(clash))
+    clash["metadata"]["name"] = "node-5-2"
+    cluster = tmp_path / "cluster.yaml"
+    cluster.write_text(yaml.safe_dump_all([*objects, clash]))
+    sweep = tmp_path / "sweep.yaml"
+    sweep.write_text(yaml.safe_dump({"apiVersion": "kubesched.io/v1alpha1", "kind": "Sweep", "metadata": {"name": "r"},
+                                     "spec": {"base": "cluster.yaml", "seeds": [1, 2],
+                                              "nodePool": {"template": "node-5", "counts": [1, 2]}}}))
+    out_dir = tmp_path / "out"
+    first = _invoke(str(sweep), "--workers", "0", "--out", str(out_dir))
+    assert first.exit_code == 1
+    assert "failed nodePoolCount=2,seed=1: ValueError: nodePool: a node 'node-5-2' exists already" in first.output
+    done = sorted(p.name for p in (out_dir / "results").iterdir())
+    assert done == ["nodePoolCount=1,seed=1.json", "nodePoolCount=1,seed=2.json"]
+    stamp = {p.name: p.stat().st_mtime_ns for p in (out_dir / "variants").iterdir()}
+    (out_dir / "variants" / "nodePoolCount=1,seed=2.json").unlink()
+    again = _invoke(str(sweep), "--workers", "0", "--out", str(out_dir), "-o", "json")
+    document = json.loads(again.output)
+    assert [v["id"] for v in document["variants"]] == ["nodePoolCount=1,seed=1", "nodePoolCount=1,seed=2",
+                                                      "nodePoolCount=2,seed=1", "nodePoolCount=2,seed=2"]
+    after = {p.name: p.stat().st_mtime_ns for p in (out_dir / "variants").iterdir()}
+    assert after["nodePoolCount=1,seed=1.json"] == stamp["nodePoolCount=1,seed=1.json"]  # not run again
+    assert after["nodePoolCount=2,seed=1.json"] != stamp["nodePoolCount=2,seed=1.json"]  # failed: run again
+    assert document["configurations"][1]["failed"] == 2
+
+
+@pytest.mark.parametrize(("spec", "message"), [
+    ({"seeds": [1, -2]}, "spec.seeds[1]: a seed is an integer, 0 or more"),
+    ({"schedulerConfigs": {"bad name!": ""}}, "spec.schedulerConfigs.bad name!: a name is"),
+    ({"changes": {"x": {"drian": ["node-1"]}}}, "spec.changes.x.drian: unknown field"),
+    ({"changes": {"x": {"force": True}}}, "spec.changes.x: force, ignoreDaemonSets"),
+    ({"changes": {"x": {"drain": ["node-99"]}}}, "spec.changes.x: --drain node-99: no Node of that name"),
+    ({"nodePool": {"template": "node-99", "counts": [2]}}, "spec.nodePool.template: no Node 'node-99' in the base"),
+    ({"replicaFactor": [0]}, "spec.replicaFactor: a list of numbers above 0"),
+    ({"untill": "5m"}, "spec.untill: unknown field"),
+])
+def test_a_bad_sweep_file_is_refused_naming_the_file_and_the_field(tmp_path: Path, spec: dict[str, Any],
+                                                                   message: str) -> None:
+    sweep = _sweep_file(tmp_path, **spec)
+    out = CliRunner().invoke(cli, ["sweep", str(sweep), "--workers", "0", "--out", str(tmp_path / "out")])
+    assert out.exit_code == 2
+    assert f"error: {sweep}: document 1 (Sweep)" in out.output and message in out.output, out.output
+    assert not (tmp_path / "out").exists() or not any((tmp_path / "out" / "variants").iterdir())
+
+
+def test_the_example_sweep_on_local_dask_workers_with_parquet_and_report(tmp_path: Path) -> None:
+    example = tmp_path / "sweeps"
+    shutil.copytree(EXAMPLES / "sweeps", example)
+    shutil.copy(DEMO, tmp_path / "demo.yaml")
+    here = _invoke(str(example / "preemption-plans.yaml"), "--workers", "0", "-o", "json")
+    parquet, report = tmp_path / "v.parquet", tmp_path / "r.html"
+    dask = _invoke(str(example / "preemption-plans.yaml"), "--workers", "2", "-o", "json",
+                   "--parquet", str(parquet), "--report", str(report))
+    assert here.exit_code == dask.exit_code == 0
+    strip = [{k: v for k, v in r.items() if k != "seconds"} for r in json.loads(here.output)["variants"]]
+    assert strip == [{k: v for k, v in r.items() if k != "seconds"} for r in json.loads(dask.output)["variants"]]
+    table = pq.read_table(parquet).to_pydict()
+    assert len(table["id"]) == 20 and set(table["change"]) == {"as-is", "drain-node-1"}
+    assert table["preemptions"] == [r["metrics"]["preemptions"] for r in strip]
+    html = report.read_text()
+    assert html.count("<svg") >= 6 and "schedulerConfig=no-preemption,change=as-is" in html
