@@ -10,6 +10,7 @@ import click
 
 from kubesched import __version__
 from kubesched.cli.explain import explain
+from kubesched.cli.plan import plan
 from kubesched.cli.run import run
 from kubesched.cli.simulate import simulate
 from kubesched.cli.snapshot import snapshot
@@ -62,6 +63,7 @@ cli.add_command(whatif_cmd, name="whatif")
 cli.add_command(run)
 cli.add_command(snapshot)
 cli.add_command(sweep)
+cli.add_command(plan)
 
 
 def main() -> None:

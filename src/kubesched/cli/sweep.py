@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -28,17 +29,44 @@ TABLE_METRICS = ("pending", "schedulingLatencyP99", "preemptions", "victims", "p
                  "cpuAllocation")
 
 
+def execution_options(func: Any) -> Any:
+    """Where the variants run (``--workers``, ``--dask``) and where they are kept (``--out``)."""
+    func = click.option("--out", "out_dir", type=click.Path(file_okay=False), default=None,
+                        help="Write each variant's record and SimulationResult there as it finishes; run again "
+                             "with the same directory, the variants already done are skipped.")(func)
+    func = click.option("--dask", "address", metavar="ADDRESS", default=None,
+                        help="Run on the Dask cluster whose scheduler is at ADDRESS (tcp://host:8786) instead; its "
+                             "workers need kubesched installed.")(func)
+    return click.option("--workers", type=click.IntRange(min=0), default=None,
+                        help="Worker processes of a local Dask cluster (default: one per core; 0: run the variants "
+                             "here, one after another).")(func)
+
+
+def local_workers(workers: int | None, address: str | None, variants: int) -> int:
+    """Worker processes to start here: none with ``--dask``; by default one per core."""
+    if address is not None:
+        return 0
+    return max(1, min(variants, os.cpu_count() or 1)) if workers is None else workers
+
+
+def progress_bar(name: str, total: int, show: bool) -> tuple[Progress, Callable[[Outcome], None]]:
+    """A progress bar on stderr (shown when ``show``) and the callback that advances it."""
+    bar = Progress(TextColumn("[bold]{task.description}[/]"), BarColumn(), TextColumn("{task.fields[state]}"),
+                   TimeElapsedColumn(), TimeRemainingColumn(), console=Console(stderr=True), transient=True,
+                   disable=not show)
+    task = bar.add_task(name, total=total, state="")
+    counts = {"done": 0, "failed": 0}
+
+    def advance(outcome: Outcome) -> None:
+        counts["failed" if outcome.error else "done"] += 1
+        bar.update(task, advance=1, state=f"done {counts['done']}, failed {counts['failed']}")
+
+    return bar, advance
+
+
 @click.command()
 @click.argument("sweep_file", metavar="SWEEP", type=click.Path(exists=True, dir_okay=False))
-@click.option("--workers", type=click.IntRange(min=0), default=None,
-              help="Worker processes of a local Dask cluster (default: one per core; 0: run the variants here, "
-                   "one after another).")
-@click.option("--dask", "address", metavar="ADDRESS", default=None,
-              help="Run on the Dask cluster whose scheduler is at ADDRESS (tcp://host:8786) instead; its workers "
-                   "need kubesched installed.")
-@click.option("--out", "out_dir", type=click.Path(file_okay=False), default=None,
-              help="Write each variant's record and SimulationResult there as it finishes; a sweep run again "
-                   "with the same directory skips the variants already done.")
+@execution_options
 @click.option("--output", "-o", type=click.Choice(["table", "json"]), default="table", show_default=True)
 @output_file_option("--parquet", help="Also write one row per variant (axes, metrics) as Parquet.")
 @output_file_option("--report", help="Also write an HTML report with plots.")
@@ -57,24 +85,14 @@ def sweep(sweep_file: str, workers: int | None, address: str | None, out_dir: st
         click.echo(f"error: {err}", err=True)
         sys.exit(2)
     variants = spec.variants(base.seed)
-    if workers is None:
-        workers = 0 if address is not None else max(1, min(len(variants), os.cpu_count() or 1))
     store = ResultStore(out_dir)
-    show = sys.stderr.isatty() if progress is None else progress
     started = time.monotonic()
-    with Progress(TextColumn("[bold]sweep[/] {task.description}"), BarColumn(), TextColumn("{task.fields[state]}"),
-                  TimeElapsedColumn(), TimeRemainingColumn(), console=Console(stderr=True), transient=True,
-                  disable=not show) as bar:
-        task = bar.add_task(spec.name, total=len(variants), state="")
-        counts = {"done": 0, "failed": 0}
-
-        def advance(outcome: Outcome) -> None:
-            counts["failed" if outcome.error else "done"] += 1
-            bar.update(task, advance=1, state=f"done {counts['done']}, failed {counts['failed']}")
-
+    bar, advance = progress_bar(f"sweep {spec.name}", len(variants),
+                                sys.stderr.isatty() if progress is None else progress)
+    with bar:
         try:
             records = run_sweep(base, spec, variants, store, address=address,
-                                workers=0 if address is not None else workers, progress=advance)
+                                workers=local_workers(workers, address, len(variants)), progress=advance)
         except KeyboardInterrupt:
             click.echo("sweep interrupted: the variants finished so far are kept"
                        + (f" in {out_dir}; run it again to go on" if out_dir else ""), err=True)

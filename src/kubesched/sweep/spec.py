@@ -110,15 +110,16 @@ class Sweep:
         return [Variant(seed, *point) for point in itertools.product(*axes) for seed in seeds]
 
 
-class _Checker:
-    """Errors of one sweep file, each naming its field; all of them are reported at once."""
+class Checker:
+    """Errors of one sweep (or plan) file, each naming its field; all of them are reported at once."""
 
-    def __init__(self, file: str) -> None:
+    def __init__(self, file: str, kind: str = SWEEP_KIND) -> None:
         self.file = file
+        self.kind = kind
         self.errors: list[ManifestError] = []
 
     def error(self, path: str, message: str) -> None:
-        self.errors.append(ManifestError(message, file=self.file, document=1, path=path, object_ref=SWEEP_KIND))
+        self.errors.append(ManifestError(message, file=self.file, document=1, path=path, object_ref=self.kind))
 
     def raise_any(self) -> None:
         if self.errors:
@@ -139,7 +140,7 @@ def load_sweep(path: str | Path) -> Sweep:
     if len(docs) != 1 or not isinstance(docs[0], dict):
         raise ManifestError(f"a sweep file holds one {SWEEP_KIND} document", file=file)
     doc = docs[0]
-    check = _Checker(file)
+    check = Checker(file)
     if doc.get("apiVersion") != SWEEP_API_VERSION or doc.get("kind") != SWEEP_KIND:
         check.error("kind", f"expected apiVersion {SWEEP_API_VERSION}, kind {SWEEP_KIND}")
         check.raise_any()
@@ -168,7 +169,7 @@ def load_sweep(path: str | Path) -> Sweep:
             sweep.until = parse_duration(spec["until"])
         except (ValueError, TypeError) as exc:
             check.error("spec.until", str(exc))
-    sweep.seeds = _seeds(spec.get("seeds"), check)
+    sweep.seeds = parse_seeds(spec.get("seeds"), check)
     _configs(spec.get("schedulerConfigs"), here, sweep, check)
     _changes(spec.get("changes"), here, sweep, check)
     _pool(spec.get("nodePool"), sweep, check)
@@ -178,12 +179,12 @@ def load_sweep(path: str | Path) -> Sweep:
     return sweep
 
 
-def _seeds(raw: Any, check: _Checker) -> list[int] | None:
+def parse_seeds(raw: Any, check: Checker) -> list[int] | None:
     if raw is None:
         return None
     if isinstance(raw, dict):
         first, count = raw.get("first", 0), raw.get("count", 0)
-        if set(raw) - {"first", "count"} or not _int(first) or not _int(count) or count < 1:
+        if set(raw) - {"first", "count"} or not is_int(first) or not is_int(count) or count < 1:
             check.error("spec.seeds", "{first: N, count: M} with integers, M at least 1")
             return None
         return list(range(first, first + count))
@@ -191,18 +192,18 @@ def _seeds(raw: Any, check: _Checker) -> list[int] | None:
         check.error("spec.seeds", "a list of integers or {first: N, count: M}")
         return None
     for i, seed in enumerate(raw):
-        if not _int(seed) or seed < 0:
+        if not is_int(seed) or seed < 0:
             check.error(f"spec.seeds[{i}]", "a seed is an integer, 0 or more")
     if len(set(map(str, raw))) != len(raw):
         check.error("spec.seeds", "seeds repeat")
-    return [int(s) for s in raw if _int(s)]
+    return [int(s) for s in raw if is_int(s)]
 
 
-def _int(value: Any) -> bool:
+def is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _named(raw: Any, path: str, check: _Checker) -> dict[str, Any]:
+def _named(raw: Any, path: str, check: Checker) -> dict[str, Any]:
     if raw is None:
         return {}
     if not isinstance(raw, dict) or not raw:
@@ -214,7 +215,7 @@ def _named(raw: Any, path: str, check: _Checker) -> dict[str, Any]:
     return raw
 
 
-def _configs(raw: Any, here: Path, sweep: Sweep, check: _Checker) -> None:
+def _configs(raw: Any, here: Path, sweep: Sweep, check: Checker) -> None:
     for name, file in _named(raw, "spec.schedulerConfigs", check).items():
         path = f"spec.schedulerConfigs.{name}"
         if file in ("", None):
@@ -235,7 +236,7 @@ def _configs(raw: Any, here: Path, sweep: Sweep, check: _Checker) -> None:
         sweep.configs[name] = (config, location)
 
 
-def _changes(raw: Any, here: Path, sweep: Sweep, check: _Checker) -> None:
+def _changes(raw: Any, here: Path, sweep: Sweep, check: Checker) -> None:
     for name, given in _named(raw, "spec.changes", check).items():
         path = f"spec.changes.{name}"
         given = {} if given is None else given
@@ -277,7 +278,7 @@ def _changes(raw: Any, here: Path, sweep: Sweep, check: _Checker) -> None:
         sweep.changes[name] = changes
 
 
-def _pool(raw: Any, sweep: Sweep, check: _Checker) -> None:
+def _pool(raw: Any, sweep: Sweep, check: Checker) -> None:
     if raw is None:
         return
     if not isinstance(raw, dict) or set(raw) != {"template", "counts"}:
@@ -287,13 +288,13 @@ def _pool(raw: Any, sweep: Sweep, check: _Checker) -> None:
         check.error("spec.nodePool.template", "the name of a Node of the base")
         return
     counts = raw["counts"]
-    if not isinstance(counts, list) or not counts or not all(_int(c) and c >= 1 for c in counts):
+    if not isinstance(counts, list) or not counts or not all(is_int(c) and c >= 1 for c in counts):
         check.error("spec.nodePool.counts", "a list of node counts, each 1 or more")
         return
     sweep.pool_template, sweep.pool_counts = raw["template"], list(counts)
 
 
-def _numbers(raw: Any, path: str, check: _Checker) -> list[float]:
+def _numbers(raw: Any, path: str, check: Checker) -> list[float]:
     if raw is None:
         return []
     if not isinstance(raw, list) or not raw or not all(
@@ -303,10 +304,10 @@ def _numbers(raw: Any, path: str, check: _Checker) -> list[float]:
     return [float(v) for v in raw]
 
 
-def check_against_base(sweep: Sweep, base: Scenario) -> None:
+def check_against_base(sweep: Sweep, base: Scenario, kind: str = SWEEP_KIND) -> None:
     """What the axes name must be in the base (the template node, the drained and cordoned nodes,
-    the classes): refused before any variant runs."""
-    check = _Checker(sweep.file)
+    the classes): refused before any variant runs. ``kind``: the file's (a Sweep or a Plan)."""
+    check = Checker(sweep.file, kind)
     nodes = {o["metadata"]["name"] for o in base.objects if o["kind"] == "Node"}
     if sweep.pool_template is not None and sweep.pool_template not in nodes:
         check.error("spec.nodePool.template", f"no Node {sweep.pool_template!r} in the base")

@@ -1,0 +1,101 @@
+"""``kubesched plan``: the fewest nodes of a template for which every goal holds in every seed's run."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import click
+
+from kubesched.api.errors import KubeschedError
+from kubesched.api.loader import load_scenario
+from kubesched.cli.jsonout import write_json
+from kubesched.cli.options import report_unknown_fields, strict_option
+from kubesched.cli.sweep import execution_options, local_workers, progress_bar
+from kubesched.cli.tables import Table, make_console
+from kubesched.sweep.execute import ResultStore, run_sweep
+from kubesched.sweep.plan import PLAN_KIND, Round, load_plan, search
+from kubesched.sweep.spec import Variant, check_against_base
+
+
+@click.command()
+@click.argument("plan_file", metavar="PLAN", type=click.Path(exists=True, dir_okay=False))
+@execution_options
+@click.option("--output", "-o", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@click.option("--progress/--no-progress", default=None, help="Show progress (default: when stderr is a terminal).")
+@strict_option()
+def plan(plan_file: str, workers: int | None, address: str | None, out_dir: str | None, output: str,
+         progress: bool | None, strict: bool) -> None:
+    """Find the fewest nodes of PLAN's template (from its min to its max) for which every goal holds
+    in every seed's simulation, by bisection; each round's simulations run in parallel, as a
+    sweep's do (docs/sweeps.md)."""
+    try:
+        spec = load_plan(plan_file)
+        base = load_scenario(spec.sweep.base_path)
+        report_unknown_fields(base.warnings, strict)
+        check_against_base(spec.sweep, base, PLAN_KIND)
+    except KubeschedError as err:
+        click.echo(f"error: {err}", err=True)
+        sys.exit(2)
+    store = ResultStore(out_dir)
+    seeds = len(spec.sweep.seeds or [base.seed])
+    show = sys.stderr.isatty() if progress is None else progress
+
+    def run(variants: list[Variant]) -> list[dict[str, Any]]:
+        bar, advance = progress_bar(f"plan {spec.sweep.name}: "
+                                    f"{variants[0].pool_count} nodes", len(variants), show)
+        with bar:
+            return run_sweep(base, spec.sweep, variants, store, address=address,
+                             workers=local_workers(workers, address, seeds), progress=advance)
+
+    try:
+        answer, rounds = search(spec, base.seed, run)
+    except KeyboardInterrupt:
+        click.echo("plan interrupted" + (f": the runs so far are kept in {out_dir}" if out_dir else ""), err=True)
+        sys.exit(130)
+    document = plan_document(spec.sweep.name, spec.sweep.pool_template or "", answer, rounds,
+                             [g.text for g in spec.goals], spec.low, spec.high)
+    if output == "json":
+        write_json(document)
+    else:
+        _render(document)
+    if answer is None:
+        sys.exit(1)
+
+
+def plan_document(name: str, template: str, answer: int | None, rounds: list[Round], goals: list[str],
+                  low: int, high: int) -> dict[str, Any]:
+    """The answer, the margin (what fails with one node fewer), and every round's runs."""
+    by_count = {r.count: r for r in rounds}
+    below = by_count.get(answer - 1) if answer is not None else None
+    return {
+        "apiVersion": "kubesched.io/v1alpha1", "kind": "PlanResult", "plan": name, "template": template,
+        "goals": goals, "range": {"min": low, "max": high}, "answer": answer,
+        "oneFewerFails": None if below is None else below.failures,
+        "rounds": [{"count": r.count, "holds": r.holds, "failures": r.failures,
+                    "variants": [v["id"] for v in r.records]} for r in rounds],
+    }
+
+
+def _render(document: dict[str, Any]) -> None:
+    console = make_console()
+    goals = "; ".join(document["goals"])
+    if document["answer"] is None:
+        console.print(f"[bold]{document['plan']}[/]: the goals ({goals}) do not hold even with "
+                      f"{document['range']['max']} nodes like {document['template']}")
+    else:
+        console.print(f"[bold]{document['plan']}[/]: {document['answer']} nodes like {document['template']} "
+                      f"are the fewest for which every goal holds in every run ({goals})")
+        if document["oneFewerFails"]:
+            first = document["oneFewerFails"][0]
+            console.print(f"  with {document['answer'] - 1}: {first['variant']} fails "
+                          f"{first['goal'] or 'to run'} ({first['value']})")
+        elif document["answer"] == document["range"]["min"]:
+            console.print("  (the smallest count of the range: fewer were not tried)")
+    table = Table(title="Rounds", title_justify="left")
+    for column in ("nodes", "goals hold", "runs failing a goal"):
+        table.add_column(column)
+    for r in document["rounds"]:
+        failing = sorted({f["variant"] for f in r["failures"]})
+        table.add_row(str(r["count"]), "yes" if r["holds"] else "no", ", ".join(failing) or "-")
+    console.print(table)

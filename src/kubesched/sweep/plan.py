@@ -1,0 +1,199 @@
+"""Capacity planning: the fewest nodes of a template for which every goal holds in every seed's run.
+
+::
+
+    apiVersion: kubesched.io/v1alpha1
+    kind: Plan
+    metadata: {name: web-tier}
+    spec:
+      base: cluster.yaml                 # as a Sweep's base
+      until: 30m                         # optional
+      seeds: {first: 1, count: 5}        # every goal must hold for each
+      nodePool: {template: node-a, min: 1, max: 64}
+      goals:
+      - pending == 0
+      - schedulingLatencyP99 < 60 for class online
+      - pdbViolations == 0
+
+A goal is ``METRIC OP NUMBER``, optionally ``for class NAME`` or ``for namespace NAME`` (the
+scheduling-latency metrics only); the metrics are a sweep's (docs/sweeps.md). More nodes are
+assumed never to make a goal fail that held with fewer, so the answer is found by bisection over
+``min..max``: each round simulates every seed at one count (in parallel, as a sweep does), and the
+rounds needed are about log2(max - min) + 2. A plan whose base has no steps and no end asks the
+static question (do the pods fit at all: ``pending == 0``); one with steps, over time.
+"""
+
+from __future__ import annotations
+
+import operator
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kubesched.api.durations import parse_duration
+from kubesched.api.errors import ManifestError
+from kubesched.api.manifest_text import yaml_documents
+from kubesched.sweep.metrics import SCALARS
+from kubesched.sweep.spec import SWEEP_API_VERSION, Checker, Sweep, Variant, is_int, parse_seeds
+
+PLAN_KIND = "Plan"
+_OPS: dict[str, Callable[[float, float], bool]] = {
+    "==": operator.eq, "!=": operator.ne, "<=": operator.le, ">=": operator.ge, "<": operator.lt, ">": operator.gt}
+_GOAL = re.compile(r"^\s*(\w+)\s*(==|!=|<=|>=|<|>)\s*(-?[0-9.]+(?:e-?[0-9]+)?)\s*(?:for\s+(class|namespace)\s+(\S*))?\s*$")
+_SCOPED = ("schedulingLatencyP50", "schedulingLatencyP95", "schedulingLatencyP99")
+
+
+@dataclass(frozen=True)
+class Goal:
+    text: str
+    metric: str
+    op: str
+    bound: float
+    scope: str | None = None  # "class" or "namespace"
+    scope_name: str = ""
+
+    def value(self, metrics: dict[str, Any]) -> float | None:
+        if self.scope is None:
+            return metrics[self.metric]  # type: ignore[no-any-return]
+        table = metrics["byClass" if self.scope == "class" else "byNamespace"].get(self.scope_name)
+        return None if table is None else table[self.metric]  # type: ignore[no-any-return]
+
+    def holds(self, metrics: dict[str, Any]) -> bool:
+        """Whether the goal holds for one run; a metric with no value (no pod of the class was
+        scheduled, say) holds a bound from above and fails one from below."""
+        value = self.value(metrics)
+        if value is None:
+            return self.op in ("<", "<=", "!=")
+        return _OPS[self.op](value, self.bound)
+
+
+@dataclass
+class Plan:
+    sweep: Sweep  # the base, seeds and template; its pool counts are set round by round
+    low: int
+    high: int
+    goals: list[Goal] = field(default_factory=list)
+
+
+def parse_goal(text: str) -> Goal | str:
+    """The goal, or what is wrong with it."""
+    match = _GOAL.match(text) if isinstance(text, str) else None
+    if match is None:
+        return "a goal is METRIC OP NUMBER [for class|namespace NAME], e.g. 'pending == 0'"
+    metric, op, bound, scope, name = match.groups()
+    if metric not in SCALARS:
+        return f"unknown metric {metric!r} (metrics: {', '.join(SCALARS)})"
+    if scope is not None and metric not in _SCOPED:
+        return f"only {', '.join(_SCOPED)} are measured per class and namespace"
+    return Goal(text.strip(), metric, op, float(bound), scope, name or "")
+
+
+def load_plan(path: str | Path) -> Plan:
+    file = str(path)
+    try:
+        text = Path(path).read_bytes()
+    except OSError as exc:
+        raise ManifestError(f"cannot read file: {exc}", file=file) from exc
+    docs = [obj for _, obj in yaml_documents(text, file) if obj is not None]
+    check = Checker(file, PLAN_KIND)
+    if len(docs) != 1 or not isinstance(docs[0], dict) or docs[0].get("apiVersion") != SWEEP_API_VERSION \
+            or docs[0].get("kind") != PLAN_KIND or not isinstance(docs[0].get("spec"), dict):
+        raise ManifestError(f"a plan file holds one {PLAN_KIND} document (apiVersion {SWEEP_API_VERSION}) with a spec",
+                            file=file)
+    doc = docs[0]
+    spec = doc["spec"]
+    for key in spec:
+        if key not in ("base", "until", "seeds", "nodePool", "goals"):
+            check.error(f"spec.{key}", "unknown field (fields: base, until, seeds, nodePool, goals)")
+    here = Path(path).parent
+    meta = doc.get("metadata")
+    given = meta.get("name") if isinstance(meta, dict) else None
+    name = given if isinstance(given, str) and given else Path(path).stem
+    sweep = Sweep(name=name, file=file, base_path="")
+    base = spec.get("base")
+    if not isinstance(base, str) or not (here / base).exists():
+        check.error("spec.base", "an existing scenario or snapshot (a path relative to this file) is required")
+    else:
+        sweep.base_path = str(here / base)
+    if spec.get("until") is not None:
+        try:
+            sweep.until = parse_duration(spec["until"])
+        except (ValueError, TypeError) as exc:
+            check.error("spec.until", str(exc))
+    sweep.seeds = parse_seeds(spec.get("seeds"), check)
+    pool = spec.get("nodePool")
+    low = high = 0
+    if not isinstance(pool, dict) or set(pool) != {"template", "min", "max"} or not isinstance(pool["template"], str) \
+            or not is_int(pool["min"]) or not is_int(pool["max"]) or not 1 <= pool["min"] <= pool["max"]:
+        check.error("spec.nodePool", "{template: NODE, min: N, max: M} with 1 <= N <= M: the node to copy and the "
+                                     "range of pool sizes to search")
+    else:
+        sweep.pool_template, low, high = pool["template"], pool["min"], pool["max"]
+    goals: list[Goal] = []
+    raw_goals = spec.get("goals")
+    if not isinstance(raw_goals, list) or not raw_goals:
+        check.error("spec.goals", "a list of goals, e.g. ['pending == 0']")
+    else:
+        for i, text in enumerate(raw_goals):
+            goal = parse_goal(text)
+            if isinstance(goal, str):
+                check.error(f"spec.goals[{i}]", goal)
+            else:
+                goals.append(goal)
+    check.raise_any()
+    return Plan(sweep, low, high, goals)
+
+
+@dataclass
+class Round:
+    """One count tried: whether every goal held in every run, and the runs that failed one."""
+
+    count: int
+    holds: bool
+    failures: list[dict[str, Any]]  # {variant, goal, value}
+    records: list[dict[str, Any]]
+
+
+RunCount = Callable[[list[Variant]], list[dict[str, Any]]]
+
+
+def judge(plan: Plan, count: int, records: list[dict[str, Any]]) -> Round:
+    failures = []
+    for record in records:
+        if record["error"] is not None:
+            failures.append({"variant": record["id"], "goal": None, "value": record["error"]})
+            continue
+        for goal in plan.goals:
+            if not goal.holds(record["metrics"]):
+                failures.append({"variant": record["id"], "goal": goal.text, "value": goal.value(record["metrics"])})
+    return Round(count, not failures, failures, records)
+
+
+def search(plan: Plan, base_seed: int, run: RunCount, on_round: Callable[[Round], None] | None = None
+           ) -> tuple[int | None, list[Round]]:
+    """The smallest count in ``min..max`` where the goals hold (None: not even at ``max``), and the
+    rounds tried in order. ``run(variants)`` gives their records."""
+    seeds = plan.sweep.seeds or [base_seed]
+    rounds: list[Round] = []
+
+    def attempt(count: int) -> Round:
+        outcome = judge(plan, count, run([Variant(seed, pool_count=count) for seed in seeds]))
+        rounds.append(outcome)
+        if on_round is not None:
+            on_round(outcome)
+        return outcome
+
+    if not attempt(plan.high).holds:
+        return None, rounds
+    if plan.low == plan.high or attempt(plan.low).holds:
+        return plan.low, rounds
+    failing, holding = plan.low, plan.high  # the goals fail at `failing` and hold at `holding`
+    while holding - failing > 1:
+        middle = (failing + holding) // 2
+        if attempt(middle).holds:
+            holding = middle
+        else:
+            failing = middle
+    return holding, rounds
