@@ -1,7 +1,7 @@
-"""SVG charts for the HTML reports (grouped bars, step lines), written by hand.
+"""SVG charts for the HTML reports (grouped bars, step lines, lines with shaded intervals), written by hand.
 
 Reports are single self-contained files that open offline; a plotting library would have to embed
-its JavaScript runtime (megabytes) in every report to stay that way, for the two chart types used
+its JavaScript runtime (megabytes) in every report to stay that way, for the three chart types used
 here. What a library would otherwise give is done here explicitly, and checked in a real browser by
 the tests: labels never overlap (long names are shortened where they stay distinct: the suffix they all
 share, then the middle, where names of one workload differ least; the full name is the label's tooltip;
@@ -223,9 +223,9 @@ def band_chart(title: str, xs: list[float], series: dict[str, list[tuple[float, 
     """Lines over a numeric axis, each point a mean with its interval (low, mean, high) shaded
     around the line: a metric against a swept value, one line per configuration. A point that is
     None (no value there) breaks its line."""
-    x_ticks = nice_ticks(max(xs, default=0.0))
-    x_min, x_max = min(xs, default=0.0), x_ticks[-1]
-    x_min = 0.0 if x_min >= 0 and x_min <= x_max / 2 else x_min
+    x_min, x_max = min(xs, default=0.0), max(xs, default=1.0)
+    pad = (x_max - x_min) * 0.05 or 1.0  # the swept values span the axis; the first and last stay clear of its ends
+    x_min, x_max = x_min - pad, x_max + pad
     highs = [p[2] for points in series.values() for p in points if p is not None]
     y_ticks = nice_ticks(max(highs, default=0.0))
     plot_w = WIDTH - LEFT - RIGHT
