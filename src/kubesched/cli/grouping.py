@@ -112,8 +112,20 @@ def cluster_facts(outcome: Any, pool_label: str | None = None) -> ClusterFacts:
     names node pools (default: the first of :data:`POOL_LABELS` each node has)."""
     sim = outcome.simulation
     cluster, history = sim.cluster, sim.history
-    workloads = {key: workload_of(key, history.owners.get(key), history.labels.get(key) or {}, cluster.get)
-                 for key in outcome.result["pods"]}
+    # a pod's workload depends on its controller (and the pod-template-hash label) only: found once
+    # per controller, not per pod (the API server's reads copy the object read)
+    found: dict[tuple[tuple[str, str, str, str], str | None], Workload] = {}
+    workloads = {}
+    for key in outcome.result["pods"]:
+        owner, labels = history.owners.get(key), history.labels.get(key) or {}
+        if owner is None:
+            workloads[key] = workload_of(key, None, labels, cluster.get)
+            continue
+        memo = (owner, labels.get(POD_TEMPLATE_HASH))
+        workload = found.get(memo)
+        if workload is None:
+            workload = found[memo] = workload_of(key, owner, labels, cluster.get)
+        workloads[key] = workload
     labels = (pool_label,) if pool_label else POOL_LABELS
     pools: dict[str, tuple[str, str]] = {}
     for node in cluster.list("Node"):
