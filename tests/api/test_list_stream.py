@@ -62,15 +62,22 @@ def test_items_read_one_by_one_equal_the_whole_list(tmp_path: Path, monkeypatch:
     assert rest == {"apiVersion": "v1", "kind": "List", "metadata": {"resourceVersion": ""}}
 
 
+#: pieces of annotation text: characters YAML and JSON treat specially, and lines that look like
+#: the layout the readers cut at
+_PIECES = st.sampled_from([*"ab -:{}[],#'\"\n\\é\t", "\n    managedFields:\n    - ", "\n  metadata:\n"])
+
+
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(st.lists(st.text(alphabet=st.sampled_from(list("ab -:{}[],#'\"\n\\é\t")), max_size=30), min_size=1,
-                max_size=6))
+@given(st.lists(st.lists(_PIECES, max_size=12).map("".join), min_size=1, max_size=6))
 def test_any_annotation_text_reads_the_same(tmp_path: Path, texts: list[str]) -> None:
     for fmt in ("json", "yaml"):
         path = _write(tmp_path, _dump(texts), fmt)
         listed = read_list_items(path, lambda _: None)
         assert listed is not None, fmt
         assert listed[0] == _whole(path), fmt
+        if fmt == "yaml":
+            skipped = read_list_items(path, lambda _: None, skip_managed_fields=True)
+            assert skipped is not None and skipped[0] == _without_managed_fields(listed[0])
 
 
 @pytest.mark.parametrize("text", [
@@ -109,3 +116,32 @@ def test_an_alias_across_pieces_sends_the_file_to_the_whole_document_reader(tmp_
                     "kind: List\n")
     assert read_list_items(path, lambda _: None) is None
     assert [o["metadata"]["name"] for o in load_scenario(path).objects] == ["a", "a"]
+
+
+def _without_managed_fields(items: list[Any]) -> list[Any]:
+    out = json.loads(json.dumps(items))
+    for item in out:
+        item["metadata"].pop("managedFields", None)
+    return out
+
+
+@pytest.mark.parametrize("block", [64, list_stream.BLOCK])
+def test_yaml_items_read_without_their_managed_fields_equal_the_whole_list_without_them(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, block: int) -> None:
+    monkeypatch.setattr(list_stream, "BLOCK", block)
+    monkeypatch.setattr(list_stream, "YAML_ITEMS_PER_PIECE", 3)
+    listing = _dump(["plain", "managedFields:\n- x", "two\nlines"])
+    assert all(item["metadata"].get("managedFields") for item in listing["items"][:3])
+    # a field of that name elsewhere (a kind kubesched does not know) is data, not the metadata's
+    listing["items"][1]["spec"]["managedFields"] = [{"apiVersion": "v1", "manager": "me"}]
+    # the metadata's last field (kubectl sorts keys: not from kubectl, but read right all the same)
+    meta = listing["items"][2]["metadata"]
+    listing["items"][2]["metadata"] = {**{k: v for k, v in meta.items() if k != "managedFields"},
+                                       "zz": "z", "managedFields": meta["managedFields"]}
+    path = tmp_path / "dump.yaml"
+    path.write_text(yaml.safe_dump(listing, sort_keys=False))
+    listed = read_list_items(path, lambda _: None, skip_managed_fields=True)
+    assert listed is not None
+    whole = _whole(path)
+    assert listed[0] == _without_managed_fields(whole)
+    assert listed[0][1]["spec"]["managedFields"] == [{"apiVersion": "v1", "manager": "me"}]

@@ -52,15 +52,20 @@ class _NotTheLayout(Exception):
     """The file is not laid out as kubectl writes a List: it is read as one document instead."""
 
 
-def read_list_items(path: Path, tidy: Tidy) -> tuple[list[Any], dict[str, Any]] | None:
+def read_list_items(path: Path, tidy: Tidy, *, skip_managed_fields: bool = False
+                    ) -> tuple[list[Any], dict[str, Any]] | None:
     """The items of the kubectl List in ``path``, in order, each passed to ``tidy`` (which changes it
     in place, e.g. drops what is never read) as soon as it is parsed, and the List without its
-    items; None if the file is not laid out as such a List (see the module's description)."""
+    items; None if the file is not laid out as such a List (see the module's description).
+    ``skip_managed_fields``: the YAML items' ``metadata.managedFields`` are cut out of the text
+    before it is parsed (see :func:`_without_managed_fields`); JSON reads them too fast to gain."""
     json = path.suffix.lower() == ".json"
     try:
         with path.open("rb") as f:
             head = f.read(len(_JSON_HEAD) if json else len(_YAML_HEAD))
-            return _json_items(f, head, tidy) if json else _yaml_items(f, head, tidy, str(path))
+            if json:
+                return _json_items(f, head, tidy)
+            return _yaml_items(f, head, tidy, str(path), skip_managed_fields)
     except (_NotTheLayout, ManifestError, orjson.JSONDecodeError, UnicodeDecodeError, RecursionError):
         return None
 
@@ -108,7 +113,8 @@ def _json_rest(tail: bytes) -> dict[str, Any]:
 
 
 # -- YAML ---------------------------------------------------------------------------------------------
-def _yaml_items(f: Any, head: bytes, tidy: Tidy, file: str) -> tuple[list[Any], dict[str, Any]]:
+def _yaml_items(f: Any, head: bytes, tidy: Tidy, file: str, skip_managed_fields: bool
+                ) -> tuple[list[Any], dict[str, Any]]:
     if head != _YAML_HEAD:
         raise _NotTheLayout
     items: list[Any] = []
@@ -119,13 +125,13 @@ def _yaml_items(f: Any, head: bytes, tidy: Tidy, file: str) -> tuple[list[Any], 
         end = _YAML_ITEMS_END.search(buffer)
         if end is not None:  # the List's other fields: everything from there on is read
             text = buffer[:end.start()]
-            _parse_yaml_items(text, _item_starts(text), items, tidy, file)
+            _parse_yaml_items(text, _item_starts(text), items, tidy, file, skip_managed_fields)
             return items, _yaml_rest(buffer[end.start():] + f.read(), file)
         if not block:
             raise _NotTheLayout
         starts = _item_starts(buffer)
         if len(starts) > 1:  # every item but the last is complete
-            _parse_yaml_items(buffer[:starts[-1]], starts[:-1], items, tidy, file)
+            _parse_yaml_items(buffer[:starts[-1]], starts[:-1], items, tidy, file, skip_managed_fields)
             buffer = buffer[starts[-1]:]
 
 
@@ -133,7 +139,8 @@ def _item_starts(text: bytes) -> list[int]:
     return [m.start() for m in _YAML_ITEM_START.finditer(text)]
 
 
-def _parse_yaml_items(text: bytes, starts: list[int], items: list[Any], tidy: Tidy, file: str) -> None:
+def _parse_yaml_items(text: bytes, starts: list[int], items: list[Any], tidy: Tidy, file: str,
+                      skip_managed_fields: bool = False) -> None:
     """Parse the items of ``text``, which begin at ``starts``."""
     if not starts or starts[0] != 0:
         if text.strip():
@@ -142,7 +149,7 @@ def _parse_yaml_items(text: bytes, starts: list[int], items: list[Any], tidy: Ti
     for first in range(0, len(starts), YAML_ITEMS_PER_PIECE):
         last = first + YAML_ITEMS_PER_PIECE
         piece = text[starts[first]:starts[last]] if last < len(starts) else text[starts[first]:]
-        docs = yaml_documents(piece, file)
+        docs = yaml_documents(_without_managed_fields(piece) if skip_managed_fields else piece, file)
         if len(docs) != 1 or not isinstance(docs[0][1], list):
             raise _NotTheLayout
         parsed = docs[0][1]
@@ -151,6 +158,35 @@ def _parse_yaml_items(text: bytes, starts: list[int], items: list[Any], tidy: Ti
         for item in parsed:
             tidy(item)
         items.extend(parsed)
+
+
+#: an item's ``metadata.managedFields`` as kubectl writes it: the key indented by 4 (the metadata's
+#: fields), then the list's entries, each line either an entry's first (``    - ``) or indented by
+#: 6 or more (YAML indents what is inside an entry, multi-line values included, further)
+_YAML_MANAGED_FIELDS = re.compile(rb"\n    managedFields:\n(?:    - [^\n]*\n|      [^\n]*\n)*")
+_YAML_METADATA = b"\n  metadata:\n"
+#: a line indented by 2 or less: an item's own field, or the next item
+_YAML_SHALLOW_LINE = re.compile(rb"\n {0,2}[^ \n]")
+
+
+def _without_managed_fields(piece: bytes) -> bytes:
+    """``piece`` (items of a kubectl List) without the items' ``metadata.managedFields``: which
+    manager wrote which field, nearly half of a dump's YAML and read by nothing, cut out before the
+    text is checked and parsed. A managedFields key is cut only where it is a field of an item's
+    metadata: the last line indented by 2 before it opens the metadata."""
+    kept: list[bytes] = []
+    at = 0
+    for found in _YAML_MANAGED_FIELDS.finditer(piece):
+        start = found.start()
+        metadata = piece.rfind(_YAML_METADATA, at, start + 1)
+        if metadata < 0 or _YAML_SHALLOW_LINE.search(piece, metadata + len(_YAML_METADATA) - 1, start + 1):
+            continue
+        kept.append(piece[at:start + 1])
+        at = found.end()
+    if not kept:
+        return piece
+    kept.append(piece[at:])
+    return b"".join(kept)
 
 
 def _yaml_rest(tail: bytes, file: str) -> dict[str, Any]:

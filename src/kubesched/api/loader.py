@@ -132,7 +132,7 @@ def _read_file(path: Path) -> list[_Doc]:
                 forget_managed_fields(item)
                 unknown.append(unknown_fields(item, f"items[{len(unknown)}]"))
 
-            listed = read_list_items(path, tidy)
+            listed = read_list_items(path, tidy, skip_managed_fields=True)
             if listed is not None:
                 return [_Doc(item, file, 1, i, unknown[i]) for i, item in enumerate(listed[0])]
         data = _standard_input() if stdin else path.read_bytes()
