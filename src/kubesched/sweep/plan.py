@@ -32,11 +32,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kubesched.api.durations import parse_duration
 from kubesched.api.errors import ManifestError
 from kubesched.api.manifest_text import yaml_documents
 from kubesched.sweep.metrics import SCALARS
-from kubesched.sweep.spec import SWEEP_API_VERSION, Checker, Sweep, Variant, is_int, parse_seeds
+from kubesched.sweep.spec import SWEEP_API_VERSION, Checker, Sweep, Variant, common_fields, is_int
 
 PLAN_KIND = "Plan"
 _OPS: dict[str, Callable[[float, float], bool]] = {
@@ -107,22 +106,7 @@ def load_plan(path: str | Path) -> Plan:
     for key in spec:
         if key not in ("base", "until", "seeds", "nodePool", "goals"):
             check.error(f"spec.{key}", "unknown field (fields: base, until, seeds, nodePool, goals)")
-    here = Path(path).parent
-    meta = doc.get("metadata")
-    given = meta.get("name") if isinstance(meta, dict) else None
-    name = given if isinstance(given, str) and given else Path(path).stem
-    sweep = Sweep(name=name, file=file, base_path="")
-    base = spec.get("base")
-    if not isinstance(base, str) or not (here / base).exists():
-        check.error("spec.base", "an existing scenario or snapshot (a path relative to this file) is required")
-    else:
-        sweep.base_path = str(here / base)
-    if spec.get("until") is not None:
-        try:
-            sweep.until = parse_duration(spec["until"])
-        except (ValueError, TypeError) as exc:
-            check.error("spec.until", str(exc))
-    sweep.seeds = parse_seeds(spec.get("seeds"), check)
+    sweep = common_fields(doc, Path(path), check)
     pool = spec.get("nodePool")
     low = high = 0
     if not isinstance(pool, dict) or set(pool) != {"template", "min", "max"} or not isinstance(pool["template"], str) \

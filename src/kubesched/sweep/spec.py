@@ -144,7 +144,6 @@ def load_sweep(path: str | Path) -> Sweep:
     if doc.get("apiVersion") != SWEEP_API_VERSION or doc.get("kind") != SWEEP_KIND:
         check.error("kind", f"expected apiVersion {SWEEP_API_VERSION}, kind {SWEEP_KIND}")
         check.raise_any()
-    meta = doc.get("metadata") or {}
     spec = doc.get("spec")
     if not isinstance(spec, dict):
         check.error("spec", "a mapping is required")
@@ -154,28 +153,35 @@ def load_sweep(path: str | Path) -> Sweep:
         if key not in _SPEC_FIELDS:
             check.error(f"spec.{key}", f"unknown field (fields: {', '.join(_SPEC_FIELDS)})")
     here = Path(path).parent
-    base = spec.get("base")
-    given = meta.get("name") if isinstance(meta, dict) else None
-    name = given if isinstance(given, str) and given else Path(path).stem
-    sweep = Sweep(name=name, file=file, base_path="")
-    if not isinstance(base, str) or not base:
-        check.error("spec.base", "the scenario or snapshot to sweep over (a path) is required")
-    elif not (here / base).exists():
-        check.error("spec.base", f"no such file or directory: {here / base}")
-    else:
-        sweep.base_path = str(here / base)
-    if spec.get("until") is not None:
-        try:
-            sweep.until = parse_duration(spec["until"])
-        except (ValueError, TypeError) as exc:
-            check.error("spec.until", str(exc))
-    sweep.seeds = parse_seeds(spec.get("seeds"), check)
+    sweep = common_fields(doc, Path(path), check)
     _configs(spec.get("schedulerConfigs"), here, sweep, check)
     _changes(spec.get("changes"), here, sweep, check)
     _pool(spec.get("nodePool"), sweep, check)
     sweep.replica_factors = _numbers(spec.get("replicaFactor"), "spec.replicaFactor", check)
     sweep.arrival_rates = _numbers(spec.get("arrivalRate"), "spec.arrivalRate", check)
     check.raise_any()
+    return sweep
+
+
+def common_fields(doc: dict[str, Any], path: Path, check: Checker) -> Sweep:
+    """What a sweep and a plan file share: the name (``metadata.name``, else the file's stem), the
+    base (relative to the file), ``until`` and the seeds."""
+    meta, spec = doc.get("metadata"), doc["spec"]
+    given = meta.get("name") if isinstance(meta, dict) else None
+    sweep = Sweep(name=given if isinstance(given, str) and given else path.stem, file=str(path), base_path="")
+    base = spec.get("base")
+    if not isinstance(base, str) or not base:
+        check.error("spec.base", "the scenario or snapshot to simulate (a path relative to this file) is required")
+    elif not (path.parent / base).exists():
+        check.error("spec.base", f"no such file or directory: {path.parent / base}")
+    else:
+        sweep.base_path = str(path.parent / base)
+    if spec.get("until") is not None:
+        try:
+            sweep.until = parse_duration(spec["until"])
+        except (ValueError, TypeError) as exc:
+            check.error("spec.until", str(exc))
+    sweep.seeds = parse_seeds(spec.get("seeds"), check)
     return sweep
 
 
