@@ -13,8 +13,18 @@ from kubesched.sim import simulate
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
-NOT_SCENARIOS = {"toleration-profile.yaml", "coscheduling.yaml", "http.yaml"}  # KubeSchedulerConfigurations (--scheduler-config)
-SCENARIOS = sorted(p for p in EXAMPLES.rglob("*.yaml") if p.name not in NOT_SCENARIOS)
+#: kinds of example files that are not scenarios: --scheduler-config files, sweep and plan files
+NOT_SCENARIO_KINDS = {"KubeSchedulerConfiguration", "Sweep", "Plan"}
+#: directories whose files make one scenario together (a cluster, and the steps of its day)
+DIRECTORY_SCENARIOS = [EXAMPLES / "sweeps" / "web-tier"]
+
+
+def _is_scenario(path: Path) -> bool:
+    kinds = {doc.get("kind") for doc in yaml.safe_load_all(path.read_text()) if isinstance(doc, dict)}
+    return not kinds & NOT_SCENARIO_KINDS and path.parent not in DIRECTORY_SCENARIOS
+
+
+SCENARIOS = sorted([p for p in EXAMPLES.rglob("*.yaml") if _is_scenario(p)] + DIRECTORY_SCENARIOS)
 ROLLOUT = EXAMPLES / "rollout"
 
 

@@ -15,6 +15,7 @@ from kubesched.cli.run import run
 from kubesched.cli.simulate import simulate
 from kubesched.cli.snapshot import snapshot
 from kubesched.cli.sweep import sweep
+from kubesched.cli.ui import ui
 from kubesched.cli.whatif import whatif_cmd
 
 
@@ -64,6 +65,7 @@ cli.add_command(run)
 cli.add_command(snapshot)
 cli.add_command(sweep)
 cli.add_command(plan)
+cli.add_command(ui)
 
 
 def main() -> None:

@@ -1,0 +1,1 @@
+"""``kubesched ui``: the simulator in a browser (see docs/ui.md)."""

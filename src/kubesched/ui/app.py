@@ -1,0 +1,111 @@
+"""The web app: pages for people, the JSON API under ``/api`` for programs (documented by FastAPI at
+``/docs`` and ``/openapi.json``). Pages are rendered on the server from templates; the one script,
+shipped in the package like the styles, filters tables, moves the timeline's scrubber and sends the
+what-if form to the API. Nothing is loaded from the network.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from fastapi import FastAPI, HTTPException, Request
+from fastapi.responses import HTMLResponse
+from fastapi.staticfiles import StaticFiles
+from fastapi.templating import Jinja2Templates
+from pydantic import BaseModel, Field
+
+from kubesched.analysis.whatif import Changes, WhatIfError
+from kubesched.api.errors import KubeschedError
+from kubesched.ui.state import UiState
+
+HERE = Path(__file__).parent
+
+
+class WhatIfRequest(BaseModel):
+    """The changes of a what-if, as ``kubesched whatif`` takes them."""
+
+    drain: list[str] = Field(default_factory=list, description="nodes to drain at t=0, as kubectl drain")
+    cordon: list[str] = Field(default_factory=list, description="nodes to cordon")
+    ignoreDaemonSets: bool = False  # noqa: N815 - the JSON field's name
+    force: bool = False
+    deleteEmptyDirData: bool = False  # noqa: N815
+    preemption: bool | None = Field(default=None, description="true: enable preemption; false: disable it")
+    priorityClass: list[str] = Field(default_factory=list,  # noqa: N815
+                                     description="SELECTOR:CLASS, as whatif --priority-class")
+
+    def changes(self) -> Changes:
+        flags = {"force": self.force, "ignoreDaemonSets": self.ignoreDaemonSets,
+                 "deleteEmptyDirData": self.deleteEmptyDirData}
+        if not self.drain and any(flags.values()):
+            raise WhatIfError("force, ignoreDaemonSets and deleteEmptyDirData go with drain")
+        changes = Changes(preemption=self.preemption, cordon=list(self.cordon), drain=list(self.drain),
+                          drain_options={k: v for k, v in flags.items() if v})
+        for item in self.priorityClass:
+            selector, sep, pc = item.rpartition(":")
+            if not sep or not selector or not pc:
+                raise WhatIfError(f"priorityClass {item!r}: expected SELECTOR:CLASS")
+            changes.priority_classes.append((selector, pc))
+        return changes
+
+
+def create_app(state: UiState) -> FastAPI:
+    app = FastAPI(title="kubesched ui", summary="The simulator's cluster, pods, timeline and what-ifs.",
+                  version="1")
+    app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
+    templates = Jinja2Templates(directory=HERE / "templates")
+
+    def page(request: Request, template: str, **context: Any) -> HTMLResponse:
+        return templates.TemplateResponse(request, template, {"scenario": state.result["scenario"], **context})
+
+    # -- the JSON API ---------------------------------------------------------------------------
+    @app.get("/api/result", summary="The SimulationResult (as kubesched simulate -o json, with the decisions)")
+    def api_result() -> dict[str, Any]:
+        return state.result
+
+    @app.get("/api/cluster", summary="The nodes by pool, with allocation, taints and readiness; pending pods")
+    def api_cluster() -> dict[str, Any]:
+        return state.cluster()
+
+    @app.get("/api/pods/{namespace}/{name}", summary="Why the pod is where it is (as kubesched explain -o json)")
+    def api_pod(namespace: str, name: str) -> dict[str, Any]:
+        try:
+            return state.pod(namespace, name)
+        except KeyError as err:
+            raise HTTPException(404, detail=str(err.args[0])) from err
+
+    @app.get("/api/timeline", summary="Pods pending and running over time, and every event")
+    def api_timeline() -> dict[str, Any]:
+        return state.timeline()
+
+    @app.post("/api/whatif", summary="Simulate the cluster as it is and with the changes (as kubesched whatif -o json)")
+    def api_whatif(body: WhatIfRequest) -> dict[str, Any]:
+        try:
+            return state.whatif(body.changes())
+        except KubeschedError as err:  # WhatIfError and bad input: the CLI's message
+            raise HTTPException(400, detail=str(err)) from err
+
+    # -- pages ------------------------------------------------------------------------------------
+    @app.get("/", response_class=HTMLResponse, include_in_schema=False)
+    def cluster_page(request: Request) -> HTMLResponse:
+        return page(request, "cluster.html", cluster=state.cluster())
+
+    @app.get("/pods/{namespace}/{name}", response_class=HTMLResponse, include_in_schema=False)
+    def pod_page(request: Request, namespace: str, name: str) -> HTMLResponse:
+        try:
+            diagnosis = state.pod(namespace, name)
+        except KeyError as err:
+            return page(request, "error.html", message=str(err.args[0]))
+        return page(request, "pod.html", d=diagnosis, key=f"{namespace}/{name}",
+                    record=state.result["pods"].get(f"{namespace}/{name}") or {})
+
+    @app.get("/timeline", response_class=HTMLResponse, include_in_schema=False)
+    def timeline_page(request: Request) -> HTMLResponse:
+        return page(request, "timeline.html", end=state.result["endTime"])
+
+    @app.get("/whatif", response_class=HTMLResponse, include_in_schema=False)
+    def whatif_page(request: Request) -> HTMLResponse:
+        nodes = [n["node"] for n in state.result["nodes"]]
+        return page(request, "whatif.html", nodes=nodes)
+
+    return app
