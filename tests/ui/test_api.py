@@ -1,0 +1,69 @@
+"""The ui's JSON API gives the documents the CLI prints with -o json, and refuses bad input with the
+CLI's words, changing nothing."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+pytest.importorskip("fastapi")
+from fastapi.testclient import TestClient  # noqa: E402
+
+from kubesched.cli.main import cli  # noqa: E402
+from kubesched.ui.app import create_app  # noqa: E402
+from kubesched.ui.state import UiState  # noqa: E402
+
+DEMO = str(Path(__file__).resolve().parents[2] / "examples" / "demo.yaml")
+
+
+@pytest.fixture(scope="module")
+def client() -> TestClient:
+    return TestClient(create_app(UiState.load(DEMO)))
+
+
+def _cli(*args: str) -> dict:
+    out = CliRunner().invoke(cli, list(args), catch_exceptions=False)
+    assert out.exit_code == 0, out.output
+    return json.loads(out.output)
+
+
+def test_the_cluster_and_the_pods_are_the_clis(client: TestClient) -> None:
+    simulated = _cli("simulate", DEMO, "-o", "json")
+    cluster = client.get("/api/cluster").json()
+    assert cluster["summary"] == simulated["summary"]
+    by_node = {n["node"]: n for pool in cluster["pools"] for n in pool["nodes"]}
+    for node in simulated["nodes"]:
+        assert {k: by_node[node["node"]][k] for k in node} == node
+    assert cluster["pending"] == sorted(k for k, p in simulated["pods"].items() if p["phase"] == "Pending" and not p["node"])
+    for pod in cluster["pending"]:
+        assert client.get(f"/api/pods/{pod}").json() == _cli("explain", pod, DEMO, "-o", "json")
+
+
+def test_a_whatif_is_the_clis_and_bad_changes_get_its_message(client: TestClient) -> None:
+    answer = client.post("/api/whatif", json={"drain": ["node-2"], "ignoreDaemonSets": True, "force": True})
+    assert answer.status_code == 200
+    assert answer.json() == _cli("whatif", DEMO, "--drain", "node-2", "--ignore-daemonsets", "--force", "-o", "json")
+    before = client.get("/api/cluster").json()
+    bad = client.post("/api/whatif", json={"drain": ["node-9"]})
+    assert bad.status_code == 400
+    assert bad.json()["detail"].startswith("--drain node-9: no Node of that name in the snapshot (nodes: node-1")
+    flags = client.post("/api/whatif", json={"force": True})
+    assert flags.status_code == 400 and "go with drain" in flags.json()["detail"]
+    huge = client.post("/api/whatif", json={"cordon": ["x" * 10_000_000]})
+    assert huge.status_code == 400 and "no Node of that name" in huge.json()["detail"]
+    assert client.get("/api/cluster").json() == before  # nothing changed
+
+
+def test_pages_and_the_documented_api(client: TestClient) -> None:
+    page = client.get("/")
+    assert page.status_code == 200 and 'href="/pods/default/quarterly-report"' in page.text
+    assert "quarterly-report" in client.get("/pods/default/quarterly-report").text
+    missing = client.get("/pods/default/nope")
+    assert missing.status_code == 200 and "no pod default/nope at the end of the run" in missing.text
+    assert client.get("/api/pods/default/nope").status_code == 404
+    schema = client.get("/openapi.json").json()
+    assert {"/api/cluster", "/api/pods/{namespace}/{name}", "/api/timeline", "/api/whatif"} <= set(schema["paths"])
+    assert client.get("/static/ui.js").status_code == 200

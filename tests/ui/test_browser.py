@@ -1,0 +1,109 @@
+"""The ui in a real browser: Debian's headless Chromium driven by Playwright (no browser download),
+against the real server (uvicorn) on a free port. A failing test leaves a screenshot in its tmp dir."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+pytest.importorskip("fastapi")
+playwright = pytest.importorskip("playwright.sync_api")
+
+from kubesched.cli.main import cli  # noqa: E402
+from kubesched.ui.app import create_app  # noqa: E402
+from kubesched.ui.state import UiState  # noqa: E402
+
+BROWSER = shutil.which("chromium") or shutil.which("chromium-browser")
+if BROWSER is None and os.environ.get("KUBESCHED_REQUIRE_BROWSER"):
+    raise RuntimeError("KUBESCHED_REQUIRE_BROWSER is set but no chromium is installed")
+pytestmark = pytest.mark.skipif(BROWSER is None, reason="needs Debian's chromium (apt-get install chromium)")
+
+DEMO = str(Path(__file__).resolve().parents[2] / "examples" / "demo.yaml")
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[str]:
+    import uvicorn
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    app = create_app(UiState.load(DEMO))
+    srv = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=srv.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not srv.started:
+        assert time.monotonic() < deadline, "the server did not start"
+        time.sleep(0.05)
+    yield f"http://127.0.0.1:{port}"
+    srv.should_exit = True
+    thread.join(timeout=10)
+
+
+@pytest.fixture()
+def page(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[object]:
+    with playwright.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=BROWSER, args=["--no-sandbox"])
+        tab = browser.new_page(viewport={"width": 1280, "height": 900})
+        try:
+            yield tab
+        finally:
+            report = getattr(request.node, "rep_call", None)
+            if report is None or report.failed:
+                tab.screenshot(path=str(tmp_path / "failure.png"), full_page=True)
+            browser.close()
+
+
+def _cli(*args: str) -> dict:
+    return json.loads(CliRunner().invoke(cli, list(args), catch_exceptions=False).output)
+
+
+def test_from_the_cluster_to_a_pending_pod_to_a_drain(server: str, page: object) -> None:
+    page.goto(server + "/")
+    assert "scheduled 29, pending 2" in page.inner_text("#summary")
+    page.fill("#node-search", "node-6")
+    assert page.locator("tr.node-row:visible").count() == 1
+    page.click("text=default/batch-vcrnf")
+    page.wait_for_url("**/pods/default/batch-vcrnf")
+    explained = _cli("explain", "default/batch-vcrnf", DEMO, "-o", "json")
+    assert page.inner_text("#upstream-message") == explained["upstreamMessage"]
+    groups = page.inner_text("#node-groups")
+    assert "NodeUnschedulable" in groups and "NodeResourcesFit" in groups and "5 nodes" in groups
+    page.click("text=What if")
+    page.select_option("#drain", "node-2")
+    page.check("input[name=ignoreDaemonSets]")
+    page.check("input[name=force]")
+    page.click("#run-whatif")
+    page.wait_for_selector("#whatif-result", state="visible", timeout=60_000)
+    diff = _cli("whatif", DEMO, "--drain", "node-2", "--ignore-daemonsets", "--force", "-o", "json")
+    rows = page.locator("#whatif-summary tbody tr").all_inner_texts()
+    assert rows[0].split("\t") == ["scheduled", str(diff["summary"]["baseline"]["scheduled"]),
+                                   str(diff["summary"]["changed"]["scheduled"])]
+    assert page.locator("#whatif-preempted li").count() == len(diff["preempted"])
+
+
+def test_a_bad_change_shows_the_clis_error_and_the_timeline_scrubs(server: str, page: object) -> None:
+    page.goto(server + "/whatif")
+    page.fill("#cordon", "node-9")
+    page.click("#run-whatif")
+    page.wait_for_selector("#whatif-error", state="visible")
+    assert page.inner_text("#whatif-error").startswith("--cordon node-9: no Node of that name in the snapshot")
+    assert page.is_hidden("#whatif-result")
+    page.goto(server + "/timeline")
+    page.wait_for_function("document.getElementById('pending-count').textContent !== '-'")
+    assert page.inner_text("#pending-count") == "2"  # at the end of the run
+    page.fill("#scrubber", "0")
+    page.dispatch_event("#scrubber", "input")
+    assert page.inner_text("#time-label") == "0"
+    page.fill("#event-filter", "FailedScheduling")
+    assert all("FailedScheduling" in row for row in page.locator("#events tbody tr").all_inner_texts())
