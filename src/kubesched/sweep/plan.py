@@ -32,10 +32,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kubesched.api.errors import ManifestError
-from kubesched.api.manifest_text import yaml_documents
 from kubesched.sweep.metrics import SCALARS
-from kubesched.sweep.spec import SWEEP_API_VERSION, Checker, Sweep, Variant, common_fields, is_int
+from kubesched.sweep.spec import Checker, Sweep, Variant, common_fields, is_int, read_document
 
 PLAN_KIND = "Plan"
 _OPS: dict[str, Callable[[float, float], bool]] = {
@@ -90,19 +88,9 @@ def parse_goal(text: str) -> Goal | str:
 
 
 def load_plan(path: str | Path) -> Plan:
-    file = str(path)
-    try:
-        text = Path(path).read_bytes()
-    except OSError as exc:
-        raise ManifestError(f"cannot read file: {exc}", file=file) from exc
-    docs = [obj for _, obj in yaml_documents(text, file) if obj is not None]
-    check = Checker(file, PLAN_KIND)
-    if len(docs) != 1 or not isinstance(docs[0], dict) or docs[0].get("apiVersion") != SWEEP_API_VERSION \
-            or docs[0].get("kind") != PLAN_KIND or not isinstance(docs[0].get("spec"), dict):
-        raise ManifestError(f"a plan file holds one {PLAN_KIND} document (apiVersion {SWEEP_API_VERSION}) with a spec",
-                            file=file)
-    doc = docs[0]
+    doc = read_document(path, PLAN_KIND)
     spec = doc["spec"]
+    check = Checker(str(path), PLAN_KIND)
     for key in spec:
         if key not in ("base", "until", "seeds", "nodePool", "goals"):
             check.error(f"spec.{key}", "unknown field (fields: base, until, seeds, nodePool, goals)")

@@ -128,9 +128,8 @@ class Checker:
                                 object_ref=first.object_ref, related=rest)
 
 
-def load_sweep(path: str | Path) -> Sweep:
-    """Read and check the sweep file at ``path`` (and what it names: the base is only checked to
-    exist here; it is loaded by the caller, once)."""
+def read_document(path: str | Path, kind: str) -> dict[str, Any]:
+    """The one document of a sweep or plan file, checked to be of ``kind`` with a ``spec`` mapping."""
     file = str(path)
     try:
         text = Path(path).read_bytes()
@@ -138,17 +137,23 @@ def load_sweep(path: str | Path) -> Sweep:
         raise ManifestError(f"cannot read file: {exc}", file=file) from exc
     docs = [obj for _, obj in yaml_documents(text, file) if obj is not None]
     if len(docs) != 1 or not isinstance(docs[0], dict):
-        raise ManifestError(f"a sweep file holds one {SWEEP_KIND} document", file=file)
-    doc = docs[0]
-    check = Checker(file)
-    if doc.get("apiVersion") != SWEEP_API_VERSION or doc.get("kind") != SWEEP_KIND:
-        check.error("kind", f"expected apiVersion {SWEEP_API_VERSION}, kind {SWEEP_KIND}")
-        check.raise_any()
-    spec = doc.get("spec")
-    if not isinstance(spec, dict):
+        raise ManifestError(f"the file holds one {kind} document", file=file)
+    doc: dict[str, Any] = docs[0]
+    check = Checker(file, kind)
+    if doc.get("apiVersion") != SWEEP_API_VERSION or doc.get("kind") != kind:
+        check.error("kind", f"expected apiVersion {SWEEP_API_VERSION}, kind {kind}")
+    elif not isinstance(doc.get("spec"), dict):
         check.error("spec", "a mapping is required")
-        check.raise_any()
-    assert isinstance(spec, dict)
+    check.raise_any()
+    return doc
+
+
+def load_sweep(path: str | Path) -> Sweep:
+    """Read and check the sweep file at ``path`` (and what it names: the base is only checked to
+    exist here; it is loaded by the caller, once)."""
+    doc = read_document(path, SWEEP_KIND)
+    spec = doc["spec"]
+    check = Checker(str(path))
     for key in spec:
         if key not in _SPEC_FIELDS:
             check.error(f"spec.{key}", f"unknown field (fields: {', '.join(_SPEC_FIELDS)})")
