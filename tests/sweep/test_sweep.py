@@ -14,6 +14,7 @@ import yaml
 from click.testing import CliRunner, Result
 
 from kubesched.cli.main import cli
+from kubesched.testkit.builders import make_deployment, make_node, make_pod
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 DEMO = EXAMPLES / "demo.yaml"
@@ -139,3 +140,28 @@ def test_the_example_sweep_on_local_dask_workers_with_parquet_and_report(tmp_pat
     assert table["preemptions"] == [r["metrics"]["preemptions"] for r in strip]
     html = report.read_text()
     assert html.count("<svg") >= 6 and "schedulerConfig=no-preemption,change=as-is" in html
+
+
+def test_local_runs_here_and_conflicting_options_are_refused(tmp_path: Path) -> None:
+    sweep = _sweep_file(tmp_path, seeds=[1, 2])
+    local = _invoke(str(sweep), "--local", "-o", "json")
+    assert local.exit_code == 0, local.output
+    assert json.loads(local.output)["configurations"][0]["metrics"]["pending"]["n"] == 2
+    assert "Sweep t: 2 variants in 1 configuration," in _invoke(str(sweep), "--local").output
+    for args, message in ((["--local", "--workers", "2"], "--local runs the variants here"),
+                          (["--dask", "tcp://127.0.0.1:1", "--workers", "2"], "--dask runs on that cluster's workers")):
+        out = CliRunner().invoke(cli, ["sweep", str(sweep), *args])
+        assert out.exit_code == 2 and message in out.output
+
+
+def test_a_metric_the_same_in_every_run_has_no_interval(tmp_path: Path) -> None:
+    objects = [make_node(f"node-{i}", cpu="8") for i in range(5)]
+    objects.append(make_deployment("web", 18, make_pod("web", cpu="1")))
+    (tmp_path / "cluster.yaml").write_text(yaml.safe_dump_all(objects))
+    sweep = tmp_path / "fits.yaml"
+    sweep.write_text(yaml.safe_dump({"apiVersion": "kubesched.io/v1alpha1", "kind": "Sweep",
+                                     "spec": {"base": "cluster.yaml", "seeds": {"first": 0, "count": 30}}}))
+    out = _invoke(str(sweep), "--local", "-o", "json")
+    allocation = json.loads(out.output)["configurations"][0]["metrics"]["cpuAllocation"]
+    assert allocation == {"mean": 0.45, "ci95": 0.0, "min": 0.45, "max": 0.45, "n": 30}
+    assert "0.45 " in _invoke(str(sweep), "--local").output  # not "0.45 ± 8.4e-17"

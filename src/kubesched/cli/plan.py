@@ -11,7 +11,7 @@ from kubesched.api.errors import KubeschedError
 from kubesched.api.loader import load_scenario
 from kubesched.cli.jsonout import write_json
 from kubesched.cli.options import report_unknown_fields, strict_option
-from kubesched.cli.sweep import execution_options, local_workers, progress_bar
+from kubesched.cli.sweep import execution_options, executor, progress_bar
 from kubesched.cli.tables import Table, make_console
 from kubesched.sweep.execute import ResultStore, run_sweep
 from kubesched.sweep.plan import PLAN_KIND, Round, load_plan, search
@@ -24,7 +24,7 @@ from kubesched.sweep.spec import Variant, check_against_base
 @click.option("--output", "-o", type=click.Choice(["table", "json"]), default="table", show_default=True)
 @click.option("--progress/--no-progress", default=None, help="Show progress (default: when stderr is a terminal).")
 @strict_option()
-def plan(plan_file: str, workers: int | None, address: str | None, out_dir: str | None, output: str,
+def plan(plan_file: str, workers: int | None, local: bool, address: str | None, out_dir: str | None, output: str,
          progress: bool | None, strict: bool) -> None:
     """Find the fewest nodes of PLAN's template (from its min to its max) for which every goal holds
     in every seed's simulation, by bisection; each round's simulations run in parallel, as a
@@ -38,18 +38,19 @@ def plan(plan_file: str, workers: int | None, address: str | None, out_dir: str 
         click.echo(f"error: {err}", err=True)
         sys.exit(2)
     store = ResultStore(out_dir)
-    seeds = len(spec.sweep.seeds or [base.seed])
+    # one cluster, and the base sent to it once, for every round
+    runner = executor(base, spec.sweep, workers, local, address, len(spec.sweep.seeds or [base.seed]))
     show = sys.stderr.isatty() if progress is None else progress
 
     def run(variants: list[Variant]) -> list[dict[str, Any]]:
         bar, advance = progress_bar(f"plan {spec.sweep.name}: "
                                     f"{variants[0].pool_count} nodes", len(variants), show)
         with bar:
-            return run_sweep(base, spec.sweep, variants, store, address=address,
-                             workers=local_workers(workers, address, seeds), progress=advance)
+            return run_sweep(runner, variants, store, progress=advance)
 
     try:
-        answer, rounds = search(spec, base.seed, run)
+        with runner:
+            answer, rounds = search(spec, base.seed, run)
     except KeyboardInterrupt:
         click.echo("plan interrupted" + (f": the runs so far are kept in {out_dir}" if out_dir else ""), err=True)
         sys.exit(130)

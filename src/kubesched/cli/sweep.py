@@ -6,21 +6,27 @@ from __future__ import annotations
 import os
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import click
 from rich.console import Console
-from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 
 from kubesched.api.errors import KubeschedError
-from kubesched.api.loader import load_scenario
+from kubesched.api.loader import Scenario, load_scenario
 from kubesched.cli.jsonout import write_json
 from kubesched.cli.options import output_file_option, report_unknown_fields, strict_option
 from kubesched.cli.tables import Table, make_console
-from kubesched.sweep.execute import ResultStore, run_sweep
-from kubesched.sweep.spec import check_against_base, load_sweep
+from kubesched.sweep.execute import Executor, OnOutcome, ResultStore, run_sweep
+from kubesched.sweep.spec import Sweep, check_against_base, load_sweep
 from kubesched.sweep.summary import format_summary, sweep_document, sweep_report, write_parquet
 from kubesched.sweep.variants import Outcome
 
@@ -30,36 +36,51 @@ TABLE_METRICS = ("pending", "schedulingLatencyP99", "preemptions", "victims", "p
 
 
 def execution_options(func: Any) -> Any:
-    """Where the variants run (``--workers``, ``--dask``) and where they are kept (``--out``)."""
+    """Where the variants run (``--workers``, ``--local``, ``--dask``) and where they are kept (``--out``)."""
     func = click.option("--out", "out_dir", type=click.Path(file_okay=False), default=None,
                         help="Write each variant's record and SimulationResult there as it finishes; run again "
                              "with the same directory, the variants already done are skipped.")(func)
     func = click.option("--dask", "address", metavar="ADDRESS", default=None,
                         help="Run on the Dask cluster whose scheduler is at ADDRESS (tcp://host:8786) instead; its "
                              "workers need kubesched installed.")(func)
+    func = click.option("--local", is_flag=True, default=False,
+                        help="Run the variants here, one after another, without Dask (as --workers 0).")(func)
     return click.option("--workers", type=click.IntRange(min=0), default=None,
                         help="Worker processes of a local Dask cluster (default: one per core; 0: run the variants "
                              "here, one after another).")(func)
 
 
-def local_workers(workers: int | None, address: str | None, variants: int) -> int:
-    """Worker processes to start here: none with ``--dask``; by default one per core."""
+def executor(base: Scenario, sweep: Sweep, workers: int | None, local: bool, address: str | None,
+             variants: int) -> Executor:
+    """The executor the options ask for: here (``--local``, ``--workers 0``), on the Dask cluster at
+    ``--dask``, else on a local Dask cluster of ``--workers`` processes (by default one per core,
+    no more than there are variants)."""
     if address is not None:
-        return 0
-    return max(1, min(variants, os.cpu_count() or 1)) if workers is None else workers
+        if local or workers is not None:
+            raise click.UsageError("--dask runs on that cluster's workers: --local and --workers go without it")
+        return Executor(base, sweep, address=address)
+    if local:
+        if workers not in (None, 0):
+            raise click.UsageError("--local runs the variants here: --workers goes without it")
+        workers = 0
+    count = max(1, min(variants, os.cpu_count() or 1)) if workers is None else workers
+    return Executor(base, sweep, workers=count)
 
 
-def progress_bar(name: str, total: int, show: bool) -> tuple[Progress, Callable[[Outcome], None]]:
-    """A progress bar on stderr (shown when ``show``) and the callback that advances it."""
-    bar = Progress(TextColumn("[bold]{task.description}[/]"), BarColumn(), TextColumn("{task.fields[state]}"),
-                   TimeElapsedColumn(), TimeRemainingColumn(), console=Console(stderr=True), transient=True,
-                   disable=not show)
+def progress_bar(name: str, total: int, show: bool) -> tuple[Progress, OnOutcome]:
+    """A progress bar on stderr (shown when ``show``): variants done, running and failed, the time
+    so far and the time left; and the callback that advances it."""
+    bar = Progress(TextColumn("[bold]{task.description}[/]"), BarColumn(), MofNCompleteColumn(),
+                   TextColumn("{task.fields[state]}"), TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
+                   console=Console(stderr=True), transient=True, disable=not show)
     task = bar.add_task(name, total=total, state="")
     counts = {"done": 0, "failed": 0}
 
-    def advance(outcome: Outcome) -> None:
-        counts["failed" if outcome.error else "done"] += 1
-        bar.update(task, advance=1, state=f"done {counts['done']}, failed {counts['failed']}")
+    def advance(outcome: Outcome | None, running: int) -> None:
+        if outcome is not None:
+            counts["failed" if outcome.error else "done"] += 1
+        bar.update(task, completed=counts["done"] + counts["failed"],
+                   state=f"done {counts['done']}, running {running}, failed {counts['failed']}")
 
     return bar, advance
 
@@ -72,7 +93,7 @@ def progress_bar(name: str, total: int, show: bool) -> tuple[Progress, Callable[
 @output_file_option("--report", help="Also write an HTML report with plots.")
 @click.option("--progress/--no-progress", default=None, help="Show progress (default: when stderr is a terminal).")
 @strict_option()
-def sweep(sweep_file: str, workers: int | None, address: str | None, out_dir: str | None, output: str,
+def sweep(sweep_file: str, workers: int | None, local: bool, address: str | None, out_dir: str | None, output: str,
           parquet: str | None, report: str | None, progress: bool | None, strict: bool) -> None:
     """Simulate every variant of SWEEP (a Sweep file: a base cluster and the axes to vary, see
     docs/sweeps.md) and report each configuration's metrics over its seeds: mean and 95 % interval."""
@@ -85,14 +106,15 @@ def sweep(sweep_file: str, workers: int | None, address: str | None, out_dir: st
         click.echo(f"error: {err}", err=True)
         sys.exit(2)
     variants = spec.variants(base.seed)
+    runner = executor(base, spec, workers, local, address, len(variants))
     store = ResultStore(out_dir)
     started = time.monotonic()
     bar, advance = progress_bar(f"sweep {spec.name}", len(variants),
                                 sys.stderr.isatty() if progress is None else progress)
     with bar:
         try:
-            records = run_sweep(base, spec, variants, store, address=address,
-                                workers=local_workers(workers, address, len(variants)), progress=advance)
+            with runner:
+                records = run_sweep(runner, variants, store, progress=advance)
         except KeyboardInterrupt:
             click.echo("sweep interrupted: the variants finished so far are kept"
                        + (f" in {out_dir}; run it again to go on" if out_dir else ""), err=True)
@@ -113,9 +135,9 @@ def sweep(sweep_file: str, workers: int | None, address: str | None, out_dir: st
 def _render(document: dict[str, Any], seconds: float) -> None:
     console = make_console()
     variants = document["variants"]
-    console.print(f"[bold]Sweep {document['sweep']}[/]: {len(variants)} variants in "
-                  f"{len(document['configurations'])} configurations, {seconds:.1f} s; means over seeds ± the "
-                  "half-width of their 95 % interval")
+    console.print(f"[bold]Sweep {document['sweep']}[/]: {_count(len(variants), 'variant')} in "
+                  f"{_count(len(document['configurations']), 'configuration')}, {seconds:.1f} s; means over seeds "
+                  "± the half-width of their 95 % interval")
     table = Table()
     table.add_column("configuration")
     table.add_column("runs", justify="right")
@@ -128,3 +150,7 @@ def _render(document: dict[str, Any], seconds: float) -> None:
     for v in variants:
         if v["error"]:
             console.print(f"[red]failed[/] {v['id']}: {v['error']}")
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "s")

@@ -11,8 +11,12 @@ the tasks still queued and closes the cluster a sweep started itself.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import logging
 import os
+import signal
+import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -21,7 +25,8 @@ from kubesched.api.loader import Scenario
 from kubesched.sweep.spec import Sweep, Variant
 from kubesched.sweep.variants import Outcome, run_variant
 
-Progress = Callable[[Outcome], None]
+#: told each outcome as it is kept (None: before the first) and how many variants are running then
+OnOutcome = Callable[[Outcome | None, int], None]
 
 
 def outcome_record(outcome: Outcome) -> dict[str, Any]:
@@ -66,50 +71,107 @@ def _write_whole(path: Path, text: str) -> None:
     os.replace(partial, path)  # an interrupted sweep leaves no half-written result
 
 
-def run_here(base: Scenario, sweep: Sweep, variants: list[Variant], keep_results: bool) -> Iterator[Outcome]:
-    for variant in variants:
-        yield run_variant(base, sweep, variant, keep_results)
+class Executor:
+    """Where variants run: here, one after another (``address`` None and ``workers`` 0), or as tasks
+    of a Dask cluster (at ``address``, or a local one of ``workers`` processes started on entry and
+    closed on exit). On entry the base and the sweep are sent to the workers, once for every
+    ``run`` until exit (a plan's rounds share them)."""
+
+    def __init__(self, base: Scenario, sweep: Sweep, *, address: str | None = None, workers: int = 0) -> None:
+        self.base, self.sweep = base, sweep
+        self.address, self.workers = address, workers
+        self._cluster: Any = None
+        self._client: Any = None
+        self._data: tuple[Any, Any] = (base, sweep)
+        self._token = uuid.uuid4().hex[:12]
+
+    @property
+    def here(self) -> bool:
+        return self.address is None and self.workers == 0
+
+    def __enter__(self) -> Executor:
+        if self.here:
+            return self
+        from dask.distributed import Client, LocalCluster
+
+        try:
+            if self.address is None:
+                with _sigint_ignored():
+                    # warnings are the workers' news of tasks cancelled or lost, which the sweep reports itself
+                    self._cluster = LocalCluster(n_workers=self.workers, threads_per_worker=1, processes=True,
+                                                 dashboard_address=None, silence_logs=logging.ERROR)
+                self._client = Client(self._cluster)
+            else:
+                self._client = Client(self.address)
+            base_data, sweep_data = self._client.scatter([self.base, self.sweep], broadcast=True)
+            self._data = (base_data, sweep_data)
+        except BaseException:
+            self.__exit__(None, None, None)
+            raise
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._client is not None:
+            self._client.close()
+        if self._cluster is not None:
+            self._cluster.close()
+        self._client = self._cluster = None
+
+    def slots(self) -> int:
+        """How many variants run at once: the workers' threads (1 here)."""
+        if self._client is None:
+            return 1
+        return sum(self._client.nthreads().values()) or 1
+
+    def run(self, variants: list[Variant], keep_results: bool) -> Iterator[Outcome]:
+        """The variants' outcomes as they finish."""
+        if self._client is None:
+            for variant in variants:
+                yield run_variant(self.base, self.sweep, variant, keep_results)
+            return
+        from dask.distributed import as_completed
+
+        pending: dict[Any, Variant] = {}
+        try:
+            for variant in variants:
+                # the key names the variant (for Dask's dashboard and logs), the token this run of it: a
+                # cluster shared by several sweeps never mistakes one's task for another's
+                future = self._client.submit(run_variant, *self._data, variant, keep_results, pure=False,
+                                             key=f"variant-{self._token}-{variant.id}")
+                pending[future] = variant
+            for future in as_completed(list(pending)):
+                variant = pending.pop(future)
+                try:
+                    outcome = future.result()
+                except Exception as exc:  # noqa: BLE001 - the task itself failed (its worker died too often)
+                    outcome = Outcome(variant, error=f"{type(exc).__name__}: {exc}")
+                future.release()  # taken: a worker lost later does not compute it again
+                yield outcome
+        finally:
+            if pending:  # interrupted: what is queued or running is not wanted any more
+                self._client.cancel(list(pending))
 
 
-def run_on_dask(base: Scenario, sweep: Sweep, variants: list[Variant], keep_results: bool, *,
-                address: str | None, workers: int) -> Iterator[Outcome]:
-    """The variants as tasks of the Dask cluster at ``address``, or of a local cluster of
-    ``workers`` processes (one thread each: a simulation is Python code) started here."""
-    from dask.distributed import Client, LocalCluster, as_completed
-
-    cluster = None
-    if address is None:
-        cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None)
-        client = Client(cluster)
-    else:
-        client = Client(address)
-    pending: dict[Any, Variant] = {}
+@contextlib.contextmanager
+def _sigint_ignored() -> Iterator[None]:
+    """SIGINT ignored while the local workers start, and so in them: Ctrl-C reaches every process of
+    the terminal's group, and the workers are to be closed by the sweep (which cancels its tasks
+    first), not interrupted mid-task, each with a traceback of its own."""
     try:
-        base_data, sweep_data = client.scatter([base, sweep], broadcast=True)
-        for i, variant in enumerate(variants):
-            future = client.submit(run_variant, base_data, sweep_data, variant, keep_results, pure=False,
-                                   key=f"variant-{i}-{variant.id}")
-            pending[future] = variant
-        for future in as_completed(list(pending)):
-            variant = pending.pop(future)
-            try:
-                outcome = future.result()
-            except Exception as exc:  # noqa: BLE001 - the task itself failed (its worker died too often)
-                outcome = Outcome(variant, error=f"{type(exc).__name__}: {exc}")
-            future.release()  # taken: a worker lost later does not compute it again
-            yield outcome
+        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    except ValueError:  # not the main thread: the workers keep the default
+        yield
+        return
+    try:
+        yield
     finally:
-        if pending:
-            client.cancel(list(pending))
-        client.close()
-        if cluster is not None:
-            cluster.close()
+        signal.signal(signal.SIGINT, previous)
 
 
-def run_sweep(base: Scenario, sweep: Sweep, variants: list[Variant], store: ResultStore, *,
-              address: str | None = None, workers: int = 0, progress: Progress | None = None) -> list[dict[str, Any]]:
+def run_sweep(executor: Executor, variants: list[Variant], store: ResultStore,
+              progress: OnOutcome | None = None) -> list[dict[str, Any]]:
     """Every variant's record, in the order of ``variants``: those the store has from an earlier
-    run, and the others run now (here with ``workers`` 0 and no ``address``, else on Dask)."""
+    run, and the others run now by ``executor`` (entered)."""
     records: dict[Variant, dict[str, Any]] = {}
     todo = []
     for variant in variants:
@@ -118,17 +180,14 @@ def run_sweep(base: Scenario, sweep: Sweep, variants: list[Variant], store: Resu
             todo.append(variant)
         else:
             records[variant] = record
-    keep_results = store.directory is not None
-    if not todo:
-        outcomes: Iterator[Outcome] = iter(())
-    elif address is None and workers == 0:
-        outcomes = run_here(base, sweep, todo, keep_results)
-    else:
-        outcomes = run_on_dask(base, sweep, todo, keep_results, address=address, workers=workers)
-    for outcome in outcomes:
+    if progress is not None:
+        progress(None, min(len(todo), executor.slots()))
+    left = len(todo)
+    for outcome in executor.run(todo, keep_results=store.directory is not None) if todo else ():
         if outcome.variant in records:
             continue  # a task run twice (its first worker died after answering): taken once
         records[outcome.variant] = store.keep(outcome)
+        left -= 1
         if progress is not None:
-            progress(outcome)
+            progress(outcome, min(left, executor.slots()))
     return [records[v] for v in variants]

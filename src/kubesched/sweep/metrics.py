@@ -110,10 +110,10 @@ def summarise(values: list[float | None]) -> dict[str, Any]:
     n = len(given)
     if not n:
         return {"mean": None, "ci95": None, "min": None, "max": None, "n": 0}
-    mean = sum(given) / n
-    if n > 1:
-        sd = math.sqrt(sum((v - mean) ** 2 for v in given) / (n - 1))
-        half = (_T975[n - 2] if n - 1 <= len(_T975) else 1.96) * sd / math.sqrt(n)
+    if min(given) == max(given):  # the same in every run: that value, exactly, and no interval
+        mean, half = float(given[0]), (0.0 if n > 1 else None)
     else:
-        half = None
+        mean = math.fsum(given) / n
+        sd = math.sqrt(math.fsum((v - mean) ** 2 for v in given) / (n - 1))
+        half = (_T975[n - 2] if n - 1 <= len(_T975) else 1.96) * sd / math.sqrt(n)
     return {"mean": mean, "ci95": half, "min": min(given), "max": max(given), "n": n}
