@@ -165,3 +165,38 @@ def test_a_metric_the_same_in_every_run_has_no_interval(tmp_path: Path) -> None:
     allocation = json.loads(out.output)["configurations"][0]["metrics"]["cpuAllocation"]
     assert allocation == {"mean": 0.45, "ci95": 0.0, "min": 0.45, "max": 0.45, "n": 30}
     assert "0.45 " in _invoke(str(sweep), "--local").output  # not "0.45 ± 8.4e-17"
+
+
+def test_per_class_metrics_add_up_and_are_aggregated_over_seeds(tmp_path: Path) -> None:
+    example = tmp_path / "sweeps"
+    shutil.copytree(EXAMPLES / "sweeps", example)
+    shutil.copy(DEMO, tmp_path / "demo.yaml")
+    parquet = tmp_path / "v.parquet"
+    out = _invoke(str(example / "preemption-plans.yaml"), "--local", "-o", "json", "--parquet", str(parquet))
+    document = json.loads(out.output)
+    variants = document["variants"]
+    for v in variants:
+        m = v["metrics"]
+        assert sum(m["victimsByClass"].values()) == m["victims"]
+        assert sum(m["preemptionsByClass"].values()) == m["preemptions"]
+        assert m["pdbViolations"] <= m["victims"]
+    # one variant's numbers, from simulate's own JSON
+    result = json.loads(_cli_json("simulate", str(DEMO), "--seed", "1", "-o", "json"))
+    first = variants[0]["metrics"]
+    assert variants[0]["id"] == "schedulerConfig=default,change=as-is,seed=1"
+    assert first["podsAllocation"] == sum(n["pods"] for n in result["nodes"]) / sum(n["allocatablePods"] for n in result["nodes"])
+    assert first["pending"] == result["summary"]["pending"]
+    # a configuration's per-class entries are its seeds' values summed up
+    default = document["configurations"][0]
+    runs = [v["metrics"] for v in variants if v["configuration"] == default["configuration"]]
+    p99 = [r["byClass"]["payments"]["schedulingLatencyP99"] for r in runs]
+    assert default["byClass"]["payments"]["schedulingLatencyP99"]["mean"] == pytest.approx(sum(p99) / len(p99))
+    assert default["byClass"]["payments"]["schedulingLatencyP99"]["n"] == 5
+    batch = [r["victimsByClass"].get("batch", 0) for r in runs]
+    assert default["victimsByClass"]["batch"]["mean"] == pytest.approx(sum(batch) / 5)
+    assert default["victimsByClass"]["batch"]["min"] == min(batch)
+    table = _invoke(str(example / "preemption-plans.yaml"), "--local").output
+    assert "By PriorityClass" in table and "payments" in table
+    columns = pq.read_table(parquet).to_pydict()
+    assert columns["byClass.payments.schedulingLatencyP99"][:5] == p99
+    assert columns["victimsByClass.batch"][:5] == batch

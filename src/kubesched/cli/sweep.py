@@ -27,7 +27,14 @@ from kubesched.cli.options import output_file_option, report_unknown_fields, str
 from kubesched.cli.tables import Table, make_console
 from kubesched.sweep.execute import Executor, OnOutcome, ResultStore, run_sweep
 from kubesched.sweep.spec import Sweep, check_against_base, load_sweep
-from kubesched.sweep.summary import format_summary, sweep_document, sweep_report, write_parquet
+from kubesched.sweep.summary import (
+    CLASS_HEADINGS,
+    class_rows,
+    format_summary,
+    sweep_document,
+    sweep_report,
+    write_parquet,
+)
 from kubesched.sweep.variants import Outcome
 
 #: the metrics of the table output (all of them are in the JSON and Parquet outputs)
@@ -147,6 +154,15 @@ def _render(document: dict[str, Any], seconds: float) -> None:
         runs = str(c["runs"]) + (f" ({c['failed']} failed)" if c["failed"] else "")
         table.add_row(c["configuration"], runs, *(format_summary(c["metrics"][m]) for m in TABLE_METRICS))
     console.print(table)
+    by_class = Table(title="By PriorityClass (-: pods of none; preemptions under the preemptor's class)",
+                     title_justify="left")
+    for column in ("configuration", "class", *CLASS_HEADINGS):
+        by_class.add_column(column, justify="left" if column in ("configuration", "class") else "right")
+    for c in document["configurations"]:
+        for name, cells in class_rows(c):
+            by_class.add_row(c["configuration"], name, *cells)
+    if by_class.row_count:
+        console.print(by_class)
     for v in variants:
         if v["error"]:
             console.print(f"[red]failed[/] {v['id']}: {v['error']}")

@@ -7,12 +7,14 @@ Per variant, from the result (and its preemption decisions):
 * ``schedulingLatencyP50/P95/P99``: seconds from a pod's creation to its first binding, over the
   pods created and scheduled during the run (restored pods that were already placed are not
   counted), and the same per PriorityClass and per namespace (``byClass``, ``byNamespace``);
-* ``victimsByClass``: preempted pods per PriorityClass (``""``: none);
-* ``pdbViolations``: victims whose eviction broke a PodDisruptionBudget (as the decisions say);
+* ``preemptionsByClass``: preemptions per PriorityClass of the preemptor, ``victimsByClass``:
+  preempted pods per PriorityClass of the victim (``""``: no class);
+* ``pdbViolations``: victims whose preemption broke a PodDisruptionBudget (as the decisions say; a pod
+  chosen again while terminating counts once, as in ``victims``);
 * ``evictions``: pods evicted by the node agent (``Evicted`` events) or a drain (``Evicting``);
 * ``nodeHours``: when the autoscaler ran, the node-hours it reports;
-* ``cpuAllocation``, ``memoryAllocation``: requested over allocatable, summed over the nodes at the
-  end of the run.
+* ``cpuAllocation``, ``memoryAllocation``, ``podsAllocation``: requested over allocatable (pods
+  over pod slots), summed over the nodes at the end of the run.
 """
 
 from __future__ import annotations
@@ -26,7 +28,11 @@ from kubesched.api.quantity import parse_quantity
 #: the scalar metrics, in the order tables show them
 SCALARS = ("pending", "scheduled", "preemptions", "victims", "pdbViolations", "evictions",
            "schedulingLatencyP50", "schedulingLatencyP95", "schedulingLatencyP99", "nodeHours",
-           "cpuAllocation", "memoryAllocation")
+           "cpuAllocation", "memoryAllocation", "podsAllocation")
+#: the metrics per PriorityClass and per namespace (``byClass``, ``byNamespace``)
+LATENCIES = ("schedulingLatencyP50", "schedulingLatencyP95", "schedulingLatencyP99")
+#: the counts per PriorityClass
+COUNTS_BY_CLASS = ("preemptionsByClass", "victimsByClass")
 
 #: the events of an eviction: the node agent's (pressure) and a drain's (the eviction API)
 EVICTION_REASONS = ("Evicted", "Evicting")
@@ -74,29 +80,38 @@ def variant_metrics(result: dict[str, Any]) -> dict[str, Any]:
     for pod, seconds in latencies.items():
         by_class[(pods.get(pod) or {}).get("priorityClassName") or ""].append(seconds)
         by_namespace[pod.split("/", 1)[0]].append(seconds)
-    victims_by_class: dict[str, int] = defaultdict(int)
-    pdb_violations = 0
+    preemptions_by_class: dict[str, int] = defaultdict(int)
+    # a victim still terminating can be chosen again by a later preemptor (as upstream's
+    # selectVictimsOnNode does): each pod counts once, as in the summary's victims
+    victims: set[str] = set()
+    pdb_violating: set[str] = set()
     for decision in result.get("preemptionDecisions", []):
         if decision["outcome"] != "preempted":
             continue
+        preemptions_by_class[(pods.get(decision["pod"]) or {}).get("priorityClassName") or ""] += 1
         chosen = next(c for c in decision["candidates"] if c["node"] == decision["chosen"])
-        pdb_violations += len(chosen.get("pdbViolatingVictims") or [])
-        for victim in chosen["victims"]:
-            victims_by_class[(pods.get(victim["pod"]) or {}).get("priorityClassName") or ""] += 1
+        pdb_violating.update(chosen.get("pdbViolatingVictims") or [])
+        victims.update(v["pod"] for v in chosen["victims"])
+    victims_by_class: dict[str, int] = defaultdict(int)
+    for victim in victims:
+        victims_by_class[(pods.get(victim) or {}).get("priorityClassName") or ""] += 1
     allocation = {}
     for resource in ("cpu", "memory"):
         requested = sum(parse_quantity(n[resource]["requested"]) for n in result["nodes"])
         allocatable = sum(parse_quantity(n[resource]["allocatable"]) for n in result["nodes"])
         allocation[f"{resource}Allocation"] = float(requested / allocatable) if allocatable else None
+    slots = sum(n["allocatablePods"] for n in result["nodes"])
+    allocation["podsAllocation"] = sum(n["pods"] for n in result["nodes"]) / slots if slots else None
     autoscaler = (result.get("cluster") or {}).get("autoscaler")
     return {
         "pending": summary["pending"], "scheduled": summary["scheduled"],
         "preemptions": summary["preemptions"], "victims": summary["victims"],
-        "pdbViolations": pdb_violations,
+        "pdbViolations": len(pdb_violating),
         "evictions": sum(1 for e in result["events"] if e["reason"] in EVICTION_REASONS),
         **_latency_metrics(list(latencies.values())),
         "nodeHours": autoscaler.get("nodeHours", 0) if autoscaler else None,
         **allocation,
+        "preemptionsByClass": dict(sorted(preemptions_by_class.items())),
         "victimsByClass": dict(sorted(victims_by_class.items())),
         "byClass": {k: _latency_metrics(v) for k, v in sorted(by_class.items())},
         "byNamespace": {k: _latency_metrics(v) for k, v in sorted(by_namespace.items())},

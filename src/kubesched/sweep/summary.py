@@ -8,7 +8,7 @@ from html import escape
 from typing import Any
 
 from kubesched.report.svg import band_chart, bar_chart
-from kubesched.sweep.metrics import SCALARS, summarise
+from kubesched.sweep.metrics import COUNTS_BY_CLASS, LATENCIES, SCALARS, summarise
 
 #: the swept numbers a plot can put on its x axis
 NUMERIC_AXES = ("nodePoolCount", "replicaFactor", "arrivalRate")
@@ -25,11 +25,48 @@ def aggregate(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     for configuration, group in groups.items():
         done = [r for r in group if r["error"] is None]
         axes = {k: v for k, v in group[0]["axes"].items() if k != "seed"}
+        metrics = [r["metrics"] for r in done]
         out.append({
             "configuration": configuration, "axes": axes, "runs": len(group), "failed": len(group) - len(done),
-            "metrics": {m: summarise([r["metrics"][m] for r in done]) for m in SCALARS},
+            "metrics": {m: summarise([r[m] for r in metrics]) for m in SCALARS},
+            **{by: _latencies_by(metrics, by) for by in ("byClass", "byNamespace")},
+            **{counts: _counts_by_class(metrics, counts) for counts in COUNTS_BY_CLASS},
         })
     return out
+
+
+def _latencies_by(metrics: list[dict[str, Any]], by: str) -> dict[str, dict[str, Any]]:
+    """Each class's (or namespace's) latencies over the runs in which some of its pods were
+    scheduled (``n`` says in how many)."""
+    keys = sorted({k for m in metrics for k in m[by]})
+    return {k: {q: summarise([m[by][k][q] for m in metrics if k in m[by]]) for q in LATENCIES} for k in keys}
+
+
+def _counts_by_class(metrics: list[dict[str, Any]], counts: str) -> dict[str, dict[str, Any]]:
+    """Each class's count over every run (0 in a run that has none of it)."""
+    keys = sorted({k for m in metrics for k in m[counts]})
+    return {k: summarise([m[counts].get(k, 0) for m in metrics]) for k in keys}
+
+
+#: the per-class table's columns: the class's latencies and counts, each mean ± half-width
+CLASS_COLUMNS = ("schedulingLatencyP50", "schedulingLatencyP99", "preemptionsByClass", "victimsByClass")
+#: their headings (the class is the row's: a preemption is counted under the preemptor's class)
+CLASS_HEADINGS = ("schedulingLatencyP50", "schedulingLatencyP99", "preemptions", "victims")
+_NO_VALUE = {"mean": None, "ci95": None, "min": None, "max": None, "n": 0}
+
+
+def class_rows(configuration: dict[str, Any]) -> list[tuple[str, list[str]]]:
+    """Per PriorityClass of a configuration (``-``: pods of no class): its latencies, preemptions
+    (as preemptor) and victims, formatted as the tables show them."""
+    classes = sorted({*configuration["byClass"], *configuration["preemptionsByClass"], *configuration["victimsByClass"]})
+    rows = []
+    for name in classes:
+        latencies = configuration["byClass"].get(name, {})
+        cells = [format_summary(latencies.get(c) or configuration[c].get(name) or _NO_VALUE)
+                 if c in LATENCIES else format_summary(configuration[c].get(name) or {**_NO_VALUE, "mean": 0})
+                 for c in CLASS_COLUMNS]
+        rows.append((name or "-", cells))
+    return rows
 
 
 def sweep_document(name: str, records: list[dict[str, Any]]) -> dict[str, Any]:
@@ -46,8 +83,24 @@ def parquet_rows(records: list[dict[str, Any]]) -> dict[str, list[Any]]:
         columns[axis] = [r["axes"].get(axis) for r in records]
     for metric in SCALARS:
         columns[metric] = [None if r["metrics"] is None else r["metrics"][metric] for r in records]
+    for name, values in _per_group_columns([r["metrics"] or {} for r in records]).items():
+        columns[name] = values
     columns["error"] = [r["error"] for r in records]
     columns["seconds"] = [r["seconds"] for r in records]
+    return columns
+
+
+def _per_group_columns(metrics: list[dict[str, Any]]) -> dict[str, list[Any]]:
+    """``byClass.CLASS.METRIC``, ``byNamespace.NAMESPACE.METRIC``, ``preemptionsByClass.CLASS`` and
+    ``victimsByClass.CLASS`` columns (``-``: pods of no class); a count is 0 where a run has none."""
+    columns: dict[str, list[Any]] = {}
+    for by in ("byClass", "byNamespace"):
+        for key in sorted({k for m in metrics for k in m.get(by, {})}):
+            for q in LATENCIES:
+                columns[f"{by}.{key or '-'}.{q}"] = [m[by][key][q] if key in m.get(by, {}) else None for m in metrics]
+    for counts in COUNTS_BY_CLASS:
+        for key in sorted({k for m in metrics for k in m.get(counts, {})}):
+            columns[f"{counts}.{key or '-'}"] = [m[counts].get(key, 0) if counts in m else None for m in metrics]
     return columns
 
 
@@ -101,6 +154,9 @@ def sweep_report(document: dict[str, Any]) -> str:
     for c in configurations:
         cells = [c["configuration"], c["runs"], c["failed"]] + [format_summary(c["metrics"][m]) for m in SCALARS]
         rows.append("<tr>" + "".join(f"<td>{escape(str(cell))}</td>" for cell in cells) + "</tr>")
+    class_head = "".join(f"<th>{escape(h)}</th>" for h in ("configuration", "PriorityClass", *CLASS_HEADINGS))
+    class_table = "".join("<tr>" + "".join(f"<td>{escape(cell)}</td>" for cell in (c["configuration"], name, *cells))
+                          + "</tr>" for c in configurations for name, cells in class_rows(c))
     failed = [v for v in document["variants"] if v["error"] is not None]
     errors = "".join(f"<li>{escape(v['id'])}: {escape(v['error'])}</li>" for v in failed)
     return (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>Sweep {escape(document['sweep'])}</title>"
@@ -108,6 +164,7 @@ def sweep_report(document: dict[str, Any]) -> str:
             f"<p>{len(document['variants'])} variants in {len(configurations)} configurations; "
             "means over seeds with their 95 % intervals.</p>" + "\n".join(_plots(configurations))
             + f"<h2>Configurations</h2><table><tr>{head}</tr>{''.join(rows)}</table>"
+            + (f"<h2>By PriorityClass</h2><table><tr>{class_head}</tr>{class_table}</table>" if class_table else "")
             + (f"<h2>Failed variants</h2><ul>{errors}</ul>" if errors else "") + "</body></html>\n")
 
 
