@@ -47,6 +47,21 @@ def _wait_for_workers(address: str, count: int) -> None:
         client.wait_for_workers(count, timeout=60)
 
 
+def _busy_worker(address: str) -> tuple[str, list[str]]:
+    """A worker the scheduler has a variant running on, and that variant's task keys."""
+    from dask.distributed import Client
+
+    deadline = time.monotonic() + 60
+    with Client(address, timeout=30) as client:
+        while time.monotonic() < deadline:
+            busy = {w: keys for w, keys in client.processing().items() if keys}
+            if busy:
+                worker = sorted(busy)[0]
+                return worker, [str(k) for k in busy[worker]]
+            time.sleep(0.02)
+    raise AssertionError("no worker ever ran a variant")
+
+
 def test_a_worker_killed_mid_sweep_has_its_variants_run_elsewhere_once(tmp_path: Path) -> None:
     objects = [make_node(f"node-{i:03d}", cpu="8") for i in range(60)]
     objects += [make_deployment(f"app-{i}", 60, make_pod(f"app-{i}", cpu="300m")) for i in range(12)]
@@ -58,8 +73,10 @@ def test_a_worker_killed_mid_sweep_has_its_variants_run_elsewhere_once(tmp_path:
     address = f"tcp://127.0.0.1:{port}"
     scheduler = _start("scheduler", "--host", "127.0.0.1", "--port", str(port), "--dashboard-address", ":0",
                        log=tmp_path / "scheduler.log")
-    workers = [_start("worker", address, "--nthreads", "1", "--nworkers", "1", "--no-dashboard",
-                      "--host", "127.0.0.1", log=tmp_path / f"worker-{i}.log") for i in range(2)]
+    worker_ports = [_free_port() for _ in range(2)]
+    workers = {f"tcp://127.0.0.1:{wp}": _start("worker", address, "--nthreads", "1", "--nworkers", "1",
+                                               "--no-dashboard", "--host", "127.0.0.1", "--worker-port", str(wp),
+                                               log=tmp_path / f"worker-{wp}.log") for wp in worker_ports}
     out_dir = tmp_path / "out"
     try:
         _wait_for_workers(address, 2)
@@ -69,18 +86,24 @@ def test_a_worker_killed_mid_sweep_has_its_variants_run_elsewhere_once(tmp_path:
         while not any((out_dir / "variants").glob("*.json")) if (out_dir / "variants").exists() else True:
             assert time.monotonic() < deadline and run.poll() is None, "no variant finished"
             time.sleep(0.05)
-        _stop(workers[0])  # mid-sweep: one variant done, the others queued or running
+        # mid-sweep: one variant done, and one running on the worker killed
+        victim, lost = _busy_worker(address)
+        _stop(workers[victim])
         assert run.poll() is None, "the sweep ended before the worker was killed"
         stdout, stderr = run.communicate(timeout=300)
         assert run.returncode == 0, stderr.decode()
     finally:
-        for process in [*workers, scheduler]:
+        for process in [*workers.values(), scheduler]:
             _stop(process)
     assert "Remove worker" in (tmp_path / "scheduler.log").read_text()
     document = json.loads(stdout)
     ids = [v["id"] for v in document["variants"]]
     assert ids == [f"seed={i}" for i in range(8)] and all(v["error"] is None for v in document["variants"])
+    assert any(key.endswith(f"-{v}") for key in lost for v in ids)  # what was running there finished elsewhere
+    # each variant once, and its result the one an in-process run gives, byte for byte
     assert sorted(p.name for p in (out_dir / "results").iterdir()) == sorted(f"{i}.json" for i in ids)
-    here = subprocess.run([sys.executable, "-m", "kubesched", "sweep", str(sweep), "--workers", "0", "-o", "json"],
-                          capture_output=True, check=True)
-    assert [v["metrics"] for v in json.loads(here.stdout)["variants"]] == [v["metrics"] for v in document["variants"]]
+    subprocess.run([sys.executable, "-m", "kubesched", "sweep", str(sweep), "--local", "--out", str(tmp_path / "here")],
+                   capture_output=True, check=True)
+    for name in ids:
+        assert (out_dir / "results" / f"{name}.json").read_bytes() == \
+            (tmp_path / "here" / "results" / f"{name}.json").read_bytes(), name
