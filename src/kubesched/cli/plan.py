@@ -15,7 +15,7 @@ from kubesched.cli.sweep import execution_options, executor, progress_bar
 from kubesched.cli.tables import Table, make_console
 from kubesched.sweep.execute import ResultStore, run_sweep
 from kubesched.sweep.plan import PLAN_KIND, Round, load_plan, search
-from kubesched.sweep.spec import Variant, check_against_base
+from kubesched.sweep.spec import Variant, check_against_base, pool_description
 
 
 @click.command()
@@ -33,7 +33,7 @@ def plan(plan_file: str, workers: int | None, local: bool, address: str | None, 
         spec = load_plan(plan_file)
         base = load_scenario(spec.sweep.base_path)
         report_unknown_fields(base.warnings, strict)
-        check_against_base(spec.sweep, base, PLAN_KIND)
+        check_against_base(spec.sweep, base, PLAN_KIND, smallest=("spec.nodePool.min", spec.low))
     except KubeschedError as err:
         click.echo(f"error: {err}", err=True)
         sys.exit(2)
@@ -54,7 +54,7 @@ def plan(plan_file: str, workers: int | None, local: bool, address: str | None, 
     except KeyboardInterrupt:
         click.echo("plan interrupted" + (f": the runs so far are kept in {out_dir}" if out_dir else ""), err=True)
         sys.exit(130)
-    document = plan_document(spec.sweep.name, spec.sweep.pool_template or "", answer, rounds,
+    document = plan_document(spec.sweep.name, pool_description(spec.sweep), answer, rounds,
                              [g.text for g in spec.goals], spec.low, spec.high)
     if output == "json":
         write_json(document)

@@ -9,7 +9,7 @@
       base: cluster.yaml                 # as a Sweep's base
       until: 30m                         # optional
       seeds: {first: 1, count: 5}        # every goal must hold for each
-      nodePool: {template: node-a, min: 1, max: 64}
+      nodePool: {template: node-a, min: 1, max: 64}   # or {selector: {matchLabels: ...}, min, max}
       goals:
       - pending == 0
       - schedulingLatencyP99 < 60 for class online
@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from kubesched.sweep.metrics import SCALARS
-from kubesched.sweep.spec import Checker, Sweep, Variant, common_fields, is_int, read_document
+from kubesched.sweep.spec import Checker, Sweep, Variant, common_fields, is_int, pool_source, read_document
 
 PLAN_KIND = "Plan"
 _OPS: dict[str, Callable[[float, float], bool]] = {
@@ -97,12 +97,13 @@ def load_plan(path: str | Path) -> Plan:
     sweep = common_fields(doc, Path(path), check)
     pool = spec.get("nodePool")
     low = high = 0
-    if not isinstance(pool, dict) or set(pool) != {"template", "min", "max"} or not isinstance(pool["template"], str) \
+    if not isinstance(pool, dict) or set(pool) - {"template", "selector"} != {"min", "max"} \
             or not is_int(pool["min"]) or not is_int(pool["max"]) or not 1 <= pool["min"] <= pool["max"]:
-        check.error("spec.nodePool", "{template: NODE, min: N, max: M} with 1 <= N <= M: the node to copy and the "
-                                     "range of pool sizes to search")
-    else:
-        sweep.pool_template, low, high = pool["template"], pool["min"], pool["max"]
+        check.error("spec.nodePool", "{template: NODE, min: N, max: M} or {selector: {matchLabels: ...}, min: N, "
+                                     "max: M} with 1 <= N <= M: the node, or the nodes, of the pool and the range "
+                                     "of pool sizes to search")
+    elif pool_source(pool, sweep, check):
+        low, high = pool["min"], pool["max"]
     goals: list[Goal] = []
     raw_goals = spec.get("goals")
     if not isinstance(raw_goals, list) or not raw_goals:

@@ -16,7 +16,9 @@
         as-is: {}
         drain-a: {drain: [node-a], ignoreDaemonSets: true, force: true}
         critical: {apply: [critical.yaml], priorityClass: ["app=etl:critical"], enablePreemption: true}
-      nodePool: {template: node-a, counts: [4, 6, 8]}   # the template and count-1 copies of it
+      nodePool: {template: node-a, counts: [4, 6, 8]}   # the template and count-1 copies of it, or
+      # nodePool: {selector: {matchLabels: {eks.amazonaws.com/nodegroup: ng-a}}, counts: [6, 8]}
+      #   the Nodes the selector matches, and copies of the first of them up to each count
       replicaFactor: [1, 1.5]       # workloads' replicas scaled (rounded half up)
       arrivalRate: [1, 2]           # the scenario's steps come this many times as fast
 
@@ -39,6 +41,7 @@ from kubesched.api.durations import parse_duration
 from kubesched.api.errors import Location, ManifestError
 from kubesched.api.loader import Scenario, read_scheduler_configuration
 from kubesched.api.manifest_text import yaml_documents
+from kubesched.api.selectors import LabelSelector
 from kubesched.scheduler.config import ConfigError, parse_configuration
 
 SWEEP_API_VERSION = "kubesched.io/v1alpha1"
@@ -97,6 +100,8 @@ class Sweep:
     configs: dict[str, tuple[dict[str, Any], Location] | None] = field(default_factory=dict)
     changes: dict[str, Changes] = field(default_factory=dict)
     pool_template: str | None = None
+    #: the pool as the Nodes a label selector matches (instead of one template node)
+    pool_selector: LabelSelector | None = None
     pool_counts: list[int] = field(default_factory=list)
     replica_factors: list[float] = field(default_factory=list)
     arrival_rates: list[float] = field(default_factory=list)
@@ -292,17 +297,60 @@ def _changes(raw: Any, here: Path, sweep: Sweep, check: Checker) -> None:
 def _pool(raw: Any, sweep: Sweep, check: Checker) -> None:
     if raw is None:
         return
-    if not isinstance(raw, dict) or set(raw) != {"template", "counts"}:
-        check.error("spec.nodePool", "{template: NODE, counts: [N, ...]}: the node to copy and the pool's sizes")
+    if not isinstance(raw, dict) or set(raw) - {"template", "selector"} != {"counts"}:
+        check.error("spec.nodePool", "{template: NODE, counts: [N, ...]} or {selector: {matchLabels: ...}, counts: "
+                                     "[N, ...]}: the node, or the nodes, of the pool and the pool's sizes")
         return
-    if not isinstance(raw["template"], str) or not raw["template"]:
-        check.error("spec.nodePool.template", "the name of a Node of the base")
+    if not pool_source(raw, sweep, check):
         return
     counts = raw["counts"]
     if not isinstance(counts, list) or not counts or not all(is_int(c) and c >= 1 for c in counts):
         check.error("spec.nodePool.counts", "a list of node counts, each 1 or more")
         return
-    sweep.pool_template, sweep.pool_counts = raw["template"], list(counts)
+    sweep.pool_counts = list(counts)
+
+
+def pool_source(raw: dict[str, Any], sweep: Sweep, check: Checker) -> bool:
+    """The pool's ``template`` (a Node's name) or ``selector`` (a metav1.LabelSelector of Nodes):
+    one of them, read into ``sweep``; False if neither is right."""
+    if ("template" in raw) == ("selector" in raw):
+        check.error("spec.nodePool", "either template (a Node's name) or selector (a label selector of Nodes)")
+        return False
+    if "template" in raw:
+        if not isinstance(raw["template"], str) or not raw["template"]:
+            check.error("spec.nodePool.template", "the name of a Node of the base")
+            return False
+        sweep.pool_template = raw["template"]
+        return True
+    try:
+        selector = LabelSelector.from_dict(raw["selector"])
+    except ValueError as exc:
+        check.error("spec.nodePool.selector", str(exc))
+        return False
+    if selector.is_empty:
+        check.error("spec.nodePool.selector", "matchLabels or matchExpressions: a selector of some of the Nodes")
+        return False
+    sweep.pool_selector = selector
+    return True
+
+
+def pool_nodes(objects: list[dict[str, Any]], sweep: Sweep) -> list[dict[str, Any]]:
+    """The base's Nodes of the pool, in the base's order: the template node, or those the selector
+    matches."""
+    nodes = [o for o in objects if o["kind"] == "Node"]
+    if sweep.pool_selector is not None:
+        return [n for n in nodes if sweep.pool_selector.matches(n["metadata"].get("labels"))]
+    return [n for n in nodes if n["metadata"]["name"] == sweep.pool_template]
+
+
+def pool_description(sweep: Sweep) -> str:
+    """How the pool is named to a reader: its template, or its selector's labels and expressions."""
+    if sweep.pool_selector is None:
+        return sweep.pool_template or ""
+    selector = sweep.pool_selector
+    parts = [f"{k}={v}" for k, v in selector.match_labels]
+    parts += [f"{r.key} {r.operator} {','.join(r.values)}".strip() for r in selector.requirements]
+    return ",".join(parts)
 
 
 def _numbers(raw: Any, path: str, check: Checker) -> list[float]:
@@ -315,13 +363,23 @@ def _numbers(raw: Any, path: str, check: Checker) -> list[float]:
     return [float(v) for v in raw]
 
 
-def check_against_base(sweep: Sweep, base: Scenario, kind: str = SWEEP_KIND) -> None:
-    """What the axes name must be in the base (the template node, the drained and cordoned nodes,
-    the classes): refused before any variant runs. ``kind``: the file's (a Sweep or a Plan)."""
+def check_against_base(sweep: Sweep, base: Scenario, kind: str = SWEEP_KIND,
+                       smallest: tuple[str, int] | None = None) -> None:
+    """What the axes name must be in the base (the pool's nodes, the drained and cordoned nodes,
+    the classes): refused before any variant runs. ``kind``: the file's (a Sweep or a Plan);
+    ``smallest``: the field giving the smallest pool size and that size (default: the counts')."""
     check = Checker(sweep.file, kind)
-    nodes = {o["metadata"]["name"] for o in base.objects if o["kind"] == "Node"}
-    if sweep.pool_template is not None and sweep.pool_template not in nodes:
+    pool = pool_nodes(base.objects, sweep)
+    if sweep.pool_template is not None and not pool:
         check.error("spec.nodePool.template", f"no Node {sweep.pool_template!r} in the base")
+    elif sweep.pool_selector is not None and not pool:
+        check.error("spec.nodePool.selector", f"no Node of the base has {pool_description(sweep)}")
+    elif sweep.pool_selector is not None:
+        field_, size = smallest or ("spec.nodePool.counts", min(sweep.pool_counts))
+        if size < len(pool):
+            names = ", ".join(n["metadata"]["name"] for n in pool[:3]) + (", ..." if len(pool) > 3 else "")
+            check.error(field_, f"{size}: the pool has {len(pool)} nodes in the base ({names}); a count adds "
+                                "copies of the first, it does not remove nodes (a change set's drain does)")
     for name, changes in sweep.changes.items():
         try:
             check_changes(base, changes)

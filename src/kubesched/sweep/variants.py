@@ -20,7 +20,7 @@ from kubesched.api.loader import Scenario
 from kubesched.k8s.objcopy import deep_copy
 from kubesched.sim import simulate
 from kubesched.sweep.metrics import variant_metrics
-from kubesched.sweep.spec import Sweep, Variant
+from kubesched.sweep.spec import Sweep, Variant, pool_nodes
 
 #: workload kinds whose ``spec.replicas`` a replica factor scales
 SCALED_KINDS = ("Deployment", "ReplicaSet", "StatefulSet", "ReplicationController")
@@ -36,8 +36,7 @@ def variant_scenario(base: Scenario, sweep: Sweep, variant: Variant) -> Scenario
                                    scheduler_configuration=copy.deepcopy(base.scheduler_configuration))
     config = sweep.configs.get(variant.config) if variant.config is not None else None
     if variant.pool_count is not None:
-        assert sweep.pool_template is not None
-        _size_pool(scenario, sweep.pool_template, variant.pool_count)
+        _size_pool(scenario, sweep, variant.pool_count)
     if variant.replica_factor is not None:
         _scale_workloads(scenario, variant.replica_factor)
     if variant.arrival_rate is not None:
@@ -60,16 +59,21 @@ def _parent(file: str) -> str:
     return str(Path(file).parent)
 
 
-def _size_pool(scenario: Scenario, template: str, count: int) -> None:
-    """The template node and ``count - 1`` copies of it, created at time 0 (named
-    ``TEMPLATE-2``, ``TEMPLATE-3``, ...; the template's hostname label follows the name)."""
-    node = next(o for o in scenario.objects if o["kind"] == "Node" and o["metadata"]["name"] == template)
+def _size_pool(scenario: Scenario, sweep: Sweep, count: int) -> None:
+    """The pool's nodes and copies of its first (the template) up to ``count`` nodes, created at
+    time 0 right after the pool's last node (named ``TEMPLATE-I`` for I from the pool's size + 1 to
+    ``count``; the hostname label follows the name, the rest of the node is the template's: its
+    labels, zone included, taints and capacity)."""
+    pool = pool_nodes(scenario.objects, sweep)
+    if count < len(pool):
+        raise ValueError(f"nodePool: {count} nodes: the pool has {len(pool)} already")
+    template = pool[0]
     names = {o["metadata"]["name"] for o in scenario.objects if o["kind"] == "Node"}
-    at = scenario.objects.index(node) + 1
-    for i in range(2, count + 1):
-        copy_ = deep_copy(node)
+    at = max(scenario.objects.index(n) for n in pool) + 1
+    for i in range(len(pool) + 1, count + 1):
+        copy_ = deep_copy(template)
         meta = copy_["metadata"]
-        name = f"{template}-{i}"
+        name = f"{template['metadata']['name']}-{i}"
         if name in names:
             raise ValueError(f"nodePool: a node {name!r} exists already: name the template differently")
         meta["name"] = name
@@ -80,7 +84,7 @@ def _size_pool(scenario: Scenario, template: str, count: int) -> None:
             labels["kubernetes.io/hostname"] = name
         (copy_.get("spec") or {}).pop("providerID", None)
         scenario.objects.insert(at, copy_)
-        scenario.sources.insert(at, f"nodePool copy {i} of {template}")
+        scenario.sources.insert(at, f"nodePool copy {i} of {template['metadata']['name']}")
         at += 1
 
 
