@@ -9,7 +9,10 @@ framework sorts plugins by these protocols once, when it is built.
 Besides upstream's points, a plugin may offer *vector capabilities*: the same answer as one of its
 extension points, computed for every node of the node table at once. They are optional; each states
 the exactness it owes (the framework uses the vector form in place of the per-node one, so any
-difference would change a scheduling decision).
+difference would change a scheduling decision). Capabilities are declared like extension points:
+the runtime finds them with ``isinstance``, which only sees that the members exist, so a plugin lists
+every protocol it is used through among its bases, or mypy would not check that signature
+(``tests/scheduler/test_declared_capabilities.py`` holds every registered plugin to it).
 
 Success is spelled ``None`` in hot paths (filters, AddPod/RemovePod) so that passing costs nothing.
 """
@@ -737,7 +740,12 @@ class NormalizeVector(Protocol):
 class PodIndependentFilter(Plugin, Protocol):
     """A filter whose verdict depends only on the pod and the node object (labels, taints, spec),
     never on the pods on the node: adding or removing pods cannot change it. Obligation: no read of
-    ``NodeInfo.pods``, ``requested``, ``used_ports`` or of cycle state changed by AddPod/RemovePod."""
+    ``NodeInfo.pods``, ``requested``, ``used_ports`` or of cycle state changed by AddPod/RemovePod.
+
+    Declared by both listing this protocol among the plugin's bases and setting the class attribute
+    ``depends_on_pods = False`` (what ``isinstance`` sees): preemption dry runs skip such a filter
+    once it passed on a node (``run_filter(pods_only=True)``). A filter that does not declare it
+    counts as depending on the node's pods, which is always safe."""
 
     depends_on_pods: Literal[False]
 

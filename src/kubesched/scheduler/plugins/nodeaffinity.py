@@ -32,6 +32,7 @@ from kubesched.scheduler.framework.interface import (
     FailureStatusesVector,
     FilterPlugin,
     FilterVector,
+    FilterVectorAt,
     Handle,
     NodeTableSnapshot,
     NodeTableView,
@@ -129,8 +130,8 @@ def required_mask(table: NodeTableView, parts: tuple[Term | Selector | None, ...
 
 
 class NodeAffinity(
-    PreFilterPlugin, FilterPlugin, PodIndependentFilter, FilterVector, FailureStatusesVector, PreScorePlugin,
-    ScorePlugin, ScoreVector, ScoreExtensions, NormalizeVector, EnqueueExtensions,
+    PreFilterPlugin, FilterPlugin, PodIndependentFilter, FilterVector, FilterVectorAt, FailureStatusesVector,
+    PreScorePlugin, ScorePlugin, ScoreVector, ScoreExtensions, NormalizeVector, EnqueueExtensions,
 ):
     name = "NodeAffinity"
     depends_on_pods = False  # verdict depends only on the node and the pod
