@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from kubesched.scheduler.config import DEFAULT_MULTIPOINT, build_profile, plugin_registry
+from kubesched.scheduler.config import build_profile
 from kubesched.scheduler.framework.interface import (
     EXTENSION_POINTS,
     Code,
@@ -24,6 +24,7 @@ from kubesched.scheduler.framework.runtime import Framework, Profile
 from kubesched.scheduler.framework.types import NodeInfo, PodInfo
 from kubesched.scheduler.plugins.defaultpreemption import DefaultPreemption
 from kubesched.scheduler.plugins.noderesources import NodeResourcesFit
+from kubesched.scheduler.plugins.registry import DEFAULT_MULTIPOINT, plugin_registry
 from kubesched.scheduler.queue import Nominator
 from kubesched.testkit.builders import make_node, make_pod
 from kubesched.testkit.framework import FakeHandle, NodeListSnapshot

@@ -9,7 +9,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kubesched.scheduler.config import DEFAULT_MULTIPOINT, plugin_registry
 from kubesched.scheduler.framework.interface import Code, CycleState
 from kubesched.scheduler.framework.types import NodeInfo, PodInfo
 from kubesched.scheduler.plugins.noderesourcetopology import (
@@ -17,6 +16,7 @@ from kubesched.scheduler.plugins.noderesourcetopology import (
     NodeResourceTopologyMatch,
     post_eviction,
 )
+from kubesched.scheduler.plugins.registry import DEFAULT_MULTIPOINT, plugin_registry
 from kubesched.testkit.builders import make_nrt, make_nrt_zone
 from kubesched.testkit.framework import FakeHandle
 from kubesched.topology.nrt import PodData, parse_nrt, placement_of, pods_fingerprint

@@ -22,7 +22,7 @@ from kubesched.api.selectors import LabelSelector
 from kubesched.api.tolerations import find_untolerated_taint
 from kubesched.k8s.objects import Obj
 from kubesched.scheduler.framework.types import NodeInfo, PodInfo
-from kubesched.scheduler.plugins._helpers_affinity import parse_pod_terms
+from kubesched.scheduler.plugins.affinityterms import parse_pod_terms
 from kubesched.scheduler.plugins.fit import TOO_MANY_PODS, fits
 
 NamespaceLabels = Callable[[str], Mapping[str, str]]

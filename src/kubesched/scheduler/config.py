@@ -3,7 +3,8 @@
 Plugin lists are merged with the v1 defaults the way upstream does: the default plugins live in
 ``multiPoint``; user ``enabled`` entries replace a default of the same name in place or are appended;
 ``disabled`` entries (``*`` for all) remove defaults; then every multiPoint plugin is expanded to each
-extension point it implements, after plugins explicitly configured for that point.
+extension point it implements, after plugins explicitly configured for that point. The plugins and
+the default list are in :mod:`kubesched.scheduler.plugins.registry`.
 """
 
 from __future__ import annotations
@@ -30,35 +31,9 @@ from kubesched.scheduler.framework.extender import (
 )
 from kubesched.scheduler.framework.interface import EXTENSION_POINTS, Handle, Plugin
 from kubesched.scheduler.framework.runtime import Profile
+from kubesched.scheduler.plugins.registry import DEFAULT_MULTIPOINT, plugin_registry
 
 API_VERSION = "kubescheduler.config.k8s.io/v1"
-
-# v1.28 default multiPoint list: (name, score weight). Upstream's in-tree cloud volume limits
-# (EBSLimits, GCEPDLimits, AzureDiskLimits) are not modelled; VolumeBinding's Score, always 0
-# without the alpha VolumeCapacityPriority gate, is left out.
-DEFAULT_MULTIPOINT: list[tuple[str, int]] = [
-    ("PrioritySort", 0),
-    ("NodeUnschedulable", 0),
-    ("NodeName", 0),
-    ("TaintToleration", 3),
-    ("NodeAffinity", 2),
-    ("NodePorts", 0),
-    ("NodeResourcesFit", 1),
-    ("VolumeRestrictions", 0),
-    ("NodeVolumeLimits", 0),
-    ("VolumeBinding", 0),
-    ("VolumeZone", 0),
-    ("PodTopologySpread", 2),
-    ("InterPodAffinity", 2),
-    ("DefaultPreemption", 0),
-    ("NodeResourcesBalancedAllocation", 1),
-    ("ImageLocality", 1),
-    ("DefaultBinder", 0),
-    ("SchedulingGates", 0),
-]
-
-#: how a plugin is made: ``(args, handle) -> plugin`` (the plugin classes themselves)
-PluginFactory = Callable[[dict[str, Any], Handle], Plugin]
 
 
 class ConfigError(KubeschedError):
@@ -71,59 +46,6 @@ class ConfigError(KubeschedError):
         self.message = message
         self.path = path
         super().__init__(f"{path}: {message}" if path else message)
-
-
-def plugin_registry() -> dict[str, PluginFactory]:
-    from kubesched.scheduler.plugins.basic import (
-        DefaultBinder,
-        NodeName,
-        NodeUnschedulable,
-        PrioritySort,
-        SchedulingGates,
-    )
-    from kubesched.scheduler.plugins.coscheduling import Coscheduling
-    from kubesched.scheduler.plugins.defaultpreemption import DefaultPreemption
-    from kubesched.scheduler.plugins.gangpreemption import GangPreemption
-    from kubesched.scheduler.plugins.imagelocality import ImageLocality
-    from kubesched.scheduler.plugins.interpodaffinity import InterPodAffinity
-    from kubesched.scheduler.plugins.nodeaffinity import NodeAffinity
-    from kubesched.scheduler.plugins.nodeports import NodePorts
-    from kubesched.scheduler.plugins.noderesources import NodeResourcesBalancedAllocation, NodeResourcesFit
-    from kubesched.scheduler.plugins.noderesourcetopology import NodeResourceTopologyMatch
-    from kubesched.scheduler.plugins.nodevolumelimits import NodeVolumeLimits
-    from kubesched.scheduler.plugins.podtopologyspread import PodTopologySpread
-    from kubesched.scheduler.plugins.preemptiontoleration import PreemptionToleration, StrictPDBPreemption
-    from kubesched.scheduler.plugins.tainttoleration import TaintToleration
-    from kubesched.scheduler.plugins.volumebinding import VolumeBinding
-    from kubesched.scheduler.plugins.volumerestrictions import VolumeRestrictions
-    from kubesched.scheduler.plugins.volumezone import VolumeZone
-
-    classes: list[Any] = [  # each a PluginFactory with a ``name``
-        PrioritySort,
-        SchedulingGates,
-        NodeUnschedulable,
-        NodeName,
-        TaintToleration,
-        NodeAffinity,
-        NodePorts,
-        NodeResourcesFit,
-        NodeResourcesBalancedAllocation,
-        InterPodAffinity,
-        PodTopologySpread,
-        ImageLocality,
-        DefaultBinder,
-        DefaultPreemption,
-        PreemptionToleration,
-        StrictPDBPreemption,
-        NodeResourceTopologyMatch,
-        VolumeRestrictions,
-        NodeVolumeLimits,
-        VolumeBinding,
-        VolumeZone,
-        Coscheduling,
-        GangPreemption,
-    ]
-    return {cls.name: cls for cls in classes}
 
 
 @dataclass

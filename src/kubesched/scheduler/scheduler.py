@@ -32,7 +32,7 @@ from kubesched.scheduler.framework.runtime import Framework
 from kubesched.scheduler.framework.types import PODS, NodeInfo, PodInfo
 from kubesched.scheduler.handle import ProfileHandle
 from kubesched.scheduler.metrics import Metrics
-from kubesched.scheduler.plugins._helpers_affinity import parse_pod_terms
+from kubesched.scheduler.plugins.affinityterms import parse_pod_terms
 from kubesched.scheduler.plugins.fit import fits
 from kubesched.scheduler.plugins.nodeports import port_conflicts
 from kubesched.scheduler.ports import Cluster, Timers

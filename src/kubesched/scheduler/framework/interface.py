@@ -1,5 +1,14 @@
 """Extension points of the scheduling framework, statuses, cycle state and the Handle plugins get
-(upstream ``pkg/scheduler/framework/interface.go`` in Python).
+(upstream ``pkg/scheduler/framework/interface.go`` in Python). In this order:
+
+1. the twelve extension points, in the order a pod meets them: PreEnqueue, QueueSort, PreFilter
+   (with its AddPod/RemovePod extensions), Filter, PostFilter, PreScore, Score (with
+   NormalizeScore), Reserve (with Unreserve), Permit, PreBind, Bind, PostBind; then
+   EnqueueExtensions and :data:`EXTENSION_POINTS`, their configuration names;
+2. what they exchange: statuses, the cycle state, PreFilter and PostFilter results, cluster events;
+3. what the framework hands to plugins: views of the snapshot, its node table and the nominator,
+   the runner preemption dry runs use, and the :class:`Handle`;
+4. capabilities beyond upstream's points: vector forms, pod independence, preemption arithmetic.
 
 Every extension point is a :class:`typing.Protocol`. A plugin states the points it implements by
 listing their protocols as its bases (``class NodeResourcesFit(PreFilterPlugin, FilterPlugin, ...)``,
@@ -9,7 +18,10 @@ framework sorts plugins by these protocols once, when it is built.
 Besides upstream's points, a plugin may offer *vector capabilities*: the same answer as one of its
 extension points, computed for every node of the node table at once. They are optional; each states
 the exactness it owes (the framework uses the vector form in place of the per-node one, so any
-difference would change a scheduling decision).
+difference would change a scheduling decision). Capabilities are declared like extension points:
+the runtime finds them with ``isinstance``, which only sees that the members exist, so a plugin lists
+every protocol it is used through among its bases, or mypy would not check that signature
+(``tests/scheduler/test_declared_capabilities.py`` holds every registered plugin to it).
 
 Success is spelled ``None`` in hot paths (filters, AddPod/RemovePod) so that passing costs nothing.
 """
@@ -39,7 +51,147 @@ if TYPE_CHECKING:
     from kubesched.scheduler.ports import Cluster
 
 
+# -- the extension points, in the order a pod meets them ----------------------------------------
+class Plugin(Protocol):
+    name: str
 
+
+@runtime_checkable
+class PreEnqueuePlugin(Plugin, Protocol):
+    def pre_enqueue(self, pod: PodInfo) -> Status | None:
+        """Before the pod enters activeQ: a failure keeps it in the unschedulable pool (gated)."""
+
+
+@runtime_checkable
+class QueueSortPlugin(Plugin, Protocol):
+    def sort_key(self, pod: PodInfo, timestamp: float, initial_timestamp: float | None) -> tuple[Any, ...]:
+        """Upstream ``Less`` as a key: a pod sorts before another when its key is smaller
+        (``timestamp``: when the pod entered the queue this time; ``initial_timestamp``: when it
+        was first tried, None before)."""
+
+
+@runtime_checkable
+class PreFilterPlugin(Plugin, Protocol):
+    def pre_filter(self, state: CycleState, pod: PodInfo) -> tuple[PreFilterResult | None, Status | None]:
+        """Once per cycle, before the filters: may restrict the nodes, reject the pod, or Skip (then
+        this plugin's Filter and extensions do not run this cycle)."""
+
+
+@runtime_checkable
+class PreFilterExtensions(Plugin, Protocol):
+    """Keeps a PreFilter plugin's cycle state right when pods are added to or removed from a node
+    in a what-if (nominated pods, preemption dry runs). A failure aborts that what-if."""
+
+    def add_pod(self, state: CycleState, pod: PodInfo, to_add: PodInfo, node: NodeInfo) -> Status | None: ...
+
+    def remove_pod(
+        self, state: CycleState, pod: PodInfo, to_remove: PodInfo, node: NodeInfo
+    ) -> Status | None: ...
+
+
+@runtime_checkable
+class FilterPlugin(Plugin, Protocol):
+    def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status | None:
+        """None (or Success) if the pod may run on the node; else a rejection (any other code is
+        reported as an Error)."""
+
+
+@runtime_checkable
+class PostFilterPlugin(Plugin, Protocol):
+    def post_filter(
+        self, state: CycleState, pod: PodInfo, statuses: dict[str, Status]
+    ) -> tuple[PostFilterResult | None, Status]:
+        """When no node fits (``statuses``: each node's filter failure), e.g. preemption."""
+
+
+@runtime_checkable
+class PreScorePlugin(Plugin, Protocol):
+    def pre_score(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo]) -> Status | None: ...
+
+
+@runtime_checkable
+class ScorePlugin(Plugin, Protocol):
+    def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> int: ...
+
+
+@runtime_checkable
+class ScoreExtensions(Plugin, Protocol):
+    def normalize_score(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo], scores: list[int]) -> None:
+        """Rewrite ``scores`` (one per node of ``nodes``) in place into [0, MAX_NODE_SCORE]."""
+
+
+@runtime_checkable
+class ReservePlugin(Plugin, Protocol):
+    def reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None: ...
+
+    def unreserve(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
+        """Undo :meth:`reserve` (called in reverse order when a later step fails); must not fail."""
+
+
+@runtime_checkable
+class PermitPlugin(Plugin, Protocol):
+    def permit(self, state: CycleState, pod: PodInfo, node_name: str) -> tuple[Status | None, float]:
+        """The verdict and, with a Wait status, how long the pod may wait (seconds; capped at 15
+        minutes)."""
+
+
+@dataclass(frozen=True, slots=True)
+class PendingBind:
+    """What a PreBind plugin returns when it has made its API writes and must wait for other
+    components to finish (VolumeBinding waits for the PersistentVolume controller; upstream polls
+    with ``wait.Poll``): the binding cycle pauses, the scheduler goes on with other pods, and
+    ``poll()`` is asked first ``interval`` seconds later, then every ``interval`` seconds. ``poll``
+    answers ``(done, status)``: done with ``None`` goes on to the next PreBind plugin, done with a
+    status fails the binding with it. When ``timeout`` seconds have passed without an answer, the
+    binding fails with the Error ``timeout_message``."""
+
+    poll: Callable[[], tuple[bool, Status | None]]
+    interval: float
+    timeout: float
+    timeout_message: str
+
+
+@runtime_checkable
+class PreBindPlugin(Plugin, Protocol):
+    def pre_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | PendingBind | None: ...
+
+
+@runtime_checkable
+class BindPlugin(Plugin, Protocol):
+    def bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+        """Bind the pod, or Skip to leave it to the next Bind plugin."""
+
+
+@runtime_checkable
+class PostBindPlugin(Plugin, Protocol):
+    def post_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> None: ...
+
+
+@runtime_checkable
+class EnqueueExtensions(Plugin, Protocol):
+    def events_to_register(self) -> list[ClusterEvent]:
+        """The cluster events that may make a pod this plugin rejected schedulable. A plugin without
+        this method is interested in every event."""
+
+
+#: extension point (its KubeSchedulerConfiguration name) -> the protocol a plugin enabled there implements
+EXTENSION_POINTS: dict[str, Any] = {
+    "preEnqueue": PreEnqueuePlugin,
+    "queueSort": QueueSortPlugin,
+    "preFilter": PreFilterPlugin,
+    "filter": FilterPlugin,
+    "postFilter": PostFilterPlugin,
+    "preScore": PreScorePlugin,
+    "score": ScorePlugin,
+    "reserve": ReservePlugin,
+    "permit": PermitPlugin,
+    "preBind": PreBindPlugin,
+    "bind": BindPlugin,
+    "postBind": PostBindPlugin,
+}
+
+
+# -- what the extension points exchange: statuses, cycle state, results, cluster events -----------
 class Code(enum.IntEnum):
     SUCCESS = 0
     ERROR = 1
@@ -172,7 +324,7 @@ class ClusterEvent:
 PODS_TO_ACTIVATE = "kubernetes.io/pods-to-activate"
 
 
-# -- what the framework hands to plugins ------------------------------------------------------
+# -- what the framework hands to plugins: views, the runner, the Handle ------------------------
 class SnapshotView(Protocol):
     """The nodes of the current cycle (upstream ``SharedLister``)."""
 
@@ -543,146 +695,6 @@ class Handle(Protocol):
         """Keep what one PostFilter call of a preemption plugin considered and decided."""
 
 
-# -- extension points ---------------------------------------------------------------------------
-class Plugin(Protocol):
-    name: str
-
-
-@runtime_checkable
-class PreEnqueuePlugin(Plugin, Protocol):
-    def pre_enqueue(self, pod: PodInfo) -> Status | None:
-        """Before the pod enters activeQ: a failure keeps it in the unschedulable pool (gated)."""
-
-
-@runtime_checkable
-class QueueSortPlugin(Plugin, Protocol):
-    def sort_key(self, pod: PodInfo, timestamp: float, initial_timestamp: float | None) -> tuple[Any, ...]:
-        """Upstream ``Less`` as a key: a pod sorts before another when its key is smaller
-        (``timestamp``: when the pod entered the queue this time; ``initial_timestamp``: when it
-        was first tried, None before)."""
-
-
-@runtime_checkable
-class PreFilterPlugin(Plugin, Protocol):
-    def pre_filter(self, state: CycleState, pod: PodInfo) -> tuple[PreFilterResult | None, Status | None]:
-        """Once per cycle, before the filters: may restrict the nodes, reject the pod, or Skip (then
-        this plugin's Filter and extensions do not run this cycle)."""
-
-
-@runtime_checkable
-class PreFilterExtensions(Plugin, Protocol):
-    """Keeps a PreFilter plugin's cycle state right when pods are added to or removed from a node
-    in a what-if (nominated pods, preemption dry runs). A failure aborts that what-if."""
-
-    def add_pod(self, state: CycleState, pod: PodInfo, to_add: PodInfo, node: NodeInfo) -> Status | None: ...
-
-    def remove_pod(
-        self, state: CycleState, pod: PodInfo, to_remove: PodInfo, node: NodeInfo
-    ) -> Status | None: ...
-
-
-@runtime_checkable
-class FilterPlugin(Plugin, Protocol):
-    def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status | None:
-        """None (or Success) if the pod may run on the node; else a rejection (any other code is
-        reported as an Error)."""
-
-
-@runtime_checkable
-class PostFilterPlugin(Plugin, Protocol):
-    def post_filter(
-        self, state: CycleState, pod: PodInfo, statuses: dict[str, Status]
-    ) -> tuple[PostFilterResult | None, Status]:
-        """When no node fits (``statuses``: each node's filter failure), e.g. preemption."""
-
-
-@runtime_checkable
-class PreScorePlugin(Plugin, Protocol):
-    def pre_score(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo]) -> Status | None: ...
-
-
-@runtime_checkable
-class ScorePlugin(Plugin, Protocol):
-    def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> int: ...
-
-
-@runtime_checkable
-class ScoreExtensions(Plugin, Protocol):
-    def normalize_score(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo], scores: list[int]) -> None:
-        """Rewrite ``scores`` (one per node of ``nodes``) in place into [0, MAX_NODE_SCORE]."""
-
-
-@runtime_checkable
-class ReservePlugin(Plugin, Protocol):
-    def reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None: ...
-
-    def unreserve(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
-        """Undo :meth:`reserve` (called in reverse order when a later step fails); must not fail."""
-
-
-@runtime_checkable
-class PermitPlugin(Plugin, Protocol):
-    def permit(self, state: CycleState, pod: PodInfo, node_name: str) -> tuple[Status | None, float]:
-        """The verdict and, with a Wait status, how long the pod may wait (seconds; capped at 15
-        minutes)."""
-
-
-@dataclass(frozen=True, slots=True)
-class PendingBind:
-    """What a PreBind plugin returns when it has made its API writes and must wait for other
-    components to finish (VolumeBinding waits for the PersistentVolume controller; upstream polls
-    with ``wait.Poll``): the binding cycle pauses, the scheduler goes on with other pods, and
-    ``poll()`` is asked first ``interval`` seconds later, then every ``interval`` seconds. ``poll``
-    answers ``(done, status)``: done with ``None`` goes on to the next PreBind plugin, done with a
-    status fails the binding with it. When ``timeout`` seconds have passed without an answer, the
-    binding fails with the Error ``timeout_message``."""
-
-    poll: Callable[[], tuple[bool, Status | None]]
-    interval: float
-    timeout: float
-    timeout_message: str
-
-
-@runtime_checkable
-class PreBindPlugin(Plugin, Protocol):
-    def pre_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | PendingBind | None: ...
-
-
-@runtime_checkable
-class BindPlugin(Plugin, Protocol):
-    def bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
-        """Bind the pod, or Skip to leave it to the next Bind plugin."""
-
-
-@runtime_checkable
-class PostBindPlugin(Plugin, Protocol):
-    def post_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> None: ...
-
-
-@runtime_checkable
-class EnqueueExtensions(Plugin, Protocol):
-    def events_to_register(self) -> list[ClusterEvent]:
-        """The cluster events that may make a pod this plugin rejected schedulable. A plugin without
-        this method is interested in every event."""
-
-
-#: extension point (its KubeSchedulerConfiguration name) -> the protocol a plugin enabled there implements
-EXTENSION_POINTS: dict[str, Any] = {
-    "preEnqueue": PreEnqueuePlugin,
-    "queueSort": QueueSortPlugin,
-    "preFilter": PreFilterPlugin,
-    "filter": FilterPlugin,
-    "postFilter": PostFilterPlugin,
-    "preScore": PreScorePlugin,
-    "score": ScorePlugin,
-    "reserve": ReservePlugin,
-    "permit": PermitPlugin,
-    "preBind": PreBindPlugin,
-    "bind": BindPlugin,
-    "postBind": PostBindPlugin,
-}
-
-
 # -- vector capabilities (optional; each owes exactly the answer of the point it stands for) --------
 @runtime_checkable
 class FilterVector(Protocol):
@@ -733,11 +745,17 @@ class NormalizeVector(Protocol):
         """NormalizeScore on an array: equal to what ``normalize_score`` makes of the same list."""
 
 
+# -- preemption dry runs: filters that may be skipped or judged by arithmetic ------------------------
 @runtime_checkable
 class PodIndependentFilter(Plugin, Protocol):
     """A filter whose verdict depends only on the pod and the node object (labels, taints, spec),
     never on the pods on the node: adding or removing pods cannot change it. Obligation: no read of
-    ``NodeInfo.pods``, ``requested``, ``used_ports`` or of cycle state changed by AddPod/RemovePod."""
+    ``NodeInfo.pods``, ``requested``, ``used_ports`` or of cycle state changed by AddPod/RemovePod.
+
+    Declared by both listing this protocol among the plugin's bases and setting the class attribute
+    ``depends_on_pods = False`` (what ``isinstance`` sees): preemption dry runs skip such a filter
+    once it passed on a node (``run_filter(pods_only=True)``). A filter that does not declare it
+    counts as depending on the node's pods, which is always safe."""
 
     depends_on_pods: Literal[False]
 

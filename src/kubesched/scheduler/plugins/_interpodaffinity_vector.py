@@ -16,7 +16,7 @@ import numpy as np
 
 from kubesched.scheduler.framework.interface import LabelColumnView, NodeTableSnapshot, NodeTableView
 from kubesched.scheduler.framework.types import PodInfo
-from kubesched.scheduler.plugins._helpers_affinity import (
+from kubesched.scheduler.plugins.affinityterms import (
     AffinityTerm,
     NamespaceLabels,
     PairCounts,
@@ -25,7 +25,7 @@ from kubesched.scheduler.plugins._helpers_affinity import (
     parse_pod_terms,
     pod_matches_all_terms,
 )
-from kubesched.scheduler.plugins._topology_spread_vector import table_of
+from kubesched.scheduler.plugins.helpers import table_of
 
 
 class _GroupPod:

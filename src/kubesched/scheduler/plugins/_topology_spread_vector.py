@@ -24,22 +24,14 @@ from kubesched.scheduler.framework.interface import (
     NodeTableView,
 )
 from kubesched.scheduler.framework.types import NodeInfo, PodInfo
-from kubesched.scheduler.plugins.nodeaffinity import _pod_required, required_mask
+from kubesched.scheduler.plugins.helpers import table_of
+from kubesched.scheduler.plugins.nodeaffinity import pod_required, required_mask
 
 if TYPE_CHECKING:
-    from kubesched.scheduler.plugins.podtopologyspread import Constraint, _NodeInclusion
+    from kubesched.scheduler.plugins.podtopologyspread import Constraint, NodeInclusion
 
 HONOR = "Honor"
 _INDEX = operator.attrgetter("index")
-
-
-def table_of(snapshot: NodeTableSnapshot) -> NodeTableView | None:
-    """The snapshot's node table when it is in step with its node list and every node has its
-    Node object (Filter's "node not found" error is left to the per-node path)."""
-    table = getattr(snapshot, "table", None)
-    if table is None or table.n != len(snapshot.node_infos) or not table.flags().all_have_objects:
-        return None
-    return table
 
 
 def columns_of(table: NodeTableView, constraints: Sequence[Constraint]) -> list[LabelColumnView] | None:
@@ -92,9 +84,9 @@ def matching_per_node(table: NodeTableView, c: Constraint, namespace: str) -> np
     return table.pod_groups().count(namespace, c.selector)
 
 
-def _affinity_mask(table: NodeTableView, nodes: list[NodeInfo], pod: PodInfo, inclusion: _NodeInclusion,
+def _affinity_mask(table: NodeTableView, nodes: list[NodeInfo], pod: PodInfo, inclusion: NodeInclusion,
                    candidates: np.ndarray) -> np.ndarray:
-    compiled = _pod_required(pod)
+    compiled = pod_required(pod)
     if isinstance(compiled, tuple):
         matching = required_mask(table, compiled)
         if matching is not None:
@@ -105,7 +97,7 @@ def _affinity_mask(table: NodeTableView, nodes: list[NodeInfo], pod: PodInfo, in
     return mask
 
 
-def inclusion_mask(table: NodeTableView, nodes: list[NodeInfo], c: Constraint, inclusion: _NodeInclusion,
+def inclusion_mask(table: NodeTableView, nodes: list[NodeInfo], c: Constraint, inclusion: NodeInclusion,
                    candidates: np.ndarray) -> np.ndarray:
     """``candidates`` narrowed to the nodes ``inclusion.matches(c, node)`` accepts (``candidates``
     itself when nothing narrows it: read only)."""
@@ -120,7 +112,7 @@ def inclusion_mask(table: NodeTableView, nodes: list[NodeInfo], c: Constraint, i
 
 
 def pre_filter_counts(snapshot: NodeTableSnapshot, constraints: Sequence[Constraint],
-                      inclusion: _NodeInclusion, namespace: str) -> list[dict[str, int]] | None:
+                      inclusion: NodeInclusion, namespace: str) -> list[dict[str, int]] | None:
     """PreFilter's per-constraint counts (topology value -> matching pods), values in the order
     the per-node loop first meets them."""
     table = table_of(snapshot)
@@ -156,7 +148,7 @@ def _sum_by_code(codes: np.ndarray, counts: np.ndarray, size: int) -> np.ndarray
     return sums
 
 
-def pre_score_counts(snapshot: NodeTableSnapshot, constraints: Sequence[Constraint], inclusion: _NodeInclusion,
+def pre_score_counts(snapshot: NodeTableSnapshot, constraints: Sequence[Constraint], inclusion: NodeInclusion,
                      namespace: str, feasible: list[NodeInfo], require_all: bool, hostname: str,
                      columns_of_feasible: np.ndarray | None = None,
                      ) -> tuple[set[str], list[dict[str, int]], list[float]] | None:

@@ -17,6 +17,7 @@ from kubesched.scheduler.framework.interface import (
     EnqueueExtensions,
     FilterPlugin,
     FilterVector,
+    FilterVectorAt,
     Handle,
     NodeTableSnapshot,
     PodIndependentFilter,
@@ -57,7 +58,7 @@ class SchedulingGates(PreEnqueuePlugin, EnqueueExtensions):
         return Status.unresolvable(f"waiting for scheduling gates: [{' '.join(pod.gates)}]")
 
 
-class NodeUnschedulable(FilterPlugin, PodIndependentFilter, FilterVector, EnqueueExtensions):
+class NodeUnschedulable(FilterPlugin, PodIndependentFilter, FilterVector, FilterVectorAt, EnqueueExtensions):
     name = "NodeUnschedulable"
     depends_on_pods = False  # verdict depends only on the node and the pod
     REASON = "node(s) were unschedulable"
@@ -92,7 +93,7 @@ class NodeUnschedulable(FilterPlugin, PodIndependentFilter, FilterVector, Enqueu
         return mask
 
 
-class NodeName(FilterPlugin, PodIndependentFilter, FilterVector, EnqueueExtensions):
+class NodeName(FilterPlugin, PodIndependentFilter, FilterVector, FilterVectorAt, EnqueueExtensions):
     name = "NodeName"
     depends_on_pods = False  # verdict depends only on the node and the pod
     REASON = "node(s) didn't match the requested node name"

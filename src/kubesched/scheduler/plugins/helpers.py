@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from kubesched.scheduler.framework.interface import MAX_NODE_SCORE
+from kubesched.scheduler.framework.interface import MAX_NODE_SCORE, NodeTableSnapshot, NodeTableView
 
 
 def default_normalize(scores: list[int], reverse: bool = False, max_priority: int = MAX_NODE_SCORE) -> None:
@@ -34,3 +34,12 @@ def go_div(a: int, b: int) -> int:
     """Integer division truncating toward zero, as Go's ``/`` on integers."""
     q = abs(a) // abs(b)
     return q if (a >= 0) == (b >= 0) else -q
+
+
+def table_of(snapshot: NodeTableSnapshot) -> NodeTableView | None:
+    """The snapshot's node table when it is in step with its node list and every node has its
+    Node object (Filter's "node not found" error is left to the per-node path)."""
+    table = getattr(snapshot, "table", None)
+    if table is None or table.n != len(snapshot.node_infos) or not table.flags().all_have_objects:
+        return None
+    return table

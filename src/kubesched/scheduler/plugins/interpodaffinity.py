@@ -44,7 +44,8 @@ from kubesched.scheduler.framework.interface import (
 from kubesched.scheduler.framework.types import NodeInfo, PodInfo
 from kubesched.scheduler.nodetable import affinity_key, labels_key
 from kubesched.scheduler.plugins import _interpodaffinity_vector as _vector
-from kubesched.scheduler.plugins._helpers_affinity import (
+from kubesched.scheduler.plugins._interpodaffinity_vector import CodeCounts
+from kubesched.scheduler.plugins.affinityterms import (
     AffinityTerm,
     NamespaceLabels,
     PairCounts,
@@ -55,8 +56,7 @@ from kubesched.scheduler.plugins._helpers_affinity import (
     parse_pod_terms,
     pod_matches_all_terms,
 )
-from kubesched.scheduler.plugins._interpodaffinity_vector import CodeCounts
-from kubesched.scheduler.plugins._topology_spread_vector import table_of
+from kubesched.scheduler.plugins.helpers import table_of
 
 NAME = "InterPodAffinity"
 PRE_FILTER_STATE_KEY = "PreFilter" + NAME

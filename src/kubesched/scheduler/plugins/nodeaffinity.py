@@ -32,6 +32,7 @@ from kubesched.scheduler.framework.interface import (
     FailureStatusesVector,
     FilterPlugin,
     FilterVector,
+    FilterVectorAt,
     Handle,
     NodeTableSnapshot,
     NodeTableView,
@@ -84,8 +85,9 @@ def _compiled(build: Callable[[], _T]) -> _T | _Unsupported:
         return UNSUPPORTED
 
 
-def _pod_required(pod: PodInfo) -> tuple[Term | None, Selector | None] | _Unsupported:
-    """The pod's nodeSelector and required node affinity, compiled once per PodInfo."""
+def pod_required(pod: PodInfo) -> tuple[Term | None, Selector | None] | _Unsupported:
+    """The pod's nodeSelector and required node affinity, compiled once per PodInfo (PodTopologySpread's
+    nodeAffinityPolicy reads them too)."""
     hit = pod.cache.get(REQUIRED_CACHE_KEY)
     if hit is None:
         hit = pod.cache[REQUIRED_CACHE_KEY] = _compiled(
@@ -129,8 +131,8 @@ def required_mask(table: NodeTableView, parts: tuple[Term | Selector | None, ...
 
 
 class NodeAffinity(
-    PreFilterPlugin, FilterPlugin, PodIndependentFilter, FilterVector, FailureStatusesVector, PreScorePlugin,
-    ScorePlugin, ScoreVector, ScoreExtensions, NormalizeVector, EnqueueExtensions,
+    PreFilterPlugin, FilterPlugin, PodIndependentFilter, FilterVector, FilterVectorAt, FailureStatusesVector,
+    PreScorePlugin, ScorePlugin, ScoreVector, ScoreExtensions, NormalizeVector, EnqueueExtensions,
 ):
     name = "NodeAffinity"
     depends_on_pods = False  # verdict depends only on the node and the pod
@@ -195,7 +197,7 @@ class NodeAffinity(
         return self._matching(pod, snapshot, where)
 
     def _matching(self, pod: PodInfo, snapshot: NodeTableSnapshot, where: np.ndarray | None) -> np.ndarray | None:
-        own, added = _pod_required(pod), self._added_required
+        own, added = pod_required(pod), self._added_required
         if isinstance(own, _Unsupported) or isinstance(added, _Unsupported):
             return None
         mask = required_mask(snapshot.table, (added, *own))

@@ -16,6 +16,7 @@ from kubesched.scheduler.framework.interface import (
     FailureStatusesVector,
     FilterPlugin,
     FilterVector,
+    FilterVectorAt,
     Handle,
     NodeTableSnapshot,
     PreFilterPlugin,
@@ -40,7 +41,9 @@ def port_conflicts(used: list[tuple[str, str, int]], wanted: tuple[str, str, int
     return False
 
 
-class NodePorts(PreFilterPlugin, FilterPlugin, FilterVector, FailureStatusesVector, EnqueueExtensions):
+class NodePorts(
+    PreFilterPlugin, FilterPlugin, FilterVector, FilterVectorAt, FailureStatusesVector, EnqueueExtensions,
+):
     name = "NodePorts"
 
     def __init__(self, args: dict[str, Any], handle: Handle) -> None:

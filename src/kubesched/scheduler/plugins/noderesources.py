@@ -27,6 +27,7 @@ from kubesched.scheduler.framework.interface import (
     FailureStatusesVector,
     FilterPlugin,
     FilterVector,
+    FilterVectorAt,
     Handle,
     NodeTableSnapshot,
     NodeTableView,
@@ -179,7 +180,7 @@ class _FitState:
 
 
 class NodeResourcesFit(
-    PreFilterPlugin, FilterPlugin, FilterVector, FailureStatusesVector, ScorePlugin, ScoreVector,
+    PreFilterPlugin, FilterPlugin, FilterVector, FilterVectorAt, FailureStatusesVector, ScorePlugin, ScoreVector,
     EnqueueExtensions, PreemptionArithmetic,
 ):
     name = FIT

@@ -62,6 +62,9 @@ from kubesched.scheduler.framework.interface import (
     CycleState,
     EnqueueExtensions,
     FilterPlugin,
+    FilterRejectionsNoted,
+    FilterVector,
+    FilterVectorAt,
     Handle,
     NodeTableSnapshot,
     PostBindPlugin,
@@ -70,6 +73,7 @@ from kubesched.scheduler.framework.interface import (
     PreFilterResult,
     ReservePlugin,
     ScorePlugin,
+    ScoreVector,
     Status,
 )
 from kubesched.scheduler.framework.types import NodeInfo, PodInfo
@@ -292,7 +296,8 @@ def align_containers(request: PodRequest, view_zones: Sequence[Zone], allocatabl
 
 
 class NodeResourceTopologyMatch(
-    PreFilterPlugin, PreFilterExtensions, FilterPlugin, ScorePlugin, ReservePlugin, PostBindPlugin, EnqueueExtensions,
+    PreFilterPlugin, PreFilterExtensions, FilterPlugin, FilterVector, FilterVectorAt, FilterRejectionsNoted, ScorePlugin,
+    ScoreVector, ReservePlugin, PostBindPlugin, EnqueueExtensions,
 ):
     name = NAME
 

@@ -50,6 +50,7 @@ from kubesched.scheduler.framework.interface import (
 from kubesched.scheduler.framework.types import NodeInfo, PodInfo
 from kubesched.scheduler.nodetable import labels_key
 from kubesched.scheduler.plugins import _topology_spread_vector as vec
+from kubesched.scheduler.plugins.helpers import table_of
 
 NAME = "PodTopologySpread"
 PRE_FILTER_STATE_KEY = "PreFilter" + NAME
@@ -99,8 +100,9 @@ def _has_all_keys(labels: Mapping[str, str], constraints: Sequence[Constraint]) 
     return all(c.topology_key in labels for c in constraints)
 
 
-class _NodeInclusion:
-    """Evaluates nodeAffinityPolicy / nodeTaintsPolicy for one incoming pod, memoised per node."""
+class NodeInclusion:
+    """Evaluates nodeAffinityPolicy / nodeTaintsPolicy for one incoming pod, memoised per node (the
+    vector form narrows whole columns with it)."""
 
     __slots__ = ("pod", "trivial_affinity", "_affinity", "_taints")
 
@@ -175,7 +177,7 @@ class PreFilterState:
     counts: list[dict[str, int]]  # per constraint: topology value -> matching pods
     paths: list[_CriticalPaths]
     domains: list[int]  # per constraint: number of eligible domains (fixed at PreFilter)
-    inclusion: _NodeInclusion
+    inclusion: NodeInclusion
     #: kind of pod (:func:`labels_key`) -> the constraints whose selector matches it (shared by clones)
     selected: dict[Any, tuple[int, ...]] = field(default_factory=dict)
 
@@ -401,7 +403,7 @@ class PodTopologySpread(
             return None, Status.error(f"get constraints from pod: {err}", NAME)
         if not constraints:
             return None, Status.skip()
-        inclusion = _NodeInclusion(pod)
+        inclusion = NodeInclusion(pod)
         snapshot = self.handle.snapshot()
         vector_counts = vec.pre_filter_counts(snapshot, constraints, inclusion, pod.namespace)
         counts: list[dict[str, int]] = [{} for _ in constraints] if vector_counts is None else vector_counts
@@ -491,7 +493,7 @@ class PodTopologySpread(
             return Status.skip()
         # Only system-default spreading tolerates nodes lacking some topology keys (e.g. no zone).
         require_all = bool(pod.spec.get("topologySpreadConstraints")) or not self.system_defaulted
-        inclusion = _NodeInclusion(pod)
+        inclusion = NodeInclusion(pod)
         given = state.read(FEASIBLE_COLUMNS)
         vector = vec.pre_score_counts(self.handle.snapshot(), constraints, inclusion, pod.namespace, nodes,
                                       require_all, LABEL_HOSTNAME, given[1] if given and given[0] is nodes else None)
@@ -569,7 +571,7 @@ class PodTopologySpread(
     def _skews(self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot,
                where: np.ndarray | None = None) -> list[vec.Skew] | None:
         s = state.read(PRE_FILTER_STATE_KEY)
-        table = vec.table_of(snapshot)
+        table = table_of(snapshot)
         if not isinstance(s, PreFilterState) or table is None:
             return None
         return vec.skews(table, s.constraints, s.counts, [s.min_match(i) for i in range(len(s.constraints))],
@@ -614,7 +616,7 @@ class PodTopologySpread(
         if s.ignored_nodes:
             valid = np.array([nodes[int(i)].name not in s.ignored_nodes for i in idx], dtype=bool)
         s.scored_valid = valid  # for normalize_vector, which sees the scores only
-        table = vec.table_of(snapshot)
+        table = table_of(snapshot)
         scores = None if table is None else vec.spread_scores(
             table, s.constraints, s.counts, s.weights, pod.namespace, idx, LABEL_HOSTNAME)
         if scores is None:

@@ -19,6 +19,7 @@ from kubesched.scheduler.framework.interface import (
     EnqueueExtensions,
     FilterPlugin,
     FilterVector,
+    FilterVectorAt,
     Handle,
     NodeTableSnapshot,
     NodeTableView,
@@ -36,7 +37,8 @@ HARD_EFFECTS = ("NoSchedule", "NoExecute")
 
 
 class TaintToleration(
-    FilterPlugin, PodIndependentFilter, FilterVector, ScorePlugin, ScoreVector, ScoreExtensions, NormalizeVector, EnqueueExtensions,
+    FilterPlugin, PodIndependentFilter, FilterVector, FilterVectorAt, ScorePlugin, ScoreVector, ScoreExtensions,
+    NormalizeVector, EnqueueExtensions,
 ):
     name = "TaintToleration"
     depends_on_pods = False  # verdict depends only on the node and the pod

@@ -69,6 +69,7 @@ from kubesched.scheduler.framework.interface import (
     LabelColumnView,
     NodeTableSnapshot,
     PendingBind,
+    PodIndependentFilter,
     PreBindPlugin,
     PreFilterPlugin,
     PreFilterResult,
@@ -207,7 +208,9 @@ class _State:
         return self  # shared on purpose, as upstream's stateData
 
 
-class VolumeBinding(PreFilterPlugin, FilterPlugin, FilterVector, ReservePlugin, PreBindPlugin, EnqueueExtensions):
+class VolumeBinding(
+    PreFilterPlugin, FilterPlugin, PodIndependentFilter, FilterVector, ReservePlugin, PreBindPlugin, EnqueueExtensions,
+):
     name = NAME
     #: Filter reads the node's labels and the cycle's claims, never the pods on the node
     depends_on_pods = False

@@ -31,6 +31,7 @@ from kubesched.scheduler.framework.interface import (
     EnqueueExtensions,
     FilterPlugin,
     Handle,
+    PodIndependentFilter,
     PreFilterPlugin,
     PreFilterResult,
     Status,
@@ -57,7 +58,7 @@ class _State:
         return self
 
 
-class VolumeZone(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
+class VolumeZone(PreFilterPlugin, FilterPlugin, PodIndependentFilter, EnqueueExtensions):
     name = NAME
     #: Filter reads the node's labels and the volumes, never the pods on the node
     depends_on_pods = False

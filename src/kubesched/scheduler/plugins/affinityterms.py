@@ -1,5 +1,6 @@
-"""Parsed pod (anti-)affinity terms and topology-pair counters shared by the InterPodAffinity and
-PodTopologySpread plugins (upstream ``framework.AffinityTerm`` / ``PodInfo`` term parsing).
+"""Parsed pod (anti-)affinity terms and topology-pair counters (upstream ``framework.AffinityTerm`` /
+``PodInfo`` term parsing): InterPodAffinity's, also read by the scheduler when an assigned pod may
+unblock pods with required pod affinity, and by ``explain``'s hints.
 
 Terms are parsed once per pod and memoised in ``PodInfo.cache`` under :data:`TERMS_CACHE_KEY`.
 """
