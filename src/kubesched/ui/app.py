@@ -55,8 +55,9 @@ def create_app(state: UiState) -> FastAPI:
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
     templates = Jinja2Templates(directory=HERE / "templates")
 
-    def page(request: Request, template: str, **context: Any) -> HTMLResponse:
-        return templates.TemplateResponse(request, template, {"scenario": state.result["scenario"], **context})
+    def page(request: Request, template: str, status_code: int = 200, **context: Any) -> HTMLResponse:
+        return templates.TemplateResponse(request, template, {"scenario": state.result["scenario"], **context},
+                                          status_code=status_code)
 
     # -- the JSON API ---------------------------------------------------------------------------
     @app.get("/api/result", summary="The SimulationResult (as kubesched simulate -o json, with the decisions)")
@@ -95,7 +96,7 @@ def create_app(state: UiState) -> FastAPI:
         try:
             diagnosis = state.pod(namespace, name)
         except KeyError as err:
-            return page(request, "error.html", message=str(err.args[0]))
+            return page(request, "error.html", message=str(err.args[0]), status_code=404)
         return page(request, "pod.html", d=diagnosis, key=f"{namespace}/{name}",
                     record=state.result["pods"].get(f"{namespace}/{name}") or {})
 
