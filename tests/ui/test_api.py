@@ -77,3 +77,22 @@ def test_a_pod_not_there_gets_the_clis_words(client: TestClient, pod: str) -> No
     answer = client.get(f"/api/pods/{pod}")
     assert answer.status_code == 404
     assert said.output.strip() == "error: " + answer.json()["detail"]  # e.g. "there is default/quarterly-report (-n default)"
+
+
+def test_the_whatif_page_posts_the_form_and_shows_the_diff_or_the_clis_error(client: TestClient) -> None:
+    answer = client.post("/whatif", data={"drain": "node-2", "ignoreDaemonSets": "on", "force": "on", "preemption": ""})
+    assert answer.status_code == 200
+    diff = _cli("whatif", DEMO, "--drain", "node-2", "--ignore-daemonsets", "--force", "-o", "json")
+    page = unescape(answer.text)
+    baseline, changed = diff["summary"]["baseline"], diff["summary"]["changed"]
+    assert f"<td>pending</td><td>{baseline['pending']}</td><td>{changed['pending']}</td>" in page
+    assert f"Preempted ({len(diff['preempted'])})" in page and diff["preempted"][0]["victim"] in page
+    assert "<option selected>node-2</option>" in page and 'name="force" checked' in page  # the form as it was sent
+
+    said = CliRunner().invoke(cli, ["whatif", DEMO, "--drain", "node-9"])
+    assert said.exit_code != 0 and said.output.startswith("error: --drain node-9: no Node of that name")
+    refused = client.post("/whatif", data={"drain": "node-9", "cordon": "node-1, node-3"})
+    assert refused.status_code == 400
+    page = unescape(refused.text)
+    assert f'<p id="whatif-error" class="error">{said.output.strip().removeprefix("error: ")}</p>' in page
+    assert 'value="node-1, node-3"' in page and "whatif-result" not in page and "Traceback" not in page
