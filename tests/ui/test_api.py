@@ -4,6 +4,7 @@ CLI's words, changing nothing."""
 from __future__ import annotations
 
 import json
+from html import unescape
 from pathlib import Path
 
 import pytest
@@ -62,8 +63,36 @@ def test_pages_and_the_documented_api(client: TestClient) -> None:
     assert page.status_code == 200 and 'href="/pods/default/quarterly-report"' in page.text
     assert "quarterly-report" in client.get("/pods/default/quarterly-report").text
     missing = client.get("/pods/default/nope")
-    assert missing.status_code == 200 and "no pod default/nope at the end of the run" in missing.text
-    assert client.get("/api/pods/default/nope").status_code == 404
+    assert missing.status_code == 404 and 'pods "nope" not found in namespace "default"' in unescape(missing.text)
+    assert "Traceback" not in missing.text
     schema = client.get("/openapi.json").json()
     assert {"/api/cluster", "/api/pods/{namespace}/{name}", "/api/timeline", "/api/whatif"} <= set(schema["paths"])
     assert client.get("/static/ui.js").status_code == 200
+
+
+@pytest.mark.parametrize("pod", ["default/nope", "kube-system/quarterly-report"])
+def test_a_pod_not_there_gets_the_clis_words(client: TestClient, pod: str) -> None:
+    said = CliRunner().invoke(cli, ["explain", pod, DEMO, "-o", "json"])
+    assert said.exit_code == 2
+    answer = client.get(f"/api/pods/{pod}")
+    assert answer.status_code == 404
+    assert said.output.strip() == "error: " + answer.json()["detail"]  # e.g. "there is default/quarterly-report (-n default)"
+
+
+def test_the_whatif_page_posts_the_form_and_shows_the_diff_or_the_clis_error(client: TestClient) -> None:
+    answer = client.post("/whatif", data={"drain": "node-2", "ignoreDaemonSets": "on", "force": "on", "preemption": ""})
+    assert answer.status_code == 200
+    diff = _cli("whatif", DEMO, "--drain", "node-2", "--ignore-daemonsets", "--force", "-o", "json")
+    page = unescape(answer.text)
+    baseline, changed = diff["summary"]["baseline"], diff["summary"]["changed"]
+    assert f"<td>pending</td><td>{baseline['pending']}</td><td>{changed['pending']}</td>" in page
+    assert f"Preempted ({len(diff['preempted'])})" in page and diff["preempted"][0]["victim"] in page
+    assert "<option selected>node-2</option>" in page and 'name="force" checked' in page  # the form as it was sent
+
+    said = CliRunner().invoke(cli, ["whatif", DEMO, "--drain", "node-9"])
+    assert said.exit_code != 0 and said.output.startswith("error: --drain node-9: no Node of that name")
+    refused = client.post("/whatif", data={"drain": "node-9", "cordon": "node-1, node-3"})
+    assert refused.status_code == 400
+    page = unescape(refused.text)
+    assert f'<p id="whatif-error" class="error">{said.output.strip().removeprefix("error: ")}</p>' in page
+    assert 'value="node-1, node-3"' in page and "whatif-result" not in page and "Traceback" not in page

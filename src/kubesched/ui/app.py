@@ -8,8 +8,10 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs
 
 from fastapi import FastAPI, HTTPException, Request
+from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import HTMLResponse
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
@@ -34,6 +36,21 @@ class WhatIfRequest(BaseModel):
     priorityClass: list[str] = Field(default_factory=list,  # noqa: N815
                                      description="SELECTOR:CLASS, as whatif --priority-class")
 
+    @classmethod
+    def from_form(cls, body: bytes) -> WhatIfRequest:
+        """The changes the what-if page's form posts (``application/x-www-form-urlencoded``): names
+        comma-separated, a checkbox there when ticked, preemption "", "true" or "false"."""
+        fields = parse_qs(body.decode("utf-8", "replace"))
+
+        def names(key: str) -> list[str]:
+            return [name.strip() for value in fields.get(key, ()) for name in value.split(",") if name.strip()]
+
+        preemption = (fields.get("preemption") or [""])[0]
+        return cls(drain=names("drain"), cordon=names("cordon"), priorityClass=names("priorityClass"),
+                   ignoreDaemonSets="ignoreDaemonSets" in fields, force="force" in fields,
+                   deleteEmptyDirData="deleteEmptyDirData" in fields,
+                   preemption=None if preemption == "" else preemption == "true")
+
     def changes(self) -> Changes:
         flags = {"force": self.force, "ignoreDaemonSets": self.ignoreDaemonSets,
                  "deleteEmptyDirData": self.deleteEmptyDirData}
@@ -55,8 +72,9 @@ def create_app(state: UiState) -> FastAPI:
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
     templates = Jinja2Templates(directory=HERE / "templates")
 
-    def page(request: Request, template: str, **context: Any) -> HTMLResponse:
-        return templates.TemplateResponse(request, template, {"scenario": state.result["scenario"], **context})
+    def page(request: Request, template: str, status_code: int = 200, /, **context: Any) -> HTMLResponse:
+        return templates.TemplateResponse(request, template, {"scenario": state.result["scenario"], **context},
+                                          status_code=status_code)
 
     # -- the JSON API ---------------------------------------------------------------------------
     @app.get("/api/result", summary="The SimulationResult (as kubesched simulate -o json, with the decisions)")
@@ -95,7 +113,7 @@ def create_app(state: UiState) -> FastAPI:
         try:
             diagnosis = state.pod(namespace, name)
         except KeyError as err:
-            return page(request, "error.html", message=str(err.args[0]))
+            return page(request, "error.html", 404, message=str(err.args[0]))
         return page(request, "pod.html", d=diagnosis, key=f"{namespace}/{name}",
                     record=state.result["pods"].get(f"{namespace}/{name}") or {})
 
@@ -103,9 +121,21 @@ def create_app(state: UiState) -> FastAPI:
     def timeline_page(request: Request) -> HTMLResponse:
         return page(request, "timeline.html", end=state.result["endTime"])
 
-    @app.get("/whatif", response_class=HTMLResponse, include_in_schema=False)
-    def whatif_page(request: Request) -> HTMLResponse:
+    def whatif_page(request: Request, asked: WhatIfRequest, status_code: int = 200, **answer: Any) -> HTMLResponse:
         nodes = [n["node"] for n in state.result["nodes"]]
-        return page(request, "whatif.html", nodes=nodes)
+        return page(request, "whatif.html", status_code, nodes=nodes, asked=asked, **answer)
+
+    @app.get("/whatif", response_class=HTMLResponse, include_in_schema=False)
+    def whatif_form(request: Request) -> HTMLResponse:
+        return whatif_page(request, WhatIfRequest())
+
+    @app.post("/whatif", response_class=HTMLResponse, include_in_schema=False)
+    async def whatif_answer(request: Request) -> HTMLResponse:
+        asked = WhatIfRequest.from_form(await request.body())
+        try:
+            diff = await run_in_threadpool(state.whatif, asked.changes())  # seconds on a big cluster
+        except KubeschedError as err:  # WhatIfError and bad input: the CLI's message, the form as it was
+            return whatif_page(request, asked, 400, error=str(err))
+        return whatif_page(request, asked, diff=diff)
 
     return app

@@ -17,12 +17,20 @@ from kubesched.analysis.diagnose import diagnose
 from kubesched.analysis.whatif import Changes, whatif
 from kubesched.api.loader import Scenario, load_scenario
 from kubesched.api.quantity import parse_quantity
+from kubesched.cli.explain import _not_found
 from kubesched.cli.grouping import POOL_LABELS, pool_by_name, pool_of
 from kubesched.sim import SimulationOutcome, simulate
 from kubesched.sim.series import pod_counts_over_time
 
 #: the node's label that names its zone
 ZONE_LABEL = "topology.kubernetes.io/zone"
+
+
+def missing_pod_message(result: dict[str, Any], namespace: str, name: str) -> str:
+    """What ``kubesched explain NAMESPACE/NAME`` says of a pod it cannot diagnose at the end of the
+    run (refused by admission, gone, or in another namespace: then with the ``-n`` to use). The
+    words are the CLI's own (its private helper, called rather than copied)."""
+    return _not_found(result, namespace, name, None)
 
 
 def _share(requested: str, allocatable: str) -> float | None:
@@ -87,10 +95,11 @@ class UiState:
 
     # -- a pod ----------------------------------------------------------------------------------
     def pod(self, namespace: str, name: str) -> dict[str, Any]:
-        """``kubesched explain NAMESPACE/NAME SCENARIO -o json``; KeyError for a pod the run never had."""
+        """``kubesched explain NAMESPACE/NAME SCENARIO -o json``; KeyError with the CLI's message for
+        a pod not there at the end of the run."""
         with self.lock:
             if self.outcome.scheduler.cluster.get("Pod", namespace, name) is None:
-                raise KeyError(f"no pod {namespace}/{name} at the end of the run")
+                raise KeyError(missing_pod_message(self.result, namespace, name))
             return diagnose(self.outcome.scheduler, namespace, name, run=self.result, end_of_run=True).to_dict()
 
     # -- the timeline ---------------------------------------------------------------------------

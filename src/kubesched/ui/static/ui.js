@@ -1,5 +1,5 @@
-// kubesched ui: table filters, the timeline's scrubber and the what-if form. No framework: the
-// pages are rendered on the server; this only reads the JSON API where a page changes in place.
+// kubesched ui: table filters and the timeline's scrubber. No framework: the pages (the what-if's
+// answer too) are rendered on the server; this only reads the JSON API where a page changes in place.
 "use strict";
 
 function filterRows(input) {
@@ -67,90 +67,9 @@ async function timeline() {
   show();
 }
 
-function list(id, items, text) {
-  const ul = document.getElementById(id);
-  ul.replaceChildren(...items.map((item) => {
-    const li = document.createElement("li");
-    li.textContent = text(item);
-    return li;
-  }));
-  if (!items.length) {
-    const li = document.createElement("li");
-    li.textContent = "none";
-    li.className = "muted";
-    ul.appendChild(li);
-  }
-}
-
-function whatifForm() {
-  const form = document.getElementById("whatif-form");
-  if (!form) return;
-  form.addEventListener("submit", async (event) => {
-    event.preventDefault();
-    const data = new FormData(form);
-    const names = (key) => (data.get(key) || "").split(",").map((s) => s.trim()).filter(Boolean);
-    const preemption = data.get("preemption");
-    const body = {
-      drain: names("drain"), cordon: names("cordon"), priorityClass: names("priorityClass"),
-      ignoreDaemonSets: data.has("ignoreDaemonSets"), force: data.has("force"),
-      deleteEmptyDirData: data.has("deleteEmptyDirData"),
-      preemption: preemption === "" ? null : preemption === "true",
-    };
-    const status = document.getElementById("whatif-status");
-    const error = document.getElementById("whatif-error");
-    const result = document.getElementById("whatif-result");
-    status.textContent = "simulating…";
-    error.hidden = true;
-    const response = await fetch("/api/whatif", {
-      method: "POST", headers: {"Content-Type": "application/json"}, body: JSON.stringify(body)});
-    const answer = await response.json();
-    status.textContent = "";
-    if (!response.ok) {
-      error.textContent = typeof answer.detail === "string" ? answer.detail : JSON.stringify(answer.detail);
-      error.hidden = false;
-      result.hidden = true;
-      return;
-    }
-    const s = answer.summary;
-    const rows = ["scheduled", "pending", "preemptions", "victims"].map((k) => [k, s.baseline[k], s.changed[k]]);
-    document.querySelector("#whatif-summary tbody").replaceChildren(...rows.map((cells) => {
-      const tr = document.createElement("tr");
-      for (const cell of cells) {
-        const td = document.createElement("td");
-        td.textContent = String(cell);
-        tr.appendChild(td);
-      }
-      return tr;
-    }));
-    document.getElementById("whatif-note").textContent =
-      answer.baselinePreemption ? "Baseline: " + answer.baselinePreemption.reason : "";
-    list("whatif-preempted", answer.preempted, (p) => `${p.victim} (priority ${p.victimPriority}) by ${p.preemptor} on ${p.node}` +
-      (p.violatesPDB ? " — violates a PodDisruptionBudget" : ""));
-    list("whatif-started", answer.started, (p) => `${p.pod} on ${p.node}`);
-    list("whatif-stopped", answer.stopped, (p) => `${p.pod} (on ${p.node})` +
-      (p.replacedBy ? `; replaced by ${p.replacedBy.pod} on ${p.replacedBy.node || "-"}` : ""));
-    const changed = answer.impact.filter((r) => r.runningBefore !== r.runningAfter || r.pendingBefore !== r.pendingAfter ||
-      r.preemptedBefore !== r.preemptedAfter);
-    document.querySelector("#whatif-impact tbody").replaceChildren(...changed.map((r) => {
-      const tr = document.createElement("tr");
-      for (const cell of [r.namespace, r.priorityClass || "(none)", `${r.runningBefore} → ${r.runningAfter}`,
-                          `${r.pendingBefore} → ${r.pendingAfter}`, `${r.preemptedBefore} → ${r.preemptedAfter}`]) {
-        const td = document.createElement("td");
-        td.textContent = cell;
-        tr.appendChild(td);
-      }
-      return tr;
-    }));
-    const link = document.getElementById("whatif-json");
-    link.href = URL.createObjectURL(new Blob([JSON.stringify(answer, null, 2)], {type: "application/json"}));
-    result.hidden = false;
-  });
-}
-
 document.addEventListener("DOMContentLoaded", () => {
   for (const input of document.querySelectorAll("input[data-filter]")) {
     input.addEventListener("input", () => filterRows(input));
   }
   timeline();
-  whatifForm();
 });

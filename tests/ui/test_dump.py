@@ -1,0 +1,60 @@
+"""The ui over a kubectl dump of an EKS cluster, as ``kubesched ui cluster.yaml`` serves one: nodes by
+managed node group, a pending pod's verdicts and a drain of an EKS-named node, each the CLI's."""
+
+from __future__ import annotations
+
+import json
+from html import unescape
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+pytest.importorskip("fastapi")
+from fastapi.testclient import TestClient  # noqa: E402
+
+from kubesched.cli.main import cli  # noqa: E402
+from kubesched.testkit.dumps import ClusterDump  # noqa: E402
+from kubesched.ui.app import create_app  # noqa: E402
+from kubesched.ui.state import UiState  # noqa: E402
+
+
+def _cli(*args: str) -> dict:
+    out = CliRunner().invoke(cli, list(args), catch_exceptions=False)
+    assert out.exit_code == 0, out.output
+    return json.loads(out.output)
+
+
+@pytest.fixture(scope="module")
+def dump_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    dump = ClusterDump()
+    general = [n["metadata"]["name"] for n in dump.eks_nodegroup("general", 3)]
+    dump.eks_nodegroup("gpu", 1, taints=[{"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"}])
+    dump.daemonset_pods("aws-node")
+    dump.system_classes()
+    dump.deployment("api", 3, general, namespace="shop", cpu="2")
+    dump.deployment("etl", 1, [None], namespace="batch", cpu="3")  # no general node has 3 cpu left
+    return dump.write(tmp_path_factory.mktemp("dump") / "cluster.yaml")
+
+
+def test_an_eks_dump_by_node_group_with_its_pending_pod_and_a_drain(dump_path: Path) -> None:
+    client = TestClient(create_app(UiState.load(str(dump_path))))
+    simulated = _cli("simulate", str(dump_path), "-o", "json")
+    cluster = client.get("/api/cluster").json()
+    assert [(p["pool"], p["label"], p["count"]) for p in cluster["pools"]] == [
+        ("general", "eks.amazonaws.com/nodegroup", 3), ("gpu", "eks.amazonaws.com/nodegroup", 1)]
+    by_node = {n["node"]: n for pool in cluster["pools"] for n in pool["nodes"]}
+    assert [{k: by_node[n["node"]][k] for k in n} for n in simulated["nodes"]] == simulated["nodes"]
+
+    (pending,) = cluster["pending"]
+    assert pending.startswith("batch/etl-")
+    page = unescape(client.get("/").text)
+    assert f'href="/pods/{pending}"' in page and "ip-10-0-0-10.us-west-2.compute.internal" in page
+    explained = _cli("explain", pending, str(dump_path), "-o", "json")
+    assert client.get(f"/api/pods/{pending}").json() == explained
+    assert explained["upstreamMessage"] in unescape(client.get(f"/pods/{pending}").text)
+
+    node = cluster["pools"][0]["nodes"][0]["node"]
+    diff = client.post("/api/whatif", json={"drain": [node], "ignoreDaemonSets": True, "force": True})
+    assert diff.status_code == 200
+    assert diff.json() == _cli("whatif", str(dump_path), "--drain", node, "--ignore-daemonsets", "--force", "-o", "json")
