@@ -53,8 +53,12 @@ def test_a_whatif_is_the_clis_and_bad_changes_get_its_message(client: TestClient
     assert bad.json()["detail"].startswith("--drain node-9: no Node of that name in the snapshot (nodes: node-1")
     flags = client.post("/api/whatif", json={"force": True})
     assert flags.status_code == 400 and "go with drain" in flags.json()["detail"]
-    huge = client.post("/api/whatif", json={"cordon": ["x" * 10_000_000]})
-    assert huge.status_code == 400 and "no Node of that name" in huge.json()["detail"]
+    huge = client.post("/api/whatif", json={"cordon": ["x" * 10_000_000]})  # a 10 MB paste
+    assert huge.status_code == 400 and len(huge.content) < 1000
+    assert huge.json()["detail"] == ("--cordon " + "x" * 40 + "…: not a node name (10,000,000 characters; "
+                                     "a Kubernetes object's name has at most 253)")
+    page = client.post("/whatif", data={"cordon": "x" * 10_000_000})
+    assert page.status_code == 400 and "not a node name" in page.text and len(page.content) < 100_000
     assert client.get("/api/cluster").json() == before  # nothing changed
 
 

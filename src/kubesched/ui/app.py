@@ -22,6 +22,8 @@ from kubesched.api.errors import KubeschedError
 from kubesched.ui.state import UiState
 
 HERE = Path(__file__).parent
+#: the longest name a Kubernetes object may have (a DNS subdomain)
+MAX_NAME = 253
 
 
 class WhatIfRequest(BaseModel):
@@ -56,9 +58,16 @@ class WhatIfRequest(BaseModel):
                  "deleteEmptyDirData": self.deleteEmptyDirData}
         if not self.drain and any(flags.values()):
             raise WhatIfError("force, ignoreDaemonSets and deleteEmptyDirData go with drain")
+        for option, names in (("--drain", self.drain), ("--cordon", self.cordon)):
+            for name in names:  # refused before the cluster is looked at, and not echoed whole
+                if len(name) > MAX_NAME:
+                    raise WhatIfError(f"{option} {name[:40]}…: not a node name ({len(name):,} characters; "
+                                      f"a Kubernetes object's name has at most {MAX_NAME})")
         changes = Changes(preemption=self.preemption, cordon=list(self.cordon), drain=list(self.drain),
                           drain_options={k: v for k, v in flags.items() if v})
         for item in self.priorityClass:
+            if len(item) > 2 * MAX_NAME + 1000:  # a selector and a class name, with room to spare
+                raise WhatIfError(f"priorityClass {item[:40]}…: too long for SELECTOR:CLASS ({len(item):,} characters)")
             selector, sep, pc = item.rpartition(":")
             if not sep or not selector or not pc:
                 raise WhatIfError(f"priorityClass {item!r}: expected SELECTOR:CLASS")
