@@ -190,7 +190,7 @@ def render_diagnosis(console: Console, d: PodDiagnosis, nodes: str = "auto") -> 
     _render_preemption(console, d)
 
 
-def _not_found(result: dict[str, Any], namespace: str, name: str, at: float | None) -> str:
+def missing_pod_text(result: dict[str, Any], namespace: str, name: str, at: float | None) -> str:
     """Why ``namespace/name`` is not there to diagnose: refused by admission, gone, or in another
     namespace (as kubectl would say, with the ``-n`` to use)."""
     key = f"{namespace}/{name}"
@@ -303,7 +303,7 @@ def explain(pod: str | None, snapshot: str | None, namespace: str | None, all_na
             return
         assert namespace is not None
         if outcome.scheduler.cluster.get("Pod", namespace, name) is None:
-            raise KeyError(_not_found(outcome.result, namespace, name, at))
+            raise KeyError(missing_pod_text(outcome.result, namespace, name, at))
         diagnosis = diagnose(outcome.scheduler, namespace, name, run=outcome.result, end_of_run=at is None)
     except KeyError as err:
         click.echo(f"error: {err.args[0]}", err=True)

@@ -17,7 +17,7 @@ from kubesched.analysis.diagnose import diagnose
 from kubesched.analysis.whatif import Changes, whatif
 from kubesched.api.loader import Scenario, load_scenario
 from kubesched.api.quantity import parse_quantity
-from kubesched.cli.explain import _not_found
+from kubesched.cli.explain import missing_pod_text
 from kubesched.cli.grouping import POOL_LABELS, pool_by_name, pool_of
 from kubesched.sim import SimulationOutcome, simulate
 from kubesched.sim.series import pod_counts_over_time
@@ -29,8 +29,8 @@ ZONE_LABEL = "topology.kubernetes.io/zone"
 def missing_pod_message(result: dict[str, Any], namespace: str, name: str) -> str:
     """What ``kubesched explain NAMESPACE/NAME`` says of a pod it cannot diagnose at the end of the
     run (refused by admission, gone, or in another namespace: then with the ``-n`` to use). The
-    words are the CLI's own (its private helper, called rather than copied)."""
-    return _not_found(result, namespace, name, None)
+    words are the CLI's own: explain's function writes them."""
+    return missing_pod_text(result, namespace, name, None)
 
 
 def _share(requested: str, allocatable: str) -> float | None:
