@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs
+from urllib.parse import parse_qs, urlencode
 
-from fastapi import FastAPI, HTTPException, Request
+from fastapi import FastAPI, HTTPException, Query, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import HTMLResponse
 from fastapi.staticfiles import StaticFiles
@@ -24,6 +24,18 @@ from kubesched.ui.state import UiState
 HERE = Path(__file__).parent
 #: the longest name a Kubernetes object may have (a DNS subdomain)
 MAX_NAME = 253
+#: the every-node verdict table's page, and the rows of the score table the pod's page shows
+NODES_PER_PAGE = 200
+SCORE_ROWS = 50
+AT = Query(None, ge=0, description="the simulated time to diagnose at (explain --at); the end of the run if omitted")
+
+
+def _grouped_statuses(attempt: dict[str, Any] | None) -> list[tuple[str, list[str]]]:
+    """An attempt's per-node statuses as (reason, nodes), the largest group first."""
+    groups: dict[str, list[str]] = {}
+    for node, reason in ((attempt or {}).get("nodeStatuses") or {}).items():
+        groups.setdefault(reason, []).append(node)
+    return sorted(groups.items(), key=lambda item: (-len(item[1]), item[0]))
 
 
 class WhatIfRequest(BaseModel):
@@ -82,7 +94,13 @@ def create_app(state: UiState) -> FastAPI:
     templates = Jinja2Templates(directory=HERE / "templates")
 
     def page(request: Request, template: str, status_code: int = 200, /, **context: Any) -> HTMLResponse:
-        return templates.TemplateResponse(request, template, {"scenario": state.result["scenario"], **context},
+        def query(**changes: Any) -> str:
+            """This page's query string with ``changes`` (None: without that parameter)."""
+            params = {**request.query_params, **changes}
+            return urlencode({k: v for k, v in params.items() if v is not None})
+
+        return templates.TemplateResponse(request, template,
+                                          {"scenario": state.result["scenario"], "query": query, **context},
                                           status_code=status_code)
 
     # -- the JSON API ---------------------------------------------------------------------------
@@ -95,9 +113,32 @@ def create_app(state: UiState) -> FastAPI:
         return state.cluster()
 
     @app.get("/api/pods/{namespace}/{name}", summary="Why the pod is where it is (as kubesched explain -o json)")
-    def api_pod(namespace: str, name: str) -> dict[str, Any]:
+    def api_pod(namespace: str, name: str, at: float | None = AT) -> dict[str, Any]:
         try:
-            return state.pod(namespace, name)
+            return state.pod(namespace, name, at)
+        except KeyError as err:
+            raise HTTPException(404, detail=str(err.args[0])) from err
+
+    @app.get("/api/pods/{namespace}/{name}/nodes",
+             summary="A page of the pod's per-node filter verdicts (explain's nodes), optionally by node name")
+    def api_pod_nodes(namespace: str, name: str, at: float | None = AT, offset: int = Query(0, ge=0),
+                      limit: int = Query(100, ge=1, le=5000),
+                      node: str = Query("", max_length=253, description="part of a node's name")) -> dict[str, Any]:
+        try:
+            return state.pod_nodes(namespace, name, at=at, offset=offset, limit=limit, find=node)
+        except KeyError as err:
+            raise HTTPException(404, detail=str(err.args[0])) from err
+
+    @app.get("/api/pods/{namespace}/{name}/attempts",
+             summary="The pod's scheduling attempts (as simulate --decisions -o json), scores per plugin")
+    def api_pod_attempts(namespace: str, name: str) -> list[dict[str, Any]]:
+        return state.attempts(namespace, name)
+
+    @app.get("/api/pods/{namespace}/{name}/scores",
+             summary="Each Score plugin's raw, normalised and weighted score on every feasible node, now")
+    def api_pod_scores(namespace: str, name: str, at: float | None = AT) -> dict[str, Any]:
+        try:
+            return state.scores(namespace, name, at)
         except KeyError as err:
             raise HTTPException(404, detail=str(err.args[0])) from err
 
@@ -118,13 +159,25 @@ def create_app(state: UiState) -> FastAPI:
         return page(request, "cluster.html", cluster=state.cluster())
 
     @app.get("/pods/{namespace}/{name}", response_class=HTMLResponse, include_in_schema=False)
-    def pod_page(request: Request, namespace: str, name: str) -> HTMLResponse:
+    def pod_page(request: Request, namespace: str, name: str, at: float | None = AT,
+                 attempt: int | None = None, page_: int = Query(1, alias="page", ge=1)) -> HTMLResponse:
+        key = f"{namespace}/{name}"
         try:
-            diagnosis = state.pod(namespace, name)
+            diagnosis = state.pod(namespace, name, at)
+            scores = state.scores(namespace, name, at)["nodes"]
         except KeyError as err:
             return page(request, "error.html", 404, message=str(err.args[0]))
-        return page(request, "pod.html", d=diagnosis, key=f"{namespace}/{name}",
-                    record=state.result["pods"].get(f"{namespace}/{name}") or {})
+        attempts = state.attempts(namespace, name)
+        chosen = next((a for a in attempts if a["number"] == attempt), None)
+        if chosen is None and attempts and attempt is None:
+            chosen = attempts[-1]
+        pages = max(1, -(-len(diagnosis["nodes"]) // NODES_PER_PAGE))
+        page_ = min(page_, pages)
+        return page(request, "pod.html", d=diagnosis, key=key, at=at,
+                    record=state.result["pods"].get(key) or {}, attempts=attempts, chosen=chosen,
+                    statuses=_grouped_statuses(chosen), scores=scores[:SCORE_ROWS], scored=len(scores),
+                    verdicts=diagnosis["nodes"][(page_ - 1) * NODES_PER_PAGE:page_ * NODES_PER_PAGE],
+                    page_number=page_, pages=pages)
 
     @app.get("/timeline", response_class=HTMLResponse, include_in_schema=False)
     def timeline_page(request: Request) -> HTMLResponse:

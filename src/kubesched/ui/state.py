@@ -4,12 +4,15 @@ json``'s), and views of the SimulationResult (the cluster by pool, the timeline)
 
 A :class:`UiState` holds one scenario and its simulation, run once when the state is made (with
 every attempt recorded, as ``explain`` runs it); a what-if runs two more simulations each time and
-changes nothing it holds.
+changes nothing it holds. A pod diagnosed at an earlier moment (``explain --at``) needs a
+simulation up to that moment: the last few are kept, as are the last diagnoses (a page of a
+1000-node verdict list is a slice of one).
 """
 
 from __future__ import annotations
 
 import threading
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,16 +24,20 @@ from kubesched.cli.explain import missing_pod_text
 from kubesched.cli.grouping import POOL_LABELS, pool_by_name, pool_of
 from kubesched.sim import SimulationOutcome, simulate
 from kubesched.sim.series import pod_counts_over_time
+from kubesched.ui.scores import attempt_scores, scores_now, weights_for
 
+#: how many runs to an earlier moment, and how many diagnoses, are kept
+MOMENTS_KEPT = 2
+DIAGNOSES_KEPT = 16
 #: the node's label that names its zone
 ZONE_LABEL = "topology.kubernetes.io/zone"
 
 
-def missing_pod_message(result: dict[str, Any], namespace: str, name: str) -> str:
-    """What ``kubesched explain NAMESPACE/NAME`` says of a pod it cannot diagnose at the end of the
-    run (refused by admission, gone, or in another namespace: then with the ``-n`` to use). The
-    words are the CLI's own: explain's function writes them."""
-    return missing_pod_text(result, namespace, name, None)
+def missing_pod_message(result: dict[str, Any], namespace: str, name: str, at: float | None = None) -> str:
+    """What ``kubesched explain NAMESPACE/NAME [--at AT]`` says of a pod it cannot diagnose at the
+    end of the run or at ``at`` (refused by admission, gone, or in another namespace: then with the
+    ``-n`` to use). The words are the CLI's own: explain's function writes them."""
+    return missing_pod_text(result, namespace, name, at)
 
 
 def _share(requested: str, allocatable: str) -> float | None:
@@ -44,7 +51,11 @@ class UiState:
     scenario: Scenario
     outcome: SimulationOutcome
     #: one simulation at a time: the scheduler's cache is shared by the diagnoses
-    lock: threading.Lock = field(default_factory=threading.Lock)
+    lock: threading.RLock = field(default_factory=threading.RLock)
+    #: the runs up to an earlier moment (``explain --at``), the most recent last
+    moments: OrderedDict[float, SimulationOutcome] = field(default_factory=OrderedDict)
+    #: the last diagnoses, by (pod key, moment)
+    diagnoses: OrderedDict[tuple[str, float | None], dict[str, Any]] = field(default_factory=OrderedDict)
 
     @classmethod
     def load(cls, path: str) -> UiState:
@@ -94,13 +105,61 @@ class UiState:
                 "pending": pending}
 
     # -- a pod ----------------------------------------------------------------------------------
-    def pod(self, namespace: str, name: str) -> dict[str, Any]:
-        """``kubesched explain NAMESPACE/NAME SCENARIO -o json``; KeyError with the CLI's message for
-        a pod not there at the end of the run."""
+    def at(self, moment: float | None) -> SimulationOutcome:
+        """The run to the end (None), or up to ``moment`` as ``explain --at`` simulates it."""
+        if moment is None:
+            return self.outcome
         with self.lock:
-            if self.outcome.scheduler.cluster.get("Pod", namespace, name) is None:
-                raise KeyError(missing_pod_message(self.result, namespace, name))
-            return diagnose(self.outcome.scheduler, namespace, name, run=self.result, end_of_run=True).to_dict()
+            if moment not in self.moments:
+                self.moments[moment] = simulate(self.scenario, until=moment, explain=True)
+                while len(self.moments) > MOMENTS_KEPT:
+                    self.moments.popitem(last=False)
+            self.moments.move_to_end(moment)
+            return self.moments[moment]
+
+    def pod(self, namespace: str, name: str, at: float | None = None) -> dict[str, Any]:
+        """``kubesched explain NAMESPACE/NAME SCENARIO [--at AT] -o json``; KeyError for a pod the run
+        does not have at that moment."""
+        key = (f"{namespace}/{name}", at)
+        with self.lock:
+            if key not in self.diagnoses:
+                outcome = self.at(at)
+                if outcome.scheduler.cluster.get("Pod", namespace, name) is None:
+                    raise KeyError(missing_pod_message(outcome.result, namespace, name, at))
+                self.diagnoses[key] = diagnose(outcome.scheduler, namespace, name, run=outcome.result,
+                                               end_of_run=at is None).to_dict()
+                while len(self.diagnoses) > DIAGNOSES_KEPT:
+                    self.diagnoses.popitem(last=False)
+            self.diagnoses.move_to_end(key)
+            return self.diagnoses[key]
+
+    def pod_nodes(self, namespace: str, name: str, *, at: float | None = None, offset: int = 0,
+                  limit: int = 100, find: str = "") -> dict[str, Any]:
+        """A page of the diagnosis's per-node verdicts (``nodes`` of explain's JSON), those whose name
+        contains ``find``."""
+        nodes = self.pod(namespace, name, at)["nodes"]
+        if find:
+            nodes = [v for v in nodes if find in v["node"]]
+        return {"total": len(nodes), "offset": offset, "nodes": nodes[offset:offset + limit]}
+
+    def attempts(self, namespace: str, name: str) -> list[dict[str, Any]]:
+        """The pod's scheduling attempts in the run (``attempts`` of ``simulate --decisions -o
+        json``), numbered from 1, each score as raw (not recorded), normalised, weight, weighted."""
+        key = f"{namespace}/{name}"
+        obj = self.outcome.scheduler.cluster.get("Pod", namespace, name)
+        weights = weights_for(self.outcome.scheduler, obj) if obj is not None else {}
+        return [{**attempt, "number": number, "scores": attempt_scores(attempt, weights)}
+                for number, attempt in enumerate((a for a in self.result.get("attempts", ()) if a["pod"] == key), 1)]
+
+    def scores(self, namespace: str, name: str, at: float | None = None) -> dict[str, Any]:
+        """Every Score plugin's raw, normalised and weighted score on each node that passes the
+        filters for the pod now (at the end of the run, or at ``at``)."""
+        diagnosis = self.pod(namespace, name, at)
+        feasible = [v["node"] for v in diagnosis["nodes"] if v["fits"]]
+        with self.lock:
+            outcome = self.at(at)
+            return {"pod": diagnosis["pod"], "at": diagnosis["at"],
+                    "nodes": scores_now(outcome.scheduler, namespace, name, feasible)}
 
     # -- the timeline ---------------------------------------------------------------------------
     def timeline(self) -> dict[str, Any]:
