@@ -8,14 +8,18 @@ from typing import Any
 GONE = ("Deleted", "Completed", "Evicted", "Failed")
 
 
-def pod_counts_over_time(events: list[dict[str, Any]]) -> dict[str, list[tuple[float, float]]]:
-    """Pending and running pod counts after each instant at which either changed."""
+def pod_counts_over_time(events: list[dict[str, Any]], *,
+                         terminating: bool = False) -> dict[str, list[tuple[float, float]]]:
+    """Pending and running pod counts after each instant at which either changed. ``terminating``:
+    count the pods between their Terminating event and their end apart (``terminating``) instead of
+    as running."""
     state: dict[str, str] = {}
     counts: Counter[str] = Counter()
-    points: dict[str, list[tuple[float, float]]] = {"pending": [], "running": []}
+    names = ("pending", "running", "terminating") if terminating else ("pending", "running")
+    points: dict[str, list[tuple[float, float]]] = {name: [] for name in names}
 
     def record(t: float) -> None:
-        for name in ("pending", "running"):
+        for name in names:
             value = counts[name]
             series = points[name]
             if series and series[-1][0] == t:
@@ -29,7 +33,9 @@ def pod_counts_over_time(events: list[dict[str, Any]]) -> dict[str, list[tuple[f
         if reason == "Created":
             after: str | None = "pending"
         elif reason in ("Scheduled", "Started"):
-            after = "running"
+            after = "terminating" if before == "terminating" else "running"
+        elif reason == "Terminating" and terminating and before is not None:
+            after = "terminating"
         elif reason in GONE or event.get("phase") == "Failed":  # kubelet rejections carry their own reason
             after = None
         else:

@@ -12,14 +12,14 @@ from urllib.parse import parse_qs, urlencode
 
 from fastapi import FastAPI, HTTPException, Query, Request
 from fastapi.concurrency import run_in_threadpool
-from fastapi.responses import HTMLResponse
+from fastapi.responses import HTMLResponse, PlainTextResponse, Response
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 from pydantic import BaseModel, Field
 
 from kubesched.analysis.whatif import Changes, WhatIfError
 from kubesched.api.errors import KubeschedError
-from kubesched.ui.state import UiState
+from kubesched.ui.state import UiState, WhatIfRun
 
 HERE = Path(__file__).parent
 #: the longest name a Kubernetes object may have (a DNS subdomain)
@@ -28,6 +28,10 @@ MAX_NAME = 253
 NODES_PER_PAGE = 200
 SCORE_ROWS = 50
 AT = Query(None, ge=0, description="the simulated time to diagnose at (explain --at); the end of the run if omitted")
+
+
+def _attachment(filename: str) -> dict[str, str]:
+    return {"Content-Disposition": f'attachment; filename="{filename}"'}
 
 
 def _grouped_statuses(attempt: dict[str, Any] | None) -> list[tuple[str, list[str]]]:
@@ -147,11 +151,34 @@ def create_app(state: UiState) -> FastAPI:
         return state.timeline()
 
     @app.post("/api/whatif", summary="Simulate the cluster as it is and with the changes (as kubesched whatif -o json)")
-    def api_whatif(body: WhatIfRequest) -> dict[str, Any]:
+    def api_whatif(body: WhatIfRequest, response: Response) -> dict[str, Any]:
         try:
-            return state.whatif(body.changes())
+            run = state.whatif(body.changes())
         except KubeschedError as err:  # WhatIfError and bad input: the CLI's message
             raise HTTPException(400, detail=str(err)) from err
+        response.headers["Content-Location"] = f"/api/whatif/{run.id}"  # where its downloads are
+        return run.diff
+
+    @app.get("/api/whatif/{run_id}", summary="A what-if run's diff (the last few runs are kept)")
+    def api_whatif_run(run_id: int) -> dict[str, Any]:
+        return kept_whatif(run_id).diff
+
+    @app.get("/api/whatif/{run_id}/scenario.yaml", response_class=PlainTextResponse,
+             summary="A what-if run's changed scenario (as kubesched whatif --save-changed writes it)")
+    def api_whatif_scenario(run_id: int) -> PlainTextResponse:
+        return PlainTextResponse(kept_whatif(run_id).changed_yaml(), media_type="application/yaml",
+                                 headers=_attachment(f"whatif-{run_id}.yaml"))
+
+    @app.get("/api/whatif/{run_id}/report.html", response_class=HTMLResponse,
+             summary="A what-if run's HTML report (as kubesched whatif --report writes it)")
+    def api_whatif_report(run_id: int) -> HTMLResponse:
+        return HTMLResponse(kept_whatif(run_id).report(), headers=_attachment(f"whatif-{run_id}.html"))
+
+    def kept_whatif(run_id: int) -> WhatIfRun:
+        try:
+            return state.whatif_run(run_id)
+        except KeyError as err:
+            raise HTTPException(404, detail=str(err.args[0])) from err
 
     # -- pages ------------------------------------------------------------------------------------
     @app.get("/", response_class=HTMLResponse, include_in_schema=False)
@@ -195,9 +222,9 @@ def create_app(state: UiState) -> FastAPI:
     async def whatif_answer(request: Request) -> HTMLResponse:
         asked = WhatIfRequest.from_form(await request.body())
         try:
-            diff = await run_in_threadpool(state.whatif, asked.changes())  # seconds on a big cluster
+            run = await run_in_threadpool(state.whatif, asked.changes())  # seconds on a big cluster
         except KubeschedError as err:  # WhatIfError and bad input: the CLI's message, the form as it was
             return whatif_page(request, asked, 400, error=str(err))
-        return whatif_page(request, asked, diff=diff)
+        return whatif_page(request, asked, diff=run.diff, run_id=run.id)
 
     return app

@@ -16,12 +16,15 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
+import yaml
+
 from kubesched.analysis.diagnose import diagnose
-from kubesched.analysis.whatif import Changes, whatif
+from kubesched.analysis.whatif import Changes, scenario_documents, whatif
 from kubesched.api.loader import Scenario, load_scenario
 from kubesched.api.quantity import parse_quantity
 from kubesched.cli.explain import missing_pod_text
 from kubesched.cli.grouping import POOL_LABELS, pool_by_name, pool_of
+from kubesched.report.html import whatif_report
 from kubesched.sim import SimulationOutcome, simulate
 from kubesched.sim.series import pod_counts_over_time
 from kubesched.ui.scores import attempt_scores, scores_now, weights_for
@@ -29,6 +32,8 @@ from kubesched.ui.scores import attempt_scores, scores_now, weights_for
 #: how many runs to an earlier moment, and how many diagnoses, are kept
 MOMENTS_KEPT = 2
 DIAGNOSES_KEPT = 16
+#: the what-if runs kept for their downloads
+WHATIFS_KEPT = 8
 #: the node's label that names its zone
 ZONE_LABEL = "topology.kubernetes.io/zone"
 
@@ -38,6 +43,19 @@ def missing_pod_message(result: dict[str, Any], namespace: str, name: str, at: f
     end of the run or at ``at`` (refused by admission, gone, or in another namespace: then with the
     ``-n`` to use). The words are the CLI's own: explain's function writes them."""
     return missing_pod_text(result, namespace, name, at)
+
+
+def _totals(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """A group of nodes' count, pods, cpu and memory shares (requested over allocatable, summed),
+    and how many are cordoned or not ready."""
+    out: dict[str, Any] = {"count": len(rows), "pods": sum(r["pods"] for r in rows),
+                           "cordoned": sum(1 for r in rows if r["unschedulable"]),
+                           "notReady": sum(1 for r in rows if not r["ready"])}
+    for resource in ("cpu", "memory"):
+        requested = sum(parse_quantity(r[resource]["requested"]) for r in rows)
+        allocatable = sum(parse_quantity(r[resource]["allocatable"]) for r in rows)
+        out[f"{resource}Share"] = float(requested / allocatable) if allocatable else None
+    return out
 
 
 def _share(requested: str, allocatable: str) -> float | None:
@@ -54,6 +72,9 @@ class UiState:
     lock: threading.RLock = field(default_factory=threading.RLock)
     #: the runs up to an earlier moment (``explain --at``), the most recent last
     moments: OrderedDict[float, SimulationOutcome] = field(default_factory=OrderedDict)
+    #: the last what-if runs, by their number
+    whatifs: OrderedDict[int, WhatIfRun] = field(default_factory=OrderedDict)
+    whatif_count: int = 0
     #: the last diagnoses, by (pod key, moment)
     diagnoses: OrderedDict[tuple[str, float | None], dict[str, Any]] = field(default_factory=OrderedDict)
 
@@ -79,26 +100,26 @@ class UiState:
             labels = node["metadata"].get("labels") or {}
             found = pool_of(labels, POOL_LABELS)
             pool = found[1] if found else pool_by_name(entry["node"])
-            ready = next((c.get("status") for c in (node.get("status") or {}).get("conditions") or []
-                          if c.get("type") == "Ready"), None)
+            conditions = (node.get("status") or {}).get("conditions") or []
+            ready = next((c.get("status") for c in conditions if c.get("type") == "Ready"), None)
             row = {**entry, "zone": labels.get(ZONE_LABEL, ""),
                    "taints": [f"{t.get('key')}{'=' + t['value'] if t.get('value') else ''}:{t.get('effect')}"
                               for t in (node.get("spec") or {}).get("taints") or []],
                    "unschedulable": bool((node.get("spec") or {}).get("unschedulable")),
                    "ready": ready != "False",
+                   # the conditions that are bad news when True (MemoryPressure, DiskPressure, ...)
+                   "conditions": [c["type"] for c in conditions if c.get("type") != "Ready" and c.get("status") == "True"],
                    "cpuShare": _share(entry["cpu"]["requested"], entry["cpu"]["allocatable"]),
                    "memoryShare": _share(entry["memory"]["requested"], entry["memory"]["allocatable"]),
                    "podsShare": entry["pods"] / entry["allocatablePods"] if entry.get("allocatablePods") else None}
             group = pools.setdefault(pool, {"pool": pool, "label": found[0] if found else None, "nodes": []})
             group["nodes"].append(row)
         for group in pools.values():
-            rows = group["nodes"]
-            group["count"] = len(rows)
-            for resource in ("cpu", "memory"):
-                requested = sum(parse_quantity(r[resource]["requested"]) for r in rows)
-                allocatable = sum(parse_quantity(r[resource]["allocatable"]) for r in rows)
-                group[f"{resource}Share"] = float(requested / allocatable) if allocatable else None
-            group["pods"] = sum(r["pods"] for r in rows)
+            group.update(_totals(group["nodes"]))
+            zones: dict[str, list[dict[str, Any]]] = {}
+            for row in group["nodes"]:
+                zones.setdefault(row["zone"], []).append(row)
+            group["zones"] = [{"zone": zone, **_totals(rows)} for zone, rows in sorted(zones.items())]
         pending = sorted(key for key, pod in self.result["pods"].items() if pod["phase"] == "Pending" and not pod["node"])
         return {"scenario": self.result["scenario"], "seed": self.result["seed"], "endTime": self.result["endTime"],
                 "summary": self.result["summary"], "pools": sorted(pools.values(), key=lambda g: g["pool"]),
@@ -163,16 +184,41 @@ class UiState:
 
     # -- the timeline ---------------------------------------------------------------------------
     def timeline(self) -> dict[str, Any]:
-        """Pods pending and running over time (those the run created) and every event."""
-        series = pod_counts_over_time(self.result["events"])
-        return {"endTime": self.result["endTime"], "pending": series["pending"], "running": series["running"],
-                "events": self.result["events"]}
+        """Pods pending, running and terminating over time (those the run created) and every event."""
+        series = pod_counts_over_time(self.result["events"], terminating=True)
+        return {"endTime": self.result["endTime"], **series, "events": self.result["events"]}
 
     # -- what if --------------------------------------------------------------------------------
-    def whatif(self, changes: Changes) -> dict[str, Any]:
+    def whatif(self, changes: Changes) -> WhatIfRun:
         """``kubesched whatif SCENARIO [changes] -o json`` (WhatIfError for changes the cluster
-        cannot take: an unknown node, say)."""
+        cannot take: an unknown node, say), kept with its changed scenario for the downloads."""
         with self.lock:
-            diff, _ = whatif(self.scenario, changes)  # keeps the scenario as it is
-        return diff
+            diff, changed = whatif(self.scenario, changes)  # keeps the scenario as it is
+            self.whatif_count += 1
+            run = WhatIfRun(self.whatif_count, diff, changed)
+            self.whatifs[run.id] = run
+            while len(self.whatifs) > WHATIFS_KEPT:
+                self.whatifs.popitem(last=False)
+        return run
 
+    def whatif_run(self, run_id: int) -> WhatIfRun:
+        """A what-if run kept (KeyError once it is no longer)."""
+        run = self.whatifs.get(run_id)
+        if run is None:
+            raise KeyError(f"no what-if {run_id} (the last {WHATIFS_KEPT} are kept): run it again")
+        return run
+
+
+@dataclass(frozen=True)
+class WhatIfRun:
+    id: int
+    #: the diff, as ``kubesched whatif -o json`` prints it
+    diff: dict[str, Any]
+    #: the scenario with the changes, as ``--save-changed`` writes it
+    changed: Scenario
+
+    def changed_yaml(self) -> str:
+        return yaml.safe_dump_all(scenario_documents(self.changed), sort_keys=False)
+
+    def report(self) -> str:
+        return whatif_report(self.diff)

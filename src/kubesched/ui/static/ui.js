@@ -42,6 +42,7 @@ async function timeline() {
     document.getElementById("time-label").textContent = t.toFixed(1).replace(/\.0$/, "");
     document.getElementById("pending-count").textContent = valueAt(data.pending, t);
     document.getElementById("running-count").textContent = valueAt(data.running, t);
+    document.getElementById("terminating-count").textContent = valueAt(data.terminating, t);
     const wanted = filter.value.trim().toLowerCase();
     const rows = [];
     for (const e of data.events) {
