@@ -19,6 +19,7 @@ from pydantic import BaseModel, Field
 
 from kubesched.analysis.whatif import Changes, WhatIfError
 from kubesched.api.errors import KubeschedError
+from kubesched.ui.edits import MAX_EDIT_BYTES
 from kubesched.ui.state import UiState, WhatIfRun
 
 HERE = Path(__file__).parent
@@ -27,6 +28,8 @@ MAX_NAME = 253
 #: the every-node verdict table's page, and the rows of the score table the pod's page shows
 NODES_PER_PAGE = 200
 SCORE_ROWS = 50
+#: the objects the edit page lists (the rest are found by their name)
+OBJECT_ROWS = 200
 AT = Query(None, ge=0, description="the simulated time to diagnose at (explain --at); the end of the run if omitted")
 
 
@@ -40,6 +43,12 @@ def _grouped_statuses(attempt: dict[str, Any] | None) -> list[tuple[str, list[st
     for node, reason in ((attempt or {}).get("nodeStatuses") or {}).items():
         groups.setdefault(reason, []).append(node)
     return sorted(groups.items(), key=lambda item: (-len(item[1]), item[0]))
+
+
+class EditRequest(BaseModel):
+    """Objects to add or replace."""
+
+    yaml: str = Field(description="one or more YAML (or JSON) documents, as a file for kubesched whatif --apply")
 
 
 class WhatIfRequest(BaseModel):
@@ -180,6 +189,39 @@ def create_app(state: UiState) -> FastAPI:
         except KeyError as err:
             raise HTTPException(404, detail=str(err.args[0])) from err
 
+    @app.get("/api/objects", summary="The scenario's objects (kind, namespace, name), in order")
+    def api_objects() -> list[dict[str, Any]]:
+        return state.objects()
+
+    @app.get("/api/objects/{kind}/{name}", response_class=PlainTextResponse,
+             summary="One object of the scenario as YAML (namespace: for a namespaced kind)")
+    def api_object(kind: str, name: str, namespace: str = "") -> PlainTextResponse:
+        try:
+            return PlainTextResponse(state.object_yaml(kind, namespace, name), media_type="application/yaml")
+        except KeyError as err:
+            raise HTTPException(404, detail=str(err.args[0])) from err
+
+    @app.post("/api/objects", summary="Add or replace objects (YAML or JSON, as whatif --apply reads a file), "
+                                      "then simulate again")
+    def api_edit(body: EditRequest) -> dict[str, Any]:
+        try:
+            return state.edit(body.yaml)
+        except KubeschedError as err:  # the loader's error, naming the document and the field
+            raise HTTPException(400, detail=str(err)) from err
+
+    @app.delete("/api/objects/{kind}/{name}", summary="Delete one object, then simulate again")
+    def api_delete(kind: str, name: str, namespace: str = "") -> dict[str, Any]:
+        try:
+            return state.delete(kind, namespace, name)
+        except KubeschedError as err:
+            raise HTTPException(400, detail=str(err)) from err
+
+    @app.get("/api/scenario.yaml", response_class=PlainTextResponse,
+             summary="The scenario as it is now, with the edits (kubesched simulate reads it)")
+    def api_scenario() -> PlainTextResponse:
+        return PlainTextResponse(state.scenario_yaml(), media_type="application/yaml",
+                                 headers=_attachment(f"{state.result['scenario']}.yaml"))
+
     # -- pages ------------------------------------------------------------------------------------
     @app.get("/", response_class=HTMLResponse, include_in_schema=False)
     def cluster_page(request: Request) -> HTMLResponse:
@@ -209,6 +251,36 @@ def create_app(state: UiState) -> FastAPI:
     @app.get("/timeline", response_class=HTMLResponse, include_in_schema=False)
     def timeline_page(request: Request) -> HTMLResponse:
         return page(request, "timeline.html", end=state.result["endTime"])
+
+    def edit_page(request: Request, status_code: int = 200, /, **context: Any) -> HTMLResponse:
+        find = request.query_params.get("find", "")
+        objects = [o for o in state.objects() if not find or find in f"{o['kind']} {o['namespace']}/{o['name']}"]
+        return page(request, "edit.html", status_code, objects=objects[:OBJECT_ROWS], matching=len(objects),
+                    find=find, summary_now=state.result["summary"], **{"text": "", **context})
+
+    @app.get("/edit", response_class=HTMLResponse, include_in_schema=False)
+    def edit_form(request: Request, kind: str = "", namespace: str = "", name: str = "") -> HTMLResponse:
+        if not kind:
+            return edit_page(request)
+        try:
+            return edit_page(request, text=state.object_yaml(kind, namespace, name))
+        except KeyError as err:
+            return edit_page(request, 404, error=str(err.args[0]))
+
+    @app.post("/edit", response_class=HTMLResponse, include_in_schema=False)
+    async def edit_answer(request: Request) -> HTMLResponse:
+        fields = {k: v[0] for k, v in parse_qs((await request.body()).decode("utf-8", "replace"),
+                                                keep_blank_values=True).items()}
+        text = fields.get("yaml", "")
+        try:
+            if fields.get("action") == "delete":
+                done = await run_in_threadpool(state.delete, fields.get("kind", ""), fields.get("namespace", ""),
+                                               fields.get("name", ""))
+                return edit_page(request, done=f"deleted {done['deleted']}")
+            done = await run_in_threadpool(state.edit, text)
+        except KubeschedError as err:  # the CLI's words; the text stays as it was sent
+            return edit_page(request, 400, error=str(err), text=text if len(text) <= MAX_EDIT_BYTES else "")
+        return edit_page(request, done="applied " + ", ".join(done["applied"]), warnings=done["warnings"], text=text)
 
     def whatif_page(request: Request, asked: WhatIfRequest, status_code: int = 200, **answer: Any) -> HTMLResponse:
         nodes = [n["node"] for n in state.result["nodes"]]

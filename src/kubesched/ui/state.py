@@ -24,9 +24,11 @@ from kubesched.api.loader import Scenario, load_scenario
 from kubesched.api.quantity import parse_quantity
 from kubesched.cli.explain import missing_pod_text
 from kubesched.cli.grouping import POOL_LABELS, pool_by_name, pool_of
+from kubesched.k8s.objects import key_of
 from kubesched.report.html import whatif_report
 from kubesched.sim import SimulationOutcome, simulate
 from kubesched.sim.series import pod_counts_over_time
+from kubesched.ui.edits import object_keys, read_objects, with_objects, without_object
 from kubesched.ui.scores import attempt_scores, scores_now, weights_for
 
 #: how many runs to an earlier moment, and how many diagnoses, are kept
@@ -187,6 +189,43 @@ class UiState:
         """Pods pending, running and terminating over time (those the run created) and every event."""
         series = pod_counts_over_time(self.result["events"], terminating=True)
         return {"endTime": self.result["endTime"], **series, "events": self.result["events"]}
+
+    # -- editing ------------------------------------------------------------------------------
+    def edit(self, text: str) -> dict[str, Any]:
+        """Add or replace the objects of ``text`` (YAML or JSON, as ``whatif --apply`` reads a file)
+        and simulate again; EditError (the loader's words) or the simulation's error changes nothing."""
+        objects, warnings = read_objects(text)
+        with self.lock:
+            self._rerun(with_objects(self.scenario, objects))
+        return {"applied": [f"{o['kind']} {key_of(o)}" for o in objects], "warnings": warnings,
+                "summary": self.result["summary"]}
+
+    def delete(self, kind: str, namespace: str, name: str) -> dict[str, Any]:
+        """Delete one object and simulate again (EditError for an object the scenario has not)."""
+        with self.lock:
+            self._rerun(without_object(self.scenario, kind, namespace, name))
+        return {"deleted": f"{kind} {namespace + '/' if namespace else ''}{name}", "summary": self.result["summary"]}
+
+    def _rerun(self, scenario: Scenario) -> None:
+        outcome = simulate(scenario, explain=True)  # raises before anything is replaced
+        self.scenario, self.outcome = scenario, outcome
+        self.moments.clear()
+        self.diagnoses.clear()
+
+    def objects(self) -> list[dict[str, Any]]:
+        return object_keys(self.scenario)
+
+    def object_yaml(self, kind: str, namespace: str, name: str) -> str:
+        """One object of the scenario as YAML, to edit (KeyError if there is none such)."""
+        wanted = f"{namespace}/{name}" if namespace else name
+        for obj in self.scenario.objects:
+            if obj["kind"] == kind and key_of(obj) == wanted:
+                return yaml.safe_dump(obj, sort_keys=False)
+        raise KeyError(f"no {kind} {wanted} in the scenario")
+
+    def scenario_yaml(self) -> str:
+        """The scenario as it is now (after the edits), as ``whatif --save-changed`` writes one."""
+        return yaml.safe_dump_all(scenario_documents(self.scenario), sort_keys=False)
 
     # -- what if --------------------------------------------------------------------------------
     def whatif(self, changes: Changes) -> WhatIfRun:
