@@ -10,6 +10,7 @@ import socket
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -32,14 +33,15 @@ pytestmark = pytest.mark.skipif(BROWSER is None, reason="needs Debian's chromium
 DEMO = str(Path(__file__).resolve().parents[2] / "examples" / "demo.yaml")
 
 
-@pytest.fixture(scope="module")
-def server() -> Iterator[str]:
+@contextmanager
+def _serving(path: str) -> Iterator[str]:
+    """``kubesched ui PATH`` as it serves: the app on uvicorn, on a free port of the loopback."""
     import uvicorn
 
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    app = create_app(UiState.load(DEMO))
+    app = create_app(UiState.load(path))
     srv = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
     thread = threading.Thread(target=srv.run, daemon=True)
     thread.start()
@@ -47,9 +49,17 @@ def server() -> Iterator[str]:
     while not srv.started:
         assert time.monotonic() < deadline, "the server did not start"
         time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}"
-    srv.should_exit = True
-    thread.join(timeout=10)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        srv.should_exit = True
+        thread.join(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[str]:
+    with _serving(DEMO) as url:
+        yield url
 
 
 @pytest.fixture()
@@ -109,3 +119,51 @@ def test_a_bad_change_shows_the_clis_error_and_the_timeline_scrubs(server: str, 
     assert page.inner_text("#time-label") == "0"
     page.fill("#event-filter", "FailedScheduling")
     assert all("FailedScheduling" in row for row in page.locator("#events tbody tr").all_inner_texts())
+
+
+def test_a_pods_attempts_and_scores_and_a_whatifs_downloads(server: str, page: Page, tmp_path: Path) -> None:
+    simulated = _cli("simulate", DEMO, "-o", "json", "--decisions")
+    canary = [a for a in simulated["attempts"] if a["pod"] == "default/canary"]
+    page.goto(server + "/pods/default/canary")
+    assert page.locator("#attempts tr").count() == len(canary) + 1
+    page.click("a.attempt-link >> nth=0")
+    page.wait_for_selector("#attempt-scores")
+    assert page.inner_text("#attempt-title").startswith(f"Attempt 1 at t={canary[0]['time']:g}s: scheduled on ")
+    first = page.locator("#attempt-scores tr.score-row").first
+    best = canary[0]["scores"][0]
+    assert first.get_attribute("data-name") == best["node"]
+    assert first.locator("td").last.inner_text() == str(best["total"])
+    now = page.locator("#scores-now tr.score-row").first.locator("td").all_inner_texts()
+    assert "→" in now[1] and "×" in now[1]  # raw → normalised × weight = weighted
+
+    page.goto(server + "/whatif")
+    page.select_option("#drain", "node-2")
+    page.check("input[name=ignoreDaemonSets]")
+    page.check("input[name=force]")
+    page.click("#run-whatif")
+    page.wait_for_selector("#whatif-result", timeout=60_000)
+    with page.expect_download() as download:
+        page.click("#whatif-scenario")
+    saved = tmp_path / "changed.yaml"
+    download.value.save_as(saved)
+    assert _cli("simulate", str(saved), "-o", "json")["summary"]["pending"] == \
+        _cli("whatif", DEMO, "--drain", "node-2", "--ignore-daemonsets", "--force", "-o", "json")["summary"]["changed"]["pending"]
+
+
+def test_editing_adds_a_node_and_refuses_broken_yaml(page: Page) -> None:
+    with _serving(DEMO) as url:  # a server of its own: the edit changes its scenario
+        page.goto(url + "/edit")
+        page.fill("#edit-yaml", "apiVersion: v1\nkind: Node\nmetadata: {name: node-7\n")
+        page.click("#apply-edit")
+        page.wait_for_selector("#edit-error")
+        assert page.inner_text("#edit-error").startswith("edit.yaml: document 1: line")
+        assert "metadata: {name: node-7" in page.input_value("#edit-yaml")  # the text as it was sent
+        page.fill("#edit-yaml", "apiVersion: v1\nkind: Node\nmetadata: {name: node-7}\n"
+                                "status: {allocatable: {cpu: '32', memory: 128Gi, pods: '110'}}\n")
+        page.click("#apply-edit")
+        page.wait_for_selector("#edit-done")
+        assert "applied Node node-7" in page.inner_text("#edit-done") and "pending 0" in page.inner_text("#edit-done")
+        page.click("text=Cluster")
+        page.fill("#node-search", "node-7")
+        assert page.locator("tr.node-row:visible").count() == 1
+        assert "pending 0" in page.inner_text("#summary")
