@@ -1,15 +1,17 @@
 """``kubesched ui`` on a big cluster, measured in a real browser (Debian's chromium through Playwright).
 
 Loads a dump (``--dump``: e.g. the 1000-node, 20 000-pod one ``benchmarks/production_dump.py
---generate-only --keep DIR`` writes), simulates it as ``kubesched ui`` does, serves it with uvicorn
-and times, from the browser:
+--generate-only --keep DIR`` writes; or ``--size NODESxPODS``: a production-shaped dump of that size
+built by the same code into ``--keep DIR``), simulates it as ``kubesched ui`` does, serves it with
+uvicorn and times, from the browser:
 
 * the first view (``/``, navigation start to the load event), after the simulation is ready;
-* opening a pending pod from the cluster page (the click to the loaded pod page: its diagnosis is
-  worked out on the request);
+* opening a pending pod from the cluster page (the click to the loaded pod page: its diagnosis,
+  attempts and scores are worked out on the request), and opening it again (the diagnosis kept);
 * moving the timeline's scrubber (the input event to the repainted counts and events).
 
     python benchmarks/ui.py --dump /tmp/dumps/eks-1000n-20000p-s1.json
+    python benchmarks/ui.py --size 100x2000 --keep /tmp/dumps
 """
 
 from __future__ import annotations
@@ -17,8 +19,10 @@ from __future__ import annotations
 import argparse
 import shutil
 import socket
+import tempfile
 import threading
 import time
+from pathlib import Path
 
 from kubesched.ui.app import create_app
 from kubesched.ui.state import UiState
@@ -26,14 +30,26 @@ from kubesched.ui.state import UiState
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--dump", required=True, help="a scenario or kubectl dump")
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--dump", help="a scenario or kubectl dump")
+    source.add_argument("--size", help="NODESxPODS: build a production-shaped dump of that size (e.g. 1000x20000)")
+    parser.add_argument("--keep", help="where --size's dump is written (and found again); default: a temporary folder")
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
     import uvicorn
     from playwright.sync_api import sync_playwright
 
+    path = args.dump
+    if args.size:
+        from production_dump import ensure_dumps
+
+        nodes, pods = (int(n) for n in args.size.lower().split("x"))
+        folder = Path(args.keep or tempfile.mkdtemp(prefix="kubesched-ui-bench-"))
+        folder.mkdir(parents=True, exist_ok=True)
+        _, rows = ensure_dumps(folder, nodes, pods, ["json"])
+        path = rows[0]["path"]
     started = time.perf_counter()
-    state = UiState.load(args.dump)
+    state = UiState.load(path)
     print(f"loaded and simulated in {time.perf_counter() - started:.1f} s: {len(state.result['nodes'])} nodes, "
           f"{len(state.result['pods'])} pods", flush=True)
     with socket.socket() as probe:
@@ -57,6 +73,9 @@ def main() -> None:
             pod.click()
             page.wait_for_selector("#node-groups")
             opened = time.perf_counter() - t0
+            t0 = time.perf_counter()
+            page.reload(wait_until="load")
+            again = time.perf_counter() - t0
             page.goto(url + "/timeline")
             page.wait_for_function("document.getElementById('pending-count').textContent !== '-'")
             moved = page.evaluate("""() => {
@@ -66,8 +85,8 @@ def main() -> None:
                 s.dispatchEvent(new Event('input'));
                 return performance.now() - t0;
             }""")
-            print(f"first view {first * 1000:.0f} ms, a pending pod opened {opened * 1000:.0f} ms, "
-                  f"scrubber moved {moved:.0f} ms", flush=True)
+            print(f"first view {first * 1000:.0f} ms, a pending pod opened {opened * 1000:.0f} ms "
+                  f"(again {again * 1000:.0f} ms), scrubber moved {moved:.0f} ms", flush=True)
         browser.close()
     server.should_exit = True
 

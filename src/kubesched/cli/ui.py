@@ -24,9 +24,10 @@ LOOPBACK = ("127.0.0.1", "localhost", "::1")
 @click.option("--open", "open_browser", is_flag=True, help="Open the page in the default browser.")
 def ui(scenario: str, host: str, port: int, open_browser: bool) -> None:
     """Serve a web page over SCENARIO (a scenario, manifests or a kubectl dump): the cluster by node
-    pool, each pod's filter verdicts on every node and what preemption would cost, the timeline with
-    a scrubber, and what-if drains, cordons and class changes; the same documents as JSON under /api
-    (documented at /docs). Needs the ui extra: pip install 'kubesched[ui]'."""
+    pool and zone, each pod's filter verdicts on every node, its attempts and scores per plugin and
+    what preemption would cost, the timeline with a scrubber, what-if drains, cordons and class
+    changes, and objects edited as YAML; the same documents as JSON under /api (documented at /docs).
+    Needs the ui extra: pip install 'kubesched[ui]'."""
     try:
         import uvicorn
 
