@@ -15,11 +15,7 @@ SRC = Path(kubesched.__file__).parent
 ROOT = "kubesched"
 
 #: (importing module, what it uses) pairs allowed, each with the reason it cannot be helped
-ALLOWED: dict[tuple[str, str], str] = {
-    ("kubesched.ui.scores", "kubesched.analysis.diagnose._as_pending"):
-        "the ui scores a bound pod as explain diagnoses it; to become diagnose.as_pending (analysis/ is edited "
-        "elsewhere meanwhile)",
-}
+ALLOWED: dict[tuple[str, str], str] = {}
 
 
 def _is_private(part: str) -> bool:

@@ -217,7 +217,7 @@ def diagnose(scheduler: Scheduler, namespace: str, name: str, *, detail: bool = 
         result.failed = {"reason": str(status["reason"]), "message": str(status.get("message") or "")}
     if pod.node_name:
         result.as_if_pending = True
-        with _as_pending(scheduler.cache, obj) as pending:
+        with as_pending(scheduler.cache, obj) as pending:
             _diagnose_filters(scheduler, pending, result, detail)
         return result
     result.terminating_on_nominated = _terminating_on_nominated(scheduler.cache, pod, run)
@@ -226,7 +226,7 @@ def diagnose(scheduler: Scheduler, namespace: str, name: str, *, detail: bool = 
 
 
 @contextmanager
-def _as_pending(cache: Cache, obj: Obj) -> Iterator[Obj]:
+def as_pending(cache: Cache, obj: Obj) -> Iterator[Obj]:
     """A bound pod as it was before the scheduler placed it: its object without ``spec.nodeName``
     (nor the nomination that served to place it), and the cache without it on its node for as long
     as the diagnosis lasts (its own requests and labels would otherwise count against it)."""

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from kubesched.analysis.diagnose import _as_pending
+from kubesched.analysis.diagnose import as_pending
 from kubesched.scheduler.framework.interface import CycleState, ScoreVector
 from kubesched.scheduler.framework.runtime import Framework
 from kubesched.scheduler.framework.types import PodInfo
@@ -59,7 +59,7 @@ def scores_now(scheduler: Scheduler, namespace: str, name: str, feasible: list[s
     if fwk is None or not feasible:
         return []
     if (obj.get("spec") or {}).get("nodeName"):
-        with _as_pending(scheduler.cache, obj) as pending:
+        with as_pending(scheduler.cache, obj) as pending:
             return _score(scheduler, fwk, pending, feasible)
     return _score(scheduler, fwk, obj, feasible)
 
