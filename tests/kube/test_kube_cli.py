@@ -10,6 +10,8 @@ import subprocess
 import sys
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -20,6 +22,21 @@ from conftest import node_of, pod, wait_for
 from kubesched.cluster.kube import wall_clock
 from kubesched.cluster.kube.events import micro_time
 from kubesched.testkit.builders import make_node
+
+
+@contextmanager
+def _kubesched_run(fake: FakeApiServer, tmp_path: Path, *args: str) -> Iterator[subprocess.Popen[str]]:
+    """``kubesched run`` against the fake API server as a process of its own, killed on the way out
+    if the test left it running (a failed assertion)."""
+    proc = subprocess.Popen([sys.executable, "-m", "kubesched", "run", "--kubeconfig", fake.kubeconfig(tmp_path),
+                             *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        yield proc
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -55,12 +72,8 @@ def test_run_schedules_serves_probes_and_stops_cleanly_on_sigterm(fake: FakeApiS
     port = free_port()
     fake.create(make_node("n1"))
     fake.create(pod("p0"))
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "kubesched", "run", "--kubeconfig", fake.kubeconfig(tmp_path), "--config",
-         str(config), "--bind-address", "127.0.0.1", "--port", str(port), "--identity", "cli-replica"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )
-    try:
+    with _kubesched_run(fake, tmp_path, "--config", str(config), "--bind-address", "127.0.0.1", "--port", str(port),
+                        "--identity", "cli-replica") as proc:
         wait_for(lambda: http_get(port, "/readyz")[0] == 200, timeout=30, what="/readyz")
         assert http_get(port, "/healthz") == (200, "ok\n")
         fake.create(pod("p1"))
@@ -75,10 +88,6 @@ def test_run_schedules_serves_probes_and_stops_cleanly_on_sigterm(fake: FakeApiS
         assert lease["spec"]["leaseDurationSeconds"] == 3
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=20) == 0
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
     lease = fake.get("Lease", "kube-system", "kubesched")
     assert lease is not None and lease["spec"]["holderIdentity"] == ""
     assert proc.stderr is not None
@@ -104,12 +113,7 @@ def test_run_beside_the_default_scheduler_elects_its_leader_on_a_lease_of_its_ow
     config.write_text(yaml.safe_dump({**CONFIG, "leaderElection": election}))
     fake.create(make_node("n1"))
     fake.create(pod("p0"))
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "kubesched", "run", "--kubeconfig", fake.kubeconfig(tmp_path), "--config",
-         str(config), "--port", "0", "--identity", "beside"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )
-    try:
+    with _kubesched_run(fake, tmp_path, "--config", str(config), "--port", "0", "--identity", "beside") as proc:
         wait_for(lambda: node_of(fake, "p0") == "n1", timeout=30, what="p0 bound by kubesched")
         lease = fake.get("Lease", "kube-system", "kubesched")
         assert lease is not None and lease["spec"]["holderIdentity"] == "beside"
@@ -117,10 +121,6 @@ def test_run_beside_the_default_scheduler_elects_its_leader_on_a_lease_of_its_ow
         assert other is not None and other["spec"]["holderIdentity"].startswith("control-plane-1_")
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=20) == 0
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
 
 
 def test_run_refuses_an_invalid_configuration(tmp_path: Path) -> None:
@@ -142,21 +142,13 @@ def test_informers_that_cannot_sync_make_it_unready_not_unhealthy(fake: FakeApiS
     config.write_text(yaml.safe_dump({**CONFIG, "leaderElection": {"leaderElect": False}}))
     port = free_port()
     fake.inject(Fault(method="GET", path="/api/v1/nodes", status=503, times=-1))
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "kubesched", "run", "--kubeconfig", fake.kubeconfig(tmp_path), "--config",
-         str(config), "--bind-address", "127.0.0.1", "--port", str(port)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )
-    try:
+    with _kubesched_run(fake, tmp_path, "--config", str(config), "--bind-address", "127.0.0.1",
+                        "--port", str(port)) as proc:
         wait_for(lambda: http_get(port, "/healthz")[0] != 0, timeout=30, what="the probe server")
         assert http_get(port, "/readyz")[0] == 500
         assert http_get(port, "/healthz") == (200, "ok\n")
         proc.send_signal(signal.SIGTERM)
         proc.wait(timeout=20)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
     assert proc.stderr is not None
     retries = [json.loads(line) for line in proc.stderr.read().splitlines()
                if line.startswith("{") and "retrying" in line]

@@ -86,13 +86,18 @@ def _type(name: str) -> Mapping[str, str]:
 _SHAPES: dict[str, tuple[Set[str], dict[str, tuple[str, str]]]] = {}
 
 
+def parse_reference(reference: str) -> tuple[str, str]:
+    """A field's reference to the type it holds (``known_fields_data``'s notation, not empty): how
+    it holds it ("[" a list, "{" a map, "" one) and the type's name."""
+    return (reference[0], reference[1:-1]) if reference[0] in "[{" else ("", reference)
+
+
 def _shape(type_name: str) -> tuple[Set[str], dict[str, tuple[str, str]]]:
     shape = _SHAPES.get(type_name)
     if shape is None:
         fields = _type(type_name)
         shape = _SHAPES[type_name] = (fields.keys(), {
-            key: (reference[0], reference[1:-1]) if reference[0] in "[{" else ("", reference)
-            for key, reference in fields.items() if reference})
+            key: parse_reference(reference) for key, reference in fields.items() if reference})
     return shape
 
 

@@ -37,6 +37,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from kubesched.api.known_fields import parse_reference
 from kubesched.api.known_fields_data import KIND_TYPES, TYPES
 from kubesched.k8s.objcopy import deep_copy
 from kubesched.k8s.objects import DEFAULT_NAMESPACE, Obj, is_namespaced, is_terminal
@@ -223,20 +224,17 @@ def _time_shapes() -> dict[str, tuple[tuple[str, ...], tuple[tuple[str, str, str
     its object fields whose type holds one somewhere below: (key, how: "" one, "[" a list, "{" a
     map, the type). A walk that follows only these sees every timestamp and leaves out the rest of
     an object (a pod's containers, say), which is most of it."""
-    def parse(reference: str) -> tuple[str, str]:
-        return (reference[0], reference[1:-1]) if reference[0] in "[{" else ("", reference)
-
     holds = {name for name, fields in TYPES.items()
              if any(key in _TIME_FIELDS and not reference for key, reference in fields.items())}
     changed = True
     while changed:  # a type holds one if a type below it does
         changed = False
         for name, fields in TYPES.items():
-            if name not in holds and any(parse(ref)[1] in holds for ref in fields.values() if ref):
+            if name not in holds and any(parse_reference(ref)[1] in holds for ref in fields.values() if ref):
                 holds.add(name)
                 changed = True
     return {name: (tuple(key for key, ref in fields.items() if key in _TIME_FIELDS and not ref),
-                   tuple((key, *parse(ref)) for key, ref in fields.items() if ref and parse(ref)[1] in holds))
+                   tuple((key, *parse_reference(ref)) for key, ref in fields.items() if ref and parse_reference(ref)[1] in holds))
             for name, fields in TYPES.items() if name in holds}
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from kubesched.api.quantity import format_quantity
+from kubesched.api.quantity import format_quantity, parse_quantity
 
 if TYPE_CHECKING:
     from kubesched.sim.runner import Simulation
@@ -63,3 +63,12 @@ def node_utilisation(sim: Simulation) -> list[dict[str, Any]]:
             }
         rows.append(row)
     return rows
+
+
+def requested_share(rows: list[dict[str, Any]], resource: str) -> float | None:
+    """``resource`` (cpu or memory) requested over allocatable, each summed over ``rows`` of a
+    result's ``nodes`` section; None where nothing of it is allocatable."""
+    allocatable = sum(parse_quantity(r[resource]["allocatable"]) for r in rows)
+    if not allocatable:
+        return None
+    return float(sum(parse_quantity(r[resource]["requested"]) for r in rows) / allocatable)

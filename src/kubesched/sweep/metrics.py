@@ -23,7 +23,7 @@ import math
 from collections import defaultdict
 from typing import Any
 
-from kubesched.api.quantity import parse_quantity
+from kubesched.sim.result import requested_share
 
 #: the scalar metrics, in the order tables show them
 SCALARS = ("pending", "scheduled", "preemptions", "victims", "pdbViolations", "evictions",
@@ -95,11 +95,7 @@ def variant_metrics(result: dict[str, Any]) -> dict[str, Any]:
     victims_by_class: dict[str, int] = defaultdict(int)
     for victim in victims:
         victims_by_class[(pods.get(victim) or {}).get("priorityClassName") or ""] += 1
-    allocation = {}
-    for resource in ("cpu", "memory"):
-        requested = sum(parse_quantity(n[resource]["requested"]) for n in result["nodes"])
-        allocatable = sum(parse_quantity(n[resource]["allocatable"]) for n in result["nodes"])
-        allocation[f"{resource}Allocation"] = float(requested / allocatable) if allocatable else None
+    allocation = {f"{resource}Allocation": requested_share(result["nodes"], resource) for resource in ("cpu", "memory")}
     slots = sum(n["allocatablePods"] for n in result["nodes"])
     allocation["podsAllocation"] = sum(n["pods"] for n in result["nodes"]) / slots if slots else None
     autoscaler = (result.get("cluster") or {}).get("autoscaler")

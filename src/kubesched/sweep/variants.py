@@ -13,6 +13,8 @@ from __future__ import annotations
 import copy
 import dataclasses
 import math
+import time
+from pathlib import Path
 from typing import Any
 
 from kubesched.analysis.whatif import apply_changes, check_changes
@@ -44,19 +46,13 @@ def variant_scenario(base: Scenario, sweep: Sweep, variant: Variant) -> Scenario
     if variant.change is None:
         if config is not None:  # as simulate --scheduler-config
             scenario.scheduler_configuration, scenario.scheduler_configuration_source = copy.deepcopy(config[0]), config[1]
-            scenario.scheduler_configuration_dir = config[1].file and str(_parent(config[1].file))
+            scenario.scheduler_configuration_dir = config[1].file and str(Path(config[1].file).parent)
         return scenario
     changes = dataclasses.replace(sweep.changes[variant.change])
     if config is not None:  # as whatif --scheduler-config: the changed run's configuration
         changes.scheduler_configuration, changes.scheduler_configuration_source = copy.deepcopy(config[0]), config[1]
     check_changes(scenario, changes)
     return apply_changes(scenario, changes)[1]
-
-
-def _parent(file: str) -> str:
-    from pathlib import Path
-
-    return str(Path(file).parent)
 
 
 def _size_pool(scenario: Scenario, sweep: Sweep, count: int) -> None:
@@ -117,8 +113,6 @@ class Outcome:
 
 def run_variant(base: Scenario, sweep: Sweep, variant: Variant, keep_result: bool = True) -> Outcome:
     """Simulate the variant; an error of the variant's own (a bad change, a crash) is its outcome."""
-    import time
-
     started = time.monotonic()
     try:
         scenario = variant_scenario(base, sweep, variant)

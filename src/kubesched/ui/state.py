@@ -21,12 +21,12 @@ import yaml
 from kubesched.analysis.diagnose import diagnose
 from kubesched.analysis.whatif import Changes, scenario_documents, whatif
 from kubesched.api.loader import Scenario, load_scenario
-from kubesched.api.quantity import parse_quantity
 from kubesched.cli.explain import missing_pod_text
 from kubesched.cli.grouping import POOL_LABELS, pool_by_name, pool_of
 from kubesched.k8s.objects import key_of
 from kubesched.report.html import whatif_report
 from kubesched.sim import SimulationOutcome, simulate
+from kubesched.sim.result import requested_share
 from kubesched.sim.series import pod_counts_over_time
 from kubesched.ui.edits import object_keys, read_objects, with_objects, without_object
 from kubesched.ui.scores import attempt_scores, scores_now, weights_for
@@ -54,15 +54,8 @@ def _totals(rows: list[dict[str, Any]]) -> dict[str, Any]:
                            "cordoned": sum(1 for r in rows if r["unschedulable"]),
                            "notReady": sum(1 for r in rows if not r["ready"])}
     for resource in ("cpu", "memory"):
-        requested = sum(parse_quantity(r[resource]["requested"]) for r in rows)
-        allocatable = sum(parse_quantity(r[resource]["allocatable"]) for r in rows)
-        out[f"{resource}Share"] = float(requested / allocatable) if allocatable else None
+        out[f"{resource}Share"] = requested_share(rows, resource)
     return out
-
-
-def _share(requested: str, allocatable: str) -> float | None:
-    alloc = parse_quantity(allocatable)
-    return None if alloc == 0 else float(parse_quantity(requested) / alloc)
 
 
 @dataclass
@@ -111,8 +104,8 @@ class UiState:
                    "ready": ready != "False",
                    # the conditions that are bad news when True (MemoryPressure, DiskPressure, ...)
                    "conditions": [c["type"] for c in conditions if c.get("type") != "Ready" and c.get("status") == "True"],
-                   "cpuShare": _share(entry["cpu"]["requested"], entry["cpu"]["allocatable"]),
-                   "memoryShare": _share(entry["memory"]["requested"], entry["memory"]["allocatable"]),
+                   "cpuShare": requested_share([entry], "cpu"),
+                   "memoryShare": requested_share([entry], "memory"),
                    "podsShare": entry["pods"] / entry["allocatablePods"] if entry.get("allocatablePods") else None}
             group = pools.setdefault(pool, {"pool": pool, "label": found[0] if found else None, "nodes": []})
             group["nodes"].append(row)
