@@ -73,6 +73,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+import kube_real_volume as volume_workload
+
 from kubesched.api.quantity import parse_quantity
 from kubesched.testkit.builders import make_container, make_node, make_pod
 
@@ -370,6 +372,8 @@ def setup(api: Api, workload: str, nodes: int, pods: int, container_port: bool =
                                                  content_type="application/merge-patch+json"), node_names):
             pass
     pods_path = f"/api/v1/namespaces/{NAMESPACE}/pods"
+    if workload == "volume":
+        return setup_volumes(api, node_names, container_port)
     if workload == "basic":
         measured = [pod_object(f"pod-{i}", "100m", "500Mi", container_port=container_port) for i in range(pods)]
     else:
@@ -383,6 +387,18 @@ def setup(api: Api, workload: str, nodes: int, pods: int, container_port: bool =
                                container_port=container_port) for i in range(pods)]
     create_all(api, pods_path, measured)
     return {p["metadata"]["name"] for p in measured}
+
+
+def setup_volumes(api: Api, node_names: list[str], container_port: bool) -> set[str]:
+    """The volume workload's classes, volumes, claims and pods (see kube_real_volume.py)."""
+    volumes, claims, pods, bindable = volume_workload.volume_objects(
+        node_names, lambda name: pod_object(name, "100m", "500Mi", container_port=container_port))
+    for storage_class in volume_workload.storage_classes():
+        api.request("POST", "/apis/storage.k8s.io/v1/storageclasses", body=storage_class, ok=(409,))
+    create_all(api, "/api/v1/persistentvolumes", volumes)
+    create_all(api, f"/api/v1/namespaces/{NAMESPACE}/persistentvolumeclaims", claims)
+    create_all(api, f"/api/v1/namespaces/{NAMESPACE}/pods", pods)
+    return bindable
 
 
 def check(api: Api, result: Result) -> None:
@@ -403,9 +419,17 @@ def check(api: Api, result: Result) -> None:
 
 
 def cleanup(api: Api) -> None:
-    pods_path = f"/api/v1/namespaces/{NAMESPACE}/pods"
-    api.request("DELETE", pods_path, body={"apiVersion": "v1", "kind": "DeleteOptions", "gracePeriodSeconds": 0},
-                timeout=600)
+    now = {"apiVersion": "v1", "kind": "DeleteOptions", "gracePeriodSeconds": 0}
+    api.request("DELETE", f"/api/v1/namespaces/{NAMESPACE}/pods", body=now, timeout=600)
+    # claims and volumes keep their protection finalizers while no controller-manager removes them
+    for path in (f"/api/v1/namespaces/{NAMESPACE}/persistentvolumeclaims", "/api/v1/persistentvolumes"):
+        api.request("DELETE", path, body=now, timeout=600)
+        for item in api.list_all(path)[0]:
+            if item["metadata"].get("finalizers"):
+                api.request("PATCH", f"{path}/{item['metadata']['name']}", body={"metadata": {"finalizers": None}},
+                            content_type="application/merge-patch+json", ok=(404,))
+    for storage_class in volume_workload.storage_classes():
+        api.request("DELETE", f"/apis/storage.k8s.io/v1/storageclasses/{storage_class['metadata']['name']}", ok=(404,))
     api.request("DELETE", "/api/v1/nodes", query={"labelSelector": NODE_LABEL}, timeout=600)
 
 
@@ -418,6 +442,7 @@ def run(args: argparse.Namespace) -> Result:
     result = Result(args.name, args.workload, args.nodes, pods)
     t0 = time.monotonic()
     measured = setup(api, args.workload, args.nodes, pods, args.container_port)
+    pods = result.measured_pods = len(measured)
     print(f"created {args.nodes} nodes and the pods in {time.monotonic() - t0:.1f} s", file=sys.stderr, flush=True)
     _, rv = api.list_all(f"/api/v1/namespaces/{NAMESPACE}/pods", {"limit": 1})
 
@@ -516,6 +541,9 @@ def run(args: argparse.Namespace) -> Result:
         if lost:
             result.error += f" {len(lost)} measured pods deleted"
     check(api, result)
+    if args.outcome:
+        with open(args.outcome, "w") as out:
+            json.dump(volume_workload.outcome(lambda path: api.list_all(path)[0]), out, indent=1, sort_keys=True)
     if not args.keep:
         cleanup(api)
     result.cpu_seconds = round(result.cpu_seconds, 2)
@@ -560,10 +588,23 @@ def _cpu_pid(text: str) -> tuple[str, int]:
     return name, int(pid)
 
 
+def compare_outcomes(path_a: str, path_b: str) -> int:
+    with open(path_a) as a, open(path_b) as b:
+        outcome_a, outcome_b = json.load(a), json.load(b)
+    lines = volume_workload.differences(outcome_a, outcome_b, (path_a, path_b))
+    for line in lines:
+        print(line)
+    pods, claims = outcome_a.get("pods") or {}, outcome_a.get("claims") or {}
+    print(f"{len(lines)} differences over {len(pods)} pods ({sum(1 for n in pods.values() if n)} bound), "
+          f"{len(claims)} claims ({sum(1 for v, _ in claims.values() if v)} bound to a volume) "
+          f"and the events of {len(outcome_a.get('events') or {})} pods")
+    return 1 if lines else 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--kubeconfig", required=True)
-    parser.add_argument("--workload", choices=["basic", "preemption"], default="basic")
+    parser.add_argument("--kubeconfig")
+    parser.add_argument("--workload", choices=["basic", "preemption", "volume"], default="basic")
     parser.add_argument("--nodes", type=int, default=1000)
     parser.add_argument("--pods", type=int, default=0,
                         help="measured pods (basic: required; preemption: default one per node)")
@@ -590,7 +631,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keep", action="store_true", help="leave the nodes and pods in place")
     parser.add_argument("--cleanup-only", action="store_true", help="delete what an earlier run left, and exit")
     parser.add_argument("--json", default="", help="append the result to this file as a JSON line")
+    parser.add_argument("--outcome", default="",
+                        help="write the pods' nodes, the claims' volumes and the scheduler's events here (JSON)")
+    parser.add_argument("--compare", nargs=2, metavar=("OUTCOME_A", "OUTCOME_B"),
+                        help="compare two --outcome files (exit 1 if they differ), and exit")
     args = parser.parse_args(argv)
+    if args.compare:
+        return compare_outcomes(*args.compare)
+    if not args.kubeconfig:
+        parser.error("--kubeconfig is required")
     args.cpu_pid = dict(args.cpu_pid)
     if args.cleanup_only:
         cleanup(Api(args.kubeconfig))
