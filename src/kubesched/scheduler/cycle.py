@@ -474,7 +474,8 @@ def _patch_pod_scheduled(sched: Scheduler, pod: dict[str, Any], reason: str, mes
         patch["nominatedNodeName"] = nominating or None
     if patch:
         try:
-            sched.cluster.patch_pod_status(pod, patch)
+            # nothing decided later reads the answer: a real cluster sends it while the next cycle runs
+            sched.cluster.patch_pod_status(pod, patch, wait=False)
         except ApiError:
             pass
 

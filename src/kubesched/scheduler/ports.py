@@ -45,9 +45,11 @@ class Cluster(Protocol):
         pod's volumes); raises ApiError (409 when its resourceVersion is stale). Returns the
         object as stored."""
 
-    def patch_pod_status(self, pod: Obj, status_patch: Obj) -> None:
+    def patch_pod_status(self, pod: Obj, status_patch: Obj, *, wait: bool = True) -> None:
         """Merge ``status_patch`` into the pod's status; ``conditions`` merge by type;
-        ``nominatedNodeName: None`` clears the nomination."""
+        ``nominatedNodeName: None`` clears the nomination. ``wait=False``: the caller needs no
+        answer, and a real API server's cluster may send the patch in the background (after the
+        pod's earlier background patches; a failure is logged, not raised)."""
 
     def delete_pod(self, pod: Obj) -> None:
         """DELETE with default options (the pod's grace period), precondition on UID."""

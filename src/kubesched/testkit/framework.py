@@ -141,7 +141,7 @@ class FakeCluster:
     def call_all(self, calls: Sequence[Callable[[], T]]) -> builtins.list[T]:
         return [call() for call in calls]
 
-    def patch_pod_status(self, pod: Obj, status_patch: Obj) -> None:
+    def patch_pod_status(self, pod: Obj, status_patch: Obj, *, wait: bool = True) -> None:
         self.writes.append(("patch_pod_status", pod, status_patch))
 
     def delete_pod(self, pod: Obj) -> None:

@@ -156,8 +156,8 @@ class EmbeddedCluster:
         """One after another: the simulation is deterministic."""
         return [call() for call in calls]
 
-    def patch_pod_status(self, pod: Obj, status_patch: Obj) -> None:
-        self.api.patch_pod_status(pod, status_patch)
+    def patch_pod_status(self, pod: Obj, status_patch: Obj, *, wait: bool = True) -> None:
+        self.api.patch_pod_status(pod, status_patch)  # at once either way: a simulation never waits
 
     def delete_pod(self, pod: Obj) -> None:
         self.node_agent.delete_pod(self.api.current(pod), None)

@@ -12,7 +12,8 @@ Writes are the scheduler's actions, as kube-scheduler performs them:
 - bind: ``POST pods/{name}/binding`` (the answer is a ``Status``, never decoded as a Binding). A 409
   after a retried bind whose first answer was lost is success when the pod is bound to our node.
 - status: a strategic merge patch of ``pods/{name}/status`` (conditions merge by type;
-  ``nominatedNodeName: null`` clears the nomination).
+  ``nominatedNodeName: null`` clears the nomination); a failed cycle's patch is sent in the
+  background (:mod:`.statuswriter`).
 - preemption: ``DELETE pods/{name}`` with a UID precondition and the pod's own grace period (the
   DisruptionTarget condition is patched first by the scheduler through :meth:`patch_pod_status`).
 - events: ``events.k8s.io/v1``, sent in the background (:mod:`.events`).
@@ -42,6 +43,7 @@ from kubesched.cluster.kube.resources import (
     POD,
     Resource,
 )
+from kubesched.cluster.kube.statuswriter import StatusWriter
 from kubesched.cluster.kube.transport import STRATEGIC_MERGE_PATCH, ClientOptions, Transport
 from kubesched.k8s.objects import (
     DEFAULT_SCHEDULER_NAME,
@@ -101,6 +103,7 @@ class KubeCluster:
         self._handler: ClusterEventHandler | None = None
         self._guard: Callable[[], None] | None = None
         self._pool: ThreadPoolExecutor | None = None  # for call_all, made when first needed
+        self.status_writer = StatusWriter()
 
     # -- lifecycle ---------------------------------------------------------------------------
     @property
@@ -144,6 +147,7 @@ class KubeCluster:
         if self._pool is not None:
             self._pool.shutdown(wait=True)
             self._pool = None
+        self.status_writer.close(event_flush_timeout)
         for informer in self.informers.values():
             informer.interrupt()
         self.events.stop(event_flush_timeout)
@@ -279,13 +283,18 @@ class KubeCluster:
             self._pool = ThreadPoolExecutor(max_workers=PARALLELISM, thread_name_prefix="kubesched-api")
         return list(self._pool.map(lambda call: call(), calls))
 
-    def patch_pod_status(self, pod: Obj, status_patch: Obj) -> None:
+    def patch_pod_status(self, pod: Obj, status_patch: Obj, *, wait: bool = True) -> None:
         namespace, name = _ns_name(pod)
         status = {
             key: (None if value is None or (key == "nominatedNodeName" and value == "") else value)
             for key, value in status_patch.items()
         }
         sync = self._own_write_applies(pod)
+        if not wait and not sync:
+            self.status_writer.submit(f"{namespace}/{name}", lambda: self.transport.call(
+                "PATCH", POD.object_path(namespace, name, "status"), body={"status": status},
+                content_type=STRATEGIC_MERGE_PATCH, guard=self._guard, decode=False))
+            return
         before = self._cached_rv(pod) if sync else None
         answer = self.transport.call("PATCH", POD.object_path(namespace, name, "status"), body={"status": status},
                                      content_type=STRATEGIC_MERGE_PATCH, guard=self._guard, decode=sync)
