@@ -43,8 +43,6 @@ from kubesched.scheduler.framework.interface import (
 )
 from kubesched.scheduler.framework.types import NodeInfo, PodInfo
 from kubesched.scheduler.nodetable import affinity_key, labels_key
-from kubesched.scheduler.plugins import _interpodaffinity_vector as _vector
-from kubesched.scheduler.plugins._interpodaffinity_vector import CodeCounts
 from kubesched.scheduler.plugins.affinityterms import (
     AffinityTerm,
     NamespaceLabels,
@@ -57,6 +55,8 @@ from kubesched.scheduler.plugins.affinityterms import (
     pod_matches_all_terms,
 )
 from kubesched.scheduler.plugins.helpers import table_of
+from kubesched.scheduler.plugins.interpodaffinity import vector as _vector
+from kubesched.scheduler.plugins.interpodaffinity.vector import CodeCounts
 
 NAME = "InterPodAffinity"
 PRE_FILTER_STATE_KEY = "PreFilter" + NAME

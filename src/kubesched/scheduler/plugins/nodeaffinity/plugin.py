@@ -47,7 +47,8 @@ from kubesched.scheduler.framework.interface import (
     Status,
 )
 from kubesched.scheduler.framework.types import NodeInfo, PodInfo
-from kubesched.scheduler.plugins._node_selector_vector import (
+from kubesched.scheduler.plugins.helpers import default_normalize, default_normalize_vector
+from kubesched.scheduler.plugins.nodeaffinity.vector import (
     Selector,
     Term,
     compile_node_selector,
@@ -55,7 +56,6 @@ from kubesched.scheduler.plugins._node_selector_vector import (
     compile_preferred,
     weighted_sum,
 )
-from kubesched.scheduler.plugins.helpers import default_normalize, default_normalize_vector
 
 REASON_POD = "node(s) didn't match Pod's node affinity/selector"
 REASON_ENFORCED = "node(s) didn't match scheduler-enforced node affinity"

@@ -36,7 +36,7 @@ kubesched extension: ``cacheResyncMode: Periodic`` (upstream) or ``OnUpdate`` (f
 reservations as soon as its object reflects the scheduler's pods; turns the cache on by itself).
 
 Filter and Score are worked out once per kind of node view and spread over the nodes with that
-view (:mod:`kubesched.scheduler.plugins._nrt_vector`); the views are kept until the topology cache
+view (:mod:`kubesched.scheduler.plugins.noderesourcetopology.vector`); the views are kept until the topology cache
 reports them changed, and only the objects the cluster's change journal names are read again.
 With the reservation cache, Filter notes each node it rejects; its vector forms leave that to
 :meth:`NodeResourceTopologyMatch.note_rejections`, given the rejected nodes the earlier filters passed.
@@ -77,7 +77,7 @@ from kubesched.scheduler.framework.interface import (
     Status,
 )
 from kubesched.scheduler.framework.types import NodeInfo, PodInfo
-from kubesched.scheduler.plugins._nrt_vector import (
+from kubesched.scheduler.plugins.noderesourcetopology.vector import (
     MAX_MASK_RESOURCES,
     ViewCodes,
     allocatable_mask,

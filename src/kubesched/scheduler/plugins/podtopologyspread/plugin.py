@@ -49,8 +49,8 @@ from kubesched.scheduler.framework.interface import (
 )
 from kubesched.scheduler.framework.types import NodeInfo, PodInfo
 from kubesched.scheduler.nodetable import labels_key
-from kubesched.scheduler.plugins import _topology_spread_vector as vec
 from kubesched.scheduler.plugins.helpers import table_of
+from kubesched.scheduler.plugins.podtopologyspread import vector as vec
 
 NAME = "PodTopologySpread"
 PRE_FILTER_STATE_KEY = "PreFilter" + NAME

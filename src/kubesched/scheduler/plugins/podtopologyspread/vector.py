@@ -25,10 +25,10 @@ from kubesched.scheduler.framework.interface import (
 )
 from kubesched.scheduler.framework.types import NodeInfo, PodInfo
 from kubesched.scheduler.plugins.helpers import table_of
-from kubesched.scheduler.plugins.nodeaffinity import pod_required, required_mask
+from kubesched.scheduler.plugins.nodeaffinity.plugin import pod_required, required_mask
 
 if TYPE_CHECKING:
-    from kubesched.scheduler.plugins.podtopologyspread import Constraint, NodeInclusion
+    from kubesched.scheduler.plugins.podtopologyspread.plugin import Constraint, NodeInclusion
 
 HONOR = "Honor"
 _INDEX = operator.attrgetter("index")

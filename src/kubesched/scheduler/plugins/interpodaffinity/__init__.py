@@ -1,0 +1,16 @@
+from kubesched.scheduler.plugins.interpodaffinity.plugin import (
+    ERR_REASON_AFFINITY_RULES_NOT_MATCH,
+    ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH,
+    ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH,
+    PRE_FILTER_STATE_KEY,
+    PRE_SCORE_STATE_KEY,
+    InterPodAffinity,
+    PreFilterState,
+    PreScoreState,
+)
+
+__all__ = [
+    "ERR_REASON_AFFINITY_RULES_NOT_MATCH", "ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH",
+    "ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH", "PRE_FILTER_STATE_KEY", "PRE_SCORE_STATE_KEY",
+    "InterPodAffinity", "PreFilterState", "PreScoreState",
+]

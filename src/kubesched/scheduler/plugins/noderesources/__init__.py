@@ -1,0 +1,6 @@
+from kubesched.scheduler.plugins.noderesources.fitplugin import (
+    NodeResourcesBalancedAllocation,
+    NodeResourcesFit,
+)
+
+__all__ = ["NodeResourcesBalancedAllocation", "NodeResourcesFit"]
