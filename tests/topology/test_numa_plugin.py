@@ -11,11 +11,8 @@ from hypothesis import strategies as st
 
 from kubesched.scheduler.framework.interface import Code, CycleState
 from kubesched.scheduler.framework.types import NodeInfo, PodInfo
-from kubesched.scheduler.plugins.noderesourcetopology import (
-    EvictionImpossible,
-    NodeResourceTopologyMatch,
-    post_eviction,
-)
+from kubesched.scheduler.plugins.noderesourcetopology import NodeResourceTopologyMatch
+from kubesched.scheduler.plugins.noderesourcetopology.alignment import EvictionImpossible, post_eviction
 from kubesched.scheduler.plugins.registry import DEFAULT_MULTIPOINT, plugin_registry
 from kubesched.testkit.builders import make_nrt, make_nrt_zone
 from kubesched.testkit.framework import FakeHandle
