@@ -21,8 +21,8 @@ from kubesched.scheduler.plugins.podtopologyspread import (
     ERR_REASON_CONSTRAINTS_NOT_MATCH,
     ERR_REASON_NODE_LABEL_NOT_MATCH,
     PodTopologySpread,
-    _round_half_away,
 )
+from kubesched.scheduler.plugins.podtopologyspread.plugin import _round_half_away
 from kubesched.testkit.builders import make_node, make_pod
 from kubesched.testkit.framework import FakeHandle, node_info, pod_info
 

@@ -11,11 +11,8 @@ from hypothesis import strategies as st
 
 from kubesched.scheduler.framework.interface import Code, CycleState
 from kubesched.scheduler.framework.types import NodeInfo, PodInfo
-from kubesched.scheduler.plugins.noderesourcetopology import (
-    EvictionImpossible,
-    NodeResourceTopologyMatch,
-    post_eviction,
-)
+from kubesched.scheduler.plugins.noderesourcetopology import NodeResourceTopologyMatch
+from kubesched.scheduler.plugins.noderesourcetopology.alignment import EvictionImpossible, post_eviction
 from kubesched.scheduler.plugins.registry import DEFAULT_MULTIPOINT, plugin_registry
 from kubesched.testkit.builders import make_nrt, make_nrt_zone
 from kubesched.testkit.framework import FakeHandle
@@ -401,7 +398,7 @@ def test_one_container_is_aligned_as_the_general_container_path_aligns_it(
     """A pod of one container (no init containers) is aligned on the zones as they are, without the
     copies the general path charges for later containers: both paths give the same verdict, and the
     zones are left untouched."""
-    from kubesched.scheduler.plugins.noderesourcetopology import NodeResourceTopologyMatch, align_containers
+    from kubesched.scheduler.plugins.noderesourcetopology.alignment import align_containers, align_pod
     from kubesched.topology.nrt import TopologyView, Zone
 
     zones_ = [Zone(i, f"node-{i}", dict(amounts)) for i, amounts in enumerate(zone_amounts)]
@@ -410,8 +407,7 @@ def test_one_container_is_aligned_as_the_general_container_path_aligns_it(
     info = NodeInfo.from_node(node("n", gpus=node_gpus))
     request = pod_request(pod("p", str(cpu) if cpu else None, f"{memory_gi}Gi" if memory_gi else None, gpu,
                               guaranteed=guaranteed))
-    plugin = NodeResourceTopologyMatch({}, FakeHandle([info]))  # type: ignore[arg-type]
-    fast = plugin._align_pod(request, view, info.allocatable)
+    fast = align_pod(request, view, info.allocatable)
     general = align_containers(request, view.zones, info.allocatable)
     assert (fast is None) == (general is None)
     assert fast is None or fast.reasons == general.reasons  # type: ignore[union-attr]

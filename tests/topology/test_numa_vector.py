@@ -1,5 +1,5 @@
 """NodeResourceTopologyMatch answers once per kind of node view (see
-``kubesched.scheduler.plugins._nrt_vector``): its Filter and Score over all nodes, its vector forms
+``kubesched.scheduler.plugins.noderesourcetopology.vector``): its Filter and Score over all nodes, its vector forms
 and its per-node answers must equal those of a plugin that looks at one node alone, on generated
 clusters and pods, after objects change, and across whole simulations with every cache mode."""
 
@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 
 from kubesched.scheduler.framework.interface import CycleState
 from kubesched.scheduler.framework.types import NodeInfo, PodInfo
-from kubesched.scheduler.plugins import _nrt_vector
 from kubesched.scheduler.plugins.noderesourcetopology import NodeResourceTopologyMatch
+from kubesched.scheduler.plugins.noderesourcetopology import vector as nrt_vector
 from kubesched.testkit.builders import make_container, make_nrt, make_nrt_zone, make_pod
 from kubesched.testkit.framework import FakeHandle
 from kubesched.testkit.runs import explained_json
@@ -261,7 +261,7 @@ def test_simulations_decide_as_with_every_answer_worked_out_afresh(tmp_path: Pat
     fresh_codes = itertools.count()
     # every object listed, every node's view read from the cache anew each cycle and given a code
     # no other node has: no answer is shared between nodes or kept between cycles
-    monkeypatch.setattr(_nrt_vector.ViewCodes, "code", lambda self, name: next(fresh_codes))
+    monkeypatch.setattr(nrt_vector.ViewCodes, "code", lambda self, name: next(fresh_codes))
     refresh = NodeResourceTopologyMatch._refresh
 
     def refresh_forgetting(self: NodeResourceTopologyMatch) -> None:

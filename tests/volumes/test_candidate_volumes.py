@@ -21,7 +21,7 @@ from kubesched.api.volumes import (
 )
 from kubesched.cluster.embedded.apiserver.store import ObjectStore
 from kubesched.k8s import journal
-from kubesched.scheduler.plugins.volumebinding import AssumeCache
+from kubesched.scheduler.plugins.volumebinding.assumecache import AssumeCache
 from kubesched.testkit.builders import make_pv
 
 HOSTS = ["n1", "n2", "n3"]

@@ -4,12 +4,14 @@ Pods with the same namespace and labels match any term alike, and pods whose (an
 written alike match any incoming pod alike; the node table keeps, per such group, how many of its
 pods each node holds. A term is then matched once per group, and the group's per-node counts are
 summed per topology value with ``np.bincount`` over the key's label column. Each function fills the
-same counters as the per-pod loops of :mod:`kubesched.scheduler.plugins.interpodaffinity`, exactly,
-or returns False (leaving them to be rebuilt by those loops) when the table cannot answer.
+same counters as the per-pod loops of the plugin (:mod:`.plugin`), exactly, or returns False
+(leaving them to be rebuilt by those loops) when the table cannot answer. Filter's vector form
+reads the counters through :func:`pairs_mask` and :func:`codes_mask`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import cast
 
 import numpy as np
@@ -192,3 +194,37 @@ def topology_score(
             return False
     return True
 
+
+def pairs_mask(table: NodeTableView, counts: Mapping[tuple[str, str], int], keys: set[str] | None,
+               n: int) -> np.ndarray | None:
+    """Nodes carrying a (key, value) label pair with a positive count (only ``keys``' pairs when
+    given); None when a key's column cannot be built."""
+    by_key: dict[str, list[str]] = {}
+    for (key, value), count in counts.items():
+        if count > 0 and (keys is None or key in keys):
+            by_key.setdefault(key, []).append(value)
+    mask = np.zeros(n, dtype=bool)
+    for key, values in by_key.items():
+        column = table.label_column(key)
+        if column is None:
+            return None
+        hit = np.zeros(len(column.values) + 1, dtype=bool)  # the last entry: key absent (code -1)
+        for value in values:
+            code = column.code.get(value)
+            if code is not None:
+                hit[code] = True
+        mask |= hit[column.codes]
+    return mask
+
+
+def codes_mask(table: NodeTableView, counts: CodeCounts, keys: set[str] | None, n: int) -> np.ndarray | None:
+    """:func:`pairs_mask` from counts held by label code."""
+    mask = np.zeros(n, dtype=bool)
+    for key in counts.arrays:
+        if keys is not None and key not in keys:
+            continue
+        hit = counts.node_mask(table, key)
+        if hit is None:
+            return None
+        mask |= hit
+    return mask

@@ -1,14 +1,9 @@
-"""NodeAffinity: nodeSelector and required node affinity (Filter), preferred terms (Score),
-plus the profile's ``addedAffinity`` arg.
-
-Filter and Score also come as vector forms over the node table's label columns; the per-node
-methods stay the reference (and serve explanations and dry runs).
-"""
+"""The NodeAffinity plugin: its per-node methods (the reference, which also serves explanations and
+dry runs) and its vector forms, which read the compiled selectors of :mod:`.vector`."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any
 
 import numpy as np
 
@@ -19,7 +14,6 @@ from kubesched.api.selectors import (
     pod_matches_node_selector_and_affinity,
     preferred_node_affinity_score,
     preferred_terms_error,
-    required_node_affinity,
     required_node_names,
 )
 from kubesched.scheduler.framework.interface import (
@@ -35,7 +29,6 @@ from kubesched.scheduler.framework.interface import (
     FilterVectorAt,
     Handle,
     NodeTableSnapshot,
-    NodeTableView,
     NormalizeVector,
     PodIndependentFilter,
     PreFilterPlugin,
@@ -47,87 +40,22 @@ from kubesched.scheduler.framework.interface import (
     Status,
 )
 from kubesched.scheduler.framework.types import NodeInfo, PodInfo
-from kubesched.scheduler.plugins._node_selector_vector import (
-    Selector,
-    Term,
+from kubesched.scheduler.plugins.helpers import default_normalize, default_normalize_vector
+from kubesched.scheduler.plugins.nodeaffinity.vector import (
+    UNCOMPILED,
+    Uncompiled,
     compile_node_selector,
-    compile_pod_node_selector,
     compile_preferred,
+    compiled,
+    pod_preferred,
+    pod_required,
+    required_mask,
     weighted_sum,
 )
-from kubesched.scheduler.plugins.helpers import default_normalize, default_normalize_vector
 
 REASON_POD = "node(s) didn't match Pod's node affinity/selector"
 REASON_ENFORCED = "node(s) didn't match scheduler-enforced node affinity"
 REASON_CONFLICT = "pod affinity terms conflict"
-
-#: PodInfo.cache keys of the pod's compiled selectors (the plugin's own addedAffinity is kept apart)
-REQUIRED_CACHE_KEY = "NodeAffinity/required"
-PREFERRED_CACHE_KEY = "NodeAffinity/preferred"
-
-_T = TypeVar("_T")
-
-
-class _Unsupported:
-    """Marks a compiled form that could not be built (the per-node methods answer instead)."""
-
-
-UNSUPPORTED = _Unsupported()
-
-
-def _compiled(build: Callable[[], _T]) -> _T | _Unsupported:
-    """``build()``, or :data:`UNSUPPORTED` when it raises: :class:`Unsupported` for inputs the
-    compiled form does not represent, anything else for malformed input on which the per-node
-    reference may raise too (it then does so itself, node by node, as before)."""
-    try:
-        return build()
-    except Exception:  # noqa: BLE001 - see above; Unsupported included
-        return UNSUPPORTED
-
-
-def pod_required(pod: PodInfo) -> tuple[Term | None, Selector | None] | _Unsupported:
-    """The pod's nodeSelector and required node affinity, compiled once per PodInfo (PodTopologySpread's
-    nodeAffinityPolicy reads them too)."""
-    hit = pod.cache.get(REQUIRED_CACHE_KEY)
-    if hit is None:
-        hit = pod.cache[REQUIRED_CACHE_KEY] = _compiled(
-            lambda: (compile_pod_node_selector(pod.spec), compile_node_selector(required_node_affinity(pod.obj)))
-        )
-    return hit  # type: ignore[no-any-return]
-
-
-def _pod_preferred(pod: PodInfo) -> tuple[tuple[int, Term], ...] | _Unsupported:
-    """The pod's preferred node affinity terms, compiled once per PodInfo."""
-    hit = pod.cache.get(PREFERRED_CACHE_KEY)
-    if hit is None:
-        hit = pod.cache[PREFERRED_CACHE_KEY] = _compiled(
-            lambda: compile_preferred(
-                ((pod.spec.get("affinity") or {}).get("nodeAffinity") or {}).get(
-                    "preferredDuringSchedulingIgnoredDuringExecution"
-                )
-            )
-        )
-    return hit  # type: ignore[no-any-return]
-
-
-def required_mask(table: NodeTableView, parts: tuple[Term | Selector | None, ...]) -> np.ndarray | None:
-    """Which nodes meet every one of ``parts`` (None: some label column cannot answer, ask per
-    node). Worked out for all nodes once per distinct selector and kept in the table's node memo
-    (pods of one workload share their selectors, labels change seldom): do not modify it."""
-    memo = table.node_memo()
-    key = (REQUIRED_CACHE_KEY, *parts)
-    mask = memo.get(key, UNSUPPORTED)
-    if mask is UNSUPPORTED:
-        mask = np.ones(table.n, dtype=bool)
-        for part in parts:
-            if part is not None:
-                part_mask = part.mask(table)
-                if part_mask is None:
-                    mask = None
-                    break
-                mask &= part_mask
-        memo[key] = mask
-    return mask  # type: ignore[no-any-return]
 
 
 class NodeAffinity(
@@ -152,8 +80,8 @@ class NodeAffinity(
         err = preferred_terms_error(self.added_preferred)
         if err is not None:
             raise ValueError(f"addedAffinity.preferredDuringSchedulingIgnoredDuringExecution{err}")
-        self._added_required = _compiled(lambda: compile_node_selector(self.added_required))
-        self._added_preferred = _compiled(lambda: compile_preferred(self.added_preferred))
+        self._added_required = compiled(lambda: compile_node_selector(self.added_required))
+        self._added_preferred = compiled(lambda: compile_preferred(self.added_preferred))
 
     def events_to_register(self) -> list[ClusterEvent]:
         return [ClusterEvent("Node", ADD | UPDATE)]
@@ -180,13 +108,13 @@ class NodeAffinity(
             return Status.unresolvable(REASON_POD)
         return None
 
-    def _enforced_mask(self, snapshot: NodeTableSnapshot) -> np.ndarray | None | _Unsupported:
+    def _enforced_mask(self, snapshot: NodeTableSnapshot) -> np.ndarray | None | Uncompiled:
         """Which nodes match ``addedAffinity``'s required selector (None: there is none)."""
         added = self._added_required
-        if isinstance(added, _Unsupported) or added is None:
+        if isinstance(added, Uncompiled) or added is None:
             return added
         mask = required_mask(snapshot.table, (added,))
-        return UNSUPPORTED if mask is None else mask
+        return UNCOMPILED if mask is None else mask
 
     def filter_vector(self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot) -> np.ndarray | None:
         return self._matching(pod, snapshot, None)
@@ -198,7 +126,7 @@ class NodeAffinity(
 
     def _matching(self, pod: PodInfo, snapshot: NodeTableSnapshot, where: np.ndarray | None) -> np.ndarray | None:
         own, added = pod_required(pod), self._added_required
-        if isinstance(own, _Unsupported) or isinstance(added, _Unsupported):
+        if isinstance(own, Uncompiled) or isinstance(added, Uncompiled):
             return None
         mask = required_mask(snapshot.table, (added, *own))
         if mask is None:
@@ -211,7 +139,7 @@ class NodeAffinity(
         """Filter's rejection for nodes ``idx`` (known to fail): the enforced selector's reason
         where ``addedAffinity`` rejects the node, else the pod's."""
         enforced = self._enforced_mask(snapshot)
-        if isinstance(enforced, _Unsupported):
+        if isinstance(enforced, Uncompiled):
             nodes = snapshot.node_infos
             return [self.filter(state, pod, nodes[int(i)]) or Status(Code.SUCCESS) for i in idx]
         by_pod = Status.unresolvable(REASON_POD)
@@ -243,9 +171,9 @@ class NodeAffinity(
     def score_vector(
         self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot, idx: np.ndarray
     ) -> np.ndarray:
-        own = _pod_preferred(pod)
+        own = pod_preferred(pod)
         added = self._added_preferred
-        if not isinstance(own, _Unsupported) and not isinstance(added, _Unsupported):
+        if not isinstance(own, Uncompiled) and not isinstance(added, Uncompiled):
             total = weighted_sum(own + added, snapshot.table)
             if total is not None:
                 scores: np.ndarray = total[idx]

@@ -1,18 +1,10 @@
-"""InterPodAffinity: required pod (anti-)affinity as a filter and preferred terms as a score
-(upstream ``pkg/scheduler/framework/plugins/interpodaffinity``, v1.28 semantics).
-
-Filter state (built in PreFilter, kept up to date by AddPod/RemovePod) holds three counters keyed by
-(topologyKey, value):
-
-* ``existing_anti``: existing pods whose required anti-affinity terms match the incoming pod;
-* ``affinity``: existing pods matching *all* of the incoming pod's required affinity terms;
-* ``anti``: existing pods matching each of the incoming pod's required anti-affinity terms.
-"""
+"""The InterPodAffinity plugin: PreFilter counts (from the node table's pod groups when it can
+answer, else pod by pod), Filter per node and over the node table, PreScore / Score /
+NormalizeScore."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -31,7 +23,6 @@ from kubesched.scheduler.framework.interface import (
     FilterVector,
     Handle,
     NodeTableSnapshot,
-    NodeTableView,
     PodMovesNeutral,
     PreFilterExtensions,
     PreFilterPlugin,
@@ -42,21 +33,22 @@ from kubesched.scheduler.framework.interface import (
     Status,
 )
 from kubesched.scheduler.framework.types import NodeInfo, PodInfo
-from kubesched.scheduler.nodetable import affinity_key, labels_key
-from kubesched.scheduler.plugins import _interpodaffinity_vector as _vector
-from kubesched.scheduler.plugins._interpodaffinity_vector import CodeCounts
 from kubesched.scheduler.plugins.affinityterms import (
-    AffinityTerm,
-    NamespaceLabels,
     PairCounts,
     PodTerms,
-    WeightedTerm,
     aggregate_message,
     namespace_labels_lookup,
     parse_pod_terms,
     pod_matches_all_terms,
 )
 from kubesched.scheduler.plugins.helpers import table_of
+from kubesched.scheduler.plugins.interpodaffinity import vector
+from kubesched.scheduler.plugins.interpodaffinity.state import (
+    PreFilterState,
+    PreScoreState,
+    Scorer,
+    node_labels,
+)
 
 NAME = "InterPodAffinity"
 PRE_FILTER_STATE_KEY = "PreFilter" + NAME
@@ -68,94 +60,6 @@ ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH = "node(s) didn't match pod anti-affini
 
 DEFAULT_HARD_POD_AFFINITY_WEIGHT = 1
 _ARG_KEYS = frozenset({"hardPodAffinityWeight", "ignorePreferredTermsOfExistingPods", "apiVersion", "kind"})
-
-
-def _node_labels(node: NodeInfo) -> Mapping[str, str]:
-    return node.labels or {}
-
-
-@dataclass(slots=True)
-class PreFilterState:
-    incoming: PodInfo
-    terms: PodTerms
-    ns_labels: dict[str, str]  # the incoming pod's namespace labels
-    lookup: NamespaceLabels  # namespace labels for the incoming pod's namespace selectors
-    #: existing_anti, affinity, anti as (topologyKey, value) -> count, built on first use
-    counts: list[PairCounts] | None = None
-    #: the same counts by label code, from the node table; dropped once a pod is added or removed
-    codes: tuple[CodeCounts, CodeCounts, CodeCounts] | None = None
-    #: per kind of pod (labels and terms alike): see :meth:`keys_counting`
-    _counting: dict[Any, tuple[frozenset[str], tuple[str, ...]]] = field(default_factory=dict)
-
-    def _dicts(self) -> list[PairCounts]:
-        if self.counts is None:
-            self.counts = [c.pairs() for c in self.codes] if self.codes is not None else [
-                PairCounts(), PairCounts(), PairCounts()]
-        return self.counts
-
-    @property
-    def existing_anti(self) -> PairCounts:
-        return self._dicts()[0]
-
-    @property
-    def affinity(self) -> PairCounts:
-        return self._dicts()[1]
-
-    @property
-    def anti(self) -> PairCounts:
-        return self._dicts()[2]
-
-    def has(self, which: int) -> bool:
-        """Whether counter ``which`` (0: existing_anti, 1: affinity, 2: anti) has any pair."""
-        if self.counts is None and self.codes is not None:
-            return bool(self.codes[which])
-        return bool(self._dicts()[which])
-
-    def clone(self) -> PreFilterState:
-        if self.counts is None and self.codes is not None:
-            # clones are made to have pods added and removed (a preemption dry run clones one per
-            # node): turn the codes into pairs once here, each clone then copies the dicts
-            self._dicts()
-        counts = None if self.counts is None else [c.copy() for c in self.counts]
-        return PreFilterState(self.incoming, self.terms, self.ns_labels, self.lookup, counts, self.codes)
-
-    def own_ns(self, _namespace: str) -> Mapping[str, str]:
-        return self.ns_labels
-
-    def keys_counting(self, pod: PodInfo) -> tuple[frozenset[str], tuple[str, ...]]:
-        """The topology keys under which the counters would count ``pod`` on a node having them:
-        its own anti-affinity terms matching the incoming pod and the incoming pod's anti-affinity
-        terms matching it; and the affinity terms' keys if it matches all of them (else none).
-        Worked out once per kind of pod (alike labels, namespace and terms)."""
-        kind = (labels_key(pod), affinity_key(pod) if pod.has_affinity else None)
-        hit = self._counting.get(kind)
-        if hit is None:
-            anti = {t.topology_key for t in parse_pod_terms(pod).required_anti_affinity
-                    if t.matches(self.incoming, self.own_ns)}
-            anti.update(t.topology_key for t in self.terms.required_anti_affinity if t.matches(pod, self.lookup))
-            affinity = self.terms.required_affinity
-            hit = self._counting[kind] = (frozenset(anti), tuple(t.topology_key for t in affinity)
-                                          if pod_matches_all_terms(affinity, pod, self.lookup) else ())
-        return hit
-
-    def update_with_pod(self, pod: PodInfo, node: NodeInfo, delta: int) -> None:
-        """Account ``pod`` (added or removed on ``node``) in the three counters."""
-        existing_anti, affinity, anti = self._dicts()
-        self.codes = None
-        labels = _node_labels(node)
-        existing_anti.add_anti_affinity(
-            parse_pod_terms(pod).required_anti_affinity, self.incoming, self.own_ns, labels, delta
-        )
-        affinity.add_affinity(self.terms.required_affinity, pod, self.lookup, labels, delta)
-        anti.add_anti_affinity(self.terms.required_anti_affinity, pod, self.lookup, labels, delta)
-
-
-@dataclass(slots=True)
-class PreScoreState:
-    topology_score: dict[str, dict[str, int]]
-
-    def clone(self) -> PreScoreState:
-        return self
 
 
 def _validate_args(args: Mapping[str, Any]) -> tuple[int, bool]:
@@ -203,7 +107,7 @@ class InterPodAffinity(
         ns_labels = dict(self.handle.namespace_labels(pod.namespace) or {})
         s = PreFilterState(pod, terms, ns_labels, namespace_labels_lookup(self.handle))
         if not self.per_pod:
-            s.codes = _vector.pre_filter_counts(snapshot, pod, terms, s.own_ns, s.lookup)
+            s.codes = vector.pre_filter_counts(snapshot, pod, terms, s.own_ns, s.lookup)
             if s.codes is not None:
                 return self._pre_filter_done(state, s, terms)
 
@@ -211,7 +115,7 @@ class InterPodAffinity(
         for node in snapshot.have_pods_with_required_anti_affinity:
             if node.node is None:
                 continue
-            labels = _node_labels(node)
+            labels = node_labels(node)
             for existing in node.pods_with_required_anti_affinity:
                 s.existing_anti.add_anti_affinity(
                     parse_pod_terms(existing).required_anti_affinity, pod, s.own_ns, labels, 1
@@ -222,7 +126,7 @@ class InterPodAffinity(
             for node in snapshot.node_infos:
                 if node.node is None:
                     continue
-                labels = _node_labels(node)
+                labels = node_labels(node)
                 for existing in node.pods:
                     s.affinity.add_affinity(terms.required_affinity, existing, s.lookup, labels, 1)
                     s.anti.add_anti_affinity(terms.required_anti_affinity, existing, s.lookup, labels, 1)
@@ -266,7 +170,7 @@ class InterPodAffinity(
         s = state.read(PRE_FILTER_STATE_KEY)
         if not isinstance(s, PreFilterState):
             return False
-        labels = _node_labels(node)
+        labels = node_labels(node)
         on_node: set[str] | None = None
         gone = PairCounts()  # the affinity counts of the node's domains its counted pods take away
         for p in pods:
@@ -302,15 +206,15 @@ class InterPodAffinity(
         verdict = np.full(n, 3, dtype=np.int8)
         codes = s.codes
         # existing pods' anti-affinity: any of the node's (key, value) pairs with a count
-        existing = (_codes_mask(table, codes[0], None, n) if codes is not None
-                    else _pairs_mask(table, s.existing_anti, None, n))
+        existing = (vector.codes_mask(table, codes[0], None, n) if codes is not None
+                    else vector.pairs_mask(table, s.existing_anti, None, n))
         if existing is None:
             return None
         verdict[existing] = 2
         # the pod's anti-affinity: per term, the node's value of its key with a count
         if s.has(2):
             keys = {t.topology_key for t in s.terms.required_anti_affinity}
-            anti = _codes_mask(table, codes[2], keys, n) if codes is not None else _pairs_mask(table, s.anti, keys, n)
+            anti = vector.codes_mask(table, codes[2], keys, n) if codes is not None else vector.pairs_mask(table, s.anti, keys, n)
             if anti is None:
                 return None
             verdict[anti] = 1
@@ -359,7 +263,7 @@ class InterPodAffinity(
         s = self._filter_state(state)
         if isinstance(s, Status):
             return s
-        labels = _node_labels(node)
+        labels = node_labels(node)
         if not _satisfy_pod_affinity(s, pod, labels):
             return Status.unresolvable(ERR_REASON_AFFINITY_RULES_NOT_MATCH, plugin=NAME)
         if not _satisfy_pod_anti_affinity(s, labels):
@@ -384,8 +288,8 @@ class InterPodAffinity(
             return Status.error(f"failed to parse pod: {aggregate_message(terms.errors)}", NAME)
         snapshot = self.handle.snapshot()
         ns_labels = dict(self.handle.namespace_labels(pod.namespace) or {})
-        scorer = _Scorer(terms, pod, ns_labels, namespace_labels_lookup(self.handle), self.hard_pod_affinity_weight)
-        if self.per_pod or not _vector.topology_score(snapshot, pod, terms, scorer.own_ns, scorer.lookup,
+        scorer = Scorer(terms, pod, ns_labels, namespace_labels_lookup(self.handle), self.hard_pod_affinity_weight)
+        if self.per_pod or not vector.topology_score(snapshot, pod, terms, scorer.own_ns, scorer.lookup,
                                                       self.hard_pod_affinity_weight, has_preferred,
                                                       scorer.topology_score):
             scorer.topology_score.clear()
@@ -397,11 +301,11 @@ class InterPodAffinity(
         return None
 
     @staticmethod
-    def _score_per_pod(scorer: _Scorer, all_nodes: list[NodeInfo], has_preferred: bool) -> None:
+    def _score_per_pod(scorer: Scorer, all_nodes: list[NodeInfo], has_preferred: bool) -> None:
         for node in all_nodes:
             if node.node is None:
                 continue
-            labels = _node_labels(node)
+            labels = node_labels(node)
             if not labels:
                 continue
             for existing in node.pods if has_preferred else node.pods_with_affinity:
@@ -411,7 +315,7 @@ class InterPodAffinity(
         s = state.read(PRE_SCORE_STATE_KEY)
         if not isinstance(s, PreScoreState):
             return 0
-        labels = _node_labels(node)
+        labels = node_labels(node)
         total = 0
         for key, values in s.topology_score.items():
             value = labels.get(key)
@@ -427,41 +331,6 @@ class InterPodAffinity(
         diff = max(scores) - lo
         for i, raw in enumerate(scores):
             scores[i] = int(float(MAX_NODE_SCORE) * ((raw - lo) / diff)) if diff > 0 else 0
-
-
-def _pairs_mask(table: NodeTableView, counts: Mapping[tuple[str, str], int], keys: set[str] | None,
-                n: int) -> np.ndarray | None:
-    """Nodes carrying a (key, value) label pair with a positive count (only ``keys``' pairs when
-    given); None when a key's column cannot be built."""
-    by_key: dict[str, list[str]] = {}
-    for (key, value), count in counts.items():
-        if count > 0 and (keys is None or key in keys):
-            by_key.setdefault(key, []).append(value)
-    mask = np.zeros(n, dtype=bool)
-    for key, values in by_key.items():
-        column = table.label_column(key)
-        if column is None:
-            return None
-        hit = np.zeros(len(column.values) + 1, dtype=bool)  # the last entry: key absent (code -1)
-        for value in values:
-            code = column.code.get(value)
-            if code is not None:
-                hit[code] = True
-        mask |= hit[column.codes]
-    return mask
-
-
-def _codes_mask(table: NodeTableView, counts: CodeCounts, keys: set[str] | None, n: int) -> np.ndarray | None:
-    """:func:`_pairs_mask` from counts held by label code."""
-    mask = np.zeros(n, dtype=bool)
-    for key in counts.arrays:
-        if keys is not None and key not in keys:
-            continue
-        hit = counts.node_mask(table, key)
-        if hit is None:
-            return None
-        mask |= hit
-    return mask
 
 
 def _satisfy_pod_affinity(s: PreFilterState, pod: PodInfo, labels: Mapping[str, str]) -> bool:
@@ -494,47 +363,3 @@ def _satisfy_existing_pods_anti_affinity(s: PreFilterState, labels: Mapping[str,
             if s.existing_anti.get(pair, 0) > 0:
                 return False
     return True
-
-
-class _Scorer:
-    """Accumulates upstream's ``topologyScore`` (topologyKey -> value -> score)."""
-
-    __slots__ = ("terms", "pod", "ns_labels", "lookup", "hard_weight", "topology_score")
-
-    def __init__(self, terms: PodTerms, pod: PodInfo, ns_labels: dict[str, str], lookup: NamespaceLabels,
-                 hard_weight: int) -> None:
-        self.terms = terms
-        self.pod = pod
-        self.ns_labels = ns_labels
-        self.lookup = lookup
-        self.hard_weight = hard_weight
-        self.topology_score: dict[str, dict[str, int]] = {}
-
-    def own_ns(self, _namespace: str) -> Mapping[str, str]:
-        return self.ns_labels
-
-    def _term(self, term: AffinityTerm, weight: int, target: PodInfo, ns: NamespaceLabels,
-              labels: Mapping[str, str]) -> None:
-        if term.matches(target, ns):
-            value = labels.get(term.topology_key)
-            if value is not None:
-                per_key = self.topology_score.setdefault(term.topology_key, {})
-                per_key[value] = per_key.get(value, 0) + weight
-
-    def _terms(self, terms: tuple[WeightedTerm, ...], target: PodInfo, ns: NamespaceLabels,
-               labels: Mapping[str, str], sign: int) -> None:
-        for wt in terms:
-            self._term(wt.term, wt.weight * sign, target, ns, labels)
-
-    def process_existing_pod(self, existing: PodInfo, labels: Mapping[str, str]) -> None:
-        incoming = self.pod
-        # The incoming pod's preferred terms matched against the existing pod.
-        self._terms(self.terms.preferred_affinity, existing, self.lookup, labels, 1)
-        self._terms(self.terms.preferred_anti_affinity, existing, self.lookup, labels, -1)
-        # The existing pod's terms matched against the incoming pod.
-        other = parse_pod_terms(existing)
-        if self.hard_weight > 0:
-            for term in other.required_affinity:
-                self._term(term, self.hard_weight, incoming, self.own_ns, labels)
-        self._terms(other.preferred_affinity, incoming, self.own_ns, labels, 1)
-        self._terms(other.preferred_anti_affinity, incoming, self.own_ns, labels, -1)

@@ -6,18 +6,28 @@ name, then evaluated as a few array operations. The answer is exactly the per-no
 :mod:`kubesched.api.selectors`; whatever the compiled form cannot represent raises
 :class:`Unsupported` at compile time (then the caller asks per node), and a column the table cannot
 represent makes :meth:`Term.mask` return None (likewise).
+
+A pod's compiled selectors are kept on its PodInfo (:func:`pod_required`, :func:`pod_preferred`) and
+the nodes a required selector admits in the node table's memo (:func:`required_mask`);
+PodTopologySpread's nodeAffinityPolicy reads them too.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
-from kubesched.api.selectors import NODE_NAME_FIELD, node_selector_term_error, parse_int64
+from kubesched.api.selectors import (
+    NODE_NAME_FIELD,
+    node_selector_term_error,
+    parse_int64,
+    required_node_affinity,
+)
 from kubesched.scheduler.framework.interface import NodeTableView
+from kubesched.scheduler.framework.types import PodInfo
 
 #: weights beyond this are left to the per-node score (int64 sums stay exact below it)
 _MAX_WEIGHT = 2**31
@@ -207,3 +217,73 @@ def weighted_sum(terms: tuple[tuple[int, Term], ...], table: NodeTableView) -> n
             return None
         total += weight * mask
     return total
+
+
+# -- a pod's compiled selectors, kept on its PodInfo -------------------------------------------
+#: PodInfo.cache keys of the pod's compiled selectors (the plugin's own addedAffinity is kept apart)
+REQUIRED_CACHE_KEY = "NodeAffinity/required"
+PREFERRED_CACHE_KEY = "NodeAffinity/preferred"
+
+_T = TypeVar("_T")
+
+
+class Uncompiled:
+    """Marks a compiled form that could not be built (the per-node methods answer instead)."""
+
+
+UNCOMPILED = Uncompiled()
+
+
+def compiled(build: Callable[[], _T]) -> _T | Uncompiled:
+    """``build()``, or :data:`UNCOMPILED` when it raises: :class:`Unsupported` for inputs the
+    compiled form does not represent, anything else for malformed input on which the per-node
+    reference may raise too (it then does so itself, node by node, as before)."""
+    try:
+        return build()
+    except Exception:  # noqa: BLE001 - see above; Unsupported included
+        return UNCOMPILED
+
+
+def pod_required(pod: PodInfo) -> tuple[Term | None, Selector | None] | Uncompiled:
+    """The pod's nodeSelector and required node affinity, compiled once per PodInfo (PodTopologySpread's
+    nodeAffinityPolicy reads them too)."""
+    hit = pod.cache.get(REQUIRED_CACHE_KEY)
+    if hit is None:
+        hit = pod.cache[REQUIRED_CACHE_KEY] = compiled(
+            lambda: (compile_pod_node_selector(pod.spec), compile_node_selector(required_node_affinity(pod.obj)))
+        )
+    return hit  # type: ignore[no-any-return]
+
+
+def pod_preferred(pod: PodInfo) -> tuple[tuple[int, Term], ...] | Uncompiled:
+    """The pod's preferred node affinity terms, compiled once per PodInfo."""
+    hit = pod.cache.get(PREFERRED_CACHE_KEY)
+    if hit is None:
+        hit = pod.cache[PREFERRED_CACHE_KEY] = compiled(
+            lambda: compile_preferred(
+                ((pod.spec.get("affinity") or {}).get("nodeAffinity") or {}).get(
+                    "preferredDuringSchedulingIgnoredDuringExecution"
+                )
+            )
+        )
+    return hit  # type: ignore[no-any-return]
+
+
+def required_mask(table: NodeTableView, parts: tuple[Term | Selector | None, ...]) -> np.ndarray | None:
+    """Which nodes meet every one of ``parts`` (None: some label column cannot answer, ask per
+    node). Worked out for all nodes once per distinct selector and kept in the table's node memo
+    (pods of one workload share their selectors, labels change seldom): do not modify it."""
+    memo = table.node_memo()
+    key = (REQUIRED_CACHE_KEY, *parts)
+    mask = memo.get(key, UNCOMPILED)
+    if mask is UNCOMPILED:
+        mask = np.ones(table.n, dtype=bool)
+        for part in parts:
+            if part is not None:
+                part_mask = part.mask(table)
+                if part_mask is None:
+                    mask = None
+                    break
+                mask &= part_mask
+        memo[key] = mask
+    return mask  # type: ignore[no-any-return]

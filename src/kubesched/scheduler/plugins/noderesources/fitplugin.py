@@ -1,14 +1,10 @@
-"""NodeResourcesFit (Filter + Score with LeastAllocated / MostAllocated / RequestedToCapacityRatio)
-and NodeResourcesBalancedAllocation, vectorised over the node table.
-
-Every filter and score formula exists twice: a per-node reference (the fit check is
-:func:`~kubesched.scheduler.plugins.fit.fits`) and the vector form over the node table; tests check
-they agree. NodeResourcesFit also offers the resource-only preemption arithmetic.
-"""
+"""NodeResourcesFit (upstream ``fit.go``): Filter (the fit check of
+:func:`~kubesched.scheduler.plugins.fit.fits`) and Score with LeastAllocated / MostAllocated /
+RequestedToCapacityRatio (:mod:`.scoring`), each per node and over the node table, and the
+resource-only preemption arithmetic (:class:`_ResourceView`)."""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -39,7 +35,7 @@ from kubesched.scheduler.framework.interface import (
     Status,
 )
 from kubesched.scheduler.framework.nominated import NominatedLoad
-from kubesched.scheduler.framework.types import CPU, EPHEMERAL_STORAGE, MEMORY, NodeInfo, PodInfo
+from kubesched.scheduler.framework.types import CPU, MEMORY, NodeInfo, PodInfo
 from kubesched.scheduler.plugins.fit import (
     NATIVE,
     TOO_MANY_PODS,
@@ -51,121 +47,22 @@ from kubesched.scheduler.plugins.fit import (
     is_tracked_scalar,
     shortfall_reasons,
 )
-from kubesched.scheduler.plugins.helpers import go_div
+from kubesched.scheduler.plugins.noderesources.scoring import (
+    MAX_CUSTOM_PRIORITY_SCORE,
+    MAX_UTILIZATION,
+    broken_linear,
+    least_allocated,
+    most_allocated,
+    node_alloc_req,
+    requested_to_capacity_ratio,
+    resource_specs,
+    scoring_request,
+)
 
 FIT = "NodeResourcesFit"
-BALANCED = "NodeResourcesBalancedAllocation"
-MAX_UTILIZATION = 100
-MAX_CUSTOM_PRIORITY_SCORE = 10
 SIDECAR_REASON = "Pod has a restartable init container and the SidecarContainers feature is disabled"
-DEFAULT_RESOURCES = [{"name": CPU, "weight": 1}, {"name": MEMORY, "weight": 1}]
 
 
-def _resource_specs(raw: Any, what: str) -> list[tuple[str, int]]:
-    """Upstream v1 defaulting (``SetDefaults_NodeResourcesFitArgs`` /
-    ``SetDefaults_NodeResourcesBalancedAllocationArgs``): no (or an empty) resource list means
-    cpu:1, memory:1; an unset or zero weight means 1.  Then ``validateResources``: weight in (0, 100]."""
-    specs = raw if raw else DEFAULT_RESOURCES
-    if not isinstance(specs, list):
-        raise ValueError(f"{what}.resources must be a list of {{name, weight}}")
-    out = []
-    for i, spec in enumerate(specs):
-        if not isinstance(spec, dict) or not spec.get("name"):
-            raise ValueError(f"{what}.resources[{i}].name is required")
-        weight = spec.get("weight") or 1
-        if isinstance(weight, bool) or not isinstance(weight, int) or not 1 <= weight <= 100:
-            raise ValueError(f"{what}.resources[{i}].weight: resource weight of {spec['name']} not in valid range "
-                             f"(0, 100], got {weight!r}")
-        out.append((str(spec["name"]), weight))
-    return out
-
-
-def scoring_request(pod: PodInfo, resource: str, use_requested: bool) -> int:
-    if not use_requested and resource == CPU:
-        return pod.nonzero_cpu
-    if not use_requested and resource == MEMORY:
-        return pod.nonzero_mem
-    return pod.requests.get(resource, 0)
-
-
-def node_alloc_req(node: NodeInfo, resource: str, pod_request: int, use_requested: bool) -> tuple[int, int]:
-    """Upstream calculateResourceAllocatableRequest: (allocatable, requested incl. the pod).
-
-    (0, 0) — "skip this resource" — for a scalar resource the pod does not request, and for any
-    other name NodeInfo does not track (a non-scalar, non-native name, or a scalar the node lacks)."""
-    if resource == CPU:
-        used = node.requested.get(CPU, 0) if use_requested else node.nonzero_cpu
-    elif resource == MEMORY:
-        used = node.requested.get(MEMORY, 0) if use_requested else node.nonzero_mem
-    elif resource == EPHEMERAL_STORAGE:
-        used = node.requested.get(resource, 0)
-    else:
-        if not is_tracked_scalar(resource) or pod_request == 0 or resource not in node.allocatable:
-            return 0, 0
-        used = node.requested.get(resource, 0)
-    return node.allocatable.get(resource, 0), used + pod_request
-
-
-# -- score strategies (pure functions) --------------------------------------------------------
-def least_allocated(requested: list[int], allocatable: list[int], weights: list[int]) -> int:
-    score = weight_sum = 0
-    for req, alloc, w in zip(requested, allocatable, weights):
-        if alloc == 0:
-            continue
-        score += (0 if req > alloc else (alloc - req) * MAX_NODE_SCORE // alloc) * w
-        weight_sum += w
-    return score // weight_sum if weight_sum else 0
-
-
-def most_allocated(requested: list[int], allocatable: list[int], weights: list[int]) -> int:
-    score = weight_sum = 0
-    for req, alloc, w in zip(requested, allocatable, weights):
-        if alloc == 0:
-            continue
-        score += (min(req, alloc) * MAX_NODE_SCORE // alloc) * w
-        weight_sum += w
-    return score // weight_sum if weight_sum else 0
-
-
-def broken_linear(shape: list[tuple[int, int]], p: int) -> int:
-    for i, (util, score) in enumerate(shape):
-        if p <= util:
-            if i == 0:
-                return score
-            pu, ps = shape[i - 1]
-            return ps + go_div((score - ps) * (p - pu), util - pu)
-    return shape[-1][1]
-
-
-def requested_to_capacity_ratio(
-    shape: list[tuple[int, int]], requested: list[int], allocatable: list[int], weights: list[int]
-) -> int:
-    score = weight_sum = 0
-    for req, alloc, w in zip(requested, allocatable, weights):
-        if alloc == 0:
-            continue
-        util = MAX_UTILIZATION if req > alloc else req * MAX_UTILIZATION // alloc
-        s = broken_linear(shape, util)
-        if s > 0:
-            score += s * w
-            weight_sum += w
-    if not weight_sum:
-        return 0
-    return math.floor(score / weight_sum + 0.5)
-
-
-def balanced_score(requested: list[int], allocatable: list[int]) -> int:
-    fractions = [min(1.0, r / a) for r, a in zip(requested, allocatable) if a != 0]
-    std = 0.0
-    if len(fractions) == 2:
-        std = abs((fractions[0] - fractions[1]) / 2)
-    elif len(fractions) > 2:
-        mean = sum(fractions) / len(fractions)
-        std = math.sqrt(sum((f - mean) * (f - mean) for f in fractions) / len(fractions))
-    return int((1 - std) * MAX_NODE_SCORE)
-
-
-# -- the Fit plugin ---------------------------------------------------------------------------
 @dataclass(slots=True)
 class _FitState:
     requests: dict[str, int]
@@ -194,7 +91,7 @@ class NodeResourcesFit(
         self.strategy = strategy.get("type") or "LeastAllocated"
         if self.strategy not in ("LeastAllocated", "MostAllocated", "RequestedToCapacityRatio"):
             raise ValueError(f"NodeResourcesFitArgs.scoringStrategy.type: unsupported value {self.strategy!r}")
-        self.resources = _resource_specs(strategy.get("resources"), "scoringStrategy")
+        self.resources = resource_specs(strategy.get("resources"), "scoringStrategy")
         self.shape: list[tuple[int, int]] = []
         if self.strategy == "RequestedToCapacityRatio":
             points = (strategy.get("requestedToCapacityRatio") or {}).get("shape")
@@ -505,45 +402,3 @@ class _ResourceView:
                     self._take(pod, 1)
             kept.append(stays)
         return kept
-
-
-class NodeResourcesBalancedAllocation(ScorePlugin, ScoreVector):
-    name = BALANCED
-
-    def __init__(self, args: dict[str, Any], handle: Handle) -> None:
-        self.resources = [r for r, _ in _resource_specs((args or {}).get("resources"), "BalancedAllocationArgs")]
-
-    def _pairs(self, pod: PodInfo, node: NodeInfo) -> tuple[list[int], list[int]]:
-        requested, allocatable = [], []
-        for resource in self.resources:
-            alloc, req = node_alloc_req(node, resource, scoring_request(pod, resource, True), True)
-            requested.append(req)
-            allocatable.append(alloc)
-        return requested, allocatable
-
-    def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> int:
-        return balanced_score(*self._pairs(pod, node))
-
-    def score_vector(
-        self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot, idx: np.ndarray
-    ) -> np.ndarray:
-        table = snapshot.table
-        scored: list[tuple[int, int]] = []  # (row, pod request)
-        for resource in self.resources:
-            pod_req = scoring_request(pod, resource, True)
-            row = table.row.get(resource)
-            if row is None or (resource not in NATIVE and (pod_req == 0 or not is_tracked_scalar(resource))):
-                continue
-            scored.append((row, pod_req))
-        if not scored:
-            return np.full(len(idx), MAX_NODE_SCORE, dtype=np.int64)
-        rows = [row for row, _ in scored]
-        alloc = table.alloc.take(idx, axis=1)[rows]
-        req = table.requested.take(idx, axis=1)[rows] + np.array([r for _, r in scored], dtype=np.int64)[:, None]
-        present = alloc > 0
-        if len(scored) == 2 and bool(present.all()):
-            fractions = np.minimum(1.0, req / alloc)
-            std = np.abs((fractions[0] - fractions[1]) / 2)
-            return ((1 - std) * MAX_NODE_SCORE).astype(np.int64)
-        nodes = snapshot.node_infos
-        return np.array([self.score(state, pod, nodes[i]) for i in idx], dtype=np.int64)

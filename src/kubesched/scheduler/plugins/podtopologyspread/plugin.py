@@ -1,23 +1,16 @@
-"""PodTopologySpread: hard spread constraints as a filter, soft ones as a score
-(upstream ``pkg/scheduler/framework/plugins/podtopologyspread``, v1.28 semantics with
-MinDomains, MatchLabelKeys and NodeInclusionPolicy enabled).
-
-PreFilter and PreScore count matching pods over the node table when it can answer, and Filter,
-Score and NormalizeScore also come as vector forms (see ``_topology_spread_vector``); the per-node
-methods stay the reference (and serve explanations and dry runs).
-"""
+"""The PodTopologySpread plugin: each pod's constraints (its own, or the defaults with the selector
+of its Services and controller), PreFilter / Filter with AddPod and RemovePod, PreScore / Score /
+NormalizeScore, each per node and as the vector forms of :mod:`.vector`."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from kubesched.api.selectors import LabelSelector, Requirement, pod_matches_node_selector_and_affinity
-from kubesched.api.tolerations import find_untolerated_taint
+from kubesched.api.selectors import LabelSelector, Requirement
 from kubesched.k8s.objects import Obj, namespace_of
 from kubesched.scheduler.framework.interface import (
     ADD,
@@ -48,9 +41,20 @@ from kubesched.scheduler.framework.interface import (
     Status,
 )
 from kubesched.scheduler.framework.types import NodeInfo, PodInfo
-from kubesched.scheduler.nodetable import labels_key
-from kubesched.scheduler.plugins import _topology_spread_vector as vec
 from kubesched.scheduler.plugins.helpers import table_of
+from kubesched.scheduler.plugins.podtopologyspread import vector as vec
+from kubesched.scheduler.plugins.podtopologyspread.constraints import (
+    DO_NOT_SCHEDULE,
+    LABEL_HOSTNAME,
+    SCHEDULE_ANYWAY,
+    Constraint,
+    NodeInclusion,
+    count_pods_matching,
+    has_all_keys,
+    parse_args,
+    parse_constraints,
+)
+from kubesched.scheduler.plugins.podtopologyspread.state import CriticalPaths, PreFilterState, PreScoreState
 
 NAME = "PodTopologySpread"
 PRE_FILTER_STATE_KEY = "PreFilter" + NAME
@@ -59,257 +63,11 @@ PRE_SCORE_STATE_KEY = "PreScore" + NAME
 ERR_REASON_CONSTRAINTS_NOT_MATCH = "node(s) didn't match pod topology spread constraints"
 ERR_REASON_NODE_LABEL_NOT_MATCH = ERR_REASON_CONSTRAINTS_NOT_MATCH + " (missing required label)"
 
-DO_NOT_SCHEDULE = "DoNotSchedule"
-SCHEDULE_ANYWAY = "ScheduleAnyway"
-HONOR = "Honor"
-IGNORE = "Ignore"
-SYSTEM_DEFAULTING = "System"
-LIST_DEFAULTING = "List"
-LABEL_HOSTNAME = "kubernetes.io/hostname"
-LABEL_TOPOLOGY_ZONE = "topology.kubernetes.io/zone"
-_MAX_INT32 = 2**31 - 1
-_DO_NOT_SCHEDULE_TAINT_EFFECTS = ("NoSchedule", "NoExecute")
-_ARG_KEYS = frozenset({"defaultConstraints", "defaultingType", "apiVersion", "kind"})
-
-SYSTEM_DEFAULT_CONSTRAINTS: tuple[dict[str, Any], ...] = (
-    {"topologyKey": LABEL_HOSTNAME, "whenUnsatisfiable": SCHEDULE_ANYWAY, "maxSkew": 3},
-    {"topologyKey": LABEL_TOPOLOGY_ZONE, "whenUnsatisfiable": SCHEDULE_ANYWAY, "maxSkew": 5},
-)
-
-
-@dataclass(frozen=True, slots=True)
-class Constraint:
-    """A parsed ``TopologySpreadConstraint`` of one action (upstream ``topologySpreadConstraint``)."""
-
-    max_skew: int
-    topology_key: str
-    selector: LabelSelector
-    min_domains: int = 1
-    node_affinity_policy: str = HONOR
-    node_taints_policy: str = IGNORE
-
-
-def count_pods_matching(pods: Sequence[PodInfo], selector: LabelSelector, namespace: str) -> int:
-    """Matching pods of ``namespace``, not terminating. An empty (or nil) selector counts 0."""
-    if selector.is_empty:
-        return 0
-    return sum(1 for p in pods if not p.deleting and p.namespace == namespace and selector.matches(p.labels))
-
-
-def _has_all_keys(labels: Mapping[str, str], constraints: Sequence[Constraint]) -> bool:
-    return all(c.topology_key in labels for c in constraints)
-
-
-class NodeInclusion:
-    """Evaluates nodeAffinityPolicy / nodeTaintsPolicy for one incoming pod, memoised per node (the
-    vector form narrows whole columns with it)."""
-
-    __slots__ = ("pod", "trivial_affinity", "_affinity", "_taints")
-
-    def __init__(self, pod: PodInfo) -> None:
-        spec = pod.spec
-        self.pod = pod
-        node_affinity = (spec.get("affinity") or {}).get("nodeAffinity") or {}
-        self.trivial_affinity = not spec.get("nodeSelector") and node_affinity.get(
-            "requiredDuringSchedulingIgnoredDuringExecution") is None
-        self._affinity: dict[str, bool] = {}
-        self._taints: dict[str, bool] = {}
-
-    def affinity_ok(self, node: NodeInfo) -> bool:
-        """The pod's nodeSelector and required node affinity accept the node."""
-        ok = self._affinity.get(node.name)
-        if ok is None:
-            ok = pod_matches_node_selector_and_affinity(self.pod.obj, node.node or {})
-            self._affinity[node.name] = ok
-        return ok
-
-    def taints_ok(self, node: NodeInfo) -> bool:
-        """The pod tolerates the node's NoSchedule and NoExecute taints."""
-        tolerated = self._taints.get(node.name)
-        if tolerated is None:
-            tolerated = find_untolerated_taint(
-                node.taints, self.pod.tolerations, _DO_NOT_SCHEDULE_TAINT_EFFECTS) is None
-            self._taints[node.name] = tolerated
-        return tolerated
-
-    def matches(self, c: Constraint, node: NodeInfo) -> bool:
-        if c.node_affinity_policy == HONOR and not self.trivial_affinity and not self.affinity_ok(node):
-            return False
-        if c.node_taints_policy == HONOR and node.taints and not self.taints_ok(node):
-            return False
-        return True
-
-
-class _CriticalPaths:
-    """The two topology values with the fewest matching pods (upstream ``criticalPaths``);
-    ``num[0]`` is the global minimum as long as updates touch one domain at a time."""
-
-    __slots__ = ("value", "num")
-
-    def __init__(self) -> None:
-        self.value = ["", ""]
-        self.num = [_MAX_INT32, _MAX_INT32]
-
-    def copy(self) -> _CriticalPaths:
-        other = _CriticalPaths()
-        other.value = list(self.value)
-        other.num = list(self.num)
-        return other
-
-    def update(self, value: str, num: int) -> None:
-        v, n = self.value, self.num
-        i = 0 if value == v[0] else 1 if value == v[1] else -1
-        if i >= 0:
-            n[i] = num
-            if n[0] > n[1]:
-                v[0], v[1] = v[1], v[0]
-                n[0], n[1] = n[1], n[0]
-        elif num < n[0]:
-            v[1], n[1] = v[0], n[0]
-            v[0], n[0] = value, num
-        elif num < n[1]:
-            v[1], n[1] = value, num
-
-
-@dataclass(slots=True)
-class PreFilterState:
-    constraints: tuple[Constraint, ...]
-    counts: list[dict[str, int]]  # per constraint: topology value -> matching pods
-    paths: list[_CriticalPaths]
-    domains: list[int]  # per constraint: number of eligible domains (fixed at PreFilter)
-    inclusion: NodeInclusion
-    #: kind of pod (:func:`labels_key`) -> the constraints whose selector matches it (shared by clones)
-    selected: dict[Any, tuple[int, ...]] = field(default_factory=dict)
-
-    def clone(self) -> PreFilterState:
-        return PreFilterState(
-            self.constraints, [dict(m) for m in self.counts], [p.copy() for p in self.paths],
-            self.domains, self.inclusion, self.selected,
-        )
-
-    def selecting(self, pod: PodInfo) -> tuple[int, ...]:
-        """The constraints whose selector matches ``pod``'s labels, worked out once per kind of pod."""
-        kind = labels_key(pod)
-        hit = self.selected.get(kind)
-        if hit is None:
-            hit = self.selected[kind] = tuple(i for i, c in enumerate(self.constraints)
-                                              if c.selector.matches(pod.labels))
-        return hit
-
-    def counted_on_node(self, preemptor: PodInfo, node: NodeInfo) -> tuple[int, ...]:
-        """The constraints under which ``node`` counts pods of the preemptor's namespace (none when
-        the node lacks a topology key or is not found)."""
-        if node.node is None or not _has_all_keys(node.labels or {}, self.constraints):
-            return ()
-        return tuple(i for i, c in enumerate(self.constraints) if self.inclusion.matches(c, node))
-
-    def min_match(self, i: int) -> int:
-        if self.domains[i] < self.constraints[i].min_domains:
-            return 0  # fewer eligible domains than minDomains: the global minimum is 0
-        return self.paths[i].num[0]
-
-    def counted(self, updated: PodInfo, preemptor: PodInfo, node: NodeInfo) -> list[int]:
-        """The constraints whose counts ``updated`` adds to on ``node`` (AddPod / RemovePod)."""
-        if updated.namespace != preemptor.namespace:
-            return []
-        selecting = self.selecting(updated)
-        if not selecting:
-            return []
-        return [i for i in self.counted_on_node(preemptor, node) if i in selecting]
-
-    def update_with_pod(self, updated: PodInfo, preemptor: PodInfo, node: NodeInfo, delta: int) -> None:
-        labels = node.labels or {}
-        for i in self.counted(updated, preemptor, node):
-            c = self.constraints[i]
-            value = labels[c.topology_key]
-            num = self.counts[i].get(value, 0) + delta
-            self.counts[i][value] = num
-            self.paths[i].update(value, num)
-
-
-@dataclass(slots=True)
-class PreScoreState:
-    constraints: tuple[Constraint, ...]
-    ignored_nodes: set[str]
-    counts: list[dict[str, int]]  # per constraint (non-hostname): topology value -> matching pods
-    weights: list[float]
-    scored_valid: np.ndarray | None = None  # not ignored, per node of the last score_vector call
-
-    def clone(self) -> PreScoreState:
-        return self
-
 
 def _round_half_away(x: float) -> int:
     """Go ``math.Round`` for non-negative values."""
     r = math.floor(x)
     return int(r + 1 if x - r >= 0.5 else r)
-
-
-def _parse_args(args: Mapping[str, Any]) -> tuple[list[dict[str, Any]], bool]:
-    unknown = sorted(set(args) - _ARG_KEYS)
-    if unknown:
-        raise ValueError(f"PodTopologySpreadArgs: unknown field(s) {', '.join(map(repr, unknown))}")
-    defaulting = args.get("defaultingType") or SYSTEM_DEFAULTING
-    constraints = args.get("defaultConstraints") or []
-    if defaulting not in (SYSTEM_DEFAULTING, LIST_DEFAULTING):
-        raise ValueError(f'PodTopologySpreadArgs.defaultingType: Unsupported value: "{defaulting}": '
-                         'supported values: "System", "List"')
-    if not isinstance(constraints, list) or not all(isinstance(c, Mapping) for c in constraints):
-        raise ValueError("PodTopologySpreadArgs.defaultConstraints: must be a list of constraints")
-    if defaulting == SYSTEM_DEFAULTING and constraints:
-        raise ValueError('PodTopologySpreadArgs.defaultingType: Invalid value: "System": '
-                         "when .defaultConstraints are not empty")
-    seen: set[tuple[str, str]] = set()
-    for i, c in enumerate(constraints):
-        path = f"PodTopologySpreadArgs.defaultConstraints[{i}]"
-        skew = c.get("maxSkew")
-        if isinstance(skew, bool) or not isinstance(skew, int) or skew <= 0:
-            raise ValueError(f"{path}.maxSkew: Invalid value: {skew!r}: not in valid range (0, inf)")
-        if not c.get("topologyKey") or not isinstance(c.get("topologyKey"), str):
-            raise ValueError(f"{path}.topologyKey: Required value: can not be empty")
-        action = c.get("whenUnsatisfiable")
-        if action not in (DO_NOT_SCHEDULE, SCHEDULE_ANYWAY):
-            raise ValueError(f'{path}.whenUnsatisfiable: Unsupported value: "{action}": '
-                             'supported values: "DoNotSchedule", "ScheduleAnyway"')
-        min_domains = c.get("minDomains")
-        if min_domains is not None and (isinstance(min_domains, bool) or not isinstance(min_domains, int)):
-            raise ValueError(f"{path}.minDomains: Invalid value: {min_domains!r}: must be an integer")
-        if c.get("labelSelector") is not None:
-            raise ValueError(f"{path}.labelSelector: Forbidden: constraint must not define a selector, "
-                             "as they deduced for each pod")
-        pair = (c["topologyKey"], action)
-        if pair in seen:
-            raise ValueError(f"PodTopologySpreadArgs.defaultConstraints[{i}]: Duplicate value: "
-                             f'{{{pair[0]}, {pair[1]}}}')
-        seen.add(pair)
-    if defaulting == SYSTEM_DEFAULTING:
-        return [dict(c) for c in SYSTEM_DEFAULT_CONSTRAINTS], True
-    return [dict(c) for c in constraints], False
-
-
-def _parse_constraints(raw: Sequence[Mapping[str, Any]], pod_labels: Mapping[str, str],
-                       action: str) -> list[Constraint]:
-    """Upstream ``filterTopologySpreadConstraints``: the constraints of ``action``, with
-    matchLabelKeys merged into the selector and unset fields defaulted."""
-    out: list[Constraint] = []
-    for c in raw:
-        if c.get("whenUnsatisfiable") != action:
-            continue
-        selector = LabelSelector.from_dict(c.get("labelSelector"))
-        extra = [Requirement(k, "In", frozenset([pod_labels[k]]))
-                 for k in c.get("matchLabelKeys") or () if k in pod_labels]
-        if extra and not selector.is_nil:
-            selector = LabelSelector(selector.match_labels, tuple(extra) + selector.requirements)
-        min_domains = c.get("minDomains")
-        out.append(Constraint(
-            max_skew=int(c.get("maxSkew") or 0),
-            topology_key=str(c.get("topologyKey") or ""),
-            selector=selector,
-            min_domains=1 if min_domains is None else int(min_domains),
-            node_affinity_policy=c.get("nodeAffinityPolicy") or HONOR,
-            node_taints_policy=c.get("nodeTaintsPolicy") or IGNORE,
-        ))
-    return out
 
 
 def _controller_ref(pod: PodInfo) -> Mapping[str, Any] | None:
@@ -326,10 +84,10 @@ class PodTopologySpread(
     name = NAME
 
     def __init__(self, args: dict[str, Any] | None, handle: Handle) -> None:
-        self.default_constraints, self.system_defaulted = _parse_args(args or {})
+        self.default_constraints, self.system_defaulted = parse_args(args or {})
         # the default constraints have no selector (each pod's is worked out for it), so they read
         # the same for every pod: parsed once per whenUnsatisfiable
-        self._defaults = {action: _parse_constraints(self.default_constraints, {}, action)
+        self._defaults = {action: parse_constraints(self.default_constraints, {}, action)
                           for action in (DO_NOT_SCHEDULE, SCHEDULE_ANYWAY)}
         self.handle = handle
         self._services_by_namespace: dict[str, list[Obj]] = {}
@@ -385,7 +143,7 @@ class PodTopologySpread(
         """The pod's own constraints of ``action``, or the default ones when it has none."""
         own = pod.spec.get("topologySpreadConstraints") or []
         if own:
-            return _parse_constraints(own, pod.labels, action)
+            return parse_constraints(own, pod.labels, action)
         constraints = self._defaults[action]
         if not constraints:
             return []
@@ -411,7 +169,7 @@ class PodTopologySpread(
             if node.node is None:
                 continue
             labels = node.labels or {}
-            if not _has_all_keys(labels, constraints):
+            if not has_all_keys(labels, constraints):
                 continue
             for i, c in enumerate(constraints):
                 if not inclusion.matches(c, node):
@@ -421,7 +179,7 @@ class PodTopologySpread(
                     node.pods, c.selector, pod.namespace)
         paths = []
         for per_value in counts:
-            p = _CriticalPaths()
+            p = CriticalPaths()
             for value, num in per_value.items():
                 p.update(value, num)
             paths.append(p)
@@ -504,7 +262,7 @@ class PodTopologySpread(
         counts: list[dict[str, int]] = [{} for _ in constraints]
         for node in nodes:
             labels = node.labels or {}
-            if require_all and not _has_all_keys(labels, constraints):
+            if require_all and not has_all_keys(labels, constraints):
                 ignored.add(node.name)
                 continue
             for i, c in enumerate(constraints):
@@ -519,7 +277,7 @@ class PodTopologySpread(
             if node.node is None:
                 continue
             labels = node.labels or {}
-            if require_all and not _has_all_keys(labels, constraints):
+            if require_all and not has_all_keys(labels, constraints):
                 continue
             for i, c in enumerate(constraints):
                 value = labels.get(c.topology_key, "")

@@ -1,51 +1,11 @@
-"""NodeResourceTopologyMatch (kubernetes-sigs/scheduler-plugins ``noderesourcetopology``): NUMA-aware
-Filter and Score from NodeResourceTopology objects, with Reserve for the reservation-aware view.
-Opt-in: enable it in a profile (``multiPoint`` enables every point it implements).
-
-Filter (nodes whose Topology Manager policy is ``single-numa-node``; others always pass):
-- pods of QoS BestEffort without extended resources pass;
-- a node without an object passes; a node whose view may not be used (see
-  :mod:`kubesched.topology.nrtcache`) fails with "invalid node topology data";
-- scope ``container``: each init container must fit one zone; each app container must fit one zone,
-  the lowest-numbered one that fits is charged (as the kubelet picks it) before the next container;
-  scope ``pod``: the pod's effective request must fit one zone. A resource fits a zone if the zone
-  has it available; for non-Guaranteed pods cpu, memory and hugepages always fit (they come from the
-  shared pool); a resource no zone reports passes if it is a storage or extended resource.
-- During a preemption dry run (``preemptionMode: Enabled``), when the view's cache has a container
-  placement for the node (only the reservation cache has, once it flushed the node: see
-  :mod:`kubesched.topology.nrtcache`), the app containers' exclusive resources of the victims it
-  places are given back to their zone before the check, so victims are chosen until the preemptor
-  fits one zone; if no victim resource can be given back, or one would exceed its zone's allocatable,
-  the node fails with "eviction simulation in NRT is not possible:<why>". Without a placement the
-  check runs on the unchanged zones (the preemptor fits no better: no candidate).
-
-Score: non-Guaranteed pods 100; no object 0; ``LeastNUMANodes`` on every node, the other strategies
-only on ``single-numa-node`` nodes (0 elsewhere). See :mod:`kubesched.topology.scoring`.
-
-Args (upstream names and defaults): ``scoringStrategy: {type: LeastAllocated, resources: [{name,
-weight}]}``, ``cacheResyncPeriodSeconds: 0``, ``discardReservedNodes: false``, ``cache:
-{foreignPodsDetect, resyncMethod, informerMode, resyncScope}``, ``preemptionMode: Disabled``.
-With the reservation cache, foreign pods make their node's data invalid until a resync finds the
-exporter caught up, as upstream. A pod is foreign when its ``schedulerName`` is none of the profiles
-that registered for the detection: as scheduler-plugins' process-wide ``RegisterSchedulerProfileName``
-set, every profile of the scheduler whose NodeResourceTopologyMatch uses the reservation cache with
-``foreignPodsDetect`` other than ``None`` (``OnlyExclusiveResources``: only foreign pods with
-exclusive resources count). Informer mode and resync scope are accepted and validated but not
-modelled.
-kubesched extension: ``cacheResyncMode: Periodic`` (upstream) or ``OnUpdate`` (flush a node's
-reservations as soon as its object reflects the scheduler's pods; turns the cache on by itself).
-
-Filter and Score are worked out once per kind of node view and spread over the nodes with that
-view (:mod:`kubesched.scheduler.plugins._nrt_vector`); the views are kept until the topology cache
-reports them changed, and only the objects the cluster's change journal names are read again.
-With the reservation cache, Filter notes each node it rejects; its vector forms leave that to
-:meth:`NodeResourceTopologyMatch.note_rejections`, given the rejected nodes the earlier filters passed.
-"""
+"""The NodeResourceTopologyMatch plugin: the node views it keeps (read from the cluster's
+NodeResourceTopology objects through the topology cache, foreign pods detected), Filter and Score
+per node and per kind of node view, Reserve and PostBind for the reservation cache."""
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -77,7 +37,15 @@ from kubesched.scheduler.framework.interface import (
     Status,
 )
 from kubesched.scheduler.framework.types import NodeInfo, PodInfo
-from kubesched.scheduler.plugins._nrt_vector import (
+from kubesched.scheduler.plugins.noderesourcetopology.alignment import (
+    EvictionImpossible,
+    align_pod,
+    pinned_of,
+    post_eviction,
+    request_of,
+)
+from kubesched.scheduler.plugins.noderesourcetopology.args import LEAST_NUMA_NODES, parse_args
+from kubesched.scheduler.plugins.noderesourcetopology.vector import (
     MAX_MASK_RESOURCES,
     ViewCodes,
     allocatable_mask,
@@ -85,106 +53,17 @@ from kubesched.scheduler.plugins._nrt_vector import (
     request_key,
     requested_names,
 )
-from kubesched.topology.nrt import KIND, PodData, TopologyView, Zone, parse_nrt
-from kubesched.topology.nrtcache import (
-    RESYNC_ALL,
-    RESYNC_AUTODETECT,
-    RESYNC_EXCLUSIVE,
-    DiscardReserved,
-    OverReserve,
-    Passthrough,
-    TopologyCache,
-)
-from kubesched.topology.numaplacement import Placement
-from kubesched.topology.qos import (
-    BEST_EFFORT,
-    GUARANTEED,
-    PodRequest,
-    is_exclusive,
-    is_host_level,
-    is_native,
-    is_numa_affine,
-    pinned_containers,
-    pod_request,
-)
-from kubesched.topology.scoring import (
-    STRATEGIES,
-    container_scope_score,
-    least_numa_nodes,
-    suitable,
-    zones_score,
-)
+from kubesched.topology.nrt import KIND, PodData, TopologyView, parse_nrt
+from kubesched.topology.nrtcache import DiscardReserved, OverReserve, Passthrough, TopologyCache
+from kubesched.topology.qos import BEST_EFFORT, GUARANTEED, PodRequest, is_native
+from kubesched.topology.scoring import STRATEGIES, container_scope_score, least_numa_nodes, zones_score
 
 NAME = "NodeResourceTopologyMatch"
 SINGLE_NUMA_NODE = "single-numa-node"
-LEAST_NUMA_NODES = "LeastNUMANodes"
-STRATEGY_TYPES = ("LeastAllocated", "MostAllocated", "BalancedAllocation", LEAST_NUMA_NODES)
 INVALID_DATA = "invalid node topology data"
-CANNOT_ALIGN_CONTAINER = "cannot align container"
-CANNOT_ALIGN_INIT = "cannot align init container"
-CANNOT_ALIGN_POD = "cannot align pod"
 EVICTION_IMPOSSIBLE = "eviction simulation in NRT is not possible:"
-NOTHING_TO_ADD = "no resources to add, cannot process eviction simulation"
-EXCEEDS_ALLOCATABLE = "resource release request exceeds NUMA allocatable"
-ARGS = {
-    "scoringStrategy", "cacheResyncPeriodSeconds", "cacheResyncMode", "discardReservedNodes", "cache", "preemptionMode",
-}
-RESYNC_MODES = ("Periodic", "OnUpdate")
-CACHE_ENUMS = {
-    "foreignPodsDetect": ("All", "None", "OnlyExclusiveResources"),  # the first is the default
-    "resyncMethod": (RESYNC_AUTODETECT, RESYNC_ALL, RESYNC_EXCLUSIVE),
-    "informerMode": ("Shared", "Dedicated"),
-    "resyncScope": ("All", "OnlyResources"),
-}
-REQUEST_KEY = "NodeResourceTopologyMatch/request"
 #: the scheduler-wide set of profile names whose pods are not foreign
 KNOWN_PROFILES = "NodeResourceTopologyMatch/foreign-pods-profiles"
-
-
-def _enum(value: Any, allowed: Sequence[str], what: str, default: str) -> str:
-    if value is None:
-        return default
-    if value not in allowed:
-        raise ValueError(f"{what}: unsupported value {value!r} (allowed: {', '.join(allowed)})")
-    return str(value)
-
-
-def _weights(raw: Any) -> dict[str, int]:
-    if raw is None:
-        return {"cpu": 1, "memory": 1}
-    if not isinstance(raw, list):
-        raise ValueError("scoringStrategy.resources: must be a list of {name, weight}")
-    out: dict[str, int] = {}
-    for i, spec in enumerate(raw):
-        if not isinstance(spec, dict) or not isinstance(spec.get("name"), str) or not spec["name"]:
-            raise ValueError(f"scoringStrategy.resources[{i}].name is required")
-        weight = spec.get("weight", 1)
-        if not isinstance(weight, int) or isinstance(weight, bool) or not 0 <= weight <= 100:
-            raise ValueError(f"scoringStrategy.resources[{i}].weight: must be an integer in 0..100, got {weight!r}")
-        out[spec["name"]] = weight or 1
-    return out or {"cpu": 1, "memory": 1}
-
-
-def request_of(pod: PodInfo) -> PodRequest:
-    """The pod's parsed requests (kept on the PodInfo)."""
-    cached = pod.cache.get(REQUEST_KEY)
-    if cached is None:
-        cached = pod_request(pod.obj)
-        pod.cache[REQUEST_KEY] = cached
-    assert isinstance(cached, PodRequest)
-    return cached
-
-
-def pinned_of(pod: PodInfo, resources: frozenset[str]) -> tuple[str, ...]:
-    """The pod's containers holding exclusive resources on a node reporting ``resources`` (kept on
-    the PodInfo)."""
-    key = f"{NAME}/pinned"
-    cached = pod.cache.get(key)
-    if cached is None or cached[0] != resources:
-        cached = (resources, pinned_containers(request_of(pod), resources))
-        pod.cache[key] = cached
-    pinned: tuple[str, ...] = cached[1]
-    return pinned
 
 
 @dataclass(slots=True)
@@ -207,94 +86,6 @@ class _CycleData:
         return _CycleData(self.request, list(self.victims), self.key, self.names, self.passes_everywhere)
 
 
-class EvictionImpossible(Exception):
-    pass
-
-
-def post_eviction(view: TopologyView, victims: Sequence[PodInfo], placement: Placement) -> TopologyView:
-    """upstream ``GetNRTPostPodsEviction``: the zones once ``victims`` are gone — each app container
-    ``placement`` knows gives its zone back its exclusive requests. Raises
-    :class:`EvictionImpossible` when nothing is given back or a zone would exceed its allocatable."""
-    back: dict[int, dict[str, int]] = {}
-    for victim in victims:
-        request = request_of(victim)
-        for c in request.containers:
-            zone = placement.zone_of(victim.namespace, victim.name, c.name)
-            if zone is None:
-                continue
-            for resource, amount in c.requests.items():
-                if is_exclusive(request.qos, resource, amount, view.resource_names):
-                    given = back.setdefault(zone, {})
-                    given[resource] = given.get(resource, 0) + amount
-    if not back:
-        raise EvictionImpossible(NOTHING_TO_ADD)
-    out = view.copy()
-    for z in out.zones:
-        for resource, amount in back.get(z.numa_id, {}).items():
-            if resource not in z.available:
-                continue
-            if z.available[resource] + amount > z.allocatable.get(resource, 0):
-                raise EvictionImpossible(EXCEEDS_ALLOCATABLE)
-            z.available[resource] += amount
-    return out
-
-
-def align(request: Mapping[str, int], zones: Sequence[Zone], qos: str,
-          allocatable: Collection[str]) -> tuple[bool, Zone | None]:
-    """upstream ``resourcesAvailableInAnyNUMANodes``: whether one zone can hold ``request`` and the
-    zone the kubelet would pick (lowest id), None if no resource needs a zone (``allocatable``:
-    the resources the node's ``status.allocatable`` names)."""
-    fitting: set[int] | None = None
-    for resource, amount in request.items():
-        if amount == 0:
-            continue
-        if resource not in allocatable:
-            return False, None
-        reported = False
-        here: set[int] = set()
-        for z in zones:
-            if resource not in z.available:
-                continue
-            reported = True
-            if suitable(qos, resource, amount, z.available[resource]):
-                here.add(z.numa_id)
-        if not reported and is_host_level(resource):
-            continue
-        fitting = here if fitting is None else fitting & here
-        if not fitting:
-            return False, None
-    if fitting is None:
-        return True, None
-    best = min(fitting)
-    return True, next(z for z in zones if z.numa_id == best)
-
-
-def charge(zone: Zone, request: Mapping[str, int], qos: str) -> None:
-    """upstream ``subtractResourcesFromNUMANodeList`` for the chosen zone."""
-    for resource, amount in request.items():
-        if (qos != GUARANTEED and is_numa_affine(resource)) or amount == 0 or resource not in zone.available:
-            continue
-        zone.available[resource] -= amount
-
-
-def align_containers(request: PodRequest, view_zones: Sequence[Zone], allocatable: Collection[str]) -> Status | None:
-    """Container scope: the init containers one by one, then each container in turn with what the
-    ones before it took charged to copies of the zones (upstream ``singleNUMAContainerLevelHandler``)."""
-    qos = request.qos
-    zones = [z.copy() for z in view_zones]
-    for c in request.init_containers:
-        fits, _ = align(c.requests, zones, qos, allocatable)
-        if not fits:
-            return Status.unschedulable(CANNOT_ALIGN_INIT)
-    for c in request.containers:
-        fits, zone = align(c.requests, zones, qos, allocatable)
-        if not fits:
-            return Status.unschedulable(CANNOT_ALIGN_CONTAINER)
-        if zone is not None:
-            charge(zone, c.requests, qos)
-    return None
-
-
 class NodeResourceTopologyMatch(
     PreFilterPlugin, PreFilterExtensions, FilterPlugin, FilterVector, FilterVectorAt, FilterRejectionsNoted, ScorePlugin,
     ScoreVector, ReservePlugin, PostBindPlugin, EnqueueExtensions,
@@ -302,34 +93,15 @@ class NodeResourceTopologyMatch(
     name = NAME
 
     def __init__(self, args: dict[str, Any], handle: Handle) -> None:
-        args = args or {}
-        unknown = sorted(set(args) - ARGS)
-        if unknown:
-            raise ValueError(f"unknown field(s) {', '.join(unknown)} (known: {', '.join(sorted(ARGS))})")
+        settings = parse_args(args or {})
         self.handle = handle
-        strategy = args.get("scoringStrategy") or {}
-        if not isinstance(strategy, dict):
-            raise ValueError("scoringStrategy: must be an object {type, resources}")
-        self.strategy = _enum(strategy.get("type"), STRATEGY_TYPES, "scoringStrategy.type", "LeastAllocated")
-        self.weights = _weights(strategy.get("resources"))
-        period = args.get("cacheResyncPeriodSeconds", 0)
-        if not isinstance(period, int) or isinstance(period, bool) or period < 0:
-            raise ValueError(f"cacheResyncPeriodSeconds: must be a non-negative integer, got {period!r}")
-        discard = args.get("discardReservedNodes", False)
-        if not isinstance(discard, bool):
-            raise ValueError("discardReservedNodes: must be a boolean")
-        cache_args = args.get("cache") or {}
-        if not isinstance(cache_args, dict) or set(cache_args) - set(CACHE_ENUMS):
-            raise ValueError(f"cache: must be an object with fields {', '.join(CACHE_ENUMS)}")
-        cache_opts = {k: _enum(cache_args.get(k), v, f"cache.{k}", v[0]) for k, v in CACHE_ENUMS.items()}
-        self.preemption = _enum(args.get("preemptionMode"), ("Disabled", "Enabled"), "preemptionMode", "Disabled")
-        on_update = _enum(args.get("cacheResyncMode"), RESYNC_MODES, "cacheResyncMode", "Periodic") == "OnUpdate"
+        self.strategy, self.weights, self.preemption = settings.strategy, settings.weights, settings.preemption
         self.cache: TopologyCache
-        if discard:
+        if settings.discard_reserved:
             self.cache = DiscardReserved()
-        elif period > 0 or on_update:
-            self.cache = OverReserve(float(period or 1), cache_opts["resyncMethod"], on_update,
-                                     keep_pods=self.preemption == "Enabled")
+        elif settings.resync_period > 0 or settings.on_update:
+            self.cache = OverReserve(float(settings.resync_period or 1), settings.cache["resyncMethod"],
+                                     settings.on_update, keep_pods=self.preemption == "Enabled")
         else:
             self.cache = Passthrough()
         #: each node's latest object, parsed (the caches read this map)
@@ -344,7 +116,7 @@ class NodeResourceTopologyMatch(
         self._scores: dict[tuple[Any, int], int] = {}
         #: foreign pods detection (only with the reservation cache, as upstream): pods whose
         #: schedulerName no detecting profile has, all of them or only those with exclusive resources
-        self.foreign_pods = cache_opts["foreignPodsDetect"] if isinstance(self.cache, OverReserve) else "None"
+        self.foreign_pods = settings.cache["foreignPodsDetect"] if isinstance(self.cache, OverReserve) else "None"
         #: shared by the scheduler's profiles, read once they all exist (at detection time)
         self._known_profiles = handle.shared_set(KNOWN_PROFILES)
         if self.foreign_pods != "None":
@@ -523,7 +295,7 @@ class NodeResourceTopologyMatch(
         elif view is None or view.policy != SINGLE_NUMA_NODE:
             status = None
         else:
-            status = self._align_pod(data.request, view, allocatable)
+            status = align_pod(data.request, view, allocatable)
         self._verdicts[key] = status
         return status
 
@@ -540,19 +312,7 @@ class NodeResourceTopologyMatch(
                 view = post_eviction(view, victims, placement)
             except EvictionImpossible as why:
                 return Status.unschedulable(EVICTION_IMPOSSIBLE + str(why))
-        return self._align_pod(request, view, node.allocatable)
-
-    def _align_pod(self, request: PodRequest, view: TopologyView, allocatable: Collection[str]) -> Status | None:
-        qos = request.qos
-        if view.scope == "pod":
-            fits, _ = align(request.effective(), view.zones, qos, allocatable)
-            return None if fits else Status.unschedulable(CANNOT_ALIGN_POD)
-        if not request.init_containers and len(request.containers) == 1:
-            # one container: nothing is charged before it and nothing after it reads the charge,
-            # so the zones are read as they are (align does not change them)
-            fits, _ = align(request.containers[0].requests, view.zones, qos, allocatable)
-            return None if fits else Status.unschedulable(CANNOT_ALIGN_CONTAINER)
-        return align_containers(request, view.zones, allocatable)
+        return align_pod(request, view, node.allocatable)
 
     def filter_vector(self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot) -> np.ndarray | None:
         return self._filter_nodes(state, pod, snapshot, None)

@@ -1,40 +1,16 @@
-"""VolumeBinding: a pod's PersistentVolumeClaims must be (or become) bound to volumes its node can
-reach (upstream ``plugins/volumebinding``, v1.28).
-
-- **PreFilter**: every claim must exist, not be Lost, not be being deleted (and an ephemeral
-  volume's claim must belong to the pod) — else UnschedulableAndUnresolvable with upstream's text;
-  a pod without claims skips the plugin. Claims of classes with ``Immediate`` binding that are not
-  bound yet make the pod wait for the PersistentVolume controller ("pod has unbound immediate
-  PersistentVolumeClaims"). Bound local volumes (``kubernetes.io/hostname In`` node affinity)
-  narrow the nodes to look at.
-- **Filter**, per node: bound volumes' node affinity must match the node; each unbound
-  ``WaitForFirstConsumer`` claim needs a matching Available volume that suits the node (the smallest
-  big enough, see :func:`~kubesched.api.volumes.find_matching_volume`) or else dynamic provisioning:
-  a provisioner, the class's ``allowedTopologies`` matching the node and, for CSI drivers that
-  publish ``CSIStorageCapacity``, enough capacity reachable from the node. A claim already carrying
-  another node's ``volume.kubernetes.io/selected-node`` fits no other node.
-- **Reserve** assumes the chosen volumes bound and the claims to provision annotated with the node
-  (an *assume cache* over the informers' objects, so the next pods do not take the same volumes);
-  **Unreserve** forgets that.
-- **PreBind** writes those volumes' ``claimRef`` and the claims' selected node through the API, then
-  waits (polling every second, for ``bindTimeoutSeconds``, default 600) until the PersistentVolume
-  controller has bound every claim; a binding undone on the way fails the pod's binding.
-
-Not modelled: the translation of in-tree cloud volumes to CSI (``CSIMigration``) and the Score of
-the alpha ``VolumeCapacityPriority`` gate (always 0 in a default v1.28).
-"""
+"""The VolumeBinding plugin: PreFilter, Filter (per node, and over the node table for the common
+shapes of waiting claims), Reserve / Unreserve and PreBind."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any
 
 import numpy as np
 
 from kubesched.api.quantity import parse_quantity
 from kubesched.api.selectors import LabelSelector
 from kubesched.api.volumes import (
-    ANN_BOUND_BY_CONTROLLER,
     ANN_SELECTED_NODE,
     HOSTNAME_LABEL,
     NOT_SUPPORTED_PROVISIONER,
@@ -47,7 +23,6 @@ from kubesched.api.volumes import (
     ephemeral_owner_error,
     find_matching_volume,
     is_claim_fully_bound,
-    is_volume_bound_to_claim,
     local_volume_node_names,
     pod_claims,
     storage_request,
@@ -55,7 +30,7 @@ from kubesched.api.volumes import (
     volume_node_affinity_matches,
 )
 from kubesched.k8s.memo import IdentityMemo
-from kubesched.k8s.objects import ApiError, Obj
+from kubesched.k8s.objects import Obj
 from kubesched.scheduler.framework.interface import (
     ADD,
     UPDATE,
@@ -77,6 +52,9 @@ from kubesched.scheduler.framework.interface import (
     Status,
 )
 from kubesched.scheduler.framework.types import NodeInfo, PodInfo
+from kubesched.scheduler.plugins.volumebinding.assumecache import AssumeCache
+from kubesched.scheduler.plugins.volumebinding.binder import Binder, PodVolumes, bind_volume_to_claim
+from kubesched.scheduler.plugins.volumebinding.objects import claim_key, metadata
 
 NAME = "VolumeBinding"
 STATE_KEY = NAME
@@ -88,110 +66,6 @@ ERR_UNBOUND_IMMEDIATE = "pod has unbound immediate PersistentVolumeClaims"
 DEFAULT_BIND_TIMEOUT_SECONDS = 600
 BIND_POLL_INTERVAL = 1.0
 TIMED_OUT = "binding volumes: timed out waiting for the condition"
-
-
-def _meta(obj: Obj) -> dict[str, Any]:
-    return obj.get("metadata") or {}
-
-
-def _claim_key(claim: Obj) -> str:
-    return f"{_meta(claim).get('namespace') or 'default'}/{_meta(claim)['name']}"
-
-
-def _rv(obj: Obj | None) -> int:
-    try:
-        return int(_meta(obj or {}).get("resourceVersion") or 0)
-    except ValueError:
-        return 0
-
-
-def _cache_key(namespace: str | None, name: str) -> str:
-    return f"{namespace}/{name}" if namespace else name
-
-
-#: a stored object, or its absence
-_Stored = TypeVar("_Stored", Obj, Obj | None)
-
-
-class AssumeCache:
-    """The informer's objects of one kind, overlaid with the versions this scheduler assumed
-    (upstream ``assumecache``): an assumed object is seen until the API server's copy moves past
-    the version it was assumed from, or until it is restored."""
-
-    def __init__(self, handle: Handle, kind: str) -> None:
-        self.handle = handle
-        self.kind = kind
-        self._assumed: dict[str, Obj] = {}
-        #: the cluster's mark at the last :meth:`changes` (None until that is first asked)
-        self._mark: int | None = None
-        #: keys whose assumption was made, restored or dropped since the last :meth:`changes`
-        self._dirty: set[str] = set()
-
-    def api_get(self, namespace: str | None, name: str) -> Obj | None:
-        return self.handle.cluster.get(self.kind, namespace or "", name)
-
-    def get(self, namespace: str | None, name: str) -> Obj | None:
-        return self._seen(_cache_key(namespace, name), self.api_get(namespace, name))
-
-    def current(self) -> list[Obj]:
-        """The objects, assumed versions in place of the stored ones, in the informer's order."""
-        stored = self.handle.cluster.list(self.kind)
-        if not self._assumed:
-            return stored
-        return [self._seen(_cache_key(_meta(obj).get("namespace"), _meta(obj)["name"]), obj) for obj in stored]
-
-    def changes(self) -> dict[str, Obj | None] | None:
-        """What is seen now (as :meth:`current` would show it) of the objects that may look
-        different from what the last call showed, by key (None: gone): those the cluster's journal
-        names and those whose assumption came or went meanwhile. None when that cannot be told
-        (the first call, or the cluster cannot tell): read :meth:`current` instead."""
-        self._mark, keys = self.handle.cluster.changes(self.kind, self._mark)
-        if keys is None:
-            self._dirty.clear()
-            return None
-        out: dict[str, Obj | None] = {}
-        for key in [*keys, *self._dirty]:
-            if key not in out:
-                namespace, _, name = key.rpartition("/")
-                out[key] = self._seen(key, self.api_get(namespace, name))
-        self._dirty.clear()
-        return out
-
-    def _seen(self, key: str, current: _Stored) -> _Stored:
-        """What is seen of the object ``key`` whose stored copy is ``current``: the assumed version
-        until the stored copy moves past it (then the assumption is dropped)."""
-        assumed = self._assumed.get(key)
-        if assumed is None:
-            return current
-        if current is None or _rv(current) > _rv(assumed):
-            del self._assumed[key]
-            self._changed(key)
-            return current
-        return assumed
-
-    def assume(self, obj: Obj) -> None:
-        meta = _meta(obj)
-        key = _cache_key(meta.get("namespace"), meta["name"])
-        self._assumed[key] = obj
-        self._changed(key)
-
-    def restore(self, obj: Obj) -> None:
-        meta = _meta(obj)
-        key = _cache_key(meta.get("namespace"), meta["name"])
-        if self._assumed.pop(key, None) is not None:
-            self._changed(key)
-
-    def _changed(self, key: str) -> None:
-        if self._mark is not None:  # someone follows the changes
-            self._dirty.add(key)
-
-
-@dataclass
-class PodVolumes:
-    """What binding the pod's volumes takes on one node."""
-
-    static_bindings: list[tuple[Obj, Obj]] = field(default_factory=list)  # (volume, claim)
-    dynamic_provisions: list[Obj] = field(default_factory=list)  # claims
 
 
 @dataclass
@@ -233,6 +107,7 @@ class VolumeBinding(
         #: the delayed claims' candidate volumes, refiled only for volumes that changed
         self._candidates = CandidateIndex(self._facts)
         self.claims = AssumeCache(handle, "PersistentVolumeClaim")
+        self.binder = Binder(handle, self.volumes, self.claims)
 
     def events_to_register(self) -> list[ClusterEvent]:
         return [
@@ -260,7 +135,7 @@ class VolumeBinding(
             if (claim.get("status") or {}).get("phase") == "Lost":
                 return True, (f'persistentvolumeclaim "{claim_name}" bound to non-existent persistentvolume '
                               f'"{(claim.get("spec") or {}).get("volumeName") or ""}"')
-            if _meta(claim).get("deletionTimestamp"):
+            if metadata(claim).get("deletionTimestamp"):
                 return True, f'persistentvolumeclaim "{claim_name}" is being deleted'
             if ephemeral:
                 problem = ephemeral_owner_error(pod.obj, claim)
@@ -318,14 +193,14 @@ class VolumeBinding(
                 self._candidates.update(changed)
             self._facts.limit = 4 * max(1024, len(self._candidates))
         for claim in data.delayed:
-            data.candidates[_meta(claim)["name"]] = self._candidates.candidates(claim)
+            data.candidates[metadata(claim)["name"]] = self._candidates.candidates(claim)
         state.write(STATE_KEY, data)
         eligible = self._eligible_nodes(data.bound)
         return (PreFilterResult(eligible) if eligible is not None else None), None
 
 
     def _facts_by_version(self, volume: Obj) -> VolumeFacts:
-        meta = _meta(volume)
+        meta = metadata(volume)
         ref = (volume.get("spec") or {}).get("claimRef") or {}
         key = (str(meta.get("name")), str(meta.get("resourceVersion") or ""),
                f"{ref.get('namespace')}/{ref.get('name')}/{ref.get('uid')}")
@@ -392,7 +267,7 @@ class VolumeBinding(
     def _check_delayed(self, data: _State, node: NodeInfo, found: PodVolumes) -> tuple[bool, bool]:
         to_match, to_provision = [], []
         for claim in data.delayed:
-            selected = (_meta(claim).get("annotations") or {}).get(ANN_SELECTED_NODE)
+            selected = (metadata(claim).get("annotations") or {}).get(ANN_SELECTED_NODE)
             if selected is not None:
                 if selected != node.name:
                     return False, True
@@ -404,13 +279,13 @@ class VolumeBinding(
             chosen: dict[str, Obj] = {}
             # smallest requests first (a stable sort, as upstream's byPVCSize)
             for claim in sorted(to_match, key=storage_request):
-                volume = find_matching_volume(claim, data.candidates[_meta(claim)["name"]].for_node(node.labels),
+                volume = find_matching_volume(claim, data.candidates[metadata(claim)["name"]].for_node(node.labels),
                                               node.labels, chosen, True)
                 if volume is None:
                     satisfied = False
                     to_provision.append(claim)
                     continue
-                chosen[_meta(volume)["name"]] = volume
+                chosen[metadata(volume)["name"]] = volume
                 found.static_bindings.append((volume, claim))
         if to_provision:
             satisfied, enough = self._check_provisioning(to_provision, node, found)
@@ -423,7 +298,7 @@ class VolumeBinding(
         for claim in claims:
             cls_name = claim_class(claim)
             if not cls_name:
-                raise RuntimeError(f'no class for claim "{_claim_key(claim)}"')
+                raise RuntimeError(f'no class for claim "{claim_key(claim)}"')
             storage_class = self.handle.cluster.get("StorageClass", "", cls_name)
             if storage_class is None:
                 raise RuntimeError(f'failed to find storage class "{cls_name}"')
@@ -447,7 +322,7 @@ class VolumeBinding(
             return True
         size = storage_request(claim)
         for capacity in self.handle.cluster.list("CSIStorageCapacity"):
-            if capacity.get("storageClassName") != _meta(storage_class)["name"]:
+            if capacity.get("storageClassName") != metadata(storage_class)["name"]:
                 continue
             limit = capacity.get("maximumVolumeSize", capacity.get("capacity"))
             if limit is None or parse_quantity(limit) < size:
@@ -482,9 +357,9 @@ class VolumeBinding(
         local: list[CandidateVolumes] = []  # the candidates of the local claims
         topologies: list[list[Obj]] = []
         for claim in data.delayed:
-            if ANN_SELECTED_NODE in (_meta(claim).get("annotations") or {}):
+            if ANN_SELECTED_NODE in (metadata(claim).get("annotations") or {}):
                 return None
-            candidates = data.candidates[_meta(claim)["name"]]
+            candidates = data.candidates[metadata(claim)["name"]]
             if candidates.general:
                 return None
             storage_class = self.handle.cluster.get("StorageClass", "", claim_class(claim))
@@ -565,14 +440,14 @@ class VolumeBinding(
             pass  # a claim went missing: go on and let the binding find out
         bindings = []
         for volume, claim in volumes.static_bindings:
-            bound = _bind_volume_to_claim(volume, claim)
+            bound = bind_volume_to_claim(volume, claim)
             if bound is not volume:
                 self.volumes.assume(bound)
             bindings.append((bound, claim))
         provisions = []
         for claim in volumes.dynamic_provisions:
-            annotated = {**claim, "metadata": {**_meta(claim), "annotations": {
-                **(_meta(claim).get("annotations") or {}), ANN_SELECTED_NODE: node_name}}}
+            annotated = {**claim, "metadata": {**metadata(claim), "annotations": {
+                **(metadata(claim).get("annotations") or {}), ANN_SELECTED_NODE: node_name}}}
             self.claims.assume(annotated)
             provisions.append(annotated)
         volumes.static_bindings, volumes.dynamic_provisions = bindings, provisions
@@ -599,97 +474,19 @@ class VolumeBinding(
         volumes = data.by_node.get(node_name)
         if volumes is None:
             return Status.error(f'no pod volumes found for node "{node_name}"')
-        written = self._write_bindings(volumes)
+        written = self.binder.write(volumes)
         if isinstance(written, Status):
             return written
         bindings, provisions = written
 
         def poll() -> tuple[bool, Status | None]:
             try:
-                done = self._bindings_done(pod, node_name, bindings, provisions)
+                done = self.binder.done(pod, node_name, bindings, provisions)
             except RuntimeError as err:
                 return True, Status.error(f"binding volumes: {err}")
             return done, None
 
         return PendingBind(poll, BIND_POLL_INTERVAL, self.bind_timeout, TIMED_OUT)
-
-    def _write_bindings(self, volumes: PodVolumes) -> tuple[list[tuple[Obj, Obj]], list[Obj]] | Status:
-        """``bindAPIUpdate``: the volumes' claimRef, then the claims' selected node, through the API;
-        what was not written is taken out of the assume cache."""
-        written: list[tuple[Obj, Obj]] = []
-        provisions: list[Obj] = []
-        pending_bindings = list(volumes.static_bindings)
-        pending_claims = list(volumes.dynamic_provisions)
-        try:
-            while pending_bindings:
-                volume, claim = pending_bindings[0]
-                written.append((self.handle.cluster.update(volume), claim))
-                pending_bindings.pop(0)
-            while pending_claims:
-                provisions.append(self.handle.cluster.update(pending_claims[0]))
-                pending_claims.pop(0)
-        except ApiError as err:
-            for volume, _ in pending_bindings:
-                self.volumes.restore(volume)
-            for claim in pending_claims:
-                self.claims.restore(claim)
-            return Status.error(err.message)
-        return written, provisions
-
-    def _bindings_done(self, pod: PodInfo, node_name: str, bindings: list[tuple[Obj, Obj]],
-                       provisions: list[Obj]) -> bool:
-        """``checkBindings``, on the API objects: True when every claim is fully bound; raises
-        RuntimeError when the binding cannot succeed any more."""
-        cluster = self.handle.cluster
-        node = cluster.get("Node", "", node_name)
-        if node is None:
-            raise RuntimeError(f'failed to get node "{node_name}": node "{node_name}" not found')
-        labels = _meta(node).get("labels") or {}
-        if cluster.get("Pod", pod.namespace, pod.name) is None:
-            raise RuntimeError(f'pod does not exist any more: pod "{pod.name}" not found')
-        for written, claim in bindings:
-            name = _meta(written)["name"]
-            volume = self.volumes.api_get(None, name)
-            if volume is None:
-                raise RuntimeError(f'failed to check binding: could not find v1.PersistentVolume "{name}"')
-            current = self.claims.api_get(_meta(claim).get("namespace"), _meta(claim)["name"])
-            if current is None:
-                raise RuntimeError(f'failed to check binding: could not find v1.PersistentVolumeClaim '
-                                   f'"{_claim_key(claim)}"')
-            if _rv(written) > _rv(volume):
-                return False
-            if not volume_node_affinity_matches(volume, labels):
-                raise RuntimeError(f'pv "{name}" node affinity doesn\'t match node "{node_name}": '
-                                   "no matching NodeSelectorTerms")
-            ref = (volume.get("spec") or {}).get("claimRef") or {}
-            if not ref or not ref.get("uid"):
-                raise RuntimeError(f'ClaimRef got reset for pv "{name}"')
-            if not is_claim_fully_bound(current):
-                return False
-        for claim in provisions:
-            current = self.claims.api_get(_meta(claim).get("namespace"), _meta(claim)["name"])
-            if current is None:
-                raise RuntimeError(f'failed to check provisioning pvc: could not find v1.PersistentVolumeClaim '
-                                   f'"{_claim_key(claim)}"')
-            if _rv(claim) > _rv(current):
-                return False
-            annotations = _meta(current).get("annotations")
-            if not annotations:
-                raise RuntimeError(f'selectedNode annotation reset for PVC "{_meta(current)["name"]}"')
-            if annotations.get(ANN_SELECTED_NODE) != node_name:
-                raise RuntimeError(f'provisioning failed for PVC "{_meta(current)["name"]}"')
-            volume_name = (current.get("spec") or {}).get("volumeName")
-            if volume_name:
-                volume = self.volumes.api_get(None, volume_name)
-                if volume is None:
-                    return False
-                if not volume_node_affinity_matches(volume, labels):
-                    raise RuntimeError(f'pv "{volume_name}" node affinity doesn\'t match node "{node_name}": '
-                                       "no matching NodeSelectorTerms")
-            if not is_claim_fully_bound(current):
-                return False
-        return True
-
 
 def _per_node(flags: bytearray, column: LabelColumnView) -> np.ndarray:
     """Flags per code of a label column (and a last one for nodes without the label, see
@@ -698,26 +495,3 @@ def _per_node(flags: bytearray, column: LabelColumnView) -> np.ndarray:
     return per_node
 
 
-def _bind_volume_to_claim(volume: Obj, claim: Obj) -> Obj:
-    """``GetBindVolumeToClaim``: the volume with its claimRef pointing at the claim and, when the
-    binding is new, the bound-by-controller annotation; the volume itself when nothing changes."""
-    meta = _meta(claim)
-    ref = (volume.get("spec") or {}).get("claimRef") or {}
-    was_bound = is_volume_bound_to_claim(volume, claim)
-    spec = dict(volume.get("spec") or {})
-    vmeta = dict(_meta(volume))
-    dirty = False
-    if (not ref or ref.get("name") != meta.get("name") or ref.get("namespace") != meta.get("namespace")
-            or ref.get("uid") != meta.get("uid")):
-        spec["claimRef"] = {"kind": "PersistentVolumeClaim", "namespace": meta.get("namespace"),
-                            "name": meta.get("name"), "uid": meta.get("uid"), "apiVersion": "v1",
-                            "resourceVersion": meta.get("resourceVersion")}
-        dirty = True
-    annotations = dict(vmeta.get("annotations") or {})
-    if not was_bound and ANN_BOUND_BY_CONTROLLER not in annotations:
-        annotations[ANN_BOUND_BY_CONTROLLER] = "yes"
-        vmeta["annotations"] = annotations
-        dirty = True
-    if not dirty:
-        return volume
-    return {**volume, "metadata": vmeta, "spec": spec}

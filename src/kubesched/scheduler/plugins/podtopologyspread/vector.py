@@ -1,10 +1,10 @@
 """PodTopologySpread over the node table: matching pods counted per node from the table's pod
 groups, then summed per topology domain with ``np.bincount`` over the topology key's label column.
 
-Every function here mirrors a per-node loop of :mod:`kubesched.scheduler.plugins.podtopologyspread`
-exactly (same eligible nodes, same domains, same dict order where it matters) and returns None when
-the table cannot answer (a label column it cannot represent, a snapshot without a table); the
-caller then runs the per-node loop.
+Every function here mirrors a per-node loop of the plugin (:mod:`.plugin`) exactly (same eligible
+nodes, same domains, same dict order where it matters) and returns None when the table cannot
+answer (a label column it cannot represent, a snapshot without a table); the caller then runs the
+per-node loop.
 """
 
 from __future__ import annotations
@@ -12,7 +12,6 @@ from __future__ import annotations
 import math
 import operator
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -25,12 +24,9 @@ from kubesched.scheduler.framework.interface import (
 )
 from kubesched.scheduler.framework.types import NodeInfo, PodInfo
 from kubesched.scheduler.plugins.helpers import table_of
-from kubesched.scheduler.plugins.nodeaffinity import pod_required, required_mask
+from kubesched.scheduler.plugins.nodeaffinity.vector import pod_required, required_mask
+from kubesched.scheduler.plugins.podtopologyspread.constraints import HONOR, Constraint, NodeInclusion
 
-if TYPE_CHECKING:
-    from kubesched.scheduler.plugins.podtopologyspread import Constraint, NodeInclusion
-
-HONOR = "Honor"
 _INDEX = operator.attrgetter("index")
 
 
