@@ -1,12 +1,12 @@
 """The one table of the Kubernetes kinds kubesched knows: for each its API group and version, its
 plural resource name, its scope, whether a manifest may hold it and where a snapshot restores it.
 
-Everything that depends on a kind reads it here: validation (the apiVersion a manifest must use,
+What depends on these reads them here: validation (the apiVersion a manifest must use,
 which kinds the loader accepts), object keys (the scope), snapshot restore order, the embedded API
 server's messages (``resource.group``) and the real-cluster backend's REST paths
-(``cluster/kube/resources.py``). A new kind is one entry below; ``tests/api/test_kinds.py`` holds
-the upstream names it must agree with, and the loader's known field names come from
-``tools/gen_known_fields.py``, which reads this table.
+(``cluster/kube/resources.py``); ``tools/gen_known_fields.py`` reads it for the kinds whose field
+names it writes out. A new kind is one entry below, with its upstream names in
+``tests/api/test_kinds.py`` (the rest it takes: "Where things go" in ``docs/architecture.md``).
 """
 
 from __future__ import annotations
