@@ -5,12 +5,13 @@ accepts, read from the models of the official ``kubernetes`` Python client (``pi
     python tools/gen_known_fields.py            # rewrite the module
     python tools/gen_known_fields.py --check    # exit 1 if the committed module is out of date
 
-The client's models (``openapi_types`` and ``attribute_map`` of ``V1Pod`` and the types it refers
-to) are generated from the API server's OpenAPI document, so they name every field of the API
-version the client was built for: a superset of v1.28's, once the few v1.28 alpha fields dropped
-since (:data:`V1_28_FIELDS`) are added back. NodeResourceTopology is a CRD the client
-does not know: its fields are written out below (topology.node.k8s.io/v1alpha2). The output is
-deterministic: types and fields in sorted order, one type per line.
+The kinds are those of ``src/kubesched/k8s/kinds.py`` that a manifest may hold. The client's
+models (``openapi_types`` and ``attribute_map`` of ``V1Pod`` and the types it refers to) are
+generated from the API server's OpenAPI document, so they name every field of the API version the
+client was built for: a superset of v1.28's, once the few v1.28 alpha fields dropped since
+(:data:`V1_28_FIELDS`) are added back. NodeResourceTopology and PodGroup are CRDs the client does
+not know: their fields are written out below (:data:`CRD_TYPES`). The output is deterministic:
+types and fields in sorted order, one type per line.
 """
 
 from __future__ import annotations
@@ -21,31 +22,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-OUTPUT = Path(__file__).resolve().parents[1] / "src" / "kubesched" / "api" / "known_fields_data.py"
-
-#: kind -> the client's model of it
-ROOT_MODELS = {
-    "Pod": "V1Pod",
-    "Node": "V1Node",
-    "Namespace": "V1Namespace",
-    "PriorityClass": "V1PriorityClass",
-    "ResourceQuota": "V1ResourceQuota",
-    "PodDisruptionBudget": "V1PodDisruptionBudget",
-    "Deployment": "V1Deployment",
-    "ReplicaSet": "V1ReplicaSet",
-    "StatefulSet": "V1StatefulSet",
-    "DaemonSet": "V1DaemonSet",
-    "Job": "V1Job",
-    "Service": "V1Service",
-    "ReplicationController": "V1ReplicationController",
-    "RuntimeClass": "V1RuntimeClass",
-    "PersistentVolume": "V1PersistentVolume",
-    "PersistentVolumeClaim": "V1PersistentVolumeClaim",
-    "StorageClass": "V1StorageClass",
-    "CSINode": "V1CSINode",
-    "CSIDriver": "V1CSIDriver",
-    "CSIStorageCapacity": "V1CSIStorageCapacity",
-}
+SRC = Path(__file__).resolve().parents[1] / "src"
+OUTPUT = SRC / "kubesched" / "api" / "known_fields_data.py"
 
 #: NodeResourceTopology (topology.node.k8s.io/v1alpha2), in the same notation as the output
 NRT_TYPES: dict[str, dict[str, str]] = {
@@ -69,11 +47,25 @@ POD_GROUP_TYPES: dict[str, dict[str, str]] = {
 }
 
 
+#: the kinds whose types are written out above (CRDs: the client does not know them)
+CRD_TYPES = {"NodeResourceTopology": NRT_TYPES, "PodGroup": POD_GROUP_TYPES}
+
+
 #: v1.28 fields that the client's newer API no longer has (alpha fields dropped later): type -> fields
 V1_28_FIELDS: dict[str, dict[str, str]] = {
     "PodResourceClaim": {"source": "ClaimSource"},  # replaced by resourceClaimName in v1.31
     "ClaimSource": {"resourceClaimName": "", "resourceClaimTemplateName": ""},
 }
+
+
+def root_models() -> dict[str, str]:
+    """Kind -> the client's model of it (``V1Pod``), for every Kubernetes kind the loader accepts (the
+    table of ``kubesched.k8s.kinds``, read from this checkout) but the CRDs of :data:`CRD_TYPES`."""
+    sys.path.insert(0, str(SRC))
+    from kubesched.k8s.kinds import KINDS
+
+    return {kind.name: kind.version.capitalize() + kind.name for kind in KINDS.values()
+            if kind.has_known_fields and kind.name not in CRD_TYPES}
 
 
 def _short(model: str) -> str:
@@ -82,7 +74,7 @@ def _short(model: str) -> str:
 
 
 def collect(client: Any) -> dict[str, dict[str, str]]:
-    """Every model reachable from :data:`ROOT_MODELS`: short name -> {JSON field: reference}. A
+    """Every model reachable from :func:`root_models`: short name -> {JSON field: reference}. A
     reference is ``""`` (scalar, list or map of scalars, or free-form), ``"T"`` (an object of type
     T), ``"[T]"`` (a list of them) or ``"{T}"`` (a map of string to them)."""
     types: dict[str, dict[str, str]] = {}
@@ -113,20 +105,20 @@ def collect(client: Any) -> dict[str, dict[str, str]]:
             fields[model.attribute_map[attribute]] = reference(type_text)
         return name
 
-    for model_name in ROOT_MODELS.values():
+    for model_name in root_models().values():
         visit(model_name)
     for name, fields in V1_28_FIELDS.items():
         types.setdefault(name, {}).update(fields)
-    for name, fields in {**NRT_TYPES, **POD_GROUP_TYPES}.items():
-        if name in types:
-            raise SystemExit(f"{name} is defined twice")
-        types[name] = fields
+    for crd_types in CRD_TYPES.values():
+        for name, fields in crd_types.items():
+            if name in types:
+                raise SystemExit(f"{name} is defined twice")
+            types[name] = fields
     return types
 
 
 def render(types: dict[str, dict[str, str]], client_version: str) -> str:
-    kinds = {**{kind: _short(model) for kind, model in ROOT_MODELS.items()},
-             "NodeResourceTopology": "NodeResourceTopology", "PodGroup": "PodGroup"}
+    kinds = {**{kind: _short(model) for kind, model in root_models().items()}, **{kind: kind for kind in CRD_TYPES}}
     lines = [
         '"""Field names of the kinds kubesched loads. Generated by tools/gen_known_fields.py from the models',
         f"of the kubernetes Python client {client_version} (plus NodeResourceTopology v1alpha2 and PodGroup v1alpha1): do not edit.",

@@ -4,11 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from kubesched.api.validation import KINDS
+from kubesched.k8s.kinds import is_namespaced
 from kubesched.k8s.objects import (
-    CLUSTER_SCOPED_KINDS,
-    NAMESPACED_KINDS,
-    is_namespaced,
     is_terminal,
     key_of,
     namespace_of,
@@ -16,12 +13,6 @@ from kubesched.k8s.objects import (
     scheduler_name_of,
     split_key,
 )
-
-
-def test_every_manifest_kind_has_one_scope() -> None:
-    assert not NAMESPACED_KINDS & CLUSTER_SCOPED_KINDS
-    for kind, (_, namespaced) in KINDS.items():
-        assert kind in (NAMESPACED_KINDS if namespaced else CLUSTER_SCOPED_KINDS), kind
 
 
 @pytest.mark.parametrize(

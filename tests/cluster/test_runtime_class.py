@@ -74,3 +74,12 @@ def test_an_invalid_runtime_class_is_refused_with_its_field(tmp_path: Path) -> N
     bad = {**GVISOR, "handler": "Not_A_Label", "overhead": {"podFixed": {"cpu": "lots"}}}
     with pytest.raises(ManifestError, match=r"handler"):
         _run(tmp_path, bad)
+
+
+def test_a_second_runtime_class_of_a_name_already_exists_as_the_api_server_says(tmp_path: Path) -> None:
+    scenario = {"apiVersion": "kubesched.io/v1alpha1", "kind": "Scenario", "metadata": {"name": "again"},
+                "spec": {"steps": [{"at": "1s", "create": GVISOR}]}}
+    result = _run(tmp_path, scenario, GVISOR, make_node("n1"))
+    rejected = [r for r in result["rejected"] if r["kind"] == "RuntimeClass"]
+    assert [(r["name"], r["message"]) for r in rejected] == [
+        ("gvisor", 'runtimeclasses.node.k8s.io "gvisor" already exists')]

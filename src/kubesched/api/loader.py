@@ -20,7 +20,6 @@ from kubesched.api.manifest_text import json_document, json_lines, yaml_document
 from kubesched.api.resources import default_pod_requests_from_limits
 from kubesched.api.snapshot import forget_managed_fields, is_existing
 from kubesched.api.validation import (
-    KINDS,
     SCENARIO_KIND,
     SCHEDULER_CONFIGURATION_KIND,
     WORKLOAD_KINDS,
@@ -28,8 +27,9 @@ from kubesched.api.validation import (
     validate_object,
 )
 from kubesched.des.heap import collector_paused
+from kubesched.k8s.kinds import MANIFEST_KINDS, is_namespaced
 from kubesched.k8s.objcopy import deep_copy
-from kubesched.k8s.objects import DEFAULT_NAMESPACE, is_namespaced
+from kubesched.k8s.objects import DEFAULT_NAMESPACE
 
 #: JSON Lines: one object per line (a List's items, as ``jq -c '.items[]'`` writes them)
 JSON_LINES_SUFFIXES = (".jsonl", ".ndjson")
@@ -234,7 +234,7 @@ def _without_unsimulated(docs: list[_Doc]) -> tuple[list[_Doc], list[ManifestErr
     for doc in docs:
         obj = doc.obj
         kind = obj.get("kind") if isinstance(obj, dict) else None
-        if isinstance(kind, str) and kind not in KINDS and kind not in (SCENARIO_KIND, SCHEDULER_CONFIGURATION_KIND) \
+        if isinstance(kind, str) and kind not in MANIFEST_KINDS and kind not in (SCENARIO_KIND, SCHEDULER_CONFIGURATION_KIND) \
                 and is_existing(obj):
             left_out.setdefault(kind, []).append(doc)
         else:

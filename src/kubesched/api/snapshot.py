@@ -39,35 +39,11 @@ from typing import Any
 
 from kubesched.api.known_fields import parse_reference
 from kubesched.api.known_fields_data import KIND_TYPES, TYPES
+from kubesched.k8s.kinds import api_version, is_namespaced, restore_rank
 from kubesched.k8s.objcopy import deep_copy
-from kubesched.k8s.objects import DEFAULT_NAMESPACE, Obj, is_namespaced, is_terminal
+from kubesched.k8s.objects import DEFAULT_NAMESPACE, Obj, is_terminal
 from kubesched.k8s.timefmt import parse_rfc3339, rfc3339
 
-#: restore order by kind (kinds not listed come just before pods)
-_RESTORE_RANK = {
-    "Namespace": 0,
-    "PriorityClass": 1,
-    "Node": 2,
-    "NodeResourceTopology": 3,
-    "ResourceQuota": 4,
-    "Service": 5,
-    "PodDisruptionBudget": 6,
-    "StorageClass": 7,
-    "CSIDriver": 8,
-    "CSINode": 9,
-    "PersistentVolume": 11,
-    "PersistentVolumeClaim": 12,
-    "CSIStorageCapacity": 13,
-    "PodGroup": 14,
-    "Pod": 20,
-    "ReplicationController": 21,
-    "ReplicaSet": 22,
-    "StatefulSet": 23,
-    "DaemonSet": 24,
-    "Job": 25,
-    "Deployment": 26,
-}
-_UNLISTED_RANK = 10
 #: kinds a scenario creates that must exist before the restored objects are restored (see the module's
 #: description): a restored pod's namespace and its PriorityClass
 _RESTORE_PREREQUISITES = frozenset({"Namespace", "PriorityClass"})
@@ -213,9 +189,10 @@ def cluster_as_read(objects: Iterable[Obj]) -> dict[str, Any]:
 
 
 def _restore_order(obj: Obj) -> tuple[int, str, str]:
-    """By kind, then as a list from the API server returns them (etcd's key order: namespace, name)."""
+    """By kind (:attr:`kubesched.k8s.kinds.Kind.restore_rank`), then as a list from the API server
+    returns them (etcd's key order: namespace, name)."""
     meta = obj.get("metadata") or {}
-    return _RESTORE_RANK.get(obj["kind"], _UNLISTED_RANK), meta.get("namespace") or "", meta.get("name") or ""
+    return restore_rank(obj["kind"]), meta.get("namespace") or "", meta.get("name") or ""
 
 
 # -- time ---------------------------------------------------------------------------------------------
@@ -376,7 +353,7 @@ def _stand_in(kind: str, namespace: str, name: str, uid: str, pods: list[Obj]) -
         spec["replicas"] = max([o for o in ordinals if o is not None], default=len(pods) - 1) + 1
         spec["serviceName"] = (pods[0].get("spec") or {}).get("subdomain") or name
         spec["podManagementPolicy"] = "Parallel"
-    return {"apiVersion": "apps/v1", "kind": kind, "metadata": meta, "spec": spec}
+    return {"apiVersion": api_version(kind), "kind": kind, "metadata": meta, "spec": spec}
 
 
 def _ordinal(pod_name: str, owner: str) -> int | None:

@@ -53,40 +53,9 @@ from kubesched.api.validation_storage import (
     validate_persistent_volume_claim,
     validate_storage_class,
 )
-from kubesched.k8s.objects import DEFAULT_NAMESPACE, is_namespaced
+from kubesched.k8s.kinds import MANIFEST_KINDS
+from kubesched.k8s.objects import DEFAULT_NAMESPACE
 
-#: kind → apiVersion, for every kind a manifest may hold
-API_VERSIONS: MappingProxyType[str, str] = MappingProxyType(
-    {
-        "Node": "v1",
-        "Pod": "v1",
-        "Namespace": "v1",
-        "ResourceQuota": "v1",
-        "PriorityClass": "scheduling.k8s.io/v1",
-        "PodDisruptionBudget": "policy/v1",
-        "Deployment": "apps/v1",
-        "ReplicaSet": "apps/v1",
-        "StatefulSet": "apps/v1",
-        "DaemonSet": "apps/v1",
-        "Job": "batch/v1",
-        "NodeResourceTopology": "topology.node.k8s.io/v1alpha2",
-        "Service": "v1",
-        "ReplicationController": "v1",
-        "RuntimeClass": "node.k8s.io/v1",
-        "PersistentVolume": "v1",
-        "PersistentVolumeClaim": "v1",
-        "StorageClass": "storage.k8s.io/v1",
-        "CSINode": "storage.k8s.io/v1",
-        "CSIDriver": "storage.k8s.io/v1",
-        "CSIStorageCapacity": "storage.k8s.io/v1",
-        "PodGroup": "scheduling.x-k8s.io/v1alpha1",
-        "Scenario": "kubesched.io/v1alpha1",
-    }
-)
-#: kind → (apiVersion, namespaced); the scope comes from :mod:`kubesched.k8s.objects`
-KINDS: MappingProxyType[str, tuple[str, bool]] = MappingProxyType(
-    {kind: (version, is_namespaced(kind)) for kind, version in API_VERSIONS.items()}
-)
 SCENARIO_KIND = "Scenario"
 SCHEDULER_CONFIGURATION_KIND = "KubeSchedulerConfiguration"
 QUOTA_SCOPES = ("Terminating", "NotTerminating", "BestEffort", "NotBestEffort", "PriorityClass",
@@ -109,7 +78,8 @@ def object_ref(obj: Any) -> str:
     name = _as_str(meta.get("name"))
     if not name:
         return kind
-    if kind in KINDS and not is_namespaced(kind):
+    known = MANIFEST_KINDS.get(kind)
+    if known is not None and not known.namespaced:
         return f"{kind} {name}"
     ns = _as_str(meta.get("namespace")) or DEFAULT_NAMESPACE
     return f"{kind} {ns}/{name}"
@@ -137,14 +107,15 @@ def validate_object(obj: Any, path: str = "") -> list[tuple[str, str]]:
     if kind == SCHEDULER_CONFIGURATION_KIND:
         check_scheduler_configuration(obj, path, errs)
         return errs
-    if kind not in KINDS:
-        errs.append((key_path(path, "kind"), f'unsupported kind "{kind}": supported kinds are {", ".join(KINDS)}'))
+    known = MANIFEST_KINDS.get(kind)
+    if known is None:
+        errs.append((key_path(path, "kind"),
+                     f'unsupported kind "{kind}": supported kinds are {", ".join(MANIFEST_KINDS)}'))
         return errs
-    expected_version, namespaced = KINDS[kind]
-    if api_version is not None and api_version != expected_version:
+    if api_version is not None and api_version != known.api_version:
         errs.append((key_path(path, "apiVersion"),
-                     f'kind {kind} is served by apiVersion "{expected_version}", not "{api_version}"'))
-    _check_metadata(obj, kind, namespaced, path, errs)
+                     f'kind {kind} is served by apiVersion "{known.api_version}", not "{api_version}"'))
+    _check_metadata(obj, kind, known.namespaced, path, errs)
     _VALIDATORS[kind](obj, path, errs)
     return errs
 
@@ -348,7 +319,7 @@ def _check_step_target(step: dict[str, Any], action: str, path: str, errs: Error
     if target is None:
         return None
     kind = expect_str(target.get("kind"), key_path(path, "kind"), errs, required=True, non_empty=True)
-    if kind is not None and (kind not in KINDS or kind == SCENARIO_KIND):
+    if kind is not None and (kind not in MANIFEST_KINDS or kind == SCENARIO_KIND):
         errs.append((key_path(path, "kind"), f'unsupported kind "{kind}"'))
     expect_str(target.get("name"), key_path(path, "name"), errs, required=True, non_empty=True)
     ns = expect_str(target.get("namespace"), key_path(path, "namespace"), errs)

@@ -1,11 +1,13 @@
 """Kubernetes objects as plain JSON dicts (treated as immutable: an update replaces the object), with
-the accessors and constants every layer shares: object keys and scopes, pod phases, well-known
-names."""
+the accessors and constants every layer shares: object keys, pod phases, well-known names. A kind's
+scope, like everything else about a kind, is in :mod:`kubesched.k8s.kinds`."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
+
+from kubesched.k8s.kinds import is_namespaced
 
 Obj = dict[str, Any]
 
@@ -26,30 +28,6 @@ POD_GROUP_LABEL = "scheduling.x-k8s.io/pod-group"
 #: pod phases a pod never leaves (``v1.PodSucceeded``, ``v1.PodFailed``)
 TERMINAL_PHASES = ("Succeeded", "Failed")
 
-#: kinds whose objects live in a namespace
-NAMESPACED_KINDS = frozenset(
-    {
-        "Pod",
-        "ResourceQuota",
-        "PodDisruptionBudget",
-        "Deployment",
-        "ReplicaSet",
-        "StatefulSet",
-        "DaemonSet",
-        "Job",
-        "Service",
-        "ReplicationController",
-        "Event",
-        "Lease",
-        "PersistentVolumeClaim",
-        "CSIStorageCapacity",
-        "PodGroup",
-    }
-)
-#: kinds whose objects are cluster-scoped (``Scenario`` is kubesched's own manifest kind)
-CLUSTER_SCOPED_KINDS = frozenset({"Node", "Namespace", "PriorityClass", "NodeResourceTopology", "Scenario",
-                                  "RuntimeClass", "PersistentVolume", "StorageClass", "CSINode", "CSIDriver"})
-
 
 class ApiError(Exception):
     """An API call failed the way a Kubernetes API server would answer it."""
@@ -59,12 +37,6 @@ class ApiError(Exception):
         self.code = code
         self.reason = reason
         self.message = message
-
-
-def is_namespaced(kind: str) -> bool:
-    """Whether objects of ``kind`` live in a namespace; a kind not listed above is taken as
-    cluster-scoped (manifests of unknown kinds never get past validation)."""
-    return kind in NAMESPACED_KINDS
 
 
 def object_key(kind: str, namespace: str | None, name: str) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
+from kubesched.k8s.kinds import api_version
 from kubesched.topology import numaplacement
 
 Obj = dict[str, Any]
@@ -220,10 +221,6 @@ def make_quota(name: str, hard: Mapping[str, str], *, namespace: str | None = No
 
 
 # -- workloads -------------------------------------------------------------------------------------------
-_API_VERSIONS: Final = {"Deployment": "apps/v1", "ReplicaSet": "apps/v1", "StatefulSet": "apps/v1",
-                        "DaemonSet": "apps/v1", "Job": "batch/v1"}
-
-
 def make_pod_template(pod: Obj, labels: Mapping[str, str]) -> Obj:
     """A pod template from a pod: its metadata without name and namespace, ``labels`` instead of its own."""
     meta = {k: v for k, v in pod["metadata"].items() if k not in ("name", "namespace", "labels")}
@@ -243,7 +240,7 @@ def make_workload(kind: str, name: str, pod: Obj, *, replicas: int | None = None
         workload_spec["selector"] = {"matchLabels": dict(labels)}
     workload_spec["template"] = make_pod_template(pod, labels)
     workload_spec.update(spec)
-    return {"apiVersion": _API_VERSIONS[kind], "kind": kind, "metadata": _meta(name, namespace),
+    return {"apiVersion": api_version(kind), "kind": kind, "metadata": _meta(name, namespace),
             "spec": workload_spec}
 
 

@@ -20,13 +20,13 @@ from typing import Any
 
 import numpy as np
 
-from kubesched.cluster.embedded.apiserver.admission import resource_name
 from kubesched.cluster.embedded.apiserver.eviction import admit_eviction
 from kubesched.cluster.embedded.apiserver.server import ApiServer
 from kubesched.cluster.embedded.eventlog import EventLog
 from kubesched.cluster.embedded.kubelet.nodeagent import NodeAgent
 from kubesched.cluster.embedded.subsystems import factory
 from kubesched.des.clock import EventLoop
+from kubesched.k8s.kinds import resource_name
 from kubesched.k8s.objects import ApiError, Obj, key_of
 from kubesched.scheduler.ports import ClusterEventHandler, T
 

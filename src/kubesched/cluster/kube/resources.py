@@ -1,32 +1,45 @@
-"""The REST resources the kube backend talks to: kind -> group, version, plural (the scope is the
-kind's, from :mod:`kubesched.k8s.objects`)."""
+"""The REST resources the kube backend talks to: a kind's endpoints, from its group, version,
+plural and scope in :mod:`kubesched.k8s.kinds`."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from urllib.parse import quote
 
-from kubesched.k8s.objects import DEFAULT_NAMESPACE, is_namespaced
+from kubesched.k8s.kinds import KINDS, Kind
+from kubesched.k8s.objects import DEFAULT_NAMESPACE
 
 
 @dataclass(frozen=True, slots=True)
 class Resource:
-    kind: str
-    group: str
-    version: str
-    plural: str
+    """The endpoints of one kind (``Resource.of("Pod")``)."""
+
+    spec: Kind
+
+    @classmethod
+    def of(cls, kind: str) -> Resource:
+        return cls(KINDS[kind])
+
+    @property
+    def kind(self) -> str:
+        return self.spec.name
+
+    @property
+    def plural(self) -> str:
+        return self.spec.plural
 
     @property
     def namespaced(self) -> bool:
-        return is_namespaced(self.kind)
+        return self.spec.namespaced
 
     @property
     def api_version(self) -> str:
-        return f"{self.group}/{self.version}" if self.group else self.version
+        return self.spec.api_version
 
     @property
     def prefix(self) -> str:
-        return f"/apis/{self.group}/{self.version}" if self.group else f"/api/{self.version}"
+        group, version = self.spec.group, self.spec.version
+        return f"/apis/{group}/{version}" if group else f"/api/{version}"
 
     def collection_path(self, namespace: str | None = None) -> str:
         """All objects (``namespace=None``), or one namespace's."""
@@ -40,30 +53,30 @@ class Resource:
         return f"{path}/{subresource}" if subresource else path
 
 
-POD = Resource("Pod", "", "v1", "pods")
-NODE = Resource("Node", "", "v1", "nodes")
-NAMESPACE = Resource("Namespace", "", "v1", "namespaces")
-SERVICE = Resource("Service", "", "v1", "services")
-REPLICATION_CONTROLLER = Resource("ReplicationController", "", "v1", "replicationcontrollers")
-PRIORITY_CLASS = Resource("PriorityClass", "scheduling.k8s.io", "v1", "priorityclasses")
-POD_DISRUPTION_BUDGET = Resource("PodDisruptionBudget", "policy", "v1", "poddisruptionbudgets")
-REPLICA_SET = Resource("ReplicaSet", "apps", "v1", "replicasets")
-DEPLOYMENT = Resource("Deployment", "apps", "v1", "deployments")
-DAEMON_SET = Resource("DaemonSet", "apps", "v1", "daemonsets")
-JOB = Resource("Job", "batch", "v1", "jobs")
-RESOURCE_QUOTA = Resource("ResourceQuota", "", "v1", "resourcequotas")
-RUNTIME_CLASS = Resource("RuntimeClass", "node.k8s.io", "v1", "runtimeclasses")
-STATEFUL_SET = Resource("StatefulSet", "apps", "v1", "statefulsets")
-NODE_RESOURCE_TOPOLOGY = Resource("NodeResourceTopology", "topology.node.k8s.io", "v1alpha2", "noderesourcetopologies")
-PERSISTENT_VOLUME = Resource("PersistentVolume", "", "v1", "persistentvolumes")
-PERSISTENT_VOLUME_CLAIM = Resource("PersistentVolumeClaim", "", "v1", "persistentvolumeclaims")
-STORAGE_CLASS = Resource("StorageClass", "storage.k8s.io", "v1", "storageclasses")
-CSI_NODE = Resource("CSINode", "storage.k8s.io", "v1", "csinodes")
-CSI_DRIVER = Resource("CSIDriver", "storage.k8s.io", "v1", "csidrivers")
-CSI_STORAGE_CAPACITY = Resource("CSIStorageCapacity", "storage.k8s.io", "v1", "csistoragecapacities")
-POD_GROUP = Resource("PodGroup", "scheduling.x-k8s.io", "v1alpha1", "podgroups")
-LEASE = Resource("Lease", "coordination.k8s.io", "v1", "leases")
-EVENT = Resource("Event", "events.k8s.io", "v1", "events")
+POD = Resource.of("Pod")
+NODE = Resource.of("Node")
+NAMESPACE = Resource.of("Namespace")
+SERVICE = Resource.of("Service")
+REPLICATION_CONTROLLER = Resource.of("ReplicationController")
+PRIORITY_CLASS = Resource.of("PriorityClass")
+POD_DISRUPTION_BUDGET = Resource.of("PodDisruptionBudget")
+REPLICA_SET = Resource.of("ReplicaSet")
+DEPLOYMENT = Resource.of("Deployment")
+DAEMON_SET = Resource.of("DaemonSet")
+JOB = Resource.of("Job")
+RESOURCE_QUOTA = Resource.of("ResourceQuota")
+RUNTIME_CLASS = Resource.of("RuntimeClass")
+STATEFUL_SET = Resource.of("StatefulSet")
+NODE_RESOURCE_TOPOLOGY = Resource.of("NodeResourceTopology")
+PERSISTENT_VOLUME = Resource.of("PersistentVolume")
+PERSISTENT_VOLUME_CLAIM = Resource.of("PersistentVolumeClaim")
+STORAGE_CLASS = Resource.of("StorageClass")
+CSI_NODE = Resource.of("CSINode")
+CSI_DRIVER = Resource.of("CSIDriver")
+CSI_STORAGE_CAPACITY = Resource.of("CSIStorageCapacity")
+POD_GROUP = Resource.of("PodGroup")
+LEASE = Resource.of("Lease")
+EVENT = Resource.of("Event")
 
 #: what the scheduler watches (upstream's informer set, plus NodeResourceTopology when the CRD exists)
 INFORMED: tuple[Resource, ...] = (

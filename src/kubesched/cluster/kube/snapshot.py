@@ -137,7 +137,7 @@ class Page:
 
 
 def _forbidden(resource: Resource, err: ApiError) -> str:
-    group = resource.group or '""'
+    group = resource.spec.group or '""'
     return (f"cannot list {resource.plural} ({err.message}): left out of the snapshot; "
             f"grant verb list on resource {resource.plural} in apiGroup {group}")
 

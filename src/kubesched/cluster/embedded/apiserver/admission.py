@@ -35,13 +35,13 @@ from kubesched.api.resources import default_pod_requests_from_limits
 from kubesched.cluster.embedded.apiserver import quota as quotas
 from kubesched.cluster.embedded.apiserver.storage import default_storage_object
 from kubesched.cluster.embedded.apiserver.store import ObjectStore
+from kubesched.k8s.kinds import is_namespaced, resource_name
 from kubesched.k8s.objcopy import deep_copy
 from kubesched.k8s.objects import (
     DEFAULT_NAMESPACE,
     DEFAULT_SCHEDULER_NAME,
     ApiError,
     Obj,
-    is_namespaced,
     namespace_of,
 )
 
@@ -62,35 +62,6 @@ PREEMPTION_POLICIES = ("PreemptLowerPriority", "Never")
 DEFAULT_TERMINATION_GRACE_PERIOD = 30
 DEFAULT_TOLERATION_SECONDS = 300
 SCHEDULING_GATED_MESSAGE = "Scheduling is blocked due to non-empty scheduling gates"
-
-#: ``resource.group`` as API server messages name them
-RESOURCE_NAMES = {
-    "Pod": "pods",
-    "Node": "nodes",
-    "Namespace": "namespaces",
-    "ResourceQuota": "resourcequotas",
-    "Service": "services",
-    "ReplicationController": "replicationcontrollers",
-    "Event": "events",
-    "PriorityClass": "priorityclasses.scheduling.k8s.io",
-    "PodDisruptionBudget": "poddisruptionbudgets.policy",
-    "Deployment": "deployments.apps",
-    "ReplicaSet": "replicasets.apps",
-    "StatefulSet": "statefulsets.apps",
-    "DaemonSet": "daemonsets.apps",
-    "Job": "jobs.batch",
-    "Lease": "leases.coordination.k8s.io",
-    "NodeResourceTopology": "noderesourcetopologies.topology.node.k8s.io",
-    "StorageClass": "storageclasses.storage.k8s.io",
-    "CSINode": "csinodes.storage.k8s.io",
-    "CSIDriver": "csidrivers.storage.k8s.io",
-    "CSIStorageCapacity": "csistoragecapacities.storage.k8s.io",
-    "PodGroup": "podgroups.scheduling.x-k8s.io",
-}
-
-
-def resource_name(kind: str) -> str:
-    return RESOURCE_NAMES.get(kind, kind.lower() + "s")
 
 
 def forbidden(kind: str, name: str, message: str) -> ApiError:

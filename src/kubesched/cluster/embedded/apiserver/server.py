@@ -41,11 +41,11 @@ from kubesched.cluster.embedded.apiserver.admission import (
     SYSTEM_PRIORITY_CLASSES,
     Admission,
     ensure_system_priority_classes,
-    resource_name,
 )
 from kubesched.cluster.embedded.apiserver.store import IndexFunc, ObjectStore
+from kubesched.k8s.kinds import is_namespaced, resource_name
 from kubesched.k8s.objcopy import deep_copy
-from kubesched.k8s.objects import DEFAULT_NAMESPACE, ApiError, Obj, is_namespaced
+from kubesched.k8s.objects import DEFAULT_NAMESPACE, ApiError, Obj
 from kubesched.k8s.timefmt import rfc3339
 from kubesched.scheduler.ports import ClusterEventHandler
 

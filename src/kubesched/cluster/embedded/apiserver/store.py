@@ -8,8 +8,9 @@ from collections.abc import Callable, Hashable, Iterable, Iterator
 from typing import Any
 
 from kubesched.k8s.journal import ChangeJournal
+from kubesched.k8s.kinds import is_namespaced
 from kubesched.k8s.objcopy import deep_copy
-from kubesched.k8s.objects import DEFAULT_NAMESPACE, ApiError, Obj, is_namespaced, object_key
+from kubesched.k8s.objects import DEFAULT_NAMESPACE, ApiError, Obj, object_key
 from kubesched.k8s.timefmt import rfc3339
 from kubesched.scheduler.ports import ClusterEventHandler, deliver
 
