@@ -30,6 +30,15 @@ Workloads (upstream scheduler_perf's shapes):
   bound (``spec.nodeName``, priority 0, ``terminationGracePeriodSeconds: 0``), then one pod of
   3000m / 500Mi per node (PriorityClass value 10), each of which must preempt three low pods.
 
+- ``volume``: local PersistentVolumes bound on first consumer (see ``kube_real_volume.py``): two
+  volumes on every node, and pods whose claims select one node's volumes, so that each pod has one
+  node it can go to (and some none: upstream's messages for those are compared). The
+  PersistentVolume controller must run beside the API server (kube-controller-manager
+  ``--controllers=persistentvolume-binder,pvc-protection,pv-protection``): the scheduler's PreBind
+  waits for it. ``--pods N`` gives pods to the volumes of the first N nodes only. ``--outcome FILE``
+  writes where every pod went, which volume every claim got and the scheduler's events, and
+  ``--compare A B`` tells whether two runs (kubesched's and kube-scheduler's) left the same.
+
 With no kubelet, a deleted pod that is bound and has a grace period stays terminating for ever (one
 with ``terminationGracePeriodSeconds: 0``, as the low pods here, is deleted at once by the API
 server); ``--reap`` (the default) plays the kubelet's part: a pod still terminating ``--reap-after``
@@ -47,6 +56,11 @@ Examples::
     .venv/bin/python benchmarks/kube_real.py --kubeconfig K --workload preemption --nodes 500 \\
         --scheduler-cmd '/path/kube-scheduler --config {config} --authentication-kubeconfig {kubeconfig} \\
                          --authorization-kubeconfig {kubeconfig} --secure-port 10259 --bind-address 127.0.0.1'
+    # volumes: the same input for both schedulers (each on a fresh API server), then compare what they left
+    .venv/bin/python benchmarks/kube_real.py --kubeconfig K --workload volume --nodes 1000 --pods 100 --outcome ks.json
+    .venv/bin/python benchmarks/kube_real.py --kubeconfig K --workload volume --nodes 1000 --pods 100 \\
+        --outcome kube-scheduler.json --scheduler-cmd '...'
+    .venv/bin/python benchmarks/kube_real.py --compare ks.json kube-scheduler.json
 
 Run it on a cluster where no other scheduler is running (the pods use ``default-scheduler``), and on
 a fresh API server or after the previous run's cleanup. ``--json FILE`` appends the result as a
@@ -373,7 +387,7 @@ def setup(api: Api, workload: str, nodes: int, pods: int, container_port: bool =
             pass
     pods_path = f"/api/v1/namespaces/{NAMESPACE}/pods"
     if workload == "volume":
-        return setup_volumes(api, node_names, container_port)
+        return setup_volumes(api, node_names, pods, container_port)
     if workload == "basic":
         measured = [pod_object(f"pod-{i}", "100m", "500Mi", container_port=container_port) for i in range(pods)]
     else:
@@ -389,14 +403,26 @@ def setup(api: Api, workload: str, nodes: int, pods: int, container_port: bool =
     return {p["metadata"]["name"] for p in measured}
 
 
-def setup_volumes(api: Api, node_names: list[str], container_port: bool) -> set[str]:
-    """The volume workload's classes, volumes, claims and pods (see kube_real_volume.py)."""
+def setup_volumes(api: Api, node_names: list[str], pod_nodes: int, container_port: bool) -> set[str]:
+    """The volume workload's classes, volumes, claims and pods (see kube_real_volume.py): volumes on
+    every node, pods for the first ``pod_nodes`` nodes' volumes."""
     volumes, claims, pods, bindable = volume_workload.volume_objects(
-        node_names, lambda name: pod_object(name, "100m", "500Mi", container_port=container_port))
+        node_names, lambda name: pod_object(name, "100m", "500Mi", container_port=container_port), pod_nodes)
     for storage_class in volume_workload.storage_classes():
         api.request("POST", "/apis/storage.k8s.io/v1/storageclasses", body=storage_class, ok=(409,))
     create_all(api, "/api/v1/persistentvolumes", volumes)
     create_all(api, f"/api/v1/namespaces/{NAMESPACE}/persistentvolumeclaims", claims)
+    # the claims bound ahead of time are bound by the PersistentVolume controller; until it has, a
+    # scheduler would see them as unbound immediate claims, and the outcome would depend on the race
+    prebound = {c["metadata"]["name"] for c in claims if c["spec"].get("volumeName")}
+    deadline = time.monotonic() + 300
+    while prebound:
+        listed, _ = api.list_all(f"/api/v1/namespaces/{NAMESPACE}/persistentvolumeclaims")
+        prebound -= {c["metadata"]["name"] for c in listed if (c.get("status") or {}).get("phase") == "Bound"}
+        if prebound and time.monotonic() > deadline:
+            raise SystemExit(f"{len(prebound)} claims bound ahead of time are still not Bound: "
+                             "is kube-controller-manager's persistentvolume-binder running?")
+        time.sleep(0.5 if prebound else 0)
     create_all(api, f"/api/v1/namespaces/{NAMESPACE}/pods", pods)
     return bindable
 
@@ -607,7 +633,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workload", choices=["basic", "preemption", "volume"], default="basic")
     parser.add_argument("--nodes", type=int, default=1000)
     parser.add_argument("--pods", type=int, default=0,
-                        help="measured pods (basic: required; preemption: default one per node)")
+                        help="measured pods (basic: required; preemption: default one per node); volume: "
+                             "pods for the volumes of this many nodes (default: every node)")
     parser.add_argument("--qps", type=float, default=5000.0, help="the scheduler's client QPS [5000]")
     parser.add_argument("--burst", type=int, default=5000, help="the scheduler's client burst [5000]")
     parser.add_argument("--container-port", action=argparse.BooleanOptionalAction, default=True,

@@ -46,9 +46,10 @@ def storage_classes() -> list[Obj]:
             make_storage_class(IMMEDIATE_CLASS, "kubernetes.io/no-provisioner", wait=False)]
 
 
-def volume_objects(node_names: list[str], pod: Callable[[str], Obj]) -> tuple[list[Obj], list[Obj], list[Obj], set[str]]:
-    """The volumes, claims and pods for ``node_names`` (``pod(name)`` makes a bare pod), and the names
-    of the pods expected to bind."""
+def volume_objects(node_names: list[str], pod: Callable[[str], Obj], pod_nodes: int = 0,
+                   ) -> tuple[list[Obj], list[Obj], list[Obj], set[str]]:
+    """The volumes of ``node_names``, the claims and pods for the first ``pod_nodes`` nodes (0: all;
+    ``pod(name)`` makes a bare pod), and the names of the pods expected to bind."""
     volumes: list[Obj] = []
     claims: list[Obj] = []
     pods: list[Obj] = []
@@ -68,6 +69,8 @@ def volume_objects(node_names: list[str], pod: Callable[[str], Obj]) -> tuple[li
         for suffix, size in (("a", "10Gi"), ("b", "20Gi")):
             volumes.append(make_pv(f"pv-{i}-{suffix}", size, storage_class=LOCAL_CLASS, node=node,
                                    labels={VOLUME_LABEL: node}, persistentVolumeReclaimPolicy="Retain"))
+        if pod_nodes and i >= pod_nodes:
+            continue
         shape = i % 10
         if shape <= 5:
             add_pod(f"vol-{i}", claim(f"claim-{i}", "5Gi", node))
