@@ -124,6 +124,24 @@ def test_a_bad_sweep_file_is_refused_naming_the_file_and_the_field(tmp_path: Pat
     assert not (tmp_path / "out").exists() or not any((tmp_path / "out" / "variants").iterdir())
 
 
+@pytest.mark.parametrize("command", ["sweep", "plan"])
+def test_a_file_without_a_base_and_no_kubeconfig_is_refused_naming_spec_base(tmp_path: Path, command: str) -> None:
+    kind = command.capitalize()
+    spec = {"sweep": {"seeds": [1]}, "plan": {"nodePool": {"template": "node-1", "min": 1, "max": 2},
+                                             "goals": ["pending == 0"]}}[command]
+    path = tmp_path / f"{command}.yaml"
+    path.write_text(yaml.safe_dump({"apiVersion": "kubesched.io/v1alpha1", "kind": kind, "spec": spec}))
+    out = CliRunner().invoke(cli, [command, str(path), "--local"])
+    assert out.exit_code == 2 and "Traceback" not in out.output
+    assert out.output.startswith(f"error: {path}: document 1 ({kind}): spec.base: the scenario or snapshot to "
+                                 "simulate (a path relative to this file) is required, or a live cluster given with "
+                                 "--kubeconfig")
+    path.write_text(yaml.safe_dump({"apiVersion": "kubesched.io/v1alpha1", "kind": kind,
+                                    "spec": {"base": str(DEMO), **spec}}))
+    context = CliRunner().invoke(cli, [command, str(path), "--context", "prod", "--local"])
+    assert context.exit_code == 2 and "--context goes with --kubeconfig" in context.output
+
+
 def test_the_example_sweep_on_local_dask_workers_with_parquet_and_report(tmp_path: Path) -> None:
     example = tmp_path / "sweeps"
     shutil.copytree(EXAMPLES / "sweeps", example)

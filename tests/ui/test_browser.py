@@ -167,3 +167,30 @@ def test_editing_adds_a_node_and_refuses_broken_yaml(page: Page) -> None:
         page.fill("#node-search", "node-7")
         assert page.locator("tr.node-row:visible").count() == 1
         assert "pending 0" in page.inner_text("#summary")
+
+
+def test_a_whatif_applies_objects_from_a_file_after_refusing_broken_yaml(server: str, page: Page, tmp_path: Path) -> None:
+    broken = "apiVersion: v1\nkind: Node\nmetadata: {name: node-7\n"
+    (tmp_path / "apply.yaml").write_text(broken)
+    said = CliRunner().invoke(cli, ["whatif", DEMO, "--apply", str(tmp_path / "apply.yaml")])
+    assert said.exit_code == 2
+    page.goto(server + "/whatif")
+    page.fill("#apply", broken)
+    page.click("#run-whatif")
+    page.wait_for_selector("#whatif-error")
+    error = said.output.strip().removeprefix("error: ").replace(str(tmp_path / "apply.yaml"), "apply.yaml")
+    assert page.inner_text("#whatif-error") == error and error.startswith("apply.yaml: document 1: line")
+    assert page.is_hidden("#whatif-result") and page.input_value("#apply") == broken  # the text as it was sent
+    good = tmp_path / "node.yaml"
+    good.write_text("apiVersion: v1\nkind: Node\nmetadata: {name: node-7}\n"
+                    "status: {allocatable: {cpu: '32', memory: 128Gi, pods: '110'}}\n")
+    page.set_input_files("#apply-file", str(good))  # read into the text area, in place of the broken text
+    page.wait_for_function("document.getElementById('apply').value.includes('name: node-7}')")
+    page.click("#run-whatif")
+    page.wait_for_selector("#whatif-result", timeout=60_000)
+    assert page.is_hidden("#whatif-error")
+    diff = _cli("whatif", DEMO, "--apply", str(good), "-o", "json")
+    rows = page.locator("#whatif-summary tbody tr").all_inner_texts()
+    assert rows[1].split("\t") == ["pending", str(diff["summary"]["baseline"]["pending"]),
+                                   str(diff["summary"]["changed"]["pending"])]
+    assert diff["summary"]["changed"]["pending"] == 0 < diff["summary"]["baseline"]["pending"]

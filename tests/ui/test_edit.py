@@ -94,7 +94,7 @@ def test_bad_yaml_gets_the_clis_error_and_changes_nothing(client: TestClient, tm
 def test_a_huge_paste_and_an_unknown_object_are_refused(client: TestClient) -> None:
     before = client.get("/api/result").json()
     huge = client.post("/api/objects", json={"yaml": "# padding\n" * 1_000_000 + BIG_NODE})
-    assert huge.status_code == 400 and "an edit in the page takes at most 2 MiB" in huge.json()["detail"]
+    assert huge.status_code == 400 and "text pasted in the page takes at most 2 MiB" in huge.json()["detail"]
     page = client.post("/edit", data={"action": "apply", "yaml": "x" * 10_000_000})
     assert page.status_code == 400 and "at most 2 MiB" in page.text and len(page.text) < 100_000
     gone = client.delete("/api/objects/Node/node-9")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -12,6 +13,7 @@ from kubesched.api.durations import parse_duration
 
 if TYPE_CHECKING:
     from kubesched.api.errors import Location
+    from kubesched.api.loader import Scenario
 
 
 def _to_seconds(_ctx: click.Context, _param: click.Parameter, value: str | None) -> float | None:
@@ -116,23 +118,50 @@ def with_scheduler_config(scenario: Any, path: str | None) -> Any:
     return scenario
 
 
-def cluster_source_options(func: Any) -> Any:
-    """``SNAPSHOT`` (a scenario, manifests or a `kubectl get -o yaml` dump) or a live cluster read
-    through ``--kubeconfig`` (read-only: only GET requests)."""
-    func = click.option("--context", default=None, help="With --kubeconfig: the kubeconfig context.")(func)
-    func = click.option("--kubeconfig", default=None, type=click.Path(exists=True, dir_okay=False),
-                        help="Read the cluster (nodes, pods, workloads, PDBs, classes, quotas, services, "
-                             "namespaces) from this kubeconfig's API server, read-only, instead of SNAPSHOT.")(func)
-    return func
+def live_cluster_options(instead_of: str) -> Callable[[Any], Any]:
+    """``--kubeconfig FILE [--context C]``: a live cluster read once, read-only (only GET requests),
+    instead of ``instead_of`` (the input it replaces, as the help names it)."""
+    def decorate(func: Any) -> Any:
+        func = click.option("--context", default=None,
+                            help="With --kubeconfig: the kubeconfig context (default: its current-context).")(func)
+        return click.option("--kubeconfig", default=None, type=click.Path(exists=True, dir_okay=False),
+                            help="Read the cluster (nodes, pods, workloads, PDBs, classes, quotas, services, "
+                                 f"namespaces) from this kubeconfig's API server, read-only, instead of "
+                                 f"{instead_of}.")(func)
+    return decorate
 
 
-def read_live_cluster(kubeconfig: str, context: str | None) -> Any:
+#: ``SNAPSHOT`` (a scenario, manifests or a `kubectl get -o yaml` dump) or a live cluster
+cluster_source_options = live_cluster_options("SNAPSHOT")
+
+
+@dataclass(frozen=True)
+class LiveCluster:
+    """A live cluster read once through ``--kubeconfig``: its objects as a Scenario, and which
+    cluster it was (the kubeconfig file and the context used)."""
+
+    scenario: Scenario
+    kubeconfig: str
+    context: str
+
+    def describe(self) -> str:
+        return f"live cluster (kubeconfig {self.kubeconfig}, context {self.context})"
+
+    def origin(self) -> dict[str, str]:
+        """What a result records of the cluster it started from."""
+        return {"kubeconfig": self.kubeconfig, "context": self.context}
+
+
+def read_live_cluster(kubeconfig: str, context: str | None) -> tuple[Any, str]:
     """Read a live cluster (read-only), telling on stderr what was read when it is a terminal and
-    what could not be (missing RBAC) in any case. Raises KubeschedError when the API server fails."""
+    what could not be (missing RBAC) in any case; and the name of the context used. Raises
+    KubeschedError when the kubeconfig cannot be used (no such context, say) or the API server
+    fails."""
     import sys
 
     from kubesched.api.errors import KubeschedError
-    from kubesched.cluster.kube.snapshot import read_snapshot
+    from kubesched.cluster.kube.snapshot import snapshot_transport, take_snapshot
+    from kubesched.cluster.kube.transport import kubeconfig_context
     from kubesched.k8s.objects import ApiError
 
     def progress(resource: Any, count: int) -> None:
@@ -140,28 +169,47 @@ def read_live_cluster(kubeconfig: str, context: str | None) -> Any:
             click.echo(f"read {count} {resource.plural}", err=True)
 
     try:
-        result = read_snapshot(kubeconfig, context, progress)
+        transport = snapshot_transport(kubeconfig, context)
+        used = kubeconfig_context(kubeconfig, context)
+    except ImportError:
+        raise
+    except Exception as err:  # as kubesched snapshot says it: unreadable, no such context, bad credentials
+        raise KubeschedError(f"cannot use {kubeconfig}: {err}") from err
+    try:
+        result = take_snapshot(transport, progress)
     except ApiError as err:
         raise KubeschedError(f"reading the cluster failed: {err.code} {err.message}") from err
     except OSError as err:
         raise KubeschedError(f"cannot reach the API server of {kubeconfig}: {err}") from err
     for warning in result.warnings:
         click.echo(f"warning: {warning}", err=True)
-    return result
+    return result, used
 
 
-def load_source(snapshot: str | None, kubeconfig: str | None, context: str | None) -> Any:
-    """The Scenario to start from: a file/directory, or a live cluster's snapshot."""
-    from kubesched.api.loader import load_scenario, scenario_from_objects
+def load_live_cluster(kubeconfig: str, context: str | None) -> LiveCluster:
+    """The live cluster of ``--kubeconfig``/``--context``, read once, as a Scenario."""
+    from kubesched.api.loader import scenario_from_objects
+
+    try:
+        snapshot_read, used = read_live_cluster(kubeconfig, context)
+    except ImportError as err:
+        raise click.UsageError("--kubeconfig needs the kube extra: pip install 'kubesched[kube]'") from err
+    scenario = scenario_from_objects(snapshot_read.objects, "live-cluster", f"cluster ({kubeconfig})")
+    return LiveCluster(scenario, kubeconfig, used)
+
+
+def load_source(snapshot: str | None, kubeconfig: str | None, context: str | None,
+                argument: str = "SNAPSHOT") -> Any:
+    """The Scenario to start from: a file/directory, or a live cluster's snapshot (``argument``: the
+    file's argument, as the command's usage names it)."""
+    from kubesched.api.loader import load_scenario
 
     if kubeconfig is not None:
         if snapshot is not None:
-            raise click.UsageError("give either SNAPSHOT or --kubeconfig, not both")
-        try:
-            snapshot_read = read_live_cluster(kubeconfig, context)
-        except ImportError as err:
-            raise click.UsageError("--kubeconfig needs the kube extra: pip install 'kubesched[kube]'") from err
-        return scenario_from_objects(snapshot_read.objects, "live-cluster", f"cluster ({kubeconfig})")
+            raise click.UsageError(f"give either {argument} or --kubeconfig, not both")
+        return load_live_cluster(kubeconfig, context).scenario
+    if context is not None:
+        raise click.UsageError("--context goes with --kubeconfig")
     if snapshot is None:
-        raise click.UsageError("give a SNAPSHOT file or directory (- for standard input), or --kubeconfig")
+        raise click.UsageError(f"give a {argument} file or directory (- for standard input), or --kubeconfig")
     return load_scenario(snapshot)

@@ -6,32 +6,34 @@ import sys
 from typing import Any
 
 import click
+from rich.markup import escape
 
 from kubesched.api.errors import KubeschedError
-from kubesched.api.loader import load_scenario
 from kubesched.cli.jsonout import write_json
-from kubesched.cli.options import report_unknown_fields, strict_option
-from kubesched.cli.sweep import execution_options, executor, progress_bar
+from kubesched.cli.options import live_cluster_options, report_unknown_fields, strict_option
+from kubesched.cli.sweep import execution_options, executor, progress_bar, read_base
 from kubesched.cli.tables import Table, make_console
 from kubesched.sweep.execute import ResultStore, run_sweep
 from kubesched.sweep.plan import PLAN_KIND, Round, load_plan, search
 from kubesched.sweep.spec import Variant, check_against_base, pool_description
+from kubesched.sweep.summary import base_text
 
 
 @click.command()
 @click.argument("plan_file", metavar="PLAN", type=click.Path(exists=True, dir_okay=False))
+@live_cluster_options("the plan file's spec.base (which it may then leave out)")
 @execution_options
 @click.option("--output", "-o", type=click.Choice(["table", "json"]), default="table", show_default=True)
 @click.option("--progress/--no-progress", default=None, help="Show progress (default: when stderr is a terminal).")
 @strict_option()
-def plan(plan_file: str, workers: int | None, local: bool, address: str | None, out_dir: str | None, output: str,
-         progress: bool | None, strict: bool) -> None:
+def plan(plan_file: str, kubeconfig: str | None, context: str | None, workers: int | None, local: bool,
+         address: str | None, out_dir: str | None, output: str, progress: bool | None, strict: bool) -> None:
     """Find the fewest nodes of PLAN's template (from its min to its max) for which every goal holds
     in every seed's simulation, by bisection; each round's simulations run in parallel, as a
-    sweep's do (docs/sweeps.md)."""
+    sweep's do (docs/sweeps.md). With --kubeconfig the base is a live cluster, read once."""
     try:
-        spec = load_plan(plan_file)
-        base = load_scenario(spec.sweep.base_path)
+        spec = load_plan(plan_file, base_given=kubeconfig is not None)
+        base, origin = read_base(spec.sweep, kubeconfig, context)
         report_unknown_fields(base.warnings, strict)
         check_against_base(spec.sweep, base, PLAN_KIND, smallest=("spec.nodePool.min", spec.low))
     except KubeschedError as err:
@@ -54,7 +56,7 @@ def plan(plan_file: str, workers: int | None, local: bool, address: str | None, 
     except KeyboardInterrupt:
         click.echo("plan interrupted" + (f": the runs so far are kept in {out_dir}" if out_dir else ""), err=True)
         sys.exit(130)
-    document = plan_document(spec.sweep.name, pool_description(spec.sweep), answer, rounds,
+    document = plan_document(spec.sweep.name, origin, pool_description(spec.sweep), answer, rounds,
                              [g.text for g in spec.goals], spec.low, spec.high)
     if output == "json":
         write_json(document)
@@ -64,13 +66,14 @@ def plan(plan_file: str, workers: int | None, local: bool, address: str | None, 
         sys.exit(1)
 
 
-def plan_document(name: str, template: str, answer: int | None, rounds: list[Round], goals: list[str],
-                  low: int, high: int) -> dict[str, Any]:
-    """The answer, the margin (what fails with one node fewer), and every round's runs."""
+def plan_document(name: str, base: dict[str, str], template: str, answer: int | None, rounds: list[Round],
+                  goals: list[str], low: int, high: int) -> dict[str, Any]:
+    """The answer, the margin (what fails with one node fewer), and every round's runs; ``base``:
+    the cluster they started from (as a sweep's result records it)."""
     by_count = {r.count: r for r in rounds}
     below = by_count.get(answer - 1) if answer is not None else None
     return {
-        "apiVersion": "kubesched.io/v1alpha1", "kind": "PlanResult", "plan": name, "template": template,
+        "apiVersion": "kubesched.io/v1alpha1", "kind": "PlanResult", "plan": name, "base": base, "template": template,
         "goals": goals, "range": {"min": low, "max": high}, "answer": answer,
         "oneFewerFails": None if below is None else below.failures,
         "rounds": [{"count": r.count, "holds": r.holds, "failures": r.failures,
@@ -93,6 +96,7 @@ def _render(document: dict[str, Any]) -> None:
                           f"{first['goal'] or 'to run'} ({first['value']})")
         elif document["answer"] == document["range"]["min"]:
             console.print("  (the smallest count of the range: fewer were not tried)")
+    console.print(f"  base: {escape(base_text(document['base']))}")
     table = Table(title="Rounds", title_justify="left")
     for column in ("nodes", "goals hold", "runs failing a goal"):
         table.add_column(column)

@@ -11,6 +11,7 @@ from typing import Any
 
 import click
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -23,12 +24,19 @@ from rich.progress import (
 from kubesched.api.errors import KubeschedError
 from kubesched.api.loader import Scenario, load_scenario
 from kubesched.cli.jsonout import write_json
-from kubesched.cli.options import output_file_option, report_unknown_fields, strict_option
+from kubesched.cli.options import (
+    live_cluster_options,
+    load_live_cluster,
+    output_file_option,
+    report_unknown_fields,
+    strict_option,
+)
 from kubesched.cli.tables import Table, make_console
 from kubesched.sweep.execute import Executor, OnOutcome, ResultStore, run_sweep
 from kubesched.sweep.spec import Sweep, check_against_base, load_sweep
 from kubesched.sweep.summary import (
     CLASS_HEADINGS,
+    base_text,
     class_rows,
     format_summary,
     sweep_document,
@@ -74,6 +82,17 @@ def executor(base: Scenario, sweep: Sweep, workers: int | None, local: bool, add
     return Executor(base, sweep, workers=count)
 
 
+def read_base(spec: Sweep, kubeconfig: str | None, context: str | None) -> tuple[Scenario, dict[str, str]]:
+    """The base of a sweep (or a plan), read once: the live cluster of ``--kubeconfig``, in place of
+    the file's ``spec.base``, else that file; and what the result records of it."""
+    if kubeconfig is not None:
+        live = load_live_cluster(kubeconfig, context)
+        return live.scenario, live.origin()
+    if context is not None:
+        raise click.UsageError("--context goes with --kubeconfig")
+    return load_scenario(spec.base_path), {"file": spec.base_path}
+
+
 def progress_bar(name: str, total: int, show: bool) -> tuple[Progress, OnOutcome]:
     """A progress bar on stderr (shown when ``show``): variants done, running and failed, the time
     so far and the time left; and the callback that advances it."""
@@ -94,19 +113,23 @@ def progress_bar(name: str, total: int, show: bool) -> tuple[Progress, OnOutcome
 
 @click.command()
 @click.argument("sweep_file", metavar="SWEEP", type=click.Path(exists=True, dir_okay=False))
+@live_cluster_options("the sweep file's spec.base (which it may then leave out)")
 @execution_options
 @click.option("--output", "-o", type=click.Choice(["table", "json"]), default="table", show_default=True)
 @output_file_option("--parquet", help="Also write one row per variant (axes, metrics) as Parquet.")
 @output_file_option("--report", help="Also write an HTML report with plots.")
 @click.option("--progress/--no-progress", default=None, help="Show progress (default: when stderr is a terminal).")
 @strict_option()
-def sweep(sweep_file: str, workers: int | None, local: bool, address: str | None, out_dir: str | None, output: str,
-          parquet: str | None, report: str | None, progress: bool | None, strict: bool) -> None:
+def sweep(sweep_file: str, kubeconfig: str | None, context: str | None, workers: int | None, local: bool,
+          address: str | None, out_dir: str | None, output: str, parquet: str | None, report: str | None,
+          progress: bool | None, strict: bool) -> None:
     """Simulate every variant of SWEEP (a Sweep file: a base cluster and the axes to vary, see
-    docs/sweeps.md) and report each configuration's metrics over its seeds: mean and 95 % interval."""
+    docs/sweeps.md) and report each configuration's metrics over its seeds: mean and 95 % interval.
+    With --kubeconfig the base is a live cluster, read once (read-only) and sent to the workers as
+    a file's base is; the result records which kubeconfig and context."""
     try:
-        spec = load_sweep(sweep_file)
-        base = load_scenario(spec.base_path)
+        spec = load_sweep(sweep_file, base_given=kubeconfig is not None)
+        base, origin = read_base(spec, kubeconfig, context)
         report_unknown_fields(base.warnings, strict)
         check_against_base(spec, base)
     except KubeschedError as err:
@@ -126,7 +149,7 @@ def sweep(sweep_file: str, workers: int | None, local: bool, address: str | None
             click.echo("sweep interrupted: the variants finished so far are kept"
                        + (f" in {out_dir}; run it again to go on" if out_dir else ""), err=True)
             sys.exit(130)
-    document = sweep_document(spec.name, records)
+    document = sweep_document(spec.name, records, origin)
     if parquet:
         write_parquet(records, parquet)
     if report:
@@ -145,6 +168,7 @@ def _render(document: dict[str, Any], seconds: float) -> None:
     console.print(f"[bold]Sweep {document['sweep']}[/]: {_count(len(variants), 'variant')} in "
                   f"{_count(len(document['configurations']), 'configuration')}, {seconds:.1f} s; means over seeds "
                   "± the half-width of their 95 % interval")
+    console.print(f"base: {escape(base_text(document['base']))}")
     table = Table()
     table.add_column("configuration")
     table.add_column("runs", justify="right")

@@ -1,43 +1,55 @@
-"""``kubesched ui``: a local web app over one scenario or snapshot."""
+"""``kubesched ui``: a local web app over one scenario or snapshot, or a live cluster read once."""
 
 from __future__ import annotations
 
 import socket
 import sys
 import webbrowser
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 import click
 
 from kubesched.api.errors import KubeschedError
-from kubesched.cli.options import INPUT_PATH
+from kubesched.cli.options import INPUT_PATH, live_cluster_options, load_live_cluster, load_source
+
+if TYPE_CHECKING:
+    from kubesched.ui.state import UiState
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
 @click.command()
-@click.argument("scenario", metavar="SCENARIO", type=INPUT_PATH)
+@click.argument("scenario", metavar="SCENARIO", type=INPUT_PATH, required=False)
+@live_cluster_options("SCENARIO")
 @click.option("--host", default="127.0.0.1", show_default=True,
               help="Address to listen on. Anything but loopback shares the app (and your cluster's dump) with "
                    "whoever reaches this machine: it needs saying twice, so a warning is printed.")
 @click.option("--port", type=click.IntRange(min=0, max=65535), default=8750, show_default=True,
               help="Port to listen on (0: any free one).")
 @click.option("--open", "open_browser", is_flag=True, help="Open the page in the default browser.")
-def ui(scenario: str, host: str, port: int, open_browser: bool) -> None:
-    """Serve a web page over SCENARIO (a scenario, manifests or a kubectl dump): the cluster by node
-    pool and zone, each pod's filter verdicts on every node, its attempts and scores per plugin and
-    what preemption would cost, the timeline with a scrubber, what-if drains, cordons and class
-    changes, and objects edited as YAML; the same documents as JSON under /api (documented at /docs).
-    Needs the ui extra: pip install 'kubesched[ui]'."""
+def ui(scenario: str | None, kubeconfig: str | None, context: str | None, host: str, port: int,
+       open_browser: bool) -> None:
+    """Serve a web page over SCENARIO (a scenario, manifests or a kubectl dump; - for standard input)
+    or over a live cluster read once through --kubeconfig (read-only: GET requests only; the pages
+    show the cluster as it was then): the cluster by node pool and zone, each pod's filter verdicts
+    on every node, its attempts and scores per plugin and what preemption would cost, the timeline
+    with a scrubber, what-if drains, cordons, class changes, objects applied and scheduler
+    configurations, and objects edited as YAML; the same documents as JSON under /api (documented
+    at /docs). Needs the ui extra: pip install 'kubesched[ui]'.
+
+    \b
+    kubesched ui [OPTIONS] SCENARIO
+    kubesched ui [OPTIONS] --kubeconfig FILE [--context CONTEXT]"""
     try:
         import uvicorn
 
         from kubesched.ui.app import create_app
-        from kubesched.ui.state import UiState
     except ImportError as err:
         click.echo(f"error: kubesched ui needs the ui extra (pip install 'kubesched[ui]'): {err}", err=True)
         sys.exit(2)
     try:
-        state = UiState.load(scenario)
+        state = _state(scenario, kubeconfig, context)
     except KubeschedError as err:
         click.echo(f"error: {err}", err=True)
         sys.exit(2)
@@ -51,7 +63,19 @@ def ui(scenario: str, host: str, port: int, open_browser: bool) -> None:
     config = uvicorn.Config(create_app(state), host=host, port=port, log_level="warning")
     server = uvicorn.Server(config)
     url = f"http://{'[' + host + ']' if ':' in host else host}:{port}/"
-    click.echo(f"kubesched ui: {state.result['scenario']} at {url} (Ctrl-C to stop)")
+    click.echo(f"kubesched ui: {state.result['scenario']} from {state.source} at {url} (Ctrl-C to stop)")
     if open_browser:
         webbrowser.open(url)
     server.run()
+
+
+def _state(scenario: str | None, kubeconfig: str | None, context: str | None) -> UiState:
+    """The UiState of SCENARIO, or of the live cluster read once now (its header says which cluster
+    and when it was read: the pages do not follow it afterwards)."""
+    from kubesched.ui.state import UiState
+
+    if kubeconfig is not None and scenario is None:
+        live = load_live_cluster(kubeconfig, context)
+        read = datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+        return UiState.of(live.scenario, f"{live.describe()}, read at {read}")
+    return UiState.of(load_source(scenario, kubeconfig, context, "SCENARIO"), str(scenario))

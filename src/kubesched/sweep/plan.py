@@ -87,14 +87,15 @@ def parse_goal(text: str) -> Goal | str:
     return Goal(text.strip(), metric, op, float(bound), scope, name or "")
 
 
-def load_plan(path: str | Path) -> Plan:
+def load_plan(path: str | Path, base_given: bool = False) -> Plan:
+    """Read and check the plan file at ``path`` (``base_given``: as for :func:`load_sweep`)."""
     doc = read_document(path, PLAN_KIND)
     spec = doc["spec"]
     check = Checker(str(path), PLAN_KIND)
     for key in spec:
         if key not in ("base", "until", "seeds", "nodePool", "goals"):
             check.error(f"spec.{key}", "unknown field (fields: base, until, seeds, nodePool, goals)")
-    sweep = common_fields(doc, Path(path), check)
+    sweep = common_fields(doc, Path(path), check, base_given)
     pool = spec.get("nodePool")
     low = high = 0
     if not isinstance(pool, dict) or set(pool) - {"template", "selector"} != {"min", "max"} \

@@ -6,7 +6,8 @@
     kind: Sweep
     metadata: {name: preemption-plans}
     spec:
-      base: cluster.yaml            # a scenario, manifests or a kubectl dump (relative to this file)
+      base: cluster.yaml            # a scenario, manifests or a kubectl dump (relative to this file);
+                                    # left out or replaced: a live cluster (sweep --kubeconfig FILE)
       until: 10m                    # optional: the simulated end, as simulate --until
       seeds: [1, 2, 3]              # or {first: 1, count: 20}; default: the base's own seed
       schedulerConfigs:             # name -> KubeSchedulerConfiguration file ("": the base's own)
@@ -153,9 +154,10 @@ def read_document(path: str | Path, kind: str) -> dict[str, Any]:
     return doc
 
 
-def load_sweep(path: str | Path) -> Sweep:
+def load_sweep(path: str | Path, base_given: bool = False) -> Sweep:
     """Read and check the sweep file at ``path`` (and what it names: the base is only checked to
-    exist here; it is loaded by the caller, once)."""
+    exist here; it is loaded by the caller, once). ``base_given``: the caller has the base from
+    elsewhere (a live cluster), in place of the file's ``spec.base``, which may then be left out."""
     doc = read_document(path, SWEEP_KIND)
     spec = doc["spec"]
     check = Checker(str(path))
@@ -163,7 +165,7 @@ def load_sweep(path: str | Path) -> Sweep:
         if key not in _SPEC_FIELDS:
             check.error(f"spec.{key}", f"unknown field (fields: {', '.join(_SPEC_FIELDS)})")
     here = Path(path).parent
-    sweep = common_fields(doc, Path(path), check)
+    sweep = common_fields(doc, Path(path), check, base_given)
     _configs(spec.get("schedulerConfigs"), here, sweep, check)
     _changes(spec.get("changes"), here, sweep, check)
     _pool(spec.get("nodePool"), sweep, check)
@@ -173,19 +175,15 @@ def load_sweep(path: str | Path) -> Sweep:
     return sweep
 
 
-def common_fields(doc: dict[str, Any], path: Path, check: Checker) -> Sweep:
+def common_fields(doc: dict[str, Any], path: Path, check: Checker, base_given: bool = False) -> Sweep:
     """What a sweep and a plan file share: the name (``metadata.name``, else the file's stem), the
-    base (relative to the file), ``until`` and the seeds."""
+    base (relative to the file; not read when ``base_given``: the command line's live cluster
+    replaces it), ``until`` and the seeds."""
     meta, spec = doc.get("metadata"), doc["spec"]
     given = meta.get("name") if isinstance(meta, dict) else None
     sweep = Sweep(name=given if isinstance(given, str) and given else path.stem, file=str(path), base_path="")
-    base = spec.get("base")
-    if not isinstance(base, str) or not base:
-        check.error("spec.base", "the scenario or snapshot to simulate (a path relative to this file) is required")
-    elif not (path.parent / base).exists():
-        check.error("spec.base", f"no such file or directory: {path.parent / base}")
-    else:
-        sweep.base_path = str(path.parent / base)
+    if not base_given:
+        sweep.base_path = _base_path(spec.get("base"), path, check)
     if spec.get("until") is not None:
         try:
             sweep.until = parse_duration(spec["until"])
@@ -193,6 +191,18 @@ def common_fields(doc: dict[str, Any], path: Path, check: Checker) -> Sweep:
             check.error("spec.until", str(exc))
     sweep.seeds = parse_seeds(spec.get("seeds"), check)
     return sweep
+
+
+def _base_path(base: Any, path: Path, check: Checker) -> str:
+    """The base's path (relative to the file at ``path``), checked to be there ("" if it is not)."""
+    if not isinstance(base, str) or not base:
+        check.error("spec.base", "the scenario or snapshot to simulate (a path relative to this file) is required, "
+                                 "or a live cluster given with --kubeconfig")
+    elif not (path.parent / base).exists():
+        check.error("spec.base", f"no such file or directory: {path.parent / base}")
+    else:
+        return str(path.parent / base)
+    return ""
 
 
 def parse_seeds(raw: Any, check: Checker) -> list[int] | None:

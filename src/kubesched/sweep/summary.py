@@ -69,9 +69,18 @@ def class_rows(configuration: dict[str, Any]) -> list[tuple[str, list[str]]]:
     return rows
 
 
-def sweep_document(name: str, records: list[dict[str, Any]]) -> dict[str, Any]:
-    return {"apiVersion": "kubesched.io/v1alpha1", "kind": "SweepResult", "sweep": name,
+def sweep_document(name: str, records: list[dict[str, Any]], base: dict[str, str]) -> dict[str, Any]:
+    """``base``: the cluster the variants started from, as :func:`base_text` reads it."""
+    return {"apiVersion": "kubesched.io/v1alpha1", "kind": "SweepResult", "sweep": name, "base": base,
             "configurations": aggregate(records), "variants": records}
+
+
+def base_text(base: dict[str, str]) -> str:
+    """Where a sweep's (or a plan's) base came from: ``{"file": PATH}`` (the file's ``spec.base``),
+    or ``{"kubeconfig": FILE, "context": NAME}`` (a live cluster read once through --kubeconfig)."""
+    if "kubeconfig" in base:
+        return f"live cluster (kubeconfig {base['kubeconfig']}, context {base['context']})"
+    return base["file"]
 
 
 def parquet_rows(records: list[dict[str, Any]]) -> dict[str, list[Any]]:
@@ -161,8 +170,8 @@ def sweep_report(document: dict[str, Any]) -> str:
     errors = "".join(f"<li>{escape(v['id'])}: {escape(v['error'])}</li>" for v in failed)
     return (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>Sweep {escape(document['sweep'])}</title>"
             f"<style>{STYLE}</style></head><body><h1>Sweep {escape(document['sweep'])}</h1>"
-            f"<p>{len(document['variants'])} variants in {len(configurations)} configurations; "
-            "means over seeds with their 95 % intervals.</p>" + "\n".join(_plots(configurations))
+            f"<p>{len(document['variants'])} variants in {len(configurations)} configurations of "
+            f"{escape(base_text(document['base']))}; means over seeds with their 95 % intervals.</p>" + "\n".join(_plots(configurations))
             + f"<h2>Configurations</h2><table><tr>{head}</tr>{''.join(rows)}</table>"
             + (f"<h2>By PriorityClass</h2><table><tr>{class_head}</tr>{class_table}</table>" if class_table else "")
             + (f"<h2>Failed variants</h2><ul>{errors}</ul>" if errors else "") + "</body></html>\n")

@@ -19,7 +19,13 @@ from pydantic import BaseModel, Field
 
 from kubesched.analysis.whatif import Changes, WhatIfError
 from kubesched.api.errors import KubeschedError
-from kubesched.ui.edits import MAX_EDIT_BYTES
+from kubesched.ui.edits import (
+    APPLY_FILE,
+    MAX_EDIT_BYTES,
+    SCHEDULER_CONFIG_FILE,
+    read_apply_text,
+    read_scheduler_config_text,
+)
 from kubesched.ui.state import UiState, WhatIfRun
 
 HERE = Path(__file__).parent
@@ -62,6 +68,12 @@ class WhatIfRequest(BaseModel):
     preemption: bool | None = Field(default=None, description="true: enable preemption; false: disable it")
     priorityClass: list[str] = Field(default_factory=list,  # noqa: N815
                                      description="SELECTOR:CLASS, as whatif --priority-class")
+    apply: str = Field(default="", description=f"objects to add or replace: YAML or JSON documents, read as "
+                                               f"whatif --apply reads a file (named {APPLY_FILE} in errors)")
+    schedulerConfig: str = Field(default="",  # noqa: N815
+                                 description="a KubeSchedulerConfiguration for the changed run, read as whatif "
+                                             f"--scheduler-config reads a file (named {SCHEDULER_CONFIG_FILE} "
+                                             "in errors)")
 
     @classmethod
     def from_form(cls, body: bytes) -> WhatIfRequest:
@@ -72,13 +84,19 @@ class WhatIfRequest(BaseModel):
         def names(key: str) -> list[str]:
             return [name.strip() for value in fields.get(key, ()) for name in value.split(",") if name.strip()]
 
-        preemption = (fields.get("preemption") or [""])[0]
+        def text(key: str) -> str:
+            return (fields.get(key) or [""])[0]
+
+        preemption = text("preemption")
         return cls(drain=names("drain"), cordon=names("cordon"), priorityClass=names("priorityClass"),
                    ignoreDaemonSets="ignoreDaemonSets" in fields, force="force" in fields,
                    deleteEmptyDirData="deleteEmptyDirData" in fields,
-                   preemption=None if preemption == "" else preemption == "true")
+                   preemption=None if preemption == "" else preemption == "true",
+                   apply=text("apply"), schedulerConfig=text("schedulerConfig"))
 
-    def changes(self) -> Changes:
+    def changes(self, warnings: list[str] | None = None) -> Changes:
+        """The changes, as ``kubesched whatif`` makes them of its options (``warnings``: where the
+        warnings it would print go, such as unknown fields of the objects applied)."""
         flags = {"force": self.force, "ignoreDaemonSets": self.ignoreDaemonSets,
                  "deleteEmptyDirData": self.deleteEmptyDirData}
         if not self.drain and any(flags.values()):
@@ -97,6 +115,13 @@ class WhatIfRequest(BaseModel):
             if not sep or not selector or not pc:
                 raise WhatIfError(f"priorityClass {item!r}: expected SELECTOR:CLASS")
             changes.priority_classes.append((selector, pc))
+        if self.apply.strip():
+            changes.apply, said = read_apply_text(self.apply, APPLY_FILE)
+            if warnings is not None:
+                warnings.extend(said)
+        if self.schedulerConfig.strip():
+            changes.scheduler_configuration, changes.scheduler_configuration_source = read_scheduler_config_text(
+                self.schedulerConfig)
         return changes
 
 
@@ -113,7 +138,8 @@ def create_app(state: UiState) -> FastAPI:
             return urlencode({k: v for k, v in params.items() if v is not None})
 
         return templates.TemplateResponse(request, template,
-                                          {"scenario": state.result["scenario"], "query": query, **context},
+                                          {"scenario": state.result["scenario"], "source": state.source, "query": query,
+                                           **context},
                                           status_code=status_code)
 
     # -- the JSON API ---------------------------------------------------------------------------
@@ -284,7 +310,8 @@ def create_app(state: UiState) -> FastAPI:
 
     def whatif_page(request: Request, asked: WhatIfRequest, status_code: int = 200, **answer: Any) -> HTMLResponse:
         nodes = [n["node"] for n in state.result["nodes"]]
-        return page(request, "whatif.html", status_code, nodes=nodes, asked=asked, **answer)
+        return page(request, "whatif.html", status_code, nodes=nodes, asked=asked, max_text=MAX_EDIT_BYTES,
+                    **answer)
 
     @app.get("/whatif", response_class=HTMLResponse, include_in_schema=False)
     def whatif_form(request: Request) -> HTMLResponse:
@@ -293,10 +320,15 @@ def create_app(state: UiState) -> FastAPI:
     @app.post("/whatif", response_class=HTMLResponse, include_in_schema=False)
     async def whatif_answer(request: Request) -> HTMLResponse:
         asked = WhatIfRequest.from_form(await request.body())
+        warnings: list[str] = []
+
+        def run_whatif() -> WhatIfRun:  # seconds on a big cluster, and the texts to read first
+            return state.whatif(asked.changes(warnings))
+
         try:
-            run = await run_in_threadpool(state.whatif, asked.changes())  # seconds on a big cluster
+            run = await run_in_threadpool(run_whatif)
         except KubeschedError as err:  # WhatIfError and bad input: the CLI's message, the form as it was
             return whatif_page(request, asked, 400, error=str(err))
-        return whatif_page(request, asked, diff=run.diff, run_id=run.id)
+        return whatif_page(request, asked, diff=run.diff, run_id=run.id, warnings=warnings)
 
     return app

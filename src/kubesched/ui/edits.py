@@ -4,53 +4,89 @@ it was, so that an edit the loader or the simulation refuses changes nothing.
 
 Pasted YAML is read as ``kubesched whatif --apply FILE`` reads its file (the same loader, the same
 validation: an error names the document and the field), from a file named ``edit.yaml``; an object
-replaces the one of the same kind, namespace and name, as ``--apply`` does.
+replaces the one of the same kind, namespace and name, as ``--apply`` does. The what-if form's
+``--apply`` and ``--scheduler-config`` texts are read the same way, as files of their own names.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import click
+
 from kubesched.analysis.whatif import BaselinePreemption, Changes, apply_changes, load_change_objects
-from kubesched.api.errors import KubeschedError, ManifestError
+from kubesched.api.errors import KubeschedError, Location, ManifestError
 from kubesched.api.loader import Scenario
+from kubesched.cli.options import read_scheduler_config
 from kubesched.k8s.objects import Obj, key_of
 
 #: the most a page's edit may hold: a pasted object is a few kB, a whole dump belongs in a file
 MAX_EDIT_BYTES = 2 * 1024 * 1024
-#: the name errors give the pasted text
+#: the names errors give the pasted texts: an edit, and the what-if form's --apply and --scheduler-config
 EDIT_FILE = "edit.yaml"
+APPLY_FILE = "apply.yaml"
+SCHEDULER_CONFIG_FILE = "scheduler-config.yaml"
 #: apply_changes asks whether the baseline preempts only to configure a scheduler for a cluster
 #: without a configuration; an edit keeps the scenario's configuration as it is
 _AS_IT_IS = BaselinePreemption(True, "default", "an edit keeps the scheduler configuration as it is")
 
 
 class EditError(KubeschedError):
-    """An edit refused: the loader's error, or what is wrong with the request."""
+    """An edit, or a text of the what-if form, refused: the loader's error (the CLI's), or what is
+    wrong with the request."""
 
 
 def read_objects(text: str) -> tuple[list[Obj], list[str]]:
     """The objects of ``text`` as ``--apply`` reads a file of it, and the warnings it prints (unknown
-    fields)."""
-    size = len(text.encode("utf-8"))
-    if size > MAX_EDIT_BYTES:
-        raise EditError(f"{EDIT_FILE}: {size / 1024 / 1024:.1f} MiB; an edit in the page takes at most "
-                        f"{MAX_EDIT_BYTES // 1024 // 1024} MiB (load a file this big with kubesched ui FILE, or "
-                        "apply it with kubesched whatif --apply FILE)")
+    fields); EditError when there is none."""
+    objects, warnings = read_apply_text(text, EDIT_FILE)
+    if not objects:
+        raise EditError(f"{EDIT_FILE}: no object to add or replace")
+    return objects, warnings
+
+
+def read_apply_text(text: str, name: str) -> tuple[list[Obj], list[str]]:
+    """The objects of ``text`` read as ``kubesched whatif --apply`` reads a file of it named ``name``
+    (none for a text without any, as for an empty file), and the warnings it prints."""
     warnings: list[ManifestError] = []
-    with tempfile.TemporaryDirectory(prefix="kubesched-ui-") as folder:
-        path = Path(folder) / EDIT_FILE
-        path.write_text(text, encoding="utf-8")
+    with as_file(text, name) as path:
         try:
             objects = load_change_objects([str(path)], warnings)
         except KubeschedError as err:  # the file's name as the page calls it, not the temporary folder's
-            raise EditError(str(err).replace(str(path), EDIT_FILE)) from err
-    if not objects:
-        raise EditError(f"{EDIT_FILE}: no object to add or replace")
-    return objects, [f"warning: {w}".replace(str(path), EDIT_FILE) for w in warnings]
+            raise EditError(str(err).replace(str(path), name)) from err
+    return objects, [f"warning: {w}".replace(str(path), name) for w in warnings]
+
+
+def read_scheduler_config_text(text: str) -> tuple[Obj, Location]:
+    """A KubeSchedulerConfiguration read as ``kubesched whatif --scheduler-config`` reads a file of
+    it named :data:`SCHEDULER_CONFIG_FILE` (the same checks), and where it was read; EditError with
+    the words the CLI says of such a file."""
+    with as_file(text, SCHEDULER_CONFIG_FILE) as path:
+        try:
+            config, location = read_scheduler_config(str(path), "--scheduler-config")
+        except click.BadParameter as err:
+            raise EditError(err.format_message().replace(str(path), SCHEDULER_CONFIG_FILE)) from err
+    return config, dataclasses.replace(location, file=SCHEDULER_CONFIG_FILE)
+
+
+@contextmanager
+def as_file(text: str, name: str) -> Iterator[Path]:
+    """``text`` pasted in the page as a file named ``name`` in a folder of its own (gone afterwards),
+    for the CLI's readers; EditError for more than :data:`MAX_EDIT_BYTES`."""
+    size = len(text.encode("utf-8"))
+    if size > MAX_EDIT_BYTES:
+        raise EditError(f"{name}: {size / 1024 / 1024:.1f} MiB; text pasted in the page takes at most "
+                        f"{MAX_EDIT_BYTES // 1024 // 1024} MiB (load a file this big with kubesched ui FILE, or "
+                        "give it to kubesched whatif)")
+    with tempfile.TemporaryDirectory(prefix="kubesched-ui-") as folder:
+        path = Path(folder) / name
+        path.write_text(text, encoding="utf-8")
+        yield path
 
 
 def with_objects(scenario: Scenario, objects: list[Obj]) -> Scenario:

@@ -60,7 +60,9 @@ def _totals(rows: list[dict[str, Any]]) -> dict[str, Any]:
 
 @dataclass
 class UiState:
-    path: str
+    #: where the cluster came from, as the pages' header says it: a file's path, or the live
+    #: cluster's kubeconfig and context (read once, when the state was made)
+    source: str
     scenario: Scenario
     outcome: SimulationOutcome
     #: one simulation at a time: the scheduler's cache is shared by the diagnoses
@@ -75,9 +77,13 @@ class UiState:
 
     @classmethod
     def load(cls, path: str) -> UiState:
-        scenario = load_scenario(path)
+        return cls.of(load_scenario(path), path)
+
+    @classmethod
+    def of(cls, scenario: Scenario, source: str) -> UiState:
+        """The state of a scenario already read (a live cluster's, say) from ``source``."""
         outcome = simulate(scenario, explain=True)  # the scenario's objects are copied, not taken
-        return cls(path, scenario, outcome)
+        return cls(source, scenario, outcome)
 
     @property
     def result(self) -> dict[str, Any]:

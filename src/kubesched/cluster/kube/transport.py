@@ -93,6 +93,17 @@ def load_api_client(kubeconfig: str | None, context: str | None = None, pool_siz
     return client.ApiClient(cfg)
 
 
+def kubeconfig_context(kubeconfig: str, context: str | None) -> str:
+    """The name of the context a client of the ``kubeconfig`` file uses: ``context``, else the file's
+    current-context (which :func:`load_api_client` has then required)."""
+    if context is not None:
+        return context
+    from kubernetes import config
+
+    _contexts, current = config.list_kube_config_contexts(kubeconfig)
+    return str(current["name"])
+
+
 def _connection_errors() -> tuple[type[BaseException], ...]:
     import urllib3
     from kubernetes.client.exceptions import ApiException

@@ -1,5 +1,6 @@
-// kubesched ui: table filters and the timeline's scrubber. No framework: the pages (the what-if's
-// answer too) are rendered on the server; this only reads the JSON API where a page changes in place.
+// kubesched ui: table filters, the timeline's scrubber and the what-if form's files. No framework:
+// the pages (the what-if's answer too) are rendered on the server; this only reads the JSON API where
+// a page changes in place.
 "use strict";
 
 function filterRows(input) {
@@ -68,9 +69,19 @@ async function timeline() {
   show();
 }
 
+// A file chosen for one of the what-if form's texts (--apply, --scheduler-config) is read into its
+// text area, where it can be seen and changed before the form is posted as it is.
+async function readInto(input) {
+  const file = input.files[0];
+  if (file) document.getElementById(input.dataset.into).value = await file.text();
+}
+
 document.addEventListener("DOMContentLoaded", () => {
   for (const input of document.querySelectorAll("input[data-filter]")) {
     input.addEventListener("input", () => filterRows(input));
+  }
+  for (const input of document.querySelectorAll("input[type=file][data-into]")) {
+    input.addEventListener("change", () => readInto(input));
   }
   timeline();
 });
