@@ -196,3 +196,26 @@ def test_a_preemptor_s_victims_are_all_preempted(fake: FakeApiServer, replicas: 
             "PreemptionByScheduler"]
         assert len(fake.requests_matching("DELETE", f"/pods/victim-{i}$")) == 1
         wait_for(lambda i=i: events_for(fake, f"victim-{i}", "Preempted"), what="Preempted event")
+
+
+def test_the_next_pod_is_scheduled_while_a_failed_pods_status_patch_is_under_way(
+        fake: FakeApiServer, replicas: Callable[..., Replica]) -> None:
+    from fakefaults import Fault
+
+    fake.create(make_node("n1", cpu="1"))
+    # the API server takes its time answering the unschedulable pod's status patch
+    slow = fake.inject(Fault(method="PATCH", path="/pods/too-big/status$", status=None, delay=5.0))
+    fake.create(pod("too-big", cpu="2"))
+    replicas("a")
+    wait_for(lambda: slow.hits == 1, what="the unschedulable pod's status patch under way")
+    fake.create(pod("fits", cpu="100m"))
+    wait_for(lambda: node_of(fake, "fits") == "n1", what="fits bound")
+    binding = fake.requests_matching("POST", "/pods/fits/binding$")[0]
+    # the patch's request is logged when it is answered: the next pod was bound before that
+    wait_for(lambda: fake.requests_matching("PATCH", "/pods/too-big/status$"), what="status patch answered")
+    patch = fake.requests_matching("PATCH", "/pods/too-big/status$")[0]
+    assert binding.time < patch.time
+    current = fake.get("Pod", "default", "too-big")
+    assert current is not None
+    scheduled = [c for c in current["status"]["conditions"] if c["type"] == "PodScheduled"][0]
+    assert (scheduled["status"], scheduled["reason"]) == ("False", "Unschedulable")
