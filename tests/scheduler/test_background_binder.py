@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import threading
 
-from kubesched.scheduler.cycle import BackgroundBinder
+from kubesched.scheduler.binding import BackgroundBinder
 from kubesched.scheduler.framework.interface import PendingBind, Status
 from kubesched.scheduler.framework.runtime import BindWait
 

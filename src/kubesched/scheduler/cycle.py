@@ -4,22 +4,18 @@ assume, reserve, permit, bind — or record the failure and requeue."""
 from __future__ import annotations
 
 import functools
-import heapq
-import itertools
 import logging
 import operator
-import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from queue import Empty, SimpleQueue
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
 import numpy as np
 
 from kubesched.k8s.objects import ApiError
 from kubesched.scheduler import queue as q
+from kubesched.scheduler.binding import BindingMode
 from kubesched.scheduler.framework.extender import (
     EXTENDER_NAME,
     MAX_EXTENDER_PRIORITY,
@@ -29,7 +25,7 @@ from kubesched.scheduler.framework.extender import (
     filter_through,
 )
 from kubesched.scheduler.framework.interface import MAX_NODE_SCORE, PODS_TO_ACTIVATE, Code, CycleState, Status
-from kubesched.scheduler.framework.runtime import BindWait, Framework
+from kubesched.scheduler.framework.runtime import Framework
 from kubesched.scheduler.framework.types import PodInfo
 from kubesched.scheduler.framework.waiting import WaitingPod, go_duration
 from kubesched.scheduler.messages import fit_error_message, truncate_note
@@ -108,7 +104,7 @@ class Scheduler(Protocol):
     def attempts(self) -> list[AttemptRecord]: ...
 
     @property
-    def binder(self) -> BackgroundBinder | None: ...
+    def binding(self) -> BindingMode: ...
 
     @property
     def timers(self) -> Timers | None: ...
@@ -545,55 +541,8 @@ def _wait_on_permit(sched: Scheduler, fwk: Framework, waiting: WaitingPod, bindi
 
 def _bind(sched: Scheduler, fwk: Framework, state: CycleState, pod: PodInfo, node_name: str,
           binding: _Binding) -> None:
-    """PreBind, Bind: in the background (``kubesched run``) or now, on the scheduler's timers when
-    a PreBind plugin waits."""
-    if sched.binder is not None:  # the binding cycle in the background (kubesched run)
-        sched.binder.submit(lambda: fwk.run_bind(state, pod, node_name), binding.done)
-        return
-    outcome = fwk.run_bind(state, pod, node_name)
-    if isinstance(outcome, BindWait):
-        if sched.timers is not None:
-            _wait_on_timers(sched.timers, outcome, binding.done)
-            return
-        outcome = wait_blocking(outcome)
-    binding.done(outcome)
-
-
-def wait_blocking(outcome: Status | BindWait | None, sleep: Callable[[float], None] = time.sleep,
-                  clock: Callable[[], float] = time.monotonic) -> Status | None:
-    """Run a binding cycle's waits on the wall clock (a binding thread may block)."""
-    while isinstance(outcome, BindWait):
-        pending = outcome.pending
-        deadline = clock() + pending.timeout
-        result: Status | None = Status.error(pending.timeout_message)
-        while clock() < deadline:
-            sleep(pending.interval)
-            done, status = pending.poll()
-            if done:
-                result = status
-                break
-        outcome = outcome.resume(result)
-    return outcome
-
-
-def _wait_on_timers(timers: Timers, outcome: BindWait, then: Callable[[Status | None], None]) -> None:
-    """Run a binding cycle's waits on the scheduler's timers (simulated time): poll every interval
-    until the wait answers or times out, then go on with the rest of the cycle."""
-    pending = outcome.pending
-    deadline = timers.now() + pending.timeout
-
-    def tick() -> None:
-        done, status = pending.poll()
-        if not done and timers.now() + 1e-9 < deadline:
-            timers.call_at(timers.now() + pending.interval, tick)
-            return
-        nxt = outcome.resume(status if done else Status.error(pending.timeout_message))
-        if isinstance(nxt, BindWait):
-            _wait_on_timers(timers, nxt, then)
-        else:
-            then(nxt)
-
-    timers.call_at(timers.now() + pending.interval, tick)
+    """PreBind, Bind: as the scheduler's binding mode runs binding cycles (see :mod:`.binding`)."""
+    sched.binding.submit(lambda: fwk.run_bind(state, pod, node_name), binding.done)
 
 
 @dataclass
@@ -654,102 +603,3 @@ class _Binding:
         _handle_failure(sched, qpi, status, message, "")
         if binding and status.is_rejected():
             sched.queue.move_all(q.ASSIGNED_POD_DELETE, lambda other: other.uid != pod.uid)
-
-
-class BackgroundBinder:
-    """Binding cycles on worker threads, as upstream runs each in a goroutine: the scheduling
-    thread goes on with the next pod while the API call is under way. A binding's outcome is
-    handed back to the scheduling thread, which calls :meth:`finish` between cycles and runs the
-    success or failure path there (the cache and the queue are the scheduling thread's alone).
-
-    A binding cycle that waits (a PreBind plugin's :class:`PendingBind`, such as VolumeBinding
-    waiting for the PersistentVolume controller) holds no worker while it waits: one waiter thread
-    polls every waiting cycle at its interval and hands it back to a worker when it answers or
-    times out, so that as many pods may wait at once as upstream's goroutines allow, not one per
-    worker."""
-
-    def __init__(self, workers: int = 16, clock: Callable[[], float] = time.monotonic) -> None:
-        self._pool = ThreadPoolExecutor(workers, thread_name_prefix="binding")
-        self._done: SimpleQueue[tuple[Callable[[Status | None], None], Status | None]] = SimpleQueue()
-        self.in_flight = 0
-        self._clock = clock
-        self._waits: list[tuple[float, int, BindWait, float, Callable[[Status | None], None]]] = []
-        self._waits_changed = threading.Condition()
-        self._waiter: threading.Thread | None = None
-        self._stopping = False
-        self._sequence = itertools.count()
-
-    def submit(self, work: Callable[[], Status | BindWait | None], then: Callable[[Status | None], None]) -> None:
-        self.in_flight += 1
-        self._pool.submit(self._run, work, then)
-
-    def _run(self, work: Callable[[], Status | BindWait | None], then: Callable[[Status | None], None]) -> None:
-        try:
-            outcome = work()
-        except Exception as err:  # noqa: BLE001 - reported as the binding's error, never lost
-            log.exception("binding failed")
-            outcome = Status.error(f"{type(err).__name__}: {err}")
-        if isinstance(outcome, BindWait):
-            self._wait(outcome, self._clock() + outcome.pending.timeout, then)
-            return
-        self._done.put((then, outcome))
-
-    def _wait(self, outcome: BindWait, deadline: float, then: Callable[[Status | None], None]) -> None:
-        with self._waits_changed:
-            if self._waiter is None:
-                self._waiter = threading.Thread(target=self._poll_waits, name="binding-waits", daemon=True)
-                self._waiter.start()
-            due = self._clock() + outcome.pending.interval
-            heapq.heappush(self._waits, (due, next(self._sequence), outcome, deadline, then))
-            self._waits_changed.notify()
-
-    def _poll_waits(self) -> None:
-        """The waiter thread: poll each waiting binding cycle when its interval is up (upstream's
-        ``wait.Poll``); resume it on a worker once it answers or its time is up."""
-        while True:
-            with self._waits_changed:
-                while not self._stopping and (not self._waits or self._waits[0][0] > self._clock()):
-                    self._waits_changed.wait(None if not self._waits else self._waits[0][0] - self._clock())
-                if self._stopping:
-                    return
-                _, _, outcome, deadline, then = heapq.heappop(self._waits)
-            pending = outcome.pending
-            try:
-                done, status = pending.poll()
-            except Exception as err:  # noqa: BLE001 - reported as the binding's error, never lost
-                log.exception("binding wait failed")
-                done, status = True, Status.error(f"{type(err).__name__}: {err}")
-            if not done and self._clock() < deadline:
-                with self._waits_changed:
-                    heapq.heappush(self._waits, (self._clock() + pending.interval, next(self._sequence), outcome,
-                                                 deadline, then))
-                continue
-            result = status if done else Status.error(pending.timeout_message)
-            try:
-                self._pool.submit(self._run, functools.partial(outcome.resume, result), then)
-            except RuntimeError:  # the pool stopped under us: the scheduler is stopping
-                return
-
-    def finish(self) -> int:
-        """Complete the bindings that have answered; how many."""
-        count = 0
-        while True:
-            try:
-                then, status = self._done.get_nowait()
-            except Empty:
-                return count
-            self.in_flight -= 1
-            then(status)
-            count += 1
-
-    def shutdown(self) -> None:
-        """Wait for the bindings under way, then complete them. Bindings still waiting (for the
-        PersistentVolume controller) are left, as a stopping kube-scheduler leaves them: their pods
-        are not bound, so the next scheduler places them again."""
-        with self._waits_changed:
-            self._stopping = True
-            if self._waits:
-                log.warning("binding cycles still waiting when stopping", extra={"count": len(self._waits)})
-            self._waits_changed.notify()
-        self._pool.shutdown(wait=True)
-        self.finish()

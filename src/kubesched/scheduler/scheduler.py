@@ -14,9 +14,10 @@ from kubesched.api.selectors import pod_matches_node_selector_and_affinity
 from kubesched.api.tolerations import find_untolerated_taint
 from kubesched.k8s.objects import Obj, is_terminal, scheduler_name_of
 from kubesched.scheduler import queue as q
+from kubesched.scheduler.binding import BindingMode, InlineBinding
 from kubesched.scheduler.cache import Cache
 from kubesched.scheduler.config import build_extenders, build_profile, parse_configuration
-from kubesched.scheduler.cycle import AttemptRecord, BackgroundBinder
+from kubesched.scheduler.cycle import AttemptRecord
 from kubesched.scheduler.framework.interface import (
     ADD,
     DELETE,
@@ -109,11 +110,12 @@ class Scheduler:
         self.rng = rng
         self.clock = clock
         self.record_attempts = record_attempts
-        #: binding cycles in the background (a long-running scheduler); None: in the cycle (a simulation)
-        self.binder: BackgroundBinder | None = None
-        #: the clock binding cycles that wait resume on (set by the SchedulerLoop); None: they
-        #: wait on the wall clock, blocking
+        #: the clock that timeouts and binding cycles that wait run on (set by the SchedulerLoop);
+        #: None: they wait on the wall clock, blocking
         self.timers: Timers | None = None
+        #: how binding cycles run: in the scheduling cycle (a simulation) unless the runner of a
+        #: long-running scheduler puts them in the background
+        self.binding: BindingMode = InlineBinding(lambda: self.timers)
         self.attempts: list[AttemptRecord] = []
         self.preemptions: list[Any] = []
         #: state the profiles' plugins share (upstream: package-level variables), by key

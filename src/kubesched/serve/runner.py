@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from kubesched.cluster.kube.cluster import KubeCluster
 from kubesched.cluster.kube.leaderelection import LeaderElector
 from kubesched.des.heap import long_lived_heap
-from kubesched.scheduler.cycle import BackgroundBinder
+from kubesched.scheduler.binding import BackgroundBinder
 from kubesched.scheduler.loop import (
     BACKOFF_FLUSH_PERIOD,
     UNSCHEDULABLE_FLUSH_PERIOD,
@@ -67,8 +67,8 @@ class SchedulerRunner:
         self.exit_reason: str | None = None
         self.cycles = 0
         self.heartbeat = time.monotonic()
-        if scheduler.binder is None:  # binding cycles off the scheduling thread, as upstream's goroutines
-            scheduler.binder = BackgroundBinder()
+        if not isinstance(scheduler.binding, BackgroundBinder):  # off the scheduling thread, as upstream's goroutines
+            scheduler.binding = BackgroundBinder()
         self._was_leading = False
         self.timers = RealTimers()
         self.scheduler_loop = SchedulerLoop(
@@ -116,8 +116,7 @@ class SchedulerRunner:
                 self.exit_reason = self._loop()
             return self.exit_reason
         finally:
-            if self.scheduler.binder is not None:
-                self.scheduler.binder.shutdown()  # the bindings under way end (and are reported) first
+            self.scheduler.binding.shutdown()  # the bindings under way end (and are reported) first
             self.scheduler.close()
             if elector is not None:
                 elector.stop(release=True)
@@ -160,8 +159,7 @@ class SchedulerRunner:
             if not queue.has_active() or not self.leading():
                 until_flush = timers.seconds_until_next()
                 wait = opts.idle_wait if until_flush is None else min(opts.idle_wait, until_flush)
-                binder = self.scheduler.binder
-                if binder is not None and binder.in_flight:
+                if self.scheduler.binding.in_flight:
                     wait = min(wait, BINDING_POLL)  # bindings under way answer soon
                 self.cluster.dispatch(timeout=wait)
         self._update_metrics()
@@ -172,8 +170,7 @@ class SchedulerRunner:
         return self.leading() and not self.stop_event.is_set() and not self.timers.due()
 
     def _finish_bindings(self) -> None:
-        if self.scheduler.binder is not None:
-            self.scheduler.binder.finish()
+        self.scheduler.binding.finish()
 
     def _after_cycle(self) -> None:
         self.heartbeat = time.monotonic()
