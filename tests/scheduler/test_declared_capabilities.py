@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from kubesched.scheduler.framework import interface, preemption
-from kubesched.scheduler.framework.interface import PodIndependentFilter
+from kubesched.scheduler.framework import capabilities, interface, preemption
+from kubesched.scheduler.framework.capabilities import PodIndependentFilter
 from kubesched.scheduler.plugins.registry import plugin_registry
 from kubesched.testkit.framework import FakeHandle
 
@@ -19,7 +19,7 @@ from kubesched.testkit.framework import FakeHandle
 def _runtime_protocols() -> list[type]:
     """The protocols the framework may sort plugins by: every runtime-checkable one it defines."""
     found = []
-    for module in (interface, preemption):
+    for module in (interface, capabilities, preemption):
         for _, value in inspect.getmembers(module, inspect.isclass):
             if value.__module__ == module.__name__ and getattr(value, "_is_runtime_protocol", False):
                 found.append(value)

@@ -1,6 +1,6 @@
-"""The declared plugin contracts (``framework/interface.py``): the framework sorts plugins by the
-protocols they implement, AddPod/RemovePod failures surface as upstream's runtime reports them, and
-every default plugin implements the points it is registered for."""
+"""The declared plugin contracts (``framework/interface.py``, ``framework/capabilities.py``): the
+framework sorts plugins by the protocols they implement, AddPod/RemovePod failures surface as
+upstream's runtime reports them, and every default plugin implements the points it is registered for."""
 
 from __future__ import annotations
 
@@ -10,12 +10,11 @@ import numpy as np
 import pytest
 
 from kubesched.scheduler.config import build_profile
+from kubesched.scheduler.framework.capabilities import PodIndependentFilter, PreemptionArithmetic
 from kubesched.scheduler.framework.interface import (
     EXTENSION_POINTS,
     Code,
     CycleState,
-    PodIndependentFilter,
-    PreemptionArithmetic,
     PreFilterResult,
     Status,
 )

@@ -18,8 +18,8 @@ import numpy as np
 
 from kubesched.api.resources import wrap_int64
 from kubesched.api.selectors import LabelSelector, parse_int64
-from kubesched.scheduler.framework.interface import ABSENT_LABEL, NodeFlags
 from kubesched.scheduler.framework.types import CPU, EPHEMERAL_STORAGE, MEMORY, PODS, NodeInfo, PodInfo
+from kubesched.scheduler.framework.views import ABSENT_LABEL, NodeFlags
 
 BASE_RESOURCES = (CPU, MEMORY, EPHEMERAL_STORAGE)
 

@@ -19,8 +19,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from kubesched.scheduler.cache import Cache
-from kubesched.scheduler.framework.interface import NodeTableSnapshot, PluginsRunner
+from kubesched.scheduler.framework.capabilities import PluginsRunner
 from kubesched.scheduler.framework.types import NodeInfo, PodInfo
+from kubesched.scheduler.framework.views import NodeTableSnapshot
 from kubesched.scheduler.metrics import Metrics
 from kubesched.scheduler.nodetable import NodeTable
 from kubesched.scheduler.ports import Cluster, ClusterEventHandler, T

@@ -22,7 +22,8 @@ from typing import Any
 import numpy as np
 
 from kubesched.analysis.diagnose import as_pending
-from kubesched.scheduler.framework.interface import CycleState, ScoreVector
+from kubesched.scheduler.framework.capabilities import ScoreVector
+from kubesched.scheduler.framework.interface import CycleState
 from kubesched.scheduler.framework.runtime import Framework
 from kubesched.scheduler.framework.types import PodInfo
 from kubesched.scheduler.scheduler import Scheduler

@@ -1,10 +1,10 @@
 """The nodes of a preemption dry run (upstream ``SelectVictimsOnNode`` works on a clone of the
-NodeInfo and of the cycle state). Two forms of :class:`~kubesched.scheduler.framework.interface.DryRunNode`:
+NodeInfo and of the cycle state). Two forms of :class:`~kubesched.scheduler.framework.capabilities.DryRunNode`:
 
 - :class:`ClonedNode`, upstream's: pods move on the clone, the PreFilter extensions follow, every
   filter judges;
 - :class:`ArithmeticNode`, when one filter offering
-  :class:`~kubesched.scheduler.framework.interface.PreemptionArithmetic` is the only filter whose
+  :class:`~kubesched.scheduler.framework.capabilities.PreemptionArithmetic` is the only filter whose
   verdict depends on the node's pods: pods move in that filter's resource view, nothing is cloned.
 
 and :class:`ArithmeticBatch`, the arithmetic case for many nodes at once (no statuses: a node it
@@ -17,16 +17,11 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from kubesched.scheduler.framework.interface import (
-    CycleState,
-    FilterPlugin,
-    NodeTableSnapshot,
-    PluginsRunner,
-    PreemptionArithmetic,
-    Status,
-)
+from kubesched.scheduler.framework.capabilities import PluginsRunner, PreemptionArithmetic
+from kubesched.scheduler.framework.interface import CycleState, FilterPlugin, Status
 from kubesched.scheduler.framework.nominated import NominatedLoad
 from kubesched.scheduler.framework.types import NodeInfo, PodInfo
+from kubesched.scheduler.framework.views import NodeTableSnapshot
 
 
 class ClonedNode:

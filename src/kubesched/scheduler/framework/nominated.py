@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from kubesched.scheduler.framework.interface import NodeTableSnapshot, NodeTableView, NominatorView
 from kubesched.scheduler.framework.types import PodInfo
+from kubesched.scheduler.framework.views import NodeTableSnapshot, NodeTableView, NominatorView
 
 
 @dataclass(slots=True)

@@ -24,17 +24,9 @@ import numpy as np
 
 from kubesched.k8s.objects import DISRUPTION_TARGET, ApiError, Obj
 from kubesched.k8s.timefmt import rfc3339
+from kubesched.scheduler.framework.capabilities import DryRunBatch, DryRunNode, PreemptionArithmetic
 from kubesched.scheduler.framework.extender import ExtenderError
-from kubesched.scheduler.framework.interface import (
-    Code,
-    CycleState,
-    DryRunBatch,
-    DryRunNode,
-    Handle,
-    PostFilterResult,
-    PreemptionArithmetic,
-    Status,
-)
+from kubesched.scheduler.framework.interface import Code, CycleState, Handle, PostFilterResult, Status
 from kubesched.scheduler.framework.nominated import NominatedLoad
 from kubesched.scheduler.framework.types import PREEMPTION_BY_SCHEDULER, NodeInfo, PodInfo, fit_error_message
 from kubesched.scheduler.ports import Cluster

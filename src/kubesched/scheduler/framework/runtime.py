@@ -2,8 +2,8 @@
 (upstream ``framework/runtime/framework.go``).
 
 Plugins are sorted by the extension points and vector capabilities they implement (the protocols of
-:mod:`~kubesched.scheduler.framework.interface`) once, when the framework is built; running a point
-is then a loop over a typed list.
+:mod:`~kubesched.scheduler.framework.interface` and :mod:`~kubesched.scheduler.framework.capabilities`)
+once, when the framework is built; running a point is then a loop over a typed list.
 """
 
 from __future__ import annotations
@@ -17,6 +17,18 @@ from typing import Any
 import numpy as np
 
 from kubesched.k8s.objects import ApiError
+from kubesched.scheduler.framework.capabilities import (
+    DryRunNode,
+    FailureStatusesVector,
+    FilterRejectionsNoted,
+    FilterVector,
+    FilterVectorAt,
+    NormalizeVector,
+    PodIndependentFilter,
+    PodMovesNeutral,
+    PreemptionArithmetic,
+    ScoreVector,
+)
 from kubesched.scheduler.framework.dryrun import ArithmeticBatch, ArithmeticNode, ClonedNode
 from kubesched.scheduler.framework.extender import Extender, ExtenderError
 from kubesched.scheduler.framework.interface import (
@@ -29,26 +41,15 @@ from kubesched.scheduler.framework.interface import (
     ClusterEvent,
     Code,
     CycleState,
-    DryRunNode,
     EnqueueExtensions,
-    FailureStatusesVector,
     FilterPlugin,
-    FilterRejectionsNoted,
-    FilterVector,
-    FilterVectorAt,
-    NodeTableSnapshot,
-    NominatorView,
-    NormalizeVector,
     PendingBind,
     PermitPlugin,
     Plugin,
-    PodIndependentFilter,
-    PodMovesNeutral,
     PostBindPlugin,
     PostFilterPlugin,
     PostFilterResult,
     PreBindPlugin,
-    PreemptionArithmetic,
     PreEnqueuePlugin,
     PreFilterExtensions,
     PreFilterPlugin,
@@ -58,11 +59,11 @@ from kubesched.scheduler.framework.interface import (
     ReservePlugin,
     ScoreExtensions,
     ScorePlugin,
-    ScoreVector,
     Status,
 )
 from kubesched.scheduler.framework.nominated import NominatedLoad, NominatedSums
 from kubesched.scheduler.framework.types import NodeInfo, PodInfo
+from kubesched.scheduler.framework.views import NodeTableSnapshot, NominatorView
 from kubesched.scheduler.framework.waiting import MAX_WAIT_SECONDS, WaitingPod, WaitingPods
 
 

@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 
 from kubesched.api.tolerations import is_tolerated
+from kubesched.scheduler.framework.capabilities import FilterVector, FilterVectorAt, PodIndependentFilter
 from kubesched.scheduler.framework.interface import (
     ADD,
     UPDATE,
@@ -16,16 +17,13 @@ from kubesched.scheduler.framework.interface import (
     CycleState,
     EnqueueExtensions,
     FilterPlugin,
-    FilterVector,
-    FilterVectorAt,
     Handle,
-    NodeTableSnapshot,
-    PodIndependentFilter,
     PreEnqueuePlugin,
     QueueSortPlugin,
     Status,
 )
 from kubesched.scheduler.framework.types import NodeInfo, PodInfo
+from kubesched.scheduler.framework.views import NodeTableSnapshot
 
 UNSCHEDULABLE_TAINT = {"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"}
 

@@ -11,11 +11,10 @@ from typing import Any
 
 from kubesched.api.selectors import LabelSelector
 from kubesched.k8s.objects import Obj, namespace_of
+from kubesched.scheduler.framework.capabilities import DryRunBatch, DryRunNode
 from kubesched.scheduler.framework.interface import (
     Code,
     CycleState,
-    DryRunBatch,
-    DryRunNode,
     Handle,
     PostFilterPlugin,
     PostFilterResult,

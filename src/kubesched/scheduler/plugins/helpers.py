@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from kubesched.scheduler.framework.interface import MAX_NODE_SCORE, NodeTableSnapshot, NodeTableView
+from kubesched.scheduler.framework.interface import MAX_NODE_SCORE
+from kubesched.scheduler.framework.views import NodeTableSnapshot, NodeTableView
 
 
 def default_normalize(scores: list[int], reverse: bool = False, max_priority: int = MAX_NODE_SCORE) -> None:

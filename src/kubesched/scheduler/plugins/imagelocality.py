@@ -6,15 +6,10 @@ from typing import Any
 
 import numpy as np
 
-from kubesched.scheduler.framework.interface import (
-    MAX_NODE_SCORE,
-    CycleState,
-    Handle,
-    NodeTableSnapshot,
-    ScorePlugin,
-    ScoreVector,
-)
+from kubesched.scheduler.framework.capabilities import ScoreVector
+from kubesched.scheduler.framework.interface import MAX_NODE_SCORE, CycleState, Handle, ScorePlugin
 from kubesched.scheduler.framework.types import NodeInfo, PodInfo
+from kubesched.scheduler.framework.views import NodeTableSnapshot
 from kubesched.scheduler.plugins.helpers import go_div
 
 MB = 1024 * 1024

@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from kubesched.scheduler.framework.capabilities import FailureStatusesVector, FilterVector, FilterVectorAt
 from kubesched.scheduler.framework.interface import (
     ADD,
     DELETE,
@@ -13,17 +14,14 @@ from kubesched.scheduler.framework.interface import (
     ClusterEvent,
     CycleState,
     EnqueueExtensions,
-    FailureStatusesVector,
     FilterPlugin,
-    FilterVector,
-    FilterVectorAt,
     Handle,
-    NodeTableSnapshot,
     PreFilterPlugin,
     PreFilterResult,
     Status,
 )
 from kubesched.scheduler.framework.types import NodeInfo, PodInfo
+from kubesched.scheduler.framework.views import NodeTableSnapshot
 
 REASON = "node(s) didn't have free ports for the requested pod ports"
 ANY_IP = "0.0.0.0"

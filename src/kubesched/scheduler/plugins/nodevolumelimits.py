@@ -18,6 +18,7 @@ import numpy as np
 
 from kubesched.api.volumes import ATTACHABLE_VOLUMES_PREFIX, claim_class, csi_attach_limit_key, pod_claims
 from kubesched.k8s.objects import Obj
+from kubesched.scheduler.framework.capabilities import FilterVector
 from kubesched.scheduler.framework.interface import (
     ADD,
     DELETE,
@@ -25,14 +26,13 @@ from kubesched.scheduler.framework.interface import (
     CycleState,
     EnqueueExtensions,
     FilterPlugin,
-    FilterVector,
     Handle,
-    NodeTableSnapshot,
     PreFilterPlugin,
     PreFilterResult,
     Status,
 )
 from kubesched.scheduler.framework.types import NodeInfo, PodInfo
+from kubesched.scheduler.framework.views import NodeTableSnapshot
 
 NAME = "NodeVolumeLimits"
 ERR_MAX_VOLUME_COUNT = "node(s) exceed max volume count"

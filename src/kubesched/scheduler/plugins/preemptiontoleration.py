@@ -18,7 +18,8 @@ from typing import Any
 
 from kubesched.k8s.objects import Obj
 from kubesched.k8s.timefmt import parse_rfc3339
-from kubesched.scheduler.framework.interface import DryRunNode, Handle, Status
+from kubesched.scheduler.framework.capabilities import DryRunNode
+from kubesched.scheduler.framework.interface import Handle, Status
 from kubesched.scheduler.framework.types import PodInfo
 from kubesched.scheduler.plugins.defaultpreemption import DefaultPreemption
 

@@ -11,6 +11,13 @@ from kubesched.api.tolerations import (
     find_untolerated_taint,
     format_taint,
 )
+from kubesched.scheduler.framework.capabilities import (
+    FilterVector,
+    FilterVectorAt,
+    NormalizeVector,
+    PodIndependentFilter,
+    ScoreVector,
+)
 from kubesched.scheduler.framework.interface import (
     ADD,
     UPDATE,
@@ -18,19 +25,13 @@ from kubesched.scheduler.framework.interface import (
     CycleState,
     EnqueueExtensions,
     FilterPlugin,
-    FilterVector,
-    FilterVectorAt,
     Handle,
-    NodeTableSnapshot,
-    NodeTableView,
-    NormalizeVector,
-    PodIndependentFilter,
     ScoreExtensions,
     ScorePlugin,
-    ScoreVector,
     Status,
 )
 from kubesched.scheduler.framework.types import NodeInfo, PodInfo
+from kubesched.scheduler.framework.views import NodeTableSnapshot, NodeTableView
 from kubesched.scheduler.plugins.helpers import default_normalize, default_normalize_vector
 
 HARD_EFFECTS = ("NoSchedule", "NoExecute")

@@ -22,6 +22,7 @@ from kubesched.api.volumes import (
     label_zones,
     pod_claims,
 )
+from kubesched.scheduler.framework.capabilities import PodIndependentFilter
 from kubesched.scheduler.framework.interface import (
     ADD,
     UPDATE,
@@ -31,7 +32,6 @@ from kubesched.scheduler.framework.interface import (
     EnqueueExtensions,
     FilterPlugin,
     Handle,
-    PodIndependentFilter,
     PreFilterPlugin,
     PreFilterResult,
     Status,

@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from kubesched.scheduler.framework.capabilities import FailureStatusesVector, FilterVector, PodMovesNeutral
 from kubesched.scheduler.framework.interface import (
     ADD,
     ALL,
@@ -18,12 +19,8 @@ from kubesched.scheduler.framework.interface import (
     Code,
     CycleState,
     EnqueueExtensions,
-    FailureStatusesVector,
     FilterPlugin,
-    FilterVector,
     Handle,
-    NodeTableSnapshot,
-    PodMovesNeutral,
     PreFilterExtensions,
     PreFilterPlugin,
     PreFilterResult,
@@ -33,6 +30,7 @@ from kubesched.scheduler.framework.interface import (
     Status,
 )
 from kubesched.scheduler.framework.types import NodeInfo, PodInfo
+from kubesched.scheduler.framework.views import NodeTableSnapshot
 from kubesched.scheduler.plugins.affinityterms import (
     PairCounts,
     PodTerms,

@@ -16,8 +16,8 @@ from typing import cast
 
 import numpy as np
 
-from kubesched.scheduler.framework.interface import LabelColumnView, NodeTableSnapshot, NodeTableView
 from kubesched.scheduler.framework.types import PodInfo
+from kubesched.scheduler.framework.views import LabelColumnView, NodeTableSnapshot, NodeTableView
 from kubesched.scheduler.plugins.affinityterms import (
     AffinityTerm,
     NamespaceLabels,

@@ -16,6 +16,14 @@ from kubesched.api.selectors import (
     preferred_terms_error,
     required_node_names,
 )
+from kubesched.scheduler.framework.capabilities import (
+    FailureStatusesVector,
+    FilterVector,
+    FilterVectorAt,
+    NormalizeVector,
+    PodIndependentFilter,
+    ScoreVector,
+)
 from kubesched.scheduler.framework.interface import (
     ADD,
     UPDATE,
@@ -23,23 +31,17 @@ from kubesched.scheduler.framework.interface import (
     Code,
     CycleState,
     EnqueueExtensions,
-    FailureStatusesVector,
     FilterPlugin,
-    FilterVector,
-    FilterVectorAt,
     Handle,
-    NodeTableSnapshot,
-    NormalizeVector,
-    PodIndependentFilter,
     PreFilterPlugin,
     PreFilterResult,
     PreScorePlugin,
     ScoreExtensions,
     ScorePlugin,
-    ScoreVector,
     Status,
 )
 from kubesched.scheduler.framework.types import NodeInfo, PodInfo
+from kubesched.scheduler.framework.views import NodeTableSnapshot
 from kubesched.scheduler.plugins.helpers import default_normalize, default_normalize_vector
 from kubesched.scheduler.plugins.nodeaffinity.vector import (
     UNCOMPILED,

@@ -26,8 +26,8 @@ from kubesched.api.selectors import (
     parse_int64,
     required_node_affinity,
 )
-from kubesched.scheduler.framework.interface import NodeTableView
 from kubesched.scheduler.framework.types import PodInfo
+from kubesched.scheduler.framework.views import NodeTableView
 
 #: weights beyond this are left to the per-node score (int64 sums stay exact below it)
 _MAX_WEIGHT = 2**31

@@ -11,6 +11,13 @@ from typing import Any
 
 import numpy as np
 
+from kubesched.scheduler.framework.capabilities import (
+    FailureStatusesVector,
+    FilterVector,
+    FilterVectorAt,
+    PreemptionArithmetic,
+    ScoreVector,
+)
 from kubesched.scheduler.framework.interface import (
     ADD,
     DELETE,
@@ -20,22 +27,16 @@ from kubesched.scheduler.framework.interface import (
     Code,
     CycleState,
     EnqueueExtensions,
-    FailureStatusesVector,
     FilterPlugin,
-    FilterVector,
-    FilterVectorAt,
     Handle,
-    NodeTableSnapshot,
-    NodeTableView,
-    PreemptionArithmetic,
     PreFilterPlugin,
     PreFilterResult,
     ScorePlugin,
-    ScoreVector,
     Status,
 )
 from kubesched.scheduler.framework.nominated import NominatedLoad
 from kubesched.scheduler.framework.types import CPU, MEMORY, NodeInfo, PodInfo
+from kubesched.scheduler.framework.views import NodeTableSnapshot, NodeTableView
 from kubesched.scheduler.plugins.fit import (
     NATIVE,
     TOO_MANY_PODS,

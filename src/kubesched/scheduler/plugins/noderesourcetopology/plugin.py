@@ -12,6 +12,12 @@ from typing import Any
 import numpy as np
 
 from kubesched.k8s.objects import DEFAULT_SCHEDULER_NAME
+from kubesched.scheduler.framework.capabilities import (
+    FilterRejectionsNoted,
+    FilterVector,
+    FilterVectorAt,
+    ScoreVector,
+)
 from kubesched.scheduler.framework.interface import (
     ADD,
     DELETE,
@@ -22,21 +28,17 @@ from kubesched.scheduler.framework.interface import (
     CycleState,
     EnqueueExtensions,
     FilterPlugin,
-    FilterRejectionsNoted,
-    FilterVector,
-    FilterVectorAt,
     Handle,
-    NodeTableSnapshot,
     PostBindPlugin,
     PreFilterExtensions,
     PreFilterPlugin,
     PreFilterResult,
     ReservePlugin,
     ScorePlugin,
-    ScoreVector,
     Status,
 )
 from kubesched.scheduler.framework.types import NodeInfo, PodInfo
+from kubesched.scheduler.framework.views import NodeTableSnapshot
 from kubesched.scheduler.plugins.noderesourcetopology.alignment import (
     EvictionImpossible,
     align_pod,

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from kubesched.scheduler.framework.interface import NodeTableSnapshot
+from kubesched.scheduler.framework.views import NodeTableSnapshot
 from kubesched.topology.nrt import TopologyView
 from kubesched.topology.qos import PodRequest
 

@@ -12,6 +12,14 @@ import numpy as np
 
 from kubesched.api.selectors import LabelSelector, Requirement
 from kubesched.k8s.objects import Obj, namespace_of
+from kubesched.scheduler.framework.capabilities import (
+    FailureStatusesVector,
+    FilterVector,
+    FilterVectorAt,
+    NormalizeVector,
+    PodMovesNeutral,
+    ScoreVector,
+)
 from kubesched.scheduler.framework.interface import (
     ADD,
     ALL,
@@ -23,24 +31,18 @@ from kubesched.scheduler.framework.interface import (
     Code,
     CycleState,
     EnqueueExtensions,
-    FailureStatusesVector,
     FilterPlugin,
-    FilterVector,
-    FilterVectorAt,
     Handle,
-    NodeTableSnapshot,
-    NormalizeVector,
-    PodMovesNeutral,
     PreFilterExtensions,
     PreFilterPlugin,
     PreFilterResult,
     PreScorePlugin,
     ScoreExtensions,
     ScorePlugin,
-    ScoreVector,
     Status,
 )
 from kubesched.scheduler.framework.types import NodeInfo, PodInfo
+from kubesched.scheduler.framework.views import NodeTableSnapshot
 from kubesched.scheduler.plugins.helpers import table_of
 from kubesched.scheduler.plugins.podtopologyspread import vector as vec
 from kubesched.scheduler.plugins.podtopologyspread.constraints import (

@@ -15,14 +15,14 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from kubesched.scheduler.framework.interface import (
+from kubesched.scheduler.framework.interface import MAX_NODE_SCORE
+from kubesched.scheduler.framework.types import NodeInfo, PodInfo
+from kubesched.scheduler.framework.views import (
     ABSENT_LABEL,
-    MAX_NODE_SCORE,
     LabelColumnView,
     NodeTableSnapshot,
     NodeTableView,
 )
-from kubesched.scheduler.framework.types import NodeInfo, PodInfo
 from kubesched.scheduler.plugins.helpers import table_of
 from kubesched.scheduler.plugins.nodeaffinity.vector import pod_required, required_mask
 from kubesched.scheduler.plugins.podtopologyspread.constraints import HONOR, Constraint, NodeInclusion

@@ -31,6 +31,7 @@ from kubesched.api.volumes import (
 )
 from kubesched.k8s.memo import IdentityMemo
 from kubesched.k8s.objects import Obj
+from kubesched.scheduler.framework.capabilities import FilterVector, PodIndependentFilter
 from kubesched.scheduler.framework.interface import (
     ADD,
     UPDATE,
@@ -39,12 +40,8 @@ from kubesched.scheduler.framework.interface import (
     CycleState,
     EnqueueExtensions,
     FilterPlugin,
-    FilterVector,
     Handle,
-    LabelColumnView,
-    NodeTableSnapshot,
     PendingBind,
-    PodIndependentFilter,
     PreBindPlugin,
     PreFilterPlugin,
     PreFilterResult,
@@ -52,6 +49,7 @@ from kubesched.scheduler.framework.interface import (
     Status,
 )
 from kubesched.scheduler.framework.types import NodeInfo, PodInfo
+from kubesched.scheduler.framework.views import LabelColumnView, NodeTableSnapshot
 from kubesched.scheduler.plugins.volumebinding.assumecache import AssumeCache
 from kubesched.scheduler.plugins.volumebinding.binder import Binder, PodVolumes, bind_volume_to_claim
 from kubesched.scheduler.plugins.volumebinding.objects import claim_key, metadata
