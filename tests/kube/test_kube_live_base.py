@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from fakeapi import FakeApiServer
 
 from kubesched.cli.main import cli
-from kubesched.testkit.dumps import ClusterDump
+from kubesched.testkit.dumps import small_eks_cluster
 
 #: the dump's file is named as the live cluster's scenario is, so that the results name the same scenario
 LIVE_NAME = "live-cluster.yaml"
@@ -23,13 +23,7 @@ LIVE_NAME = "live-cluster.yaml"
 def _eks_cluster(fake: FakeApiServer) -> list[str]:
     """An EKS cluster as the API server holds it (managed node groups, DaemonSet pods, Deployments
     with their ReplicaSets, one pod pending); the general group's node names."""
-    dump = ClusterDump()
-    general = [n["metadata"]["name"] for n in dump.eks_nodegroup("general", 3)]
-    dump.eks_nodegroup("gpu", 1, taints=[{"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"}])
-    dump.daemonset_pods("aws-node")
-    dump.system_classes()
-    dump.deployment("api", 3, general, namespace="shop", cpu="2")
-    dump.deployment("etl", 1, [None], namespace="batch", cpu="3")  # no general node has 3 cpu left
+    dump, general = small_eks_cluster()
     for namespace in ("shop", "batch"):
         fake.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}})
     for obj in sorted(dump.items(with_workloads=True), key=lambda o: o["kind"] != "PriorityClass"):  # admission

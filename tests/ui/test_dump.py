@@ -14,7 +14,7 @@ pytest.importorskip("fastapi")
 from fastapi.testclient import TestClient  # noqa: E402
 
 from kubesched.cli.main import cli  # noqa: E402
-from kubesched.testkit.dumps import ClusterDump  # noqa: E402
+from kubesched.testkit.dumps import small_eks_cluster  # noqa: E402
 from kubesched.ui.app import create_app  # noqa: E402
 from kubesched.ui.state import UiState  # noqa: E402
 
@@ -27,13 +27,7 @@ def _cli(*args: str) -> dict:
 
 @pytest.fixture(scope="module")
 def dump_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    dump = ClusterDump()
-    general = [n["metadata"]["name"] for n in dump.eks_nodegroup("general", 3)]
-    dump.eks_nodegroup("gpu", 1, taints=[{"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"}])
-    dump.daemonset_pods("aws-node")
-    dump.system_classes()
-    dump.deployment("api", 3, general, namespace="shop", cpu="2")
-    dump.deployment("etl", 1, [None], namespace="batch", cpu="3")  # no general node has 3 cpu left
+    dump, _ = small_eks_cluster()
     return dump.write(tmp_path_factory.mktemp("dump") / "cluster.yaml")
 
 

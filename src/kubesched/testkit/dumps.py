@@ -746,3 +746,18 @@ class ClusterDump:
             order = ("StorageClass", "PersistentVolume", "PersistentVolumeClaim")
             items += sorted(self.storage, key=lambda o: order.index(o["kind"]))
         return {"apiVersion": "v1", "items": items, "kind": "List", "metadata": {"resourceVersion": ""}}
+
+
+def small_eks_cluster() -> tuple[ClusterDump, list[str]]:
+    """A small EKS cluster: managed node groups ``general`` (3 nodes) and ``gpu`` (1, tainted),
+    DaemonSet pods, the system PriorityClasses, a Deployment ``shop/api`` of 3 on the general nodes and
+    one ``batch/etl`` pod left pending (no general node has its 3 cpu free). Returns the dump and
+    the general group's node names."""
+    dump = ClusterDump()
+    general = [n["metadata"]["name"] for n in dump.eks_nodegroup("general", 3)]
+    dump.eks_nodegroup("gpu", 1, taints=[{"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"}])
+    dump.daemonset_pods("aws-node")
+    dump.system_classes()
+    dump.deployment("api", 3, general, namespace="shop", cpu="2")
+    dump.deployment("etl", 1, [None], namespace="batch", cpu="3")
+    return dump, general
