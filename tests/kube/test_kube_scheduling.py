@@ -219,3 +219,23 @@ def test_the_next_pod_is_scheduled_while_a_failed_pods_status_patch_is_under_way
     assert current is not None
     scheduled = [c for c in current["status"]["conditions"] if c["type"] == "PodScheduled"][0]
     assert (scheduled["status"], scheduled["reason"]) == ("False", "Unschedulable")
+
+
+def test_a_pods_binding_waits_for_its_earlier_status_patch(fake: FakeApiServer,
+                                                            replicas: Callable[..., Replica]) -> None:
+    from fakefaults import Fault
+
+    fake.create(make_node("small", cpu="1"))
+    slow = fake.inject(Fault(method="PATCH", path="/pods/later/status$", status=None, delay=3.0))
+    fake.create(pod("later", cpu="2"))
+    replicas("a")
+    wait_for(lambda: slow.hits == 1, what="the unschedulable pod's status patch under way")
+    fake.create(make_node("big", cpu="4"))  # the pod fits now, while its patch is still unanswered
+    wait_for(lambda: node_of(fake, "later") == "big", what="later bound")
+    patch = fake.requests_matching("PATCH", "/pods/later/status$")[0]
+    binding = fake.requests_matching("POST", "/pods/later/binding$")[0]
+    assert patch.time <= binding.time
+    current = fake.get("Pod", "default", "later")
+    assert current is not None
+    scheduled = [c for c in current["status"]["conditions"] if c["type"] == "PodScheduled"][0]
+    assert scheduled["status"] == "True"

@@ -60,6 +60,8 @@ log = logging.getLogger("kubesched.kube.cluster")
 
 #: how long a write on an assigned pod waits for the watch to bring its result back
 OWN_WRITE_TIMEOUT = 1.0
+#: how long a binding waits for the pod's earlier status patches (sent in the background)
+STATUS_BEFORE_BIND_TIMEOUT = 60.0
 #: how many API calls ``call_all`` makes at once (upstream's default parallelism)
 PARALLELISM = 16
 
@@ -241,6 +243,10 @@ class KubeCluster:
             metadata["uid"] = uid
         body = {"apiVersion": "v1", "kind": "Binding", "metadata": metadata,
                 "target": {"apiVersion": "v1", "kind": "Node", "name": node_name}}
+        # an earlier failed cycle's status patch must not land after the binding
+        if not self.status_writer.wait_for(f"{namespace}/{name}", STATUS_BEFORE_BIND_TIMEOUT):
+            log.warning("binding before an earlier status patch of the pod was answered",
+                        extra={"pod": object_key("Pod", namespace, name)})
         try:
             self.transport.call("POST", POD.object_path(namespace, name, "binding"), body=body, guard=self._guard,
                                 decode=False)

@@ -9,8 +9,11 @@ writer thread while the scheduling thread goes on with the next pod, which takes
 off every failed cycle (a preemptor's among them).
 
 Patches of one pod are sent in the order they were made: each pod has one lane (a thread), chosen
-by its namespace and name. A patch that fails is logged, as upstream logs it, and counted;
-:meth:`StatusWriter.close` sends what is queued before the process stops.
+by its namespace and name. A pod's binding waits for its patches still under way
+(:meth:`StatusWriter.wait_for`), so that an old ``PodScheduled=False`` never lands after the binding
+set it true — in kube-scheduler the patch has always been answered before the pod is tried again. A
+patch that fails is logged, as upstream logs it, and counted; :meth:`StatusWriter.close` sends what
+is queued before the process stops.
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ class StatusWriter:
         self._threads: list[threading.Thread] = []
         self._lock = threading.Lock()
         self._pending = 0
+        self._pending_by_key: dict[str, int] = {}
         self._idle = threading.Condition(self._lock)
         #: patches the API server refused or that could not be sent
         self.failed = 0
@@ -49,6 +53,7 @@ class StatusWriter:
                 for thread in self._threads:
                     thread.start()
             self._pending += 1
+            self._pending_by_key[key] = self._pending_by_key.get(key, 0) + 1
         self._queues[zlib.crc32(key.encode()) % len(self._queues)].put((key, write))
 
     def wait_idle(self, timeout: float) -> bool:
@@ -56,6 +61,17 @@ class StatusWriter:
         deadline = time.monotonic() + timeout
         with self._idle:
             while self._pending:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                self._idle.wait(left)
+        return True
+
+    def wait_for(self, key: str, timeout: float) -> bool:
+        """Wait until ``key``'s submitted writes have been sent (or have failed); whether they were."""
+        deadline = time.monotonic() + timeout
+        with self._idle:
+            while self._pending_by_key.get(key):
                 left = deadline - time.monotonic()
                 if left <= 0:
                     return False
@@ -84,5 +100,9 @@ class StatusWriter:
                 log.exception("error updating pod status", extra={"pod": key})
             with self._idle:
                 self._pending -= 1
-                if not self._pending:
-                    self._idle.notify_all()
+                left = self._pending_by_key[key] - 1
+                if left:
+                    self._pending_by_key[key] = left
+                else:
+                    del self._pending_by_key[key]
+                self._idle.notify_all()
