@@ -42,7 +42,7 @@ FAST_RUNNER = RunnerOptions(idle_wait=0.05, metrics_period=0.1, sync_timeout=10.
 FAST_LEASE = {"lease_duration": 1.6, "renew_deadline": 1.0, "retry_period": 0.2}
 
 
-def wait_for(predicate: Callable[[], Any], timeout: float = 10.0, interval: float = 0.02, what: str = "") -> Any:
+def wait_for(predicate: Callable[[], Any], timeout: float = 30.0, interval: float = 0.02, what: str = "") -> Any:
     deadline = time.monotonic() + timeout
     while True:
         value = predicate()
