@@ -183,11 +183,11 @@ def test_the_index_gives_the_candidates_of_a_fresh_search(refile_all_above: int,
 
 
 class _Handle:
-    """What AssumeCache reads of a handle: the cluster port (here the embedded object store, whose
-    journal tells the changes)."""
+    """What AssumeCache reads of a handle: the informers' objects and their changes (here the
+    embedded object store's, whose journal tells the changes)."""
 
     def __init__(self, store: ObjectStore) -> None:
-        self.cluster = store
+        self.get, self.list, self.changes = store.get, store.list, store.changes
 
 
 def _assumed_copy(volume: dict[str, Any], ref: str) -> dict[str, Any]:

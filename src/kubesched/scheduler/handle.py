@@ -78,6 +78,9 @@ class ProfileHandle:
     def generation(self, kind: str) -> int:
         return self._scheduler.generations[kind]
 
+    def changes(self, kind: str, since: int | None) -> tuple[int, builtins.list[str] | None]:
+        return self._scheduler.cluster.changes(kind, since)
+
     def namespace_labels(self, namespace: str) -> dict[str, str]:
         ns = self._scheduler.cluster.get("Namespace", "", namespace)
         if ns is None:

@@ -193,7 +193,7 @@ class FakeHandle:
         return NodeListSnapshot(self.nodes) if isinstance(self.nodes, list) else self.nodes
 
     def list(self, kind: str) -> list[Obj]:
-        return list(self.objects.get(kind, ()))
+        return self._cluster.list(kind)
 
     def get(self, kind: str, namespace: str, name: str) -> Obj | None:
         return self._cluster.get(kind, namespace, name)
@@ -201,6 +201,9 @@ class FakeHandle:
     def generation(self, kind: str) -> int:
         """A new value on every call: tests change ``objects`` directly, so no cache may hold."""
         return next(self._generations)
+
+    def changes(self, kind: str, since: int | None) -> tuple[int, builtins.list[str] | None]:
+        return self._cluster.changes(kind, since)
 
     def namespace_labels(self, namespace: str) -> dict[str, str]:
         return self.namespaces.get(namespace, {})

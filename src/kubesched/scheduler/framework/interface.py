@@ -348,6 +348,12 @@ class Handle(Protocol):
         """Changes whenever an object of ``kind`` (not Node or Pod) is added, updated or deleted:
         what a plugin may key a cache of such objects on."""
 
+    def changes(self, kind: str, since: int | None) -> tuple[int, builtins.list[str] | None]:
+        """Which objects of ``kind`` the informers changed since the mark ``since`` (a mark this
+        method gave; None: none yet): the next mark and their keys (``namespace/name``, or
+        ``name`` for a cluster-scoped kind), or None for the keys when that cannot be told — then
+        read every object again with :meth:`list`."""
+
     def namespace_labels(self, namespace: str) -> dict[str, str]: ...
 
     def current_pod(self, pod: PodInfo) -> PodInfo | None:

@@ -111,7 +111,7 @@ class Coscheduling(QueueSortPlugin, PreFilterPlugin, PostFilterPlugin, PermitPlu
         name = group_name(pod)
         if not name:
             return "", None
-        return f"{pod.namespace}/{name}", self.handle.cluster.get("PodGroup", pod.namespace, name)
+        return f"{pod.namespace}/{name}", self.handle.get("PodGroup", pod.namespace, name)
 
     def _members(self, namespace: str, name: str) -> list[Obj]:
         return group_members(self.handle, namespace, name)

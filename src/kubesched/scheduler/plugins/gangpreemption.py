@@ -36,7 +36,7 @@ class GangPreemption(DefaultPreemption):
         self, state: CycleState, pod: PodInfo, statuses: dict[str, Status]
     ) -> tuple[PostFilterResult | None, Status]:
         name = group_name(pod)
-        group = self.handle.cluster.get("PodGroup", pod.namespace, name) if name else None
+        group = self.handle.get("PodGroup", pod.namespace, name) if name else None
         current = self.handle.current_pod(pod)
         if group is None or current is None:
             return super().post_filter(state, pod, statuses)

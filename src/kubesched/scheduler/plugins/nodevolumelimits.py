@@ -58,7 +58,7 @@ class NodeVolumeLimits(PreFilterPlugin, FilterPlugin, FilterVector, EnqueueExten
     def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status | None:
         if not pod.spec.get("volumes"):
             return None
-        csi_node = self.handle.cluster.get("CSINode", "", node.name)
+        csi_node = self.handle.get("CSINode", "", node.name)
         new: dict[str, str] = {}
         try:
             self._attachable(pod, new, new_pod=True)
@@ -104,7 +104,7 @@ class NodeVolumeLimits(PreFilterPlugin, FilterPlugin, FilterVector, EnqueueExten
             return None
         keys = set(new.values())
         nodes = snapshot.node_infos
-        for csi_node in self.handle.cluster.list("CSINode"):
+        for csi_node in self.handle.list("CSINode"):
             limited = any(csi_attach_limit_key(str(d.get("name") or "")) in keys
                           and (d.get("allocatable") or {}).get("count") is not None
                           for d in (csi_node.get("spec") or {}).get("drivers") or ())
@@ -118,7 +118,7 @@ class NodeVolumeLimits(PreFilterPlugin, FilterPlugin, FilterVector, EnqueueExten
         for name, _ in pod_claims(pod.obj):
             if not name:
                 raise RuntimeError("PersistentVolumeClaim had no name")
-            claim = self.handle.cluster.get("PersistentVolumeClaim", pod.namespace, name)
+            claim = self.handle.get("PersistentVolumeClaim", pod.namespace, name)
             if claim is None:
                 if new_pod:
                     raise RuntimeError(f'looking up PVC {pod.namespace}/{name}: persistentvolumeclaim "{name}" '

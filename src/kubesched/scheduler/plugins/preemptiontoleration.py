@@ -73,7 +73,7 @@ class PreemptionToleration(DefaultPreemption):
         class_name = victim.spec.get("priorityClassName")
         if not class_name:
             return True
-        pc = self.handle.cluster.get("PriorityClass", "", class_name)
+        pc = self.handle.get("PriorityClass", "", class_name)
         return not exempted_from_preemption(victim, preemptor, pc, self.handle.now())
 
 

@@ -96,7 +96,7 @@ class VolumeRestrictions(PreFilterPlugin, PreFilterExtensions, FilterPlugin, Enq
         for name, ephemeral in pod_claims(pod.obj):
             if ephemeral:
                 continue
-            claim = self.handle.cluster.get("PersistentVolumeClaim", pod.namespace, name)
+            claim = self.handle.get("PersistentVolumeClaim", pod.namespace, name)
             if claim is None:
                 return None, Status.unresolvable(f'persistentvolumeclaim "{name}" not found')
             if "ReadWriteOncePod" in ((claim.get("spec") or {}).get("accessModes") or ()):

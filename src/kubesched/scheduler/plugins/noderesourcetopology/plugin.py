@@ -155,7 +155,7 @@ class NodeResourceTopologyMatch(
     def _read_objects(self) -> set[str]:
         """Bring :attr:`_parsed` up to date with the cluster; the nodes whose object came, went or
         was replaced. Only the objects the cluster's journal names are read, when it can tell."""
-        self._mark, keys = self.handle.cluster.changes(KIND, self._mark)
+        self._mark, keys = self.handle.changes(KIND, self._mark)
         changed: set[str] = set()
         gone: list[str] = []
         if keys is None:

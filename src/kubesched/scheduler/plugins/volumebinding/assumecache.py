@@ -33,14 +33,14 @@ class AssumeCache:
         self._dirty: set[str] = set()
 
     def api_get(self, namespace: str | None, name: str) -> Obj | None:
-        return self.handle.cluster.get(self.kind, namespace or "", name)
+        return self.handle.get(self.kind, namespace or "", name)
 
     def get(self, namespace: str | None, name: str) -> Obj | None:
         return self._seen(_cache_key(namespace, name), self.api_get(namespace, name))
 
     def current(self) -> list[Obj]:
         """The objects, assumed versions in place of the stored ones, in the informer's order."""
-        stored = self.handle.cluster.list(self.kind)
+        stored = self.handle.list(self.kind)
         if not self._assumed:
             return stored
         return [self._seen(_cache_key(metadata(obj).get("namespace"), metadata(obj)["name"]), obj) for obj in stored]
@@ -50,7 +50,7 @@ class AssumeCache:
         different from what the last call showed, by key (None: gone): those the cluster's journal
         names and those whose assumption came or went meanwhile. None when that cannot be told
         (the first call, or the cluster cannot tell): read :meth:`current` instead."""
-        self._mark, keys = self.handle.cluster.changes(self.kind, self._mark)
+        self._mark, keys = self.handle.changes(self.kind, self._mark)
         if keys is None:
             self._dirty.clear()
             return None

@@ -124,7 +124,7 @@ class VolumeBinding(
         has_claims = False
         for claim_name, ephemeral in pod_claims(pod.obj):
             has_claims = True
-            claim = self.handle.cluster.get("PersistentVolumeClaim", pod.namespace, claim_name)
+            claim = self.handle.get("PersistentVolumeClaim", pod.namespace, claim_name)
             if claim is None:
                 if ephemeral:
                     return True, ("waiting for ephemeral volume controller to create the persistentvolumeclaim "
@@ -175,7 +175,7 @@ class VolumeBinding(
                 data.bound.append(claim)
                 continue
             cls_name = claim_class(claim)
-            storage_class = self.handle.cluster.get("StorageClass", "", cls_name) if cls_name else None
+            storage_class = self.handle.get("StorageClass", "", cls_name) if cls_name else None
             delayed = class_binding_mode(storage_class) == WAIT_FOR_FIRST_CONSUMER
             if delayed and not (claim.get("spec") or {}).get("volumeName"):
                 data.delayed.append(claim)
@@ -297,7 +297,7 @@ class VolumeBinding(
             cls_name = claim_class(claim)
             if not cls_name:
                 raise RuntimeError(f'no class for claim "{claim_key(claim)}"')
-            storage_class = self.handle.cluster.get("StorageClass", "", cls_name)
+            storage_class = self.handle.get("StorageClass", "", cls_name)
             if storage_class is None:
                 raise RuntimeError(f'failed to find storage class "{cls_name}"')
             provisioner = storage_class.get("provisioner") or ""
@@ -315,11 +315,11 @@ class VolumeBinding(
         requests = ((claim.get("spec") or {}).get("resources") or {}).get("requests") or {}
         if "storage" not in requests:
             return True
-        driver = self.handle.cluster.get("CSIDriver", "", provisioner)
+        driver = self.handle.get("CSIDriver", "", provisioner)
         if driver is None or not (driver.get("spec") or {}).get("storageCapacity"):
             return True
         size = storage_request(claim)
-        for capacity in self.handle.cluster.list("CSIStorageCapacity"):
+        for capacity in self.handle.list("CSIStorageCapacity"):
             if capacity.get("storageClassName") != metadata(storage_class)["name"]:
                 continue
             limit = capacity.get("maximumVolumeSize", capacity.get("capacity"))
@@ -360,7 +360,7 @@ class VolumeBinding(
             candidates = data.candidates[metadata(claim)["name"]]
             if candidates.general:
                 return None
-            storage_class = self.handle.cluster.get("StorageClass", "", claim_class(claim))
+            storage_class = self.handle.get("StorageClass", "", claim_class(claim))
             if storage_class is None:
                 return None
             provisioner = storage_class.get("provisioner") or NOT_SUPPORTED_PROVISIONER
@@ -400,7 +400,7 @@ class VolumeBinding(
         return mask
 
     def _tracks_capacity(self, provisioner: str) -> bool:
-        driver = self.handle.cluster.get("CSIDriver", "", provisioner)
+        driver = self.handle.get("CSIDriver", "", provisioner)
         return bool(driver is not None and (driver.get("spec") or {}).get("storageCapacity"))
 
     # -- Reserve / Unreserve -----------------------------------------------------------------
