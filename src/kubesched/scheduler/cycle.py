@@ -8,7 +8,7 @@ import logging
 import operator
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
 import numpy as np
@@ -30,6 +30,7 @@ from kubesched.scheduler.framework.types import PodInfo
 from kubesched.scheduler.framework.waiting import WaitingPod, go_duration
 from kubesched.scheduler.messages import fit_error_message, truncate_note
 from kubesched.scheduler.queue import QueuedPodInfo
+from kubesched.scheduler.records import AttemptRecord, Recorder
 
 if TYPE_CHECKING:
     from kubesched.scheduler.cache import Cache
@@ -43,30 +44,6 @@ MIN_FEASIBLE_NODES_TO_FIND = 100
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
 NO_NODES = "no nodes available to schedule pods"
 NOOP = object()  # nominating mode "Noop": keep whatever the pod has
-
-
-@dataclass
-class AttemptRecord:
-    """One scheduling attempt, kept when explanations are requested."""
-
-    time: float
-    pod: str
-    outcome: str
-    node: str | None = None
-    message: str = ""
-    node_statuses: dict[str, str] = field(default_factory=dict)
-    scores: list[dict[str, Any]] = field(default_factory=list)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "time": self.time,
-            "pod": self.pod,
-            "outcome": self.outcome,
-            "node": self.node,
-            "message": self.message,
-            "nodeStatuses": dict(sorted(self.node_statuses.items())),
-            "scores": self.scores,
-        }
 
 
 class Scheduler(Protocol):
@@ -98,10 +75,7 @@ class Scheduler(Protocol):
     def clock(self) -> Callable[[], float]: ...
 
     @property
-    def record_attempts(self) -> bool: ...
-
-    @property
-    def attempts(self) -> list[AttemptRecord]: ...
+    def records(self) -> Recorder: ...
 
     @property
     def binding(self) -> BindingMode: ...
@@ -218,7 +192,7 @@ def _schedule_pod(
     winners = np.flatnonzero(totals == best)
     choice = int(winners[0]) if len(winners) == 1 else int(winners[sched.rng.integers(len(winners))])
     scores: list[dict[str, Any]] = []
-    if sched.record_attempts:
+    if sched.records.keep_attempts:
         order = np.argsort(-totals, kind="stable")[:10]
         for k in order:
             scores.append({
@@ -427,8 +401,8 @@ def _after_fit_error(sched: Scheduler, fwk: Framework, state: CycleState, qpi: Q
     sched.metrics.attempt("unschedulable", fwk.name, _since(started))
     qpi.unschedulable_plugins = set(fit.plugins)
     message = fit.message()
-    if sched.record_attempts:
-        sched.attempts.append(AttemptRecord(
+    if sched.records.keep_attempts:
+        sched.records.attempt(AttemptRecord(
             time=sched.clock(), pod=qpi.pod.key, outcome="unschedulable", message=message,
             node_statuses={name: st.message() for name, st in fit.statuses.items()},
         ))
@@ -568,8 +542,8 @@ class _Binding:
         sched.metrics.pod_scheduling_attempts.observe(self.qpi.attempts)
         if self.started is not None and self.qpi.initial_attempt_timestamp is not None:
             sched.metrics.observe_sli(self.qpi.attempts, sched.clock() - self.qpi.initial_attempt_timestamp)
-        if sched.record_attempts:
-            sched.attempts.append(AttemptRecord(
+        if sched.records.keep_attempts:
+            sched.records.attempt(AttemptRecord(
                 time=sched.clock(), pod=pod.key, outcome="scheduled", node=node_name, scores=self.scores,
             ))
         sched.cluster.record_event(

@@ -6,7 +6,7 @@ from __future__ import annotations
 import builtins
 from collections import Counter
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
@@ -21,7 +21,8 @@ if TYPE_CHECKING:
     from kubesched.scheduler.framework.waiting import WaitingPod
     from kubesched.scheduler.metrics import Metrics
     from kubesched.scheduler.ports import Cluster
-    from kubesched.scheduler.queue import Nominator, SchedulingQueue
+    from kubesched.scheduler.records import Recorder
+from kubesched.scheduler.queue import Nominator, SchedulingQueue
 
 
 class HandleHost(Protocol):
@@ -46,14 +47,11 @@ class HandleHost(Protocol):
     def metrics(self) -> Metrics: ...
 
     @property
-    def record_attempts(self) -> bool: ...
+    def records(self) -> Recorder: ...
 
     @property
     def generations(self) -> Counter[str]:
         """Per kind other than Node and Pod: how many changes the scheduler saw."""
-
-    @property
-    def preemptions(self) -> list[Any]: ...
 
     @property
     def shared_sets(self) -> dict[str, set[str]]: ...
@@ -120,7 +118,7 @@ class ProfileHandle:
     @property
     def keep_all_candidates(self) -> bool:
         """Keep every preemption candidate in the records (when explanations were asked for)."""
-        return bool(self._scheduler.record_attempts)
+        return self._scheduler.records.keep_attempts
 
     def extenders(self) -> builtins.list[Extender]:
         return self.framework.extenders
@@ -130,4 +128,4 @@ class ProfileHandle:
         return list(self.framework.waiting_pods)
 
     def record_preemption(self, record: PreemptionRecord) -> None:
-        self._scheduler.preemptions.append(record)
+        self._scheduler.records.preemption(record)

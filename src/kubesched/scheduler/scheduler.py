@@ -17,7 +17,6 @@ from kubesched.scheduler import queue as q
 from kubesched.scheduler.binding import BindingMode, InlineBinding
 from kubesched.scheduler.cache import Cache
 from kubesched.scheduler.config import build_extenders, build_profile, parse_configuration
-from kubesched.scheduler.cycle import AttemptRecord
 from kubesched.scheduler.framework.interface import (
     ADD,
     DELETE,
@@ -37,6 +36,7 @@ from kubesched.scheduler.plugins.affinityterms import parse_pod_terms
 from kubesched.scheduler.plugins.fit import fits
 from kubesched.scheduler.plugins.nodeports import port_conflicts
 from kubesched.scheduler.ports import Cluster, Timers
+from kubesched.scheduler.records import Recorder
 
 IGNORED_META = ("resourceVersion", "generation", "managedFields")
 
@@ -109,15 +109,14 @@ class Scheduler:
         self.cluster = cluster
         self.rng = rng
         self.clock = clock
-        self.record_attempts = record_attempts
+        #: the attempts (``record_attempts``: for explanations) and preemption decisions kept
+        self.records = Recorder(keep_attempts=record_attempts)
         #: the clock that timeouts and binding cycles that wait run on (set by the SchedulerLoop);
         #: None: they wait on the wall clock, blocking
         self.timers: Timers | None = None
         #: how binding cycles run: in the scheduling cycle (a simulation) unless the runner of a
         #: long-running scheduler puts them in the background
         self.binding: BindingMode = InlineBinding(lambda: self.timers)
-        self.attempts: list[AttemptRecord] = []
-        self.preemptions: list[Any] = []
         #: state the profiles' plugins share (upstream: package-level variables), by key
         self.shared_sets: dict[str, set[str]] = {}
         self.metrics = Metrics()

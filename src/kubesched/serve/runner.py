@@ -67,6 +67,8 @@ class SchedulerRunner:
         self.exit_reason: str | None = None
         self.cycles = 0
         self.heartbeat = time.monotonic()
+        # the simulator keeps every preemption decision for its report; a server keeps the latest
+        scheduler.records.limit = KEEP_PREEMPTION_RECORDS
         if not isinstance(scheduler.binding, BackgroundBinder):  # off the scheduling thread, as upstream's goroutines
             scheduler.binding = BackgroundBinder()
         self._was_leading = False
@@ -175,9 +177,6 @@ class SchedulerRunner:
     def _after_cycle(self) -> None:
         self.heartbeat = time.monotonic()
         self._finish_bindings()
-        # the simulator keeps every preemption decision for its report; a server keeps the latest
-        if len(self.scheduler.preemptions) > 2 * KEEP_PREEMPTION_RECORDS:
-            del self.scheduler.preemptions[:-KEEP_PREEMPTION_RECORDS]
         self.cluster.dispatch()
 
     def _cycle_failed(self, err: Exception) -> None:

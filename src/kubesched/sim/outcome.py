@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from kubesched.cluster.embedded.cluster import EmbeddedCluster
     from kubesched.scheduler.plugins.defaultpreemption import PreemptionRecord
-    from kubesched.scheduler.scheduler import AttemptRecord, Scheduler
+    from kubesched.scheduler.records import AttemptRecord
+    from kubesched.scheduler.scheduler import Scheduler
     from kubesched.sim.runner import Simulation
 
 
@@ -38,9 +39,9 @@ class SimulationOutcome:
     def decisions(self) -> list[PreemptionRecord]:
         """Every preemption decision (each PostFilter call), in order; every candidate node only
         when the simulation explained."""
-        return self.simulation.scheduler.preemptions
+        return self.simulation.scheduler.records.preemptions
 
     @property
     def attempts(self) -> list[AttemptRecord]:
         """Every scheduling attempt, in order; recorded only when the simulation explained."""
-        return self.simulation.scheduler.attempts
+        return self.simulation.scheduler.records.attempts

@@ -19,7 +19,7 @@ def build_result(sim: Simulation, *, decisions: bool = False) -> dict[str, Any]:
     pods = dict(sorted(sim.history.pods.items()))
     scheduled = len({e["pod"] for e in events if e["reason"] == "Scheduled"})
     pending = sum(1 for p in pods.values() if p["phase"] == "Pending")
-    preemptions = [r for r in sim.scheduler.preemptions if r.outcome == "preempted"]
+    preemptions = [r for r in sim.scheduler.records.preemptions if r.outcome == "preempted"]
     victims = {e["pod"] for e in events if e["reason"] == "Preempted"}
     result: dict[str, Any] = {
         "apiVersion": API_VERSION,
@@ -44,8 +44,8 @@ def build_result(sim: Simulation, *, decisions: bool = False) -> dict[str, Any]:
     if sim.drains:
         result["drains"] = [drain.report() for drain in sim.drains]
     if decisions:
-        result["preemptionDecisions"] = [r.to_dict() for r in sim.scheduler.preemptions]
-        result["attempts"] = [a.to_dict() for a in sim.scheduler.attempts]
+        result["preemptionDecisions"] = [r.to_dict() for r in sim.scheduler.records.preemptions]
+        result["attempts"] = [a.to_dict() for a in sim.scheduler.records.attempts]
     return result
 
 
