@@ -118,13 +118,16 @@ def schedule_one(sched: Scheduler) -> bool:
         return False
     sched.in_flight = qpi.pod.uid
     try:
-        _schedule_queued(sched, qpi)
+        _scheduling_cycle(sched, qpi)
     finally:
         sched.finish_cycle()
     return True
 
 
-def _schedule_queued(sched: Scheduler, qpi: QueuedPodInfo) -> None:
+def _scheduling_cycle(sched: Scheduler, qpi: QueuedPodInfo) -> None:
+    """Upstream ``schedulingCycle``: find a node (``schedulePod``: PreFilter, Filter, Score), or
+    handle the failure (PostFilter — preemption — and the requeue); then assume the pod on the node,
+    Reserve and Permit, and hand it to the binding cycle."""
     pod = qpi.pod
     fwk = sched.framework_for(pod)
     if fwk is None:
@@ -162,7 +165,9 @@ def _schedule_queued(sched: Scheduler, qpi: QueuedPodInfo) -> None:
         metrics.attempt("error", fwk.name, _since(started))
         _handle_failure(sched, qpi, Status.error(message), message, "")
         return
-    _assume_and_bind(sched, fwk, state, qpi, node_name, scores, started)
+    binding = _assume_reserve_permit(sched, fwk, state, qpi, node_name, scores, started)
+    if binding is not None:
+        _binding_cycle(sched, fwk, *binding)
 
 
 def _since(started: float | None) -> float | None:
@@ -453,10 +458,12 @@ def _patch_pod_scheduled(sched: Scheduler, pod: dict[str, Any], reason: str, mes
             pass
 
 
-def _assume_and_bind(
+def _assume_reserve_permit(
     sched: Scheduler, fwk: Framework, state: CycleState, qpi: QueuedPodInfo, node_name: str,
     scores: list[dict[str, Any]], started: float | None = None,
-) -> None:
+) -> tuple[_Binding, WaitingPod | None] | None:
+    """The end of a scheduling cycle that found a node: assume the pod there, Reserve, Permit.
+    What the binding cycle needs, or None when Reserve or Permit failed the pod (handled)."""
     pod = qpi.pod
     assumed_obj = dict(pod.obj)
     assumed_obj["spec"] = dict(pod.spec)
@@ -468,20 +475,27 @@ def _assume_and_bind(
     status = fwk.run_reserve(state, pod, node_name)
     if status is not None:
         binding.fail(status, False)
-        return
+        return None
     permit = fwk.run_permit(state, pod, node_name)
     if isinstance(permit, Status):
         binding.fail(permit, False)
-        return
+        return None
     # the end of a successful scheduling cycle: pods a plugin asked to activate (PodsToActivate)
     to_activate: dict[str, PodInfo] | None = state.read(PODS_TO_ACTIVATE)
     if to_activate:
         sched.queue.activate(list(to_activate.values()))
         to_activate.clear()
-    if isinstance(permit, WaitingPod):
-        _wait_on_permit(sched, fwk, permit, binding)
+    return binding, permit
+
+
+def _binding_cycle(sched: Scheduler, fwk: Framework, binding: _Binding, waiting: WaitingPod | None) -> None:
+    """Upstream ``bindingCycle``: wait at Permit when a plugin asked to, then PreBind and Bind as
+    the scheduler's binding mode runs them; the end (PostBind, or the failure path) comes back on
+    the scheduling thread."""
+    if waiting is not None:
+        _wait_on_permit(sched, fwk, waiting, binding)
         return
-    _bind(sched, fwk, state, pod, node_name, binding)
+    _bind(sched, fwk, binding.state, binding.qpi.pod, binding.node_name, binding)
 
 
 def _wait_on_permit(sched: Scheduler, fwk: Framework, waiting: WaitingPod, binding: _Binding) -> None:
