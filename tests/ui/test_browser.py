@@ -84,6 +84,7 @@ def test_from_the_cluster_to_a_pending_pod_to_a_drain(server: str, page: Page) -
     page.goto(server + "/")
     assert "scheduled 29, pending 2" in page.inner_text("#summary")
     page.fill("#node-search", "node-6")
+    page.wait_for_selector("#search-results tr.node-row[data-name='node-6']")  # asked of the API
     assert page.locator("tr.node-row:visible").count() == 1
     page.click("text=default/batch-vcrnf")
     page.wait_for_url("**/pods/default/batch-vcrnf")
@@ -165,6 +166,7 @@ def test_editing_adds_a_node_and_refuses_broken_yaml(page: Page) -> None:
         assert "applied Node node-7" in page.inner_text("#edit-done") and "pending 0" in page.inner_text("#edit-done")
         page.click("text=Cluster")
         page.fill("#node-search", "node-7")
+        page.wait_for_selector("#search-results tr.node-row[data-name='node-7']")  # asked of the API
         assert page.locator("tr.node-row:visible").count() == 1
         assert "pending 0" in page.inner_text("#summary")
 
