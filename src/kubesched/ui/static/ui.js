@@ -30,13 +30,14 @@ function share(value, detail) {
   return [bar, " " + Math.round(value * 100) + "% ", muted];
 }
 
-function nodeRow(n) {
+function nodeRow(n, withPool) {
   const tr = document.createElement("tr");
   tr.className = "node-row";
   tr.dataset.name = n.node;
   const link = Object.assign(document.createElement("a"), {className: "node-link", textContent: n.node});
   link.href = "/nodes/" + encodeURIComponent(n.node);
   cell(tr, link);
+  if (withPool) cell(tr, n.pool);
   cell(tr, n.zone);
   cell(tr, n.pods + " / " + n.allocatablePods);
   cell(tr, ...share(n.cpuShare, n.cpu.requested + " / " + n.cpu.allocatable));
@@ -57,6 +58,7 @@ class NodeList {
     this.element = element;
     this.params = params;
     this.size = Number(element.dataset.page) || 50;
+    this.withPool = "withPool" in element.dataset;
     this.offset = 0;
     this.total = 0;
     this.asked = 0;
@@ -73,7 +75,7 @@ class NodeList {
       const answer = await (await fetch("/api/cluster/nodes?" + query)).json();
       if (asked !== this.asked) return null;
       this.total = answer.total;
-      this.element.querySelector("tbody").replaceChildren(...answer.nodes.map(nodeRow));
+      this.element.querySelector("tbody").replaceChildren(...answer.nodes.map((n) => nodeRow(n, this.withPool)));
       const last = this.offset + answer.nodes.length;
       this.element.querySelector(".range").textContent =
         answer.total ? "nodes " + (this.offset + 1) + "–" + last + " of " + answer.total : "no nodes";
