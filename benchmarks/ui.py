@@ -62,6 +62,12 @@ def main() -> None:
     state = UiState.load(path)
     print(f"loaded and simulated in {time.perf_counter() - started:.1f} s: {len(state.result['nodes'])} nodes, "
           f"{len(state.result['pods'])} pods", flush=True)
+    if hasattr(state, "view"):  # the cluster summed by pool and zone, made with the run
+        from kubesched.ui.cluster import ClusterView
+
+        started = time.perf_counter()
+        ClusterView.of(state.outcome)
+        print(f"the cluster's sums and node lists made in {(time.perf_counter() - started) * 1000:.0f} ms", flush=True)
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
@@ -116,6 +122,7 @@ def _pools(page: Page) -> str:
         return ""
     largest = max(range(pools.count()), key=lambda i: int(pools.nth(i).get_attribute("data-count") or 0))
     pool = pools.nth(largest)
+    name_, count = pool.get_attribute("data-pool"), pool.get_attribute("data-count")
     t0 = time.perf_counter()
     pool.locator("summary").click()
     pool.locator("tr.node-row").first.wait_for()
@@ -124,7 +131,7 @@ def _pools(page: Page) -> str:
     t0 = time.perf_counter()
     pool.locator("button.next").click()
     page.wait_for_function("([pool, first]) => document.querySelector(`details.pool[data-pool='${pool}'] tr.node-row`)"
-                           ".dataset.name !== first", arg=[pool.get_attribute("data-pool"), first])
+                           ".dataset.name !== first", arg=[name_, first])
     paged = time.perf_counter() - t0
     name = pool.locator("tr.node-row").last.get_attribute("data-name") or ""
     t0 = time.perf_counter()
@@ -135,7 +142,7 @@ def _pools(page: Page) -> str:
     page.click(f"#search-results a.node-link:text-is('{name}')")
     page.wait_for_selector("#node-pods")
     shown = time.perf_counter() - t0
-    return (f", the largest pool ({pool.get_attribute('data-count')} nodes) opened {opened * 1000:.0f} ms, "
+    return (f", the largest pool ({count} nodes) opened {opened * 1000:.0f} ms, "
             f"its next page {paged * 1000:.0f} ms, a node found by name {found * 1000:.0f} ms and opened "
             f"{shown * 1000:.0f} ms")
 
