@@ -1,4 +1,5 @@
-"""Each test's outcome on its item, so that the browser fixture keeps a screenshot of a failure."""
+"""Each test's outcome on its item, so that the browser fixture keeps a screenshot of a failure; the
+cluster's nodes read from the API page by page."""
 
 from __future__ import annotations
 
@@ -13,3 +14,15 @@ def pytest_runtest_makereport(item: pytest.Item) -> Generator[None, Any, None]:
     outcome = yield
     report = outcome.get_result()
     setattr(item, "rep_" + report.when, report)
+
+
+def every_node(client: Any, limit: int = 7, **params: str) -> list[dict[str, Any]]:
+    """Every node ``GET /api/cluster/nodes`` lists with ``params`` (a pool, a zone, a search), asked
+    for ``limit`` at a time, as the cluster page pages through them."""
+    rows: list[dict[str, Any]] = []
+    while True:
+        page = client.get("/api/cluster/nodes", params={**params, "offset": len(rows), "limit": limit}).json()
+        rows += page["nodes"]
+        if not page["nodes"] or len(rows) >= page["total"]:
+            assert len(rows) == page["total"]
+            return rows

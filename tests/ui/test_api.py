@@ -17,6 +17,8 @@ from kubesched.cli.main import cli  # noqa: E402
 from kubesched.ui.app import create_app  # noqa: E402
 from kubesched.ui.state import UiState  # noqa: E402
 
+from .conftest import every_node  # noqa: E402
+
 DEMO = str(Path(__file__).resolve().parents[2] / "examples" / "demo.yaml")
 
 
@@ -35,7 +37,7 @@ def test_the_cluster_and_the_pods_are_the_clis(client: TestClient) -> None:
     simulated = _cli("simulate", DEMO, "-o", "json")
     cluster = client.get("/api/cluster").json()
     assert cluster["summary"] == simulated["summary"]
-    by_node = {n["node"]: n for pool in cluster["pools"] for n in pool["nodes"]}
+    by_node = {n["node"]: n for n in every_node(client)}
     for node in simulated["nodes"]:
         assert {k: by_node[node["node"]][k] for k in node} == node
     assert cluster["pending"] == sorted(k for k, p in simulated["pods"].items() if p["phase"] == "Pending" and not p["node"])

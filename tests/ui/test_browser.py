@@ -22,6 +22,7 @@ if not os.environ.get("KUBESCHED_REQUIRE_BROWSER"):  # CI sets it: there, a miss
 from playwright.sync_api import Page, sync_playwright  # noqa: E402
 
 from kubesched.cli.main import cli  # noqa: E402
+from kubesched.testkit.dumps import ClusterDump  # noqa: E402
 from kubesched.ui.app import create_app  # noqa: E402
 from kubesched.ui.state import UiState  # noqa: E402
 
@@ -84,6 +85,7 @@ def test_from_the_cluster_to_a_pending_pod_to_a_drain(server: str, page: Page) -
     page.goto(server + "/")
     assert "scheduled 29, pending 2" in page.inner_text("#summary")
     page.fill("#node-search", "node-6")
+    page.wait_for_selector("#search-results tr.node-row[data-name='node-6']")  # asked of the API
     assert page.locator("tr.node-row:visible").count() == 1
     page.click("text=default/batch-vcrnf")
     page.wait_for_url("**/pods/default/batch-vcrnf")
@@ -165,6 +167,7 @@ def test_editing_adds_a_node_and_refuses_broken_yaml(page: Page) -> None:
         assert "applied Node node-7" in page.inner_text("#edit-done") and "pending 0" in page.inner_text("#edit-done")
         page.click("text=Cluster")
         page.fill("#node-search", "node-7")
+        page.wait_for_selector("#search-results tr.node-row[data-name='node-7']")  # asked of the API
         assert page.locator("tr.node-row:visible").count() == 1
         assert "pending 0" in page.inner_text("#summary")
 
@@ -194,3 +197,49 @@ def test_a_whatif_applies_objects_from_a_file_after_refusing_broken_yaml(server:
     assert rows[1].split("\t") == ["pending", str(diff["summary"]["baseline"]["pending"]),
                                    str(diff["summary"]["changed"]["pending"])]
     assert diff["summary"]["changed"]["pending"] == 0 < diff["summary"]["baseline"]["pending"]
+
+
+def test_a_300_node_cluster_by_pool_a_page_of_nodes_at_a_time_and_a_node_found_by_name(
+        page: Page, tmp_path: Path) -> None:
+    dump = ClusterDump()
+    general = [n["metadata"]["name"] for n in dump.eks_nodegroup("general", 240)]
+    dump.eks_nodegroup("gpu", 30, instance_type="g5.2xlarge", extended={"nvidia.com/gpu": "4"},
+                       taints=[{"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"}])
+    dump.eks_nodegroup("spare", 30, unschedulable=True)
+    dump.deployment("api", 300, [general[i % 240] for i in range(300)], namespace="shop", cpu="500m")
+    path = dump.write(tmp_path / "cluster.json")
+    listed = _cli("simulate", str(path), "-o", "json")["nodes"]
+    with _serving(str(path)) as url:
+        page.goto(url + "/")
+        assert page.inner_text("#node-totals").startswith("300 nodes in 3 pools")
+        pool = page.locator("details.pool[data-pool=general]")
+        page.wait_for_function("!document.querySelector('[aria-busy=true]')")
+        # the small pools open with their nodes; the large one is its sums until it is opened
+        assert page.locator("details.pool[open] tr.node-row").count() == 60
+        assert pool.locator("tr.node-row").count() == 0
+        assert "240 nodes" in pool.locator("summary").inner_text()
+        pool.locator("summary").click()
+        pool.locator("tr.node-row").first.wait_for()
+        mine = sorted(n["node"] for n in listed if n["node"] in set(general))
+        assert [r.get_attribute("data-name") for r in pool.locator("tr.node-row").all()] == mine[:50]
+        assert pool.locator(".range").inner_text() == "nodes 1–50 of 240"
+        pool.locator("button.next").click()
+        page.wait_for_function("document.querySelector('details.pool[data-pool=general] .range').textContent"
+                               ".startsWith('nodes 51–100')")
+        assert pool.locator("tr.node-row").first.get_attribute("data-name") == mine[50]
+        pool.locator("a.zone-link[data-zone=us-west-2b]").click()
+        page.wait_for_function("document.querySelector('details.pool[data-pool=general] .range').textContent"
+                               " === 'nodes 1–50 of 80'")
+
+        wanted = mine[77]
+        page.fill("#node-search", wanted)
+        found = page.locator(f"#search-results tr.node-row[data-name='{wanted}']")
+        found.wait_for()
+        assert page.locator("tr.node-row:visible").count() == 1 and page.inner_text("#node-count") == "1 node"
+        found.locator("a.node-link").click()
+        page.wait_for_url(f"**/nodes/{wanted}")
+        assert page.inner_text("#node-name") == wanted
+        pods = page.locator("#node-pods a.pod-link").all_inner_texts()
+        simulated = _cli("simulate", str(path), "-o", "json")["pods"]
+        assert pods == sorted(k for k, p in simulated.items() if p["node"] == wanted and p["phase"] != "Deleted")
+        assert pods  # api pods run there

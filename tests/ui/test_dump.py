@@ -18,6 +18,8 @@ from kubesched.testkit.dumps import small_eks_cluster  # noqa: E402
 from kubesched.ui.app import create_app  # noqa: E402
 from kubesched.ui.state import UiState  # noqa: E402
 
+from .conftest import every_node  # noqa: E402
+
 
 def _cli(*args: str) -> dict:
     out = CliRunner().invoke(cli, list(args), catch_exceptions=False)
@@ -37,18 +39,22 @@ def test_an_eks_dump_by_node_group_with_its_pending_pod_and_a_drain(dump_path: P
     cluster = client.get("/api/cluster").json()
     assert [(p["pool"], p["label"], p["count"]) for p in cluster["pools"]] == [
         ("general", "eks.amazonaws.com/nodegroup", 3), ("gpu", "eks.amazonaws.com/nodegroup", 1)]
-    by_node = {n["node"]: n for pool in cluster["pools"] for n in pool["nodes"]}
+    by_node = {n["node"]: n for n in every_node(client)}
     assert [{k: by_node[n["node"]][k] for k in n} for n in simulated["nodes"]] == simulated["nodes"]
 
     (pending,) = cluster["pending"]
     assert pending.startswith("batch/etl-")
     page = unescape(client.get("/").text)
-    assert f'href="/pods/{pending}"' in page and "ip-10-0-0-10.us-west-2.compute.internal" in page
+    first = "ip-10-0-0-10.us-west-2.compute.internal"
+    assert f'href="/pods/{pending}"' in page and first not in page  # the pools' sums; their nodes on request
+    (found,) = client.get("/api/cluster/nodes", params={"q": "IP-10-0-0-10.us"}).json()["nodes"]
+    assert found == by_node[first] and found["pool"] == "general"
+    assert first in client.get(f"/nodes/{first}").text
     explained = _cli("explain", pending, str(dump_path), "-o", "json")
     assert client.get(f"/api/pods/{pending}").json() == explained
     assert explained["upstreamMessage"] in unescape(client.get(f"/pods/{pending}").text)
 
-    node = cluster["pools"][0]["nodes"][0]["node"]
+    node = every_node(client, pool=cluster["pools"][0]["pool"])[0]["node"]
     diff = client.post("/api/whatif", json={"drain": [node], "ignoreDaemonSets": True, "force": True})
     assert diff.status_code == 200
     assert diff.json() == _cli("whatif", str(dump_path), "--drain", node, "--ignore-daemonsets", "--force", "-o", "json")

@@ -63,11 +63,15 @@ def test_an_added_node_runs_again_as_the_cli_runs_the_scenario_downloaded(client
     assert downloaded.text == (tmp_path / "changed.yaml").read_text()
     (tmp_path / "downloaded.yaml").write_text(downloaded.text)
     assert _simulated(tmp_path / "downloaded.yaml") == after
-    assert "node-7" in client.get("/").text  # every page reads the new run
+    # every page and answer reads the new run: the cluster's sums, its nodes, the node's page
+    assert "7 nodes in 1 pool" in client.get("/").text and client.get("/api/cluster").json()["nodes"] == 7
+    assert [n["node"] for n in client.get("/api/cluster/nodes", params={"q": "node-7"}).json()["nodes"]] == ["node-7"]
+    assert client.get("/nodes/node-7").status_code == 200
 
     deleted = client.delete("/api/objects/Node/node-7")
     assert deleted.status_code == 200 and deleted.json()["deleted"] == "Node node-7"
     assert client.get("/api/result").json() == before
+    assert client.get("/api/cluster/nodes/node-7").status_code == 404
 
 
 @pytest.mark.parametrize("text", [

@@ -19,6 +19,8 @@ from kubesched.testkit.dumps import ClusterDump  # noqa: E402
 from kubesched.ui.app import NODES_PER_PAGE, create_app  # noqa: E402
 from kubesched.ui.state import UiState  # noqa: E402
 
+from .conftest import every_node  # noqa: E402
+
 DEMO = str(Path(__file__).resolve().parents[2] / "examples" / "demo.yaml")
 
 
@@ -88,7 +90,7 @@ def test_the_scores_now_are_the_ones_the_scheduler_placed_the_pod_by(placed: tup
 
 
 def _pools(client: TestClient) -> dict[str, str]:
-    return {n["node"]: pool["pool"] for pool in client.get("/api/cluster").json()["pools"] for n in pool["nodes"]}
+    return {n["node"]: n["pool"] for n in every_node(client)}
 
 
 def test_a_pod_at_an_earlier_moment_is_explain_at(demo: TestClient) -> None:

@@ -17,6 +17,8 @@ from kubesched.testkit.dumps import ClusterDump  # noqa: E402
 from kubesched.ui.app import create_app  # noqa: E402
 from kubesched.ui.state import WHATIFS_KEPT, UiState  # noqa: E402
 
+from .conftest import every_node  # noqa: E402
+
 DEMO = str(Path(__file__).resolve().parents[2] / "examples" / "demo.yaml")
 
 
@@ -93,12 +95,14 @@ def test_the_cluster_by_pool_and_zone_with_conditions(tmp_path: Path) -> None:
     (pool,) = client.get("/api/cluster").json()["pools"]
     by_zone = {z["zone"]: z for z in pool["zones"]}
     assert sorted(by_zone) == ["us-west-2a", "us-west-2b", "us-west-2c"]
+    nodes_ = every_node(client, pool=pool["pool"])
     for zone, entry in by_zone.items():
-        mine = [n for n in pool["nodes"] if n["zone"] == zone]
+        mine = [n for n in nodes_ if n["zone"] == zone]
         assert entry["count"] == len(mine) == 2
         assert entry["pods"] == sum(n["pods"] for n in mine)
     assert sum(z["pods"] for z in pool["zones"]) == sum(n["pods"] for n in simulated["nodes"])
-    pressured = next(n for n in pool["nodes"] if n["node"] == nodes[4]["metadata"]["name"])
-    assert pressured["conditions"] == ["MemoryPressure"]
-    assert all(n["conditions"] == [] for n in pool["nodes"] if n is not pressured)
-    assert "MemoryPressure" in client.get("/").text
+    pressured = next(n for n in nodes_ if n["node"] == nodes[4]["metadata"]["name"])
+    assert pressured["conditions"] == ["MemoryPressure"] and pool["pressure"] == 1
+    assert all(n["conditions"] == [] for n in nodes_ if n is not pressured)
+    assert "1 under pressure" in client.get("/").text  # the pool's count; the node's condition on its page
+    assert "MemoryPressure" in client.get(f"/nodes/{pressured['node']}").text

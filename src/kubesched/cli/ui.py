@@ -32,7 +32,8 @@ def ui(scenario: str | None, kubeconfig: str | None, context: str | None, host: 
        open_browser: bool) -> None:
     """Serve a web page over SCENARIO (a scenario, manifests or a kubectl dump; - for standard input)
     or over a live cluster read once through --kubeconfig (read-only: GET requests only; the pages
-    show the cluster as it was then): the cluster by node pool and zone, each pod's filter verdicts
+    show the cluster as it was then): the cluster summed by node pool and zone (a pool's nodes a page
+    at a time, any node found by name or label), each pod's filter verdicts
     on every node, its attempts and scores per plugin and what preemption would cost, the timeline
     with a scrubber, what-if drains, cordons, class changes, objects applied and scheduler
     configurations, and objects edited as YAML; the same documents as JSON under /api (documented

@@ -1,7 +1,8 @@
 """The web app: pages for people, the JSON API under ``/api`` for programs (documented by FastAPI at
 ``/docs`` and ``/openapi.json``). Pages are rendered on the server from templates; the one script,
-shipped in the package like the styles, filters tables, moves the timeline's scrubber and sends the
-what-if form to the API. Nothing is loaded from the network.
+shipped in the package like the styles, filters tables, loads a pool's nodes (and the nodes a search
+finds) a page at a time from the API when they are asked for, moves the timeline's scrubber and reads
+the what-if form's files. Nothing is loaded from the network.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from pydantic import BaseModel, Field
 
 from kubesched.analysis.whatif import Changes, WhatIfError
 from kubesched.api.errors import KubeschedError
+from kubesched.ui.cluster import MAX_PAGE
 from kubesched.ui.edits import (
     APPLY_FILE,
     MAX_EDIT_BYTES,
@@ -34,6 +36,9 @@ MAX_NAME = 253
 #: the every-node verdict table's page, and the rows of the score table the pod's page shows
 NODES_PER_PAGE = 200
 SCORE_ROWS = 50
+#: the nodes of a pool the cluster page shows at a time, and the pending pods it lists
+CLUSTER_NODES_PAGE = 50
+PENDING_ROWS = 200
 #: the objects the edit page lists (the rest are found by their name)
 OBJECT_ROWS = 200
 AT = Query(None, ge=0, description="the simulated time to diagnose at (explain --at); the end of the run if omitted")
@@ -147,9 +152,27 @@ def create_app(state: UiState) -> FastAPI:
     def api_result() -> dict[str, Any]:
         return state.result
 
-    @app.get("/api/cluster", summary="The nodes by pool, with allocation, taints and readiness; pending pods")
+    @app.get("/api/cluster", summary="The nodes summed by pool and zone (allocation, taints, readiness, pressure, "
+                                     "pending pods naming them), without the nodes themselves; the pending pods")
     def api_cluster() -> dict[str, Any]:
         return state.cluster()
+
+    @app.get("/api/cluster/nodes", summary="A page of the nodes, sorted by name: a pool's (and zone's), or those "
+                                           "whose name or a label (key=value) contains q")
+    def api_cluster_nodes(pool: str | None = Query(None, max_length=MAX_NAME, description="the pool's name"),
+                          zone: str | None = Query(None, max_length=MAX_NAME,
+                                                   description="the zone (empty: nodes without a zone label)"),
+                          q: str = Query("", max_length=MAX_NAME, description="part of a node's name or label"),
+                          offset: int = Query(0, ge=0),
+                          limit: int = Query(CLUSTER_NODES_PAGE, ge=1, le=MAX_PAGE)) -> dict[str, Any]:
+        return state.cluster_nodes(pool=pool, zone=zone, find=q, offset=offset, limit=limit)
+
+    @app.get("/api/cluster/nodes/{name}", summary="One node: its row, its labels and the pods on it at the end")
+    def api_cluster_node(name: str) -> dict[str, Any]:
+        try:
+            return state.node(name)
+        except KeyError as err:
+            raise HTTPException(404, detail=str(err.args[0])) from err
 
     @app.get("/api/pods/{namespace}/{name}", summary="Why the pod is where it is (as kubesched explain -o json)")
     def api_pod(namespace: str, name: str, at: float | None = AT) -> dict[str, Any]:
@@ -251,7 +274,15 @@ def create_app(state: UiState) -> FastAPI:
     # -- pages ------------------------------------------------------------------------------------
     @app.get("/", response_class=HTMLResponse, include_in_schema=False)
     def cluster_page(request: Request) -> HTMLResponse:
-        return page(request, "cluster.html", cluster=state.cluster())
+        return page(request, "cluster.html", cluster=state.cluster(), pending_rows=PENDING_ROWS,
+                    page_size=CLUSTER_NODES_PAGE)
+
+    @app.get("/nodes/{name}", response_class=HTMLResponse, include_in_schema=False)
+    def node_page(request: Request, name: str) -> HTMLResponse:
+        try:
+            return page(request, "node.html", node=state.node(name))
+        except KeyError as err:
+            return page(request, "error.html", 404, message=str(err.args[0]))
 
     @app.get("/pods/{namespace}/{name}", response_class=HTMLResponse, include_in_schema=False)
     def pod_page(request: Request, namespace: str, name: str, at: float | None = AT,

@@ -22,12 +22,11 @@ from kubesched.analysis.diagnose import diagnose
 from kubesched.analysis.whatif import Changes, scenario_documents, whatif
 from kubesched.api.loader import Scenario, load_scenario
 from kubesched.cli.explain import missing_pod_text
-from kubesched.cli.grouping import POOL_LABELS, pool_by_name, pool_of
 from kubesched.k8s.objects import key_of
 from kubesched.report.html import whatif_report
 from kubesched.sim import SimulationOutcome, simulate
-from kubesched.sim.result import requested_share
 from kubesched.sim.series import pod_counts_over_time
+from kubesched.ui.cluster import ClusterView
 from kubesched.ui.edits import object_keys, read_objects, with_objects, without_object
 from kubesched.ui.scores import attempt_scores, scores_now, weights_for
 
@@ -36,8 +35,6 @@ MOMENTS_KEPT = 2
 DIAGNOSES_KEPT = 16
 #: the what-if runs kept for their downloads
 WHATIFS_KEPT = 8
-#: the node's label that names its zone
-ZONE_LABEL = "topology.kubernetes.io/zone"
 
 
 def missing_pod_message(result: dict[str, Any], namespace: str, name: str, at: float | None = None) -> str:
@@ -45,17 +42,6 @@ def missing_pod_message(result: dict[str, Any], namespace: str, name: str, at: f
     end of the run or at ``at`` (refused by admission, gone, or in another namespace: then with the
     ``-n`` to use). The words are the CLI's own: explain's function writes them."""
     return missing_pod_text(result, namespace, name, at)
-
-
-def _totals(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    """A group of nodes' count, pods, cpu and memory shares (requested over allocatable, summed),
-    and how many are cordoned or not ready."""
-    out: dict[str, Any] = {"count": len(rows), "pods": sum(r["pods"] for r in rows),
-                           "cordoned": sum(1 for r in rows if r["unschedulable"]),
-                           "notReady": sum(1 for r in rows if not r["ready"])}
-    for resource in ("cpu", "memory"):
-        out[f"{resource}Share"] = requested_share(rows, resource)
-    return out
 
 
 @dataclass
@@ -74,6 +60,11 @@ class UiState:
     whatif_count: int = 0
     #: the last diagnoses, by (pod key, moment)
     diagnoses: OrderedDict[tuple[str, float | None], dict[str, Any]] = field(default_factory=OrderedDict)
+    #: the cluster by pool and zone at the end of the run, made with the run (before any diagnosis)
+    view: ClusterView = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.view = ClusterView.of(self.outcome)
 
     @classmethod
     def load(cls, path: str) -> UiState:
@@ -91,40 +82,18 @@ class UiState:
 
     # -- the cluster --------------------------------------------------------------------------
     def cluster(self) -> dict[str, Any]:
-        """The nodes (as the result has them, with their pool, zone, taints and readiness at the end)
-        grouped by pool, and the pods pending at the end."""
-        cluster = self.outcome.simulation.cluster
-        objects = {n["metadata"]["name"]: n for n in cluster.list("Node")}
-        pools: dict[str, dict[str, Any]] = {}
-        for entry in self.result["nodes"]:
-            node = objects.get(entry["node"]) or {"metadata": {}, "spec": {}, "status": {}}
-            labels = node["metadata"].get("labels") or {}
-            found = pool_of(labels, POOL_LABELS)
-            pool = found[1] if found else pool_by_name(entry["node"])
-            conditions = (node.get("status") or {}).get("conditions") or []
-            ready = next((c.get("status") for c in conditions if c.get("type") == "Ready"), None)
-            row = {**entry, "zone": labels.get(ZONE_LABEL, ""),
-                   "taints": [f"{t.get('key')}{'=' + t['value'] if t.get('value') else ''}:{t.get('effect')}"
-                              for t in (node.get("spec") or {}).get("taints") or []],
-                   "unschedulable": bool((node.get("spec") or {}).get("unschedulable")),
-                   "ready": ready != "False",
-                   # the conditions that are bad news when True (MemoryPressure, DiskPressure, ...)
-                   "conditions": [c["type"] for c in conditions if c.get("type") != "Ready" and c.get("status") == "True"],
-                   "cpuShare": requested_share([entry], "cpu"),
-                   "memoryShare": requested_share([entry], "memory"),
-                   "podsShare": entry["pods"] / entry["allocatablePods"] if entry.get("allocatablePods") else None}
-            group = pools.setdefault(pool, {"pool": pool, "label": found[0] if found else None, "nodes": []})
-            group["nodes"].append(row)
-        for group in pools.values():
-            group.update(_totals(group["nodes"]))
-            zones: dict[str, list[dict[str, Any]]] = {}
-            for row in group["nodes"]:
-                zones.setdefault(row["zone"], []).append(row)
-            group["zones"] = [{"zone": zone, **_totals(rows)} for zone, rows in sorted(zones.items())]
-        pending = sorted(key for key, pod in self.result["pods"].items() if pod["phase"] == "Pending" and not pod["node"])
-        return {"scenario": self.result["scenario"], "seed": self.result["seed"], "endTime": self.result["endTime"],
-                "summary": self.result["summary"], "pools": sorted(pools.values(), key=lambda g: g["pool"]),
-                "pending": pending}
+        """The nodes grouped by pool and zone, summed (not the nodes themselves), and the pods pending
+        at the end (:mod:`kubesched.ui.cluster`)."""
+        return self.view.summary
+
+    def cluster_nodes(self, *, pool: str | None = None, zone: str | None = None, find: str = "",
+                      offset: int = 0, limit: int = 50) -> dict[str, Any]:
+        """A page of the nodes of a pool and zone, or of those whose name or a label contains ``find``."""
+        return self.view.nodes(pool=pool, zone=zone, find=find, offset=offset, limit=limit)
+
+    def node(self, name: str) -> dict[str, Any]:
+        """One node, its labels and its pods (KeyError for a node the cluster has not)."""
+        return self.view.node(name)
 
     # -- a pod ----------------------------------------------------------------------------------
     def at(self, moment: float | None) -> SimulationOutcome:
@@ -207,7 +176,7 @@ class UiState:
 
     def _rerun(self, scenario: Scenario) -> None:
         outcome = simulate(scenario, explain=True)  # raises before anything is replaced
-        self.scenario, self.outcome = scenario, outcome
+        self.scenario, self.outcome, self.view = scenario, outcome, ClusterView.of(outcome)
         self.moments.clear()
         self.diagnoses.clear()
 
