@@ -35,7 +35,7 @@ def plan(plan_file: str, kubeconfig: str | None, context: str | None, workers: i
         spec = load_plan(plan_file, base_given=kubeconfig is not None)
         base, origin = read_base(spec.sweep, kubeconfig, context)
         report_unknown_fields(base.warnings, strict)
-        check_against_base(spec.sweep, base, PLAN_KIND, smallest=("spec.nodePool.min", spec.low))
+        check_against_base(spec.sweep, base, PLAN_KIND)
     except KubeschedError as err:
         click.echo(f"error: {err}", err=True)
         sys.exit(2)

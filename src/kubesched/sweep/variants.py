@@ -56,13 +56,33 @@ def variant_scenario(base: Scenario, sweep: Sweep, variant: Variant) -> Scenario
 
 
 def _size_pool(scenario: Scenario, sweep: Sweep, count: int) -> None:
-    """The pool's nodes and copies of its first (the template) up to ``count`` nodes, created at
-    time 0 right after the pool's last node (named ``TEMPLATE-I`` for I from the pool's size + 1 to
-    ``count``; the hostname label follows the name, the rest of the node is the template's: its
-    labels, zone included, taints and capacity)."""
+    """The pool at ``count`` nodes: grown by copies of its first node (the template), or shrunk by
+    leaving out its last ones."""
     pool = pool_nodes(scenario.objects, sweep)
     if count < len(pool):
-        raise ValueError(f"nodePool: {count} nodes: the pool has {len(pool)} already")
+        _remove_nodes(scenario, pool[count:])
+    else:
+        _add_copies(scenario, pool, count)
+
+
+def _remove_nodes(scenario: Scenario, nodes: list[dict[str, Any]]) -> None:
+    """The scenario without these Nodes (the pool's last, in the base's order): as the base with
+    their documents deleted by hand. What was on them is left to the cluster, as when a Node object
+    is deleted under its pods: the pod garbage collector deletes the pods bound to a missing node
+    once it has been gone 40 s, their controllers replace them, and the replacements are scheduled
+    on the nodes left or stay pending (``cluster/embedded/controllers/podgc.py``, upstream's
+    ``gcOrphaned``)."""
+    removed = {id(n) for n in nodes}  # the very objects: a name may be a Node's and a pod's
+    gone = {i for i, o in enumerate(scenario.objects) if id(o) in removed}
+    scenario.objects = [o for i, o in enumerate(scenario.objects) if i not in gone]
+    scenario.sources = [s for i, s in enumerate(scenario.sources) if i not in gone]
+
+
+def _add_copies(scenario: Scenario, pool: list[dict[str, Any]], count: int) -> None:
+    """Copies of the pool's first node (the template) up to ``count`` nodes, created at time 0
+    right after the pool's last node (named ``TEMPLATE-I`` for I from the pool's size + 1 to
+    ``count``; the hostname label follows the name, the rest of the node is the template's: its
+    labels, zone included, taints and capacity)."""
     template = pool[0]
     names = {o["metadata"]["name"] for o in scenario.objects if o["kind"] == "Node"}
     at = max(scenario.objects.index(n) for n in pool) + 1
