@@ -33,19 +33,22 @@ from kubesched.cli.options import (
 )
 from kubesched.cli.tables import Table, make_console
 from kubesched.sweep.execute import Executor, OnOutcome, ResultStore, run_sweep
+from kubesched.sweep.metrics import OPTIONAL
 from kubesched.sweep.spec import Sweep, check_against_base, load_sweep
 from kubesched.sweep.summary import (
     CLASS_HEADINGS,
     base_text,
     class_rows,
     format_summary,
+    present_metrics,
     sweep_document,
     sweep_report,
     write_parquet,
 )
 from kubesched.sweep.variants import Outcome
 
-#: the metrics of the table output (all of them are in the JSON and Parquet outputs)
+#: the metrics of the table output (all of them are in the JSON and Parquet outputs), and after them
+#: the gang and volume metrics where the base has PodGroups or claims
 TABLE_METRICS = ("pending", "schedulingLatencyP99", "preemptions", "victims", "pdbViolations", "evictions",
                  "cpuAllocation")
 
@@ -172,11 +175,14 @@ def _render(document: dict[str, Any], seconds: float) -> None:
     table = Table()
     table.add_column("configuration")
     table.add_column("runs", justify="right")
-    for metric in TABLE_METRICS:
+    shown = TABLE_METRICS + tuple(m for m in present_metrics([c["metrics"] for c in document["configurations"]])
+                                  if m in OPTIONAL)
+    for metric in shown:
         table.add_column(metric, justify="right")
     for c in document["configurations"]:
         runs = str(c["runs"]) + (f" ({c['failed']} failed)" if c["failed"] else "")
-        table.add_row(c["configuration"], runs, *(format_summary(c["metrics"][m]) for m in TABLE_METRICS))
+        table.add_row(c["configuration"], runs, *(format_summary(c["metrics"][m]) if m in c["metrics"] else "-"
+                                                  for m in shown))
     console.print(table)
     by_class = Table(title="By PriorityClass (-: pods of none; preemptions under the preemptor's class)",
                      title_justify="left")

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import itertools
 import math
 import time
 from pathlib import Path
@@ -19,6 +20,7 @@ from typing import Any
 
 from kubesched.analysis.whatif import apply_changes, check_changes
 from kubesched.api.loader import Scenario
+from kubesched.api.volumes import pod_claims
 from kubesched.k8s.objcopy import deep_copy
 from kubesched.sim import simulate
 from kubesched.sweep.metrics import variant_metrics
@@ -119,6 +121,22 @@ def _scale_workloads(scenario: Scenario, factor: float) -> None:
     scenario.steps = [dataclasses.replace(s, obj=scaled(s.obj)) if s.obj is not None else s for s in scenario.steps]
 
 
+def has_claims(scenario: Scenario) -> bool:
+    """Whether the scenario has PersistentVolumeClaims, among its objects or those its steps create:
+    claims, StatefulSets with claim templates, pods or workloads' pod templates that mount claims
+    (``persistentVolumeClaim`` or generic ephemeral volumes)."""
+    created = (step.obj for step in scenario.steps if step.obj is not None)
+    return any(_claims_of(obj) for obj in itertools.chain(scenario.objects, created))
+
+
+def _claims_of(obj: dict[str, Any]) -> bool:
+    kind, spec = obj.get("kind"), obj.get("spec") or {}
+    if kind == "PersistentVolumeClaim" or (kind == "StatefulSet" and spec.get("volumeClaimTemplates")):
+        return True
+    pod = obj if kind == "Pod" else spec.get("template")
+    return isinstance(pod, dict) and next(pod_claims(pod), None) is not None
+
+
 @dataclasses.dataclass
 class Outcome:
     """What a variant's run sends back: its metrics and its SimulationResult (as ``kubesched
@@ -137,7 +155,7 @@ def run_variant(base: Scenario, sweep: Sweep, variant: Variant, keep_result: boo
     try:
         scenario = variant_scenario(base, sweep, variant)
         result = simulate(scenario, seed=variant.seed, until=sweep.until, decisions=True).result
-        metrics = variant_metrics(result)
+        metrics = variant_metrics(result, claims=has_claims(scenario))
         for section in _DECISION_SECTIONS:
             result.pop(section, None)
         return Outcome(variant, metrics, result if keep_result else None, seconds=time.monotonic() - started)
