@@ -155,3 +155,20 @@ def test_a_plan_goal_on_the_gangs(tmp_path: Path) -> None:
 ])
 def test_which_messages_name_a_volume(message: str, named: bool) -> None:
     assert names_volume(message) is named
+
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "sweeps"
+
+
+def test_the_worked_examples_of_the_docs() -> None:
+    """docs/sweeps.md: the two training jobs without and with Coscheduling; the StatefulSet replica
+    that waits for its disk's zone, however many nodes zone us-east-1c has."""
+    gangs = json.loads(_run("sweep", str(EXAMPLES / "gang-jobs.yaml"), "--local", "-o", "json").output)
+    assert {c["configuration"]: (c["metrics"]["incompleteGangs"]["mean"], c["metrics"]["incompleteGangPods"]["mean"])
+            for c in gangs["configurations"]} == {"schedulerConfig=default": (2, 8),
+                                                   "schedulerConfig=coscheduling": (0, 0)}
+    assert "volumePending" not in gangs["configurations"][0]["metrics"]
+    zone = json.loads(_run("sweep", str(EXAMPLES / "zone-outage.yaml"), "--local", "-o", "json").output)
+    assert {c["configuration"]: c["metrics"]["volumePending"]["mean"] for c in zone["configurations"]} == {
+        "nodePoolCount=1": 1, "nodePoolCount=2": 1, "nodePoolCount=4": 1}
+    assert "incompleteGangs" not in zone["configurations"][0]["metrics"]

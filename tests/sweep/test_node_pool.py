@@ -129,3 +129,12 @@ def test_a_plan_searches_below_an_over_provisioned_group(tmp_path: Path) -> None
     assert document["answer"] == 3
     assert {r["count"]: r["holds"] for r in document["rounds"]}[2] is False
     assert document["oneFewerFails"][0]["goal"] == "pending == 0"
+
+
+def test_the_shrinking_example_of_the_docs() -> None:
+    """docs/sweeps.md: six 4-core nodes of `general` for 13 cores of pods; 4 do."""
+    example = Path(__file__).resolve().parents[2] / "examples" / "sweeps" / "node-group-shrink.yaml"
+    out = _run("plan", str(example), "--local", "-o", "json")
+    assert out.exit_code == 0, out.output
+    document = json.loads(out.output)
+    assert document["answer"] == 4 and [r["count"] for r in document["rounds"]] == [6, 1, 3, 4]

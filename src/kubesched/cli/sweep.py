@@ -127,8 +127,12 @@ def sweep(sweep_file: str, kubeconfig: str | None, context: str | None, workers:
           address: str | None, out_dir: str | None, output: str, parquet: str | None, report: str | None,
           progress: bool | None, strict: bool) -> None:
     """Simulate every variant of SWEEP (a Sweep file: a base cluster and the axes to vary, see
-    docs/sweeps.md) and report each configuration's metrics over its seeds: mean and 95 % interval.
-    With --kubeconfig the base is a live cluster, read once (read-only) and sent to the workers as
+    docs/sweeps.md) and report each configuration's metrics over its seeds: mean and 95 % interval;
+    where the base has PodGroups or PersistentVolumeClaims, also the gangs never fully scheduled
+    (incompleteGangs, incompleteGangPods) and the pods a volume keeps pending (volumePending). A node
+    pool count above the pool's size adds copies of its first node, one below leaves out its last
+    nodes (their pods then go as when a Node is deleted: collected after 40 s, replaced by their
+    controllers). With --kubeconfig the base is a live cluster, read once (read-only) and sent to the workers as
     a file's base is; the result records which kubeconfig and context."""
     try:
         spec = load_sweep(sweep_file, base_given=kubeconfig is not None)

@@ -16,7 +16,9 @@
       - pdbViolations == 0
 
 A goal is ``METRIC OP NUMBER``, optionally ``for class NAME`` or ``for namespace NAME`` (the
-scheduling-latency metrics only); the metrics are a sweep's (docs/sweeps.md). More nodes are
+scheduling-latency metrics only); the metrics are a sweep's (docs/sweeps.md), the gang and volume
+ones included. ``min`` may be below the pool's size in the base: a count below it leaves out the
+pool's last nodes, so a plan also finds how far an over-provisioned pool can shrink. More nodes are
 assumed never to make a goal fail that held with fewer, so the answer is found by bisection over
 ``min..max``: each round simulates every seed at one count (in parallel, as a sweep does), and the
 rounds needed are about log2(max - min) + 2. A plan whose base has no steps and no end asks the

@@ -18,8 +18,9 @@
         drain-a: {drain: [node-a], ignoreDaemonSets: true, force: true}
         critical: {apply: [critical.yaml], priorityClass: ["app=etl:critical"], enablePreemption: true}
       nodePool: {template: node-a, counts: [4, 6, 8]}   # the template and count-1 copies of it, or
-      # nodePool: {selector: {matchLabels: {eks.amazonaws.com/nodegroup: ng-a}}, counts: [6, 8]}
-      #   the Nodes the selector matches, and copies of the first of them up to each count
+      # nodePool: {selector: {matchLabels: {eks.amazonaws.com/nodegroup: ng-a}}, counts: [2, 6, 8]}
+      #   the Nodes the selector matches, and copies of the first of them up to each count (or,
+      #   below their number, all but the last of them)
       replicaFactor: [1, 1.5]       # workloads' replicas scaled (rounded half up)
       arrivalRate: [1, 2]           # the scenario's steps come this many times as fast
 

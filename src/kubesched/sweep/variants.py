@@ -3,8 +3,9 @@ one ordinary simulation of it.
 
 The scheduler configuration and the change set are applied as ``kubesched simulate
 --scheduler-config`` and ``kubesched whatif`` apply them (a variant with a change set is whatif's
-changed side, a configuration then being the changed run's); the node pool, replica factor and
-arrival rate change the scenario's objects and steps before that. The base is never changed:
+changed side, a configuration then being the changed run's); the node pool (grown by copies of
+its first node, or shrunk by leaving out its last ones), replica factor and arrival rate change
+the scenario's objects and steps before that. The base is never changed:
 what a variant changes it copies.
 """
 
