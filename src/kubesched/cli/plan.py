@@ -28,14 +28,16 @@ from kubesched.sweep.summary import base_text
 @strict_option()
 def plan(plan_file: str, kubeconfig: str | None, context: str | None, workers: int | None, local: bool,
          address: str | None, out_dir: str | None, output: str, progress: bool | None, strict: bool) -> None:
-    """Find the fewest nodes of PLAN's template (from its min to its max) for which every goal holds
+    """Find the fewest nodes of PLAN's pool (from its min to its max) for which every goal holds
     in every seed's simulation, by bisection; each round's simulations run in parallel, as a
-    sweep's do (docs/sweeps.md). With --kubeconfig the base is a live cluster, read once."""
+    sweep's do (docs/sweeps.md). A min below the pool's size in the base searches downward too
+    (counts below it leave out the pool's last nodes): how far an over-provisioned pool can shrink.
+    With --kubeconfig the base is a live cluster, read once."""
     try:
         spec = load_plan(plan_file, base_given=kubeconfig is not None)
         base, origin = read_base(spec.sweep, kubeconfig, context)
         report_unknown_fields(base.warnings, strict)
-        check_against_base(spec.sweep, base, PLAN_KIND, smallest=("spec.nodePool.min", spec.low))
+        check_against_base(spec.sweep, base, PLAN_KIND)
     except KubeschedError as err:
         click.echo(f"error: {err}", err=True)
         sys.exit(2)

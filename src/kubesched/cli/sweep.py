@@ -33,19 +33,22 @@ from kubesched.cli.options import (
 )
 from kubesched.cli.tables import Table, make_console
 from kubesched.sweep.execute import Executor, OnOutcome, ResultStore, run_sweep
+from kubesched.sweep.metrics import OPTIONAL
 from kubesched.sweep.spec import Sweep, check_against_base, load_sweep
 from kubesched.sweep.summary import (
     CLASS_HEADINGS,
     base_text,
     class_rows,
     format_summary,
+    present_metrics,
     sweep_document,
     sweep_report,
     write_parquet,
 )
 from kubesched.sweep.variants import Outcome
 
-#: the metrics of the table output (all of them are in the JSON and Parquet outputs)
+#: the metrics of the table output (all of them are in the JSON and Parquet outputs), and after them
+#: the gang and volume metrics where the base has PodGroups or claims
 TABLE_METRICS = ("pending", "schedulingLatencyP99", "preemptions", "victims", "pdbViolations", "evictions",
                  "cpuAllocation")
 
@@ -124,8 +127,12 @@ def sweep(sweep_file: str, kubeconfig: str | None, context: str | None, workers:
           address: str | None, out_dir: str | None, output: str, parquet: str | None, report: str | None,
           progress: bool | None, strict: bool) -> None:
     """Simulate every variant of SWEEP (a Sweep file: a base cluster and the axes to vary, see
-    docs/sweeps.md) and report each configuration's metrics over its seeds: mean and 95 % interval.
-    With --kubeconfig the base is a live cluster, read once (read-only) and sent to the workers as
+    docs/sweeps.md) and report each configuration's metrics over its seeds: mean and 95 % interval;
+    where the base has PodGroups or PersistentVolumeClaims, also the gangs never fully scheduled
+    (incompleteGangs, incompleteGangPods) and the pods a volume keeps pending (volumePending). A node
+    pool count above the pool's size adds copies of its first node, one below leaves out its last
+    nodes (their pods then go as when a Node is deleted: collected after 40 s, replaced by their
+    controllers). With --kubeconfig the base is a live cluster, read once (read-only) and sent to the workers as
     a file's base is; the result records which kubeconfig and context."""
     try:
         spec = load_sweep(sweep_file, base_given=kubeconfig is not None)
@@ -172,11 +179,14 @@ def _render(document: dict[str, Any], seconds: float) -> None:
     table = Table()
     table.add_column("configuration")
     table.add_column("runs", justify="right")
-    for metric in TABLE_METRICS:
+    shown = TABLE_METRICS + tuple(m for m in present_metrics([c["metrics"] for c in document["configurations"]])
+                                  if m in OPTIONAL)
+    for metric in shown:
         table.add_column(metric, justify="right")
     for c in document["configurations"]:
         runs = str(c["runs"]) + (f" ({c['failed']} failed)" if c["failed"] else "")
-        table.add_row(c["configuration"], runs, *(format_summary(c["metrics"][m]) for m in TABLE_METRICS))
+        table.add_row(c["configuration"], runs, *(format_summary(c["metrics"][m]) if m in c["metrics"] else "-"
+                                                  for m in shown))
     console.print(table)
     by_class = Table(title="By PriorityClass (-: pods of none; preemptions under the preemptor's class)",
                      title_justify="left")

@@ -43,6 +43,8 @@ def build_result(sim: Simulation, *, decisions: bool = False) -> dict[str, Any]:
         result["snapshot"] = sim.initial.report()
     if sim.drains:
         result["drains"] = [drain.report() for drain in sim.drains]
+    if sim.gangs.groups:
+        result["podGroups"] = sim.gangs.report()
     if decisions:
         result["preemptionDecisions"] = [r.to_dict() for r in sim.scheduler.records.preemptions]
         result["attempts"] = [a.to_dict() for a in sim.scheduler.records.attempts]

@@ -28,6 +28,7 @@ from kubesched.k8s.objects import TERMINAL_PHASES, ApiError, Obj, key_of
 from kubesched.scheduler.config import ConfigError
 from kubesched.scheduler.loop import SchedulerLoop
 from kubesched.scheduler.scheduler import Scheduler
+from kubesched.sim.gangs import GangHistory
 from kubesched.sim.outcome import SimulationOutcome
 from kubesched.sim.result import build_result
 
@@ -152,8 +153,10 @@ class Simulation:
         self.log = EventLog(self.loop.now)
         self.cluster = EmbeddedCluster(self.loop, self.log, np.random.default_rng(cluster_seq))
         self.history = PodHistory()
+        self.gangs = GangHistory()
         self.drains: list[Drain] = []
         self.cluster.watch(self.history)
+        self.cluster.watch(self.gangs)
         self.cluster.api.ensure_system_priority_classes()
         self.cluster.configure(scenario.cluster)
         self.cluster.start_controllers()

@@ -15,20 +15,37 @@ Per variant, from the result (and its preemption decisions):
 * ``nodeHours``: when the autoscaler ran, the node-hours it reports;
 * ``cpuAllocation``, ``memoryAllocation``, ``podsAllocation``: requested over allocatable (pods
   over pod slots), summed over the nodes at the end of the run.
+
+Only where the cluster has what they count (:data:`OPTIONAL`):
+
+* ``incompleteGangs``, ``incompleteGangPods``: with PodGroups, the groups that never had
+  ``minMember`` pods scheduled at once (the result's ``podGroups``, ``mostScheduled`` below
+  ``minMember``) and their pods at the end of the run;
+* ``volumePending``: with PersistentVolumeClaims, the pods pending at the end whose last
+  FailedScheduling message names a volume plugin's reason (VolumeBinding, VolumeRestrictions,
+  VolumeZone, NodeVolumeLimits) or a claim, volume or class the pod cannot have: the message
+  kube-scheduler writes on the pod, upstream's FitError (``framework/types.go``).
 """
 
 from __future__ import annotations
 
 import math
+import re
 from collections import defaultdict
 from typing import Any
 
+from kubesched.scheduler.plugins import nodevolumelimits, volumerestrictions, volumezone
+from kubesched.scheduler.plugins.volumebinding import plugin as volumebinding
 from kubesched.sim.result import requested_share
 
 #: the scalar metrics, in the order tables show them
 SCALARS = ("pending", "scheduled", "preemptions", "victims", "pdbViolations", "evictions",
            "schedulingLatencyP50", "schedulingLatencyP95", "schedulingLatencyP99", "nodeHours",
            "cpuAllocation", "memoryAllocation", "podsAllocation")
+#: the scalar metrics of a variant whose cluster has gangs (the first two) or claims (the last)
+GANG_METRICS = ("incompleteGangs", "incompleteGangPods")
+VOLUME_METRICS = ("volumePending",)
+OPTIONAL = (*GANG_METRICS, *VOLUME_METRICS)
 #: the metrics per PriorityClass and per namespace (``byClass``, ``byNamespace``)
 LATENCIES = ("schedulingLatencyP50", "schedulingLatencyP95", "schedulingLatencyP99")
 #: the counts per PriorityClass
@@ -36,6 +53,19 @@ COUNTS_BY_CLASS = ("preemptionsByClass", "victimsByClass")
 
 #: the events of an eviction: the node agent's (pressure) and a drain's (the eviction API)
 EVICTION_REASONS = ("Evicted", "Evicting")
+#: the volume plugins' reasons, as a FailedScheduling message counts them per node (or gives one,
+#: for VolumeBinding's PreFilter)
+VOLUME_REASONS = (volumebinding.ERR_BIND_CONFLICT, volumebinding.ERR_NODE_CONFLICT, volumebinding.ERR_NOT_ENOUGH_SPACE,
+                  volumebinding.ERR_PV_NOT_EXIST, volumebinding.ERR_UNBOUND_IMMEDIATE, volumezone.ERR_CONFLICT,
+                  volumerestrictions.ERR_DISK_CONFLICT, volumerestrictions.ERR_RWOP_CONFLICT,
+                  nodevolumelimits.ERR_MAX_VOLUME_COUNT)
+#: and the volume plugins' PreFilter, Reserve and PreBind errors: a claim, volume or class missing,
+#: being deleted or lost, an ephemeral claim not there yet, the volumes' binding failed
+_VOLUME_ERRORS = re.compile(r'persistentvolumeclaim "|persistentvolume "|storageclass\.storage\.k8s\.io "|'
+                            r'ephemeral volume controller|binding volumes: |error getting PVC "|'
+                            r'plugin "(?:VolumeBinding|VolumeRestrictions|VolumeZone|NodeVolumeLimits)"')
+#: where the filters' part of a FitError ends and the PostFilter's (preemption's) begins
+_POST_FILTER = " preemption: "
 #: Student's t at 97.5 % for 1..30 degrees of freedom (the two-sided 95 % interval); 1.96 beyond
 _T975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145,
          2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048,
@@ -66,12 +96,37 @@ def _latencies(result: dict[str, Any]) -> dict[str, float]:
     return scheduled
 
 
+def names_volume(message: str) -> bool:
+    """Whether a FailedScheduling message says a volume plugin rejected the pod (on some node, or
+    before any node was looked at); preemption's part of it is left out."""
+    filters = message.split(_POST_FILTER, 1)[0]
+    return any(reason in filters for reason in VOLUME_REASONS) or _VOLUME_ERRORS.search(filters) is not None
+
+
+def volume_pending(result: dict[str, Any]) -> int:
+    """The pods pending (not bound) at the end whose last FailedScheduling message names a volume."""
+    last: dict[str, str] = {}
+    for event in result["events"]:
+        if event["reason"] == "FailedScheduling":
+            last[event["pod"]] = event.get("message") or ""
+    return sum(1 for key, pod in result["pods"].items()
+               if pod["phase"] == "Pending" and not pod["node"] and names_volume(last.get(key, "")))
+
+
+def gang_metrics(result: dict[str, Any]) -> dict[str, int]:
+    """The PodGroups that never had ``minMember`` pods scheduled at once, and their pods."""
+    incomplete = [g for g in result["podGroups"].values() if g["mostScheduled"] < g["minMember"]]
+    return {"incompleteGangs": len(incomplete), "incompleteGangPods": sum(len(g["pods"]) for g in incomplete)}
+
+
 def _latency_metrics(latencies: list[float]) -> dict[str, float | None]:
     return {f"schedulingLatencyP{q}": percentile(latencies, q) for q in (50, 95, 99)}
 
 
-def variant_metrics(result: dict[str, Any]) -> dict[str, Any]:
-    """The metrics of one variant's SimulationResult (with its ``preemptionDecisions``)."""
+def variant_metrics(result: dict[str, Any], claims: bool = False) -> dict[str, Any]:
+    """The metrics of one variant's SimulationResult (with its ``preemptionDecisions``): the gang
+    metrics when it has ``podGroups``, ``volumePending`` when ``claims`` (the cluster has
+    PersistentVolumeClaims)."""
     summary = result["summary"]
     pods = result["pods"]
     latencies = _latencies(result)
@@ -107,6 +162,8 @@ def variant_metrics(result: dict[str, Any]) -> dict[str, Any]:
         **_latency_metrics(list(latencies.values())),
         "nodeHours": autoscaler.get("nodeHours", 0) if autoscaler else None,
         **allocation,
+        **(gang_metrics(result) if "podGroups" in result else {}),
+        **({"volumePending": volume_pending(result)} if claims else {}),
         "preemptionsByClass": dict(sorted(preemptions_by_class.items())),
         "victimsByClass": dict(sorted(victims_by_class.items())),
         "byClass": {k: _latency_metrics(v) for k, v in sorted(by_class.items())},

@@ -16,7 +16,9 @@
       - pdbViolations == 0
 
 A goal is ``METRIC OP NUMBER``, optionally ``for class NAME`` or ``for namespace NAME`` (the
-scheduling-latency metrics only); the metrics are a sweep's (docs/sweeps.md). More nodes are
+scheduling-latency metrics only); the metrics are a sweep's (docs/sweeps.md), the gang and volume
+ones included. ``min`` may be below the pool's size in the base: a count below it leaves out the
+pool's last nodes, so a plan also finds how far an over-provisioned pool can shrink. More nodes are
 assumed never to make a goal fail that held with fewer, so the answer is found by bisection over
 ``min..max``: each round simulates every seed at one count (in parallel, as a sweep does), and the
 rounds needed are about log2(max - min) + 2. A plan whose base has no steps and no end asks the
@@ -32,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kubesched.sweep.metrics import SCALARS
+from kubesched.sweep.metrics import OPTIONAL, SCALARS
 from kubesched.sweep.spec import Checker, Sweep, Variant, common_fields, is_int, pool_source, read_document
 
 PLAN_KIND = "Plan"
@@ -52,8 +54,8 @@ class Goal:
     scope_name: str = ""
 
     def value(self, metrics: dict[str, Any]) -> float | None:
-        if self.scope is None:
-            return metrics[self.metric]  # type: ignore[no-any-return]
+        if self.scope is None:  # an optional metric the runs do not have (no PodGroups, say): None
+            return metrics.get(self.metric)
         table = metrics["byClass" if self.scope == "class" else "byNamespace"].get(self.scope_name)
         return None if table is None else table[self.metric]  # type: ignore[no-any-return]
 
@@ -80,8 +82,8 @@ def parse_goal(text: str) -> Goal | str:
     if match is None:
         return "a goal is METRIC OP NUMBER [for class|namespace NAME], e.g. 'pending == 0'"
     metric, op, bound, scope, name = match.groups()
-    if metric not in SCALARS:
-        return f"unknown metric {metric!r} (metrics: {', '.join(SCALARS)})"
+    if metric not in SCALARS + OPTIONAL:
+        return f"unknown metric {metric!r} (metrics: {', '.join(SCALARS + OPTIONAL)})"
     if scope is not None and metric not in _SCOPED:
         return f"only {', '.join(_SCOPED)} are measured per class and namespace"
     return Goal(text.strip(), metric, op, float(bound), scope, name or "")

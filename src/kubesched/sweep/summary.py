@@ -8,16 +8,24 @@ from html import escape
 from typing import Any
 
 from kubesched.report.svg import band_chart, bar_chart
-from kubesched.sweep.metrics import COUNTS_BY_CLASS, LATENCIES, SCALARS, summarise
+from kubesched.sweep.metrics import COUNTS_BY_CLASS, LATENCIES, OPTIONAL, SCALARS, summarise
 
 #: the swept numbers a plot can put on its x axis
 NUMERIC_AXES = ("nodePoolCount", "replicaFactor", "arrivalRate")
-#: the metrics the report plots
+#: the metrics the report plots (and the optional ones the configurations have)
 PLOTTED = ("pending", "schedulingLatencyP99", "preemptions", "victims", "pdbViolations", "cpuAllocation")
 
 
+def present_metrics(metrics: list[dict[str, Any]]) -> tuple[str, ...]:
+    """The scalar metrics of these variants' (or configurations') metrics: every one of
+    :data:`SCALARS`, and those of :data:`OPTIONAL` that some of them have (the gang metrics where
+    the cluster has PodGroups, ``volumePending`` where it has claims)."""
+    return SCALARS + tuple(m for m in OPTIONAL if any(m in entry for entry in metrics))
+
+
 def aggregate(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """One entry per configuration (the variants that differ only in their seed), in sweep order."""
+    """One entry per configuration (the variants that differ only in their seed), in sweep order;
+    an optional metric over the runs that have it."""
     groups: dict[str, list[dict[str, Any]]] = {}
     for record in records:
         groups.setdefault(record["configuration"], []).append(record)
@@ -28,7 +36,7 @@ def aggregate(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
         metrics = [r["metrics"] for r in done]
         out.append({
             "configuration": configuration, "axes": axes, "runs": len(group), "failed": len(group) - len(done),
-            "metrics": {m: summarise([r[m] for r in metrics]) for m in SCALARS},
+            "metrics": {m: summarise([r.get(m) for r in metrics]) for m in present_metrics(metrics)},
             **{by: _latencies_by(metrics, by) for by in ("byClass", "byNamespace")},
             **{counts: _counts_by_class(metrics, counts) for counts in COUNTS_BY_CLASS},
         })
@@ -90,8 +98,8 @@ def parquet_rows(records: list[dict[str, Any]]) -> dict[str, list[Any]]:
                                      "configuration": [r["configuration"] for r in records]}
     for axis in axes:
         columns[axis] = [r["axes"].get(axis) for r in records]
-    for metric in SCALARS:
-        columns[metric] = [None if r["metrics"] is None else r["metrics"][metric] for r in records]
+    for metric in present_metrics([r["metrics"] for r in records if r["metrics"] is not None]):
+        columns[metric] = [None if r["metrics"] is None else r["metrics"].get(metric) for r in records]
     for name, values in _per_group_columns([r["metrics"] or {} for r in records]).items():
         columns[name] = values
     columns["error"] = [r["error"] for r in records]
@@ -133,6 +141,7 @@ def _band(summary: dict[str, Any]) -> tuple[float, float, float] | None:
 
 def _plots(configurations: list[dict[str, Any]]) -> list[str]:
     numeric = [a for a in NUMERIC_AXES if len({c["axes"].get(a) for c in configurations}) > 1]
+    plotted = PLOTTED + present_metrics([c["metrics"] for c in configurations])[len(SCALARS):]
     charts = []
     for axis in numeric:
         xs = sorted({c["axes"][axis] for c in configurations})
@@ -140,15 +149,17 @@ def _plots(configurations: list[dict[str, Any]]) -> list[str]:
         for c in configurations:
             rest = ",".join(f"{k}={v}" for k, v in c["axes"].items() if k != axis) or "base"
             lines.setdefault(rest, {})[c["axes"][axis]] = c["metrics"]
-        for metric in PLOTTED:
-            series = {name: [_band(by_x[x][metric]) if x in by_x else None for x in xs] for name, by_x in lines.items()}
+        for metric in plotted:
+            series = {name: [_band(by_x[x].get(metric, _NO_VALUE)) if x in by_x else None for x in xs]
+                      for name, by_x in lines.items()}
             charts.append(band_chart(f"{metric} against {axis}", [float(x) for x in xs], series,
                                      x_label=axis, y_label=metric))
     if not numeric:
         names = [c["configuration"] for c in configurations]
-        for metric in PLOTTED:
+        for metric in plotted:
             charts.append(bar_chart(f"{metric} (mean over seeds)", names,
-                                    {metric: [c["metrics"][metric]["mean"] or 0.0 for c in configurations]},
+                                    {metric: [c["metrics"].get(metric, _NO_VALUE)["mean"] or 0.0
+                                              for c in configurations]},
                                     y_label=metric))
     return charts
 
@@ -158,10 +169,12 @@ def sweep_report(document: dict[str, Any]) -> str:
     from kubesched.report.html import STYLE
 
     configurations = document["configurations"]
-    head = "".join(f"<th>{escape(h)}</th>" for h in ("configuration", "runs", "failed", *SCALARS))
+    shown = present_metrics([c["metrics"] for c in configurations])
+    head = "".join(f"<th>{escape(h)}</th>" for h in ("configuration", "runs", "failed", *shown))
     rows = []
     for c in configurations:
-        cells = [c["configuration"], c["runs"], c["failed"]] + [format_summary(c["metrics"][m]) for m in SCALARS]
+        cells = [c["configuration"], c["runs"], c["failed"]] + [format_summary(c["metrics"].get(m) or _NO_VALUE)
+                                                                 for m in shown]
         rows.append("<tr>" + "".join(f"<td>{escape(str(cell))}</td>" for cell in cells) + "</tr>")
     class_head = "".join(f"<th>{escape(h)}</th>" for h in ("configuration", "PriorityClass", *CLASS_HEADINGS))
     class_table = "".join("<tr>" + "".join(f"<td>{escape(cell)}</td>" for cell in (c["configuration"], name, *cells))

@@ -3,8 +3,9 @@ one ordinary simulation of it.
 
 The scheduler configuration and the change set are applied as ``kubesched simulate
 --scheduler-config`` and ``kubesched whatif`` apply them (a variant with a change set is whatif's
-changed side, a configuration then being the changed run's); the node pool, replica factor and
-arrival rate change the scenario's objects and steps before that. The base is never changed:
+changed side, a configuration then being the changed run's); the node pool (grown by copies of
+its first node, or shrunk by leaving out its last ones), replica factor and arrival rate change
+the scenario's objects and steps before that. The base is never changed:
 what a variant changes it copies.
 """
 
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import itertools
 import math
 import time
 from pathlib import Path
@@ -19,6 +21,7 @@ from typing import Any
 
 from kubesched.analysis.whatif import apply_changes, check_changes
 from kubesched.api.loader import Scenario
+from kubesched.api.volumes import pod_claims
 from kubesched.k8s.objcopy import deep_copy
 from kubesched.sim import simulate
 from kubesched.sweep.metrics import variant_metrics
@@ -56,13 +59,33 @@ def variant_scenario(base: Scenario, sweep: Sweep, variant: Variant) -> Scenario
 
 
 def _size_pool(scenario: Scenario, sweep: Sweep, count: int) -> None:
-    """The pool's nodes and copies of its first (the template) up to ``count`` nodes, created at
-    time 0 right after the pool's last node (named ``TEMPLATE-I`` for I from the pool's size + 1 to
-    ``count``; the hostname label follows the name, the rest of the node is the template's: its
-    labels, zone included, taints and capacity)."""
+    """The pool at ``count`` nodes: grown by copies of its first node (the template), or shrunk by
+    leaving out its last ones."""
     pool = pool_nodes(scenario.objects, sweep)
     if count < len(pool):
-        raise ValueError(f"nodePool: {count} nodes: the pool has {len(pool)} already")
+        _remove_nodes(scenario, pool[count:])
+    else:
+        _add_copies(scenario, pool, count)
+
+
+def _remove_nodes(scenario: Scenario, nodes: list[dict[str, Any]]) -> None:
+    """The scenario without these Nodes (the pool's last, in the base's order): as the base with
+    their documents deleted by hand. What was on them is left to the cluster, as when a Node object
+    is deleted under its pods: the pod garbage collector deletes the pods bound to a missing node
+    once it has been gone 40 s, their controllers replace them, and the replacements are scheduled
+    on the nodes left or stay pending (``cluster/embedded/controllers/podgc.py``, upstream's
+    ``gcOrphaned``)."""
+    removed = {id(n) for n in nodes}  # the very objects: a name may be a Node's and a pod's
+    gone = {i for i, o in enumerate(scenario.objects) if id(o) in removed}
+    scenario.objects = [o for i, o in enumerate(scenario.objects) if i not in gone]
+    scenario.sources = [s for i, s in enumerate(scenario.sources) if i not in gone]
+
+
+def _add_copies(scenario: Scenario, pool: list[dict[str, Any]], count: int) -> None:
+    """Copies of the pool's first node (the template) up to ``count`` nodes, created at time 0
+    right after the pool's last node (named ``TEMPLATE-I`` for I from the pool's size + 1 to
+    ``count``; the hostname label follows the name, the rest of the node is the template's: its
+    labels, zone included, taints and capacity)."""
     template = pool[0]
     names = {o["metadata"]["name"] for o in scenario.objects if o["kind"] == "Node"}
     at = max(scenario.objects.index(n) for n in pool) + 1
@@ -99,6 +122,22 @@ def _scale_workloads(scenario: Scenario, factor: float) -> None:
     scenario.steps = [dataclasses.replace(s, obj=scaled(s.obj)) if s.obj is not None else s for s in scenario.steps]
 
 
+def has_claims(scenario: Scenario) -> bool:
+    """Whether the scenario has PersistentVolumeClaims, among its objects or those its steps create:
+    claims, StatefulSets with claim templates, pods or workloads' pod templates that mount claims
+    (``persistentVolumeClaim`` or generic ephemeral volumes)."""
+    created = (step.obj for step in scenario.steps if step.obj is not None)
+    return any(_claims_of(obj) for obj in itertools.chain(scenario.objects, created))
+
+
+def _claims_of(obj: dict[str, Any]) -> bool:
+    kind, spec = obj.get("kind"), obj.get("spec") or {}
+    if kind == "PersistentVolumeClaim" or (kind == "StatefulSet" and spec.get("volumeClaimTemplates")):
+        return True
+    pod = obj if kind == "Pod" else spec.get("template")
+    return isinstance(pod, dict) and next(pod_claims(pod), None) is not None
+
+
 @dataclasses.dataclass
 class Outcome:
     """What a variant's run sends back: its metrics and its SimulationResult (as ``kubesched
@@ -117,7 +156,7 @@ def run_variant(base: Scenario, sweep: Sweep, variant: Variant, keep_result: boo
     try:
         scenario = variant_scenario(base, sweep, variant)
         result = simulate(scenario, seed=variant.seed, until=sweep.until, decisions=True).result
-        metrics = variant_metrics(result)
+        metrics = variant_metrics(result, claims=has_claims(scenario))
         for section in _DECISION_SECTIONS:
             result.pop(section, None)
         return Outcome(variant, metrics, result if keep_result else None, seconds=time.monotonic() - started)

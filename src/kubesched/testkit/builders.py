@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from kubesched.k8s.kinds import api_version
+from kubesched.k8s.objects import POD_GROUP_LABEL
 from kubesched.topology import numaplacement
 
 Obj = dict[str, Any]
@@ -297,6 +298,20 @@ def make_nrt(name: str, zones: list[Obj], policy: str = "single-numa-node", scop
                  if z["name"] in vectors else z for z in zones]
     return {"apiVersion": "topology.node.k8s.io/v1alpha2", "kind": "NodeResourceTopology",
             "metadata": {"name": name, "resourceVersion": rv}, "attributes": attrs, "zones": zones}
+
+
+# -- gangs ------------------------------------------------------------------------------------------------
+def make_pod_group(name: str, min_member: int, *, namespace: str | None = "default", **spec: Any) -> Obj:
+    """A PodGroup (scheduler-plugins' Coscheduling) needing ``min_member`` pods; any keyword is a
+    spec field (``scheduleTimeoutSeconds=30``, ``minResources={...}``)."""
+    return {"apiVersion": "scheduling.x-k8s.io/v1alpha1", "kind": "PodGroup", "metadata": _meta(name, namespace),
+            "spec": {"minMember": min_member, **spec}}
+
+
+def make_gang(group: str, size: int, cpu: str = "1", *, namespace: str | None = "default") -> list[Obj]:
+    """``size`` pods ``GROUP-0``, ``GROUP-1``... of the PodGroup ``group`` (its label on them)."""
+    return [make_pod(f"{group}-{i}", cpu=cpu, namespace=namespace, labels={POD_GROUP_LABEL: group})
+            for i in range(size)]
 
 
 # -- scheduler configuration -----------------------------------------------------------------------------
