@@ -172,3 +172,26 @@ def test_the_worked_examples_of_the_docs() -> None:
     assert {c["configuration"]: c["metrics"]["volumePending"]["mean"] for c in zone["configurations"]} == {
         "nodePoolCount=1": 1, "nodePoolCount=2": 1, "nodePoolCount=4": 1}
     assert "incompleteGangs" not in zone["configurations"][0]["metrics"]
+
+
+def test_extended_resources_allocation_per_variant_and_over_seeds(tmp_path: Path) -> None:
+    """GPU nodes: each variant's nvidia.com/gpu allocation is the GPUs requested over the GPUs the
+    GPU nodes have, as a reader of the cluster finds it; nodes without GPUs do not count."""
+    gpu = {"nvidia.com/gpu": "4"}
+    trainer = make_pod("trainer", cpu="1")
+    trainer["spec"]["containers"][0]["resources"] = {"requests": {"cpu": "1", "nvidia.com/gpu": "3"},
+                                                      "limits": {"nvidia.com/gpu": "3"}}
+    _write(tmp_path / "cluster.yaml", [make_node("g1", allocatable=gpu), make_node("g2", allocatable=gpu),
+                                       make_node("cpu-only"), trainer, make_pod("web", cpu="1"),
+                                       scenario_document(seed=1)])
+    sweep = _sweep(tmp_path, "cluster.yaml", seeds=[1, 2])
+    out = _run("sweep", str(sweep), "--local", "-o", "json", "--parquet", str(tmp_path / "s.parquet"))
+    assert out.exit_code == 0, out.output
+    document = json.loads(out.output)
+    for variant in document["variants"]:
+        assert variant["metrics"]["allocationByResource"] == {"nvidia.com/gpu": 3 / 8}
+    summary = document["configurations"][0]["allocationByResource"]["nvidia.com/gpu"]
+    assert summary["mean"] == pytest.approx(3 / 8) and summary["n"] == 2
+    assert pq.read_table(tmp_path / "s.parquet").column("allocationByResource.nvidia.com/gpu").to_pylist() == [
+        3 / 8, 3 / 8]
+    assert "nvidia.com/gpu allocation" in _run("sweep", str(sweep), "--local").output

@@ -21,8 +21,6 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from kubesched.api.resources import is_extended_resource_name
-
 #: the labels node pools are named by, in the order they are tried: EKS managed node groups, GKE node
 #: pools, AKS agent pools (the old label and the new), Karpenter node pools, then the instance type
 POOL_LABELS = ("eks.amazonaws.com/nodegroup", "cloud.google.com/gke-nodepool", "agentpool",
@@ -132,15 +130,4 @@ def cluster_facts(outcome: Any, pool_label: str | None = None) -> ClusterFacts:
         pool = pool_of(node["metadata"].get("labels") or {}, labels)
         if pool is not None:
             pools[node["metadata"]["name"]] = pool
-    return ClusterFacts(workloads, pools, extended_resources(outcome))
-
-
-def extended_resources(outcome: Any) -> dict[str, dict[str, tuple[int, int]]]:
-    """node -> extended resource -> (requested, allocatable) at the end of a finished simulation (a
-    ``SimulationOutcome``), for the nodes that have any."""
-    extended: dict[str, dict[str, tuple[int, int]]] = {}
-    for info in outcome.scheduler.cache.node_infos:
-        names = [r for r in info.allocatable if is_extended_resource_name(r)]
-        if names:
-            extended[info.name] = {r: (info.requested.get(r, 0), info.allocatable[r]) for r in sorted(names)}
-    return extended
+    return ClusterFacts(workloads, pools, outcome.extended_resources())

@@ -33,7 +33,7 @@ from kubesched.cli.options import (
 )
 from kubesched.cli.tables import Table, make_console
 from kubesched.sweep.execute import Executor, OnOutcome, ResultStore, run_sweep
-from kubesched.sweep.metrics import OPTIONAL
+from kubesched.sweep.metrics import BY_RESOURCE, OPTIONAL
 from kubesched.sweep.spec import Sweep, check_against_base, load_sweep
 from kubesched.sweep.summary import (
     CLASS_HEADINGS,
@@ -181,12 +181,15 @@ def _render(document: dict[str, Any], seconds: float) -> None:
     table.add_column("runs", justify="right")
     shown = TABLE_METRICS + tuple(m for m in present_metrics([c["metrics"] for c in document["configurations"]])
                                   if m in OPTIONAL)
-    for metric in shown:
+    resources = sorted({r for c in document["configurations"] for r in c.get(BY_RESOURCE, {})})
+    for metric in (*shown, *(f"{r} allocation" for r in resources)):
         table.add_column(metric, justify="right")
     for c in document["configurations"]:
         runs = str(c["runs"]) + (f" ({c['failed']} failed)" if c["failed"] else "")
+        by_resource = c.get(BY_RESOURCE, {})
         table.add_row(c["configuration"], runs, *(format_summary(c["metrics"][m]) if m in c["metrics"] else "-"
-                                                  for m in shown))
+                                                  for m in shown),
+                      *(format_summary(by_resource[r]) if r in by_resource else "-" for r in resources))
     console.print(table)
     by_class = Table(title="By PriorityClass (-: pods of none; preemptions under the preemptor's class)",
                      title_justify="left")

@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from kubesched.api.resources import is_extended_resource_name
+
 if TYPE_CHECKING:
     from kubesched.cluster.embedded.cluster import EmbeddedCluster
     from kubesched.scheduler.plugins.defaultpreemption import PreemptionRecord
@@ -45,3 +47,13 @@ class SimulationOutcome:
     def attempts(self) -> list[AttemptRecord]:
         """Every scheduling attempt, in order; recorded only when the simulation explained."""
         return self.simulation.scheduler.records.attempts
+
+    def extended_resources(self) -> dict[str, dict[str, tuple[int, int]]]:
+        """node -> extended resource -> (requested, allocatable) at the end of the run, for the
+        nodes that have any (``nvidia.com/gpu`` and the like)."""
+        extended: dict[str, dict[str, tuple[int, int]]] = {}
+        for info in self.scheduler.cache.node_infos:
+            names = [r for r in info.allocatable if is_extended_resource_name(r)]
+            if names:
+                extended[info.name] = {r: (info.requested.get(r, 0), info.allocatable[r]) for r in sorted(names)}
+        return extended

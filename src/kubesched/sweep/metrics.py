@@ -14,7 +14,9 @@ Per variant, from the result (and its preemption decisions):
 * ``evictions``: pods evicted by the node agent (``Evicted`` events) or a drain (``Evicting``);
 * ``nodeHours``: when the autoscaler ran, the node-hours it reports;
 * ``cpuAllocation``, ``memoryAllocation``, ``podsAllocation``: requested over allocatable (pods
-  over pod slots), summed over the nodes at the end of the run.
+  over pod slots), summed over the nodes at the end of the run; ``allocationByResource``: the same
+  for each extended resource the nodes have (``nvidia.com/gpu`` and the like), over the nodes
+  that have it (empty when none has any).
 
 Only where the cluster has what they count (:data:`OPTIONAL`):
 
@@ -50,6 +52,8 @@ OPTIONAL = (*GANG_METRICS, *VOLUME_METRICS)
 LATENCIES = ("schedulingLatencyP50", "schedulingLatencyP95", "schedulingLatencyP99")
 #: the counts per PriorityClass
 COUNTS_BY_CLASS = ("preemptionsByClass", "victimsByClass")
+#: the allocation of each extended resource, by resource name
+BY_RESOURCE = "allocationByResource"
 
 #: the events of an eviction: the node agent's (pressure) and a drain's (the eviction API)
 EVICTION_REASONS = ("Evicted", "Evicting")
@@ -123,10 +127,24 @@ def _latency_metrics(latencies: list[float]) -> dict[str, float | None]:
     return {f"schedulingLatencyP{q}": percentile(latencies, q) for q in (50, 95, 99)}
 
 
-def variant_metrics(result: dict[str, Any], claims: bool = False) -> dict[str, Any]:
+def extended_allocation(extended: dict[str, dict[str, tuple[int, int]]]) -> dict[str, float]:
+    """Requested over allocatable of each extended resource, summed over the nodes that have it
+    (``extended``: node -> resource -> (requested, allocatable), as a SimulationOutcome gives it)."""
+    sums: dict[str, list[int]] = {}
+    for resources in extended.values():
+        for name, (requested, allocatable) in resources.items():
+            total = sums.setdefault(name, [0, 0])
+            total[0] += requested
+            total[1] += allocatable
+    return {name: requested / allocatable for name, (requested, allocatable) in sorted(sums.items()) if allocatable}
+
+
+def variant_metrics(result: dict[str, Any], claims: bool = False,
+                    extended: dict[str, dict[str, tuple[int, int]]] | None = None) -> dict[str, Any]:
     """The metrics of one variant's SimulationResult (with its ``preemptionDecisions``): the gang
     metrics when it has ``podGroups``, ``volumePending`` when ``claims`` (the cluster has
-    PersistentVolumeClaims)."""
+    PersistentVolumeClaims), the extended resources' allocation from ``extended`` (node ->
+    resource -> (requested, allocatable))."""
     summary = result["summary"]
     pods = result["pods"]
     latencies = _latencies(result)
@@ -164,6 +182,7 @@ def variant_metrics(result: dict[str, Any], claims: bool = False) -> dict[str, A
         **allocation,
         **(gang_metrics(result) if "podGroups" in result else {}),
         **({"volumePending": volume_pending(result)} if claims else {}),
+        BY_RESOURCE: extended_allocation(extended or {}),
         "preemptionsByClass": dict(sorted(preemptions_by_class.items())),
         "victimsByClass": dict(sorted(victims_by_class.items())),
         "byClass": {k: _latency_metrics(v) for k, v in sorted(by_class.items())},

@@ -8,7 +8,7 @@ from html import escape
 from typing import Any
 
 from kubesched.report.svg import band_chart, bar_chart
-from kubesched.sweep.metrics import COUNTS_BY_CLASS, LATENCIES, OPTIONAL, SCALARS, summarise
+from kubesched.sweep.metrics import BY_RESOURCE, COUNTS_BY_CLASS, LATENCIES, OPTIONAL, SCALARS, summarise
 
 #: the swept numbers a plot can put on its x axis
 NUMERIC_AXES = ("nodePoolCount", "replicaFactor", "arrivalRate")
@@ -39,6 +39,7 @@ def aggregate(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
             "metrics": {m: summarise([r.get(m) for r in metrics]) for m in present_metrics(metrics)},
             **{by: _latencies_by(metrics, by) for by in ("byClass", "byNamespace")},
             **{counts: _counts_by_class(metrics, counts) for counts in COUNTS_BY_CLASS},
+            BY_RESOURCE: _by_resource(metrics),
         })
     return out
 
@@ -48,6 +49,12 @@ def _latencies_by(metrics: list[dict[str, Any]], by: str) -> dict[str, dict[str,
     scheduled (``n`` says in how many)."""
     keys = sorted({k for m in metrics for k in m[by]})
     return {k: {q: summarise([m[by][k][q] for m in metrics if k in m[by]]) for q in LATENCIES} for k in keys}
+
+
+def _by_resource(metrics: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Each extended resource's allocation over the runs whose nodes have it."""
+    keys = sorted({k for m in metrics for k in m.get(BY_RESOURCE, {})})
+    return {k: summarise([m[BY_RESOURCE][k] for m in metrics if k in m.get(BY_RESOURCE, {})]) for k in keys}
 
 
 def _counts_by_class(metrics: list[dict[str, Any]], counts: str) -> dict[str, dict[str, Any]]:
@@ -118,6 +125,8 @@ def _per_group_columns(metrics: list[dict[str, Any]]) -> dict[str, list[Any]]:
     for counts in COUNTS_BY_CLASS:
         for key in sorted({k for m in metrics for k in m.get(counts, {})}):
             columns[f"{counts}.{key or '-'}"] = [m[counts].get(key, 0) if counts in m else None for m in metrics]
+    for key in sorted({k for m in metrics for k in m.get(BY_RESOURCE, {})}):
+        columns[f"{BY_RESOURCE}.{key}"] = [m.get(BY_RESOURCE, {}).get(key) for m in metrics]
     return columns
 
 

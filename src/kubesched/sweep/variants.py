@@ -155,8 +155,9 @@ def run_variant(base: Scenario, sweep: Sweep, variant: Variant, keep_result: boo
     started = time.monotonic()
     try:
         scenario = variant_scenario(base, sweep, variant)
-        result = simulate(scenario, seed=variant.seed, until=sweep.until, decisions=True).result
-        metrics = variant_metrics(result, claims=has_claims(scenario))
+        outcome = simulate(scenario, seed=variant.seed, until=sweep.until, decisions=True)
+        result = outcome.result
+        metrics = variant_metrics(result, claims=has_claims(scenario), extended=outcome.extended_resources())
         for section in _DECISION_SECTIONS:
             result.pop(section, None)
         return Outcome(variant, metrics, result if keep_result else None, seconds=time.monotonic() - started)

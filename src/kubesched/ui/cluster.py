@@ -19,7 +19,7 @@ from typing import Any
 
 from kubesched.api.quantity import format_quantity, resource_amount
 from kubesched.api.selectors import pod_matches_node_selector_and_affinity, required_node_affinity
-from kubesched.cli.grouping import POOL_LABELS, extended_resources, pool_by_name, pool_of
+from kubesched.cli.grouping import POOL_LABELS, pool_by_name, pool_of
 
 #: the node's label that names its zone
 ZONE_LABEL = "topology.kubernetes.io/zone"
@@ -162,7 +162,7 @@ class ClusterView:
         """The view of a finished run (a ``SimulationOutcome``)."""
         result, cluster = outcome.result, outcome.simulation.cluster
         objects = {n["metadata"]["name"]: n for n in cluster.list("Node")}
-        extended = extended_resources(outcome)
+        extended = outcome.extended_resources()
         labelled: dict[str, str | None] = {}
         nodes = []
         for entry in result["nodes"]:
