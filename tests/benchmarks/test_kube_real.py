@@ -56,3 +56,41 @@ def test_throughput_is_sampled_per_whole_second() -> None:
 def test_cpu_seconds_of_a_live_process_and_none_once_gone() -> None:
     assert (kube_real.process_cpu(os.getpid()) or 0.0) > 0.0
     assert kube_real.process_cpu(2 ** 22 + 1) is None
+
+
+def test_the_volume_workload_in_the_simulator_gives_the_outcome_kube_scheduler_gave(tmp_path: Path) -> None:
+    """The volume workload's objects, simulated: each pod on its node, each claim on the smallest
+    volume that fits, and the unschedulable pods with the messages kube-scheduler v1.28.7 wrote for
+    them against a real API server (a 100-node run of benchmarks/kube_real.py --workload volume)."""
+    import kube_real_volume as workload
+
+    from kubesched.sim import simulate
+    from kubesched.testkit.scenarios import scenario_document, write_scenario
+
+    nodes = [f"bench-node-{i}" for i in range(20)]
+    volumes, claims, pods, bindable = workload.volume_objects(
+        nodes, lambda name: kube_real.pod_object(name, "100m", "500Mi"))
+    namespace = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": workload.NAMESPACE}}
+    docs = [namespace, *map(kube_real.node_object, nodes), *workload.storage_classes(), *volumes, *claims, *pods,
+            scenario_document(seed=1)]
+    result = simulate(write_scenario(tmp_path, docs), seed=1).result
+    placed = {key.split("/", 1)[1]: p.get("node") for key, p in result["pods"].items()}
+    assert {name for name, node in placed.items() if node} == bindable
+    assert placed["vol-3"] == "bench-node-3" and placed["vol-16-large"] == "bench-node-16"
+    messages = {e["pod"].split("/", 1)[1]: e["message"] for e in result["events"] if e["reason"] == "FailedScheduling"}
+    tail = " preemption: 0/20 nodes are available: 20 Preemption is not helpful for scheduling.."
+    assert messages["vol-8-too-big"] == "0/20 nodes are available: 20 node(s) didn't find available persistent " \
+                                        "volumes to bind." + tail
+    assert messages["vol-9-no-claim"] == '0/20 nodes are available: persistentvolumeclaim "claim-9-missing" not ' \
+                                         "found." + tail
+    assert messages["vol-9-immediate"] == "0/20 nodes are available: pod has unbound immediate " \
+                                          "PersistentVolumeClaims." + tail
+
+
+def test_two_volume_outcomes_are_compared_line_by_line() -> None:
+    import kube_real_volume as workload
+
+    same = {"pods": {"a": "n1"}, "claims": {"c": ["pv-1-a", "Bound"]}, "events": {"a": [["Scheduled", "x"]]}}
+    other = {"pods": {"a": "n2"}, "claims": {"c": ["pv-1-a", "Bound"]}, "events": {"a": [["Scheduled", "x"]]}}
+    assert workload.differences(same, same) == []
+    assert workload.differences(same, other, ("ks", "kube")) == ['pods a: ks "n1" | kube "n2"']
