@@ -19,7 +19,8 @@ from kubesched.scheduler.framework.interface import (
     PreFilterResult,
     Status,
 )
-from kubesched.scheduler.framework.runtime import Framework, Profile
+from kubesched.scheduler.framework.profile import Profile
+from kubesched.scheduler.framework.runtime import Framework
 from kubesched.scheduler.framework.types import NodeInfo, PodInfo
 from kubesched.scheduler.messages import truncate_note
 from kubesched.scheduler.plugins.defaultpreemption import pdb_violations

@@ -8,7 +8,7 @@ import threading
 
 from kubesched.scheduler.binding import BackgroundBinder
 from kubesched.scheduler.framework.interface import PendingBind, Status
-from kubesched.scheduler.framework.runtime import BindWait
+from kubesched.scheduler.framework.waiting import BindWait
 
 WAITING = 40
 WORKERS = 2

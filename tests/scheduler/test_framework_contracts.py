@@ -19,7 +19,8 @@ from kubesched.scheduler.framework.interface import (
     Status,
 )
 from kubesched.scheduler.framework.preemption import PostFilterDryRun, PreemptionPolicy
-from kubesched.scheduler.framework.runtime import Framework, Profile
+from kubesched.scheduler.framework.profile import Profile
+from kubesched.scheduler.framework.runtime import Framework
 from kubesched.scheduler.framework.types import NodeInfo, PodInfo
 from kubesched.scheduler.plugins.defaultpreemption import DefaultPreemption
 from kubesched.scheduler.plugins.noderesources import NodeResourcesFit

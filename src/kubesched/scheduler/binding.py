@@ -26,7 +26,7 @@ from queue import Empty, SimpleQueue
 from typing import Protocol
 
 from kubesched.scheduler.framework.interface import Status
-from kubesched.scheduler.framework.runtime import BindWait
+from kubesched.scheduler.framework.waiting import BindWait
 from kubesched.scheduler.ports import Timers
 
 log = logging.getLogger("kubesched.scheduler.binding")

@@ -30,7 +30,7 @@ from kubesched.scheduler.framework.extender import (
     ordered,
 )
 from kubesched.scheduler.framework.interface import EXTENSION_POINTS, Handle, Plugin
-from kubesched.scheduler.framework.runtime import Profile
+from kubesched.scheduler.framework.profile import Profile
 from kubesched.scheduler.plugins.registry import DEFAULT_MULTIPOINT, plugin_registry
 
 API_VERSION = "kubescheduler.config.k8s.io/v1"

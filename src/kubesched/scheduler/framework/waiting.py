@@ -1,4 +1,5 @@
-"""Pods held at Permit (upstream ``framework/runtime/waiting_pods_map.go``).
+"""What waits: pods held at Permit (upstream ``framework/runtime/waiting_pods_map.go``), and
+binding cycles paused at PreBind (:class:`BindWait`).
 
 A Permit plugin may answer *Wait* with a timeout (at most 15 minutes); the pod, already assumed on
 its node, then waits in the profile's :class:`WaitingPods` until every plugin that asked to wait
@@ -9,14 +10,19 @@ allows it — or one rejects it, or a plugin's timeout passes ("rejected due to 
 
 The outcome is handed to whoever waits on the pod (its binding cycle) exactly once; a decision
 made after the first is ignored, as upstream's buffered channel of one does.
+
+A PreBind plugin may answer :class:`~kubesched.scheduler.framework.interface.PendingBind` (volumes
+being provisioned, say): the binding cycle then pauses as a :class:`BindWait`, which whoever runs
+binding cycles waits on and resumes.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
-from kubesched.scheduler.framework.interface import Status
+from kubesched.scheduler.framework.interface import PendingBind, Status
 from kubesched.scheduler.framework.types import PodInfo
 
 #: upstream ``maxTimeout``: a Permit plugin's wait is capped at 15 minutes
@@ -100,3 +106,12 @@ class WaitingPods:
 
     def __len__(self) -> int:
         return len(self._pods)
+
+
+@dataclass(frozen=True, slots=True)
+class BindWait:
+    """A binding cycle paused by a waiting PreBind plugin: wait as ``pending`` says, then call
+    ``resume`` with the wait's outcome (None: done; a status: failed or timed out) to go on."""
+
+    pending: PendingBind
+    resume: Callable[[Status | None], Status | BindWait | None]

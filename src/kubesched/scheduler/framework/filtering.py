@@ -1,0 +1,419 @@
+"""The filtering points (upstream ``RunPreFilterPlugins``, ``RunPreFilterExtensionAddPod/RemovePod``,
+``RunFilterPlugins``, ``RunFilterPluginsWithNominatedPods`` and ``RunPostFilterPlugins`` in
+``framework/runtime/framework.go``), and what preemption's dry runs ask of the filters.
+
+Filters run vectorised over all nodes, or the window of nodes the cycle asks about, where a plugin
+offers it, per node otherwise; nodes with nominated pods are judged with the two-pass rule.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+
+import numpy as np
+
+from kubesched.scheduler.framework.capabilities import (
+    DryRunNode,
+    FilterRejectionsNoted,
+    PodMovesNeutral,
+    PreemptionArithmetic,
+)
+from kubesched.scheduler.framework.dryrun import ArithmeticBatch, ArithmeticNode, ClonedNode
+from kubesched.scheduler.framework.interface import (
+    Code,
+    CycleState,
+    PostFilterResult,
+    PreFilterResult,
+    Status,
+)
+from kubesched.scheduler.framework.nominated import NominatedLoad, NominatedSums
+from kubesched.scheduler.framework.profile import PluginSet
+from kubesched.scheduler.framework.types import NodeInfo, PodInfo
+from kubesched.scheduler.framework.views import NodeTableSnapshot, NominatorView
+
+
+class FilterPoints(PluginSet):
+    """The framework's filtering points; it is a
+    :class:`~kubesched.scheduler.framework.capabilities.PluginsRunner`."""
+
+    nominator: NominatorView
+    #: the nominator's pods summed per node column, for the filters that judge by arithmetic
+    nominated_sums: NominatedSums
+
+    def run_pre_filter(self, state: CycleState, pod: PodInfo) -> tuple[PreFilterResult | None, Status | None]:
+        result: PreFilterResult | None = None
+        contributors: list[str] = []
+        for pl in self.pre_filter_plugins:
+            res, status = pl.pre_filter(state, pod)
+            if status is not None:
+                if status.code == Code.SKIP:
+                    state.skip_filter_plugins.add(pl.name)
+                    continue
+                if not status.is_success():
+                    if status.is_rejected():
+                        return None, status.with_plugin(pl.name)
+                    return None, Status.error(f'running PreFilter plugin "{pl.name}": {status.message()}', pl.name)
+            if res is not None and res.node_names is not None:
+                contributors.append(pl.name)
+                result = res if result is None else result.merge(res)
+                if result.node_names is not None and not result.node_names:
+                    # upstream: a plain Unschedulable status with no failed plugin recorded
+                    if len(contributors) > 1:
+                        msg = f"node(s) didn't satisfy plugin(s) [{' '.join(contributors)}] simultaneously"
+                    else:
+                        msg = f"node(s) didn't satisfy plugin {contributors[0]}"
+                    return None, Status.unschedulable(msg)
+        return result, None
+
+    def run_add_pod(self, state: CycleState, pod: PodInfo, to_add: PodInfo, node: NodeInfo) -> Status | None:
+        """Upstream ``RunPreFilterExtensionAddPod``: the first failure, as an Error
+        ``running AddPod on PreFilter plugin "<name>": <message>``."""
+        for pl in self.pre_filter_extensions:
+            if pl.name not in state.skip_filter_plugins:
+                status = pl.add_pod(state, pod, to_add, node)
+                if status is not None and not status.is_success():
+                    return _extension_failed(status, "AddPod", pl.name)
+        return None
+
+    def run_remove_pod(
+        self, state: CycleState, pod: PodInfo, to_remove: PodInfo, node: NodeInfo
+    ) -> Status | None:
+        """Upstream ``RunPreFilterExtensionRemovePod`` (failures as for :meth:`run_add_pod`)."""
+        for pl in self.pre_filter_extensions:
+            if pl.name not in state.skip_filter_plugins:
+                status = pl.remove_pod(state, pod, to_remove, node)
+                if status is not None and not status.is_success():
+                    return _extension_failed(status, "RemovePod", pl.name)
+        return None
+
+    def run_filter(self, state: CycleState, pod: PodInfo, node: NodeInfo, pods_only: bool = False) -> Status | None:
+        """Filters in order, stopping at the first failure. ``pods_only`` skips plugins whose verdict
+        depends only on the node (:class:`PodIndependentFilter`): valid when they already passed on
+        this node and only the node's pods changed, as in the preemption reprieve loop."""
+        skip = state.skip_filter_plugins
+        for pl in self.pod_dependent_filters if pods_only else self.filter_plugins:
+            if pl.name in skip:
+                continue
+            status = pl.filter(state, pod, node)
+            if status is not None and not status.is_success():
+                return _filter_failed(status, pl.name)
+        return None
+
+    # -- preemption dry runs -------------------------------------------------------------------
+    def preemption_arithmetic(self, state: CycleState) -> PreemptionArithmetic | None:
+        dependent = [pl for pl in self.pod_dependent_filters if pl.name not in state.skip_filter_plugins]
+        if len(dependent) != 1 or not isinstance(dependent[0], PreemptionArithmetic):
+            return None
+        return dependent[0]
+
+    def preemption_fit(self, state: CycleState) -> PreemptionArithmetic | None:
+        skip = state.skip_filter_plugins
+        return next((pl for pl in self.pod_dependent_filters
+                     if isinstance(pl, PreemptionArithmetic) and pl.name not in skip), None)
+
+    def dry_run_node(
+        self, state: CycleState, pod: PodInfo, node: NodeInfo, arithmetic: PreemptionArithmetic | None
+    ) -> DryRunNode:
+        if arithmetic is None:
+            return ClonedNode(self, state, pod, node)
+        nominated = self.nominated_pods_to_add(pod, node.name)
+        return ArithmeticNode(self.filter_plugins, arithmetic, state, pod, node, nominated, _filter_failed)
+
+    def dry_run_batch(
+        self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot, arithmetic: PreemptionArithmetic,
+        nominated: NominatedLoad,
+    ) -> ArithmeticBatch | None:
+        skip = state.skip_filter_plugins
+        others = [pl for pl in self.pod_dependent_filters if pl is not arithmetic and pl.name not in skip]
+        neutral = [pl for pl in others if isinstance(pl, PodMovesNeutral)]
+        if len(neutral) < len(others):
+            return None
+        decided = None if not neutral else functools.partial(self._unaffected, state, pod, snapshot, neutral, nominated)
+        return ArithmeticBatch(arithmetic, state, pod, snapshot, nominated, functools.partial(
+            self.filters_pass_except, state, pod, snapshot, excepted=arithmetic), decided)
+
+    def _unaffected(
+        self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot, neutral: Sequence[PodMovesNeutral],
+        nominated: NominatedLoad, nodes: Sequence[NodeInfo], victims: Sequence[Sequence[PodInfo]],
+    ) -> np.ndarray:
+        """Per node, whether none of the ``neutral`` filters is affected by the node's ``victims``
+        nor by its nominated pods: their verdicts on the node as it is then hold throughout its dry run
+        (the pods come and go, the nominated ones are added in pass 1 and left out in pass 2)."""
+        out = np.zeros(len(nodes), dtype=bool)
+        count = nominated.count
+        for k, (info, pods) in enumerate(zip(nodes, victims)):
+            moving = list(pods)
+            if count[info.index] > 0:
+                moving += self.nominated_pods_to_add(pod, info.name)
+            out[k] = all(pl.unaffected_by(state, pod, info, moving) for pl in neutral)
+        return out
+
+    def nominated_load(self, pod: PodInfo, snapshot: NodeTableSnapshot) -> NominatedLoad:
+        return self.nominated_sums.load(pod, snapshot)
+
+    def filters_pass_except(
+        self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot, nodes: Sequence[NodeInfo],
+        excepted: object,
+    ) -> np.ndarray:
+        """Whether every filter of the cycle but ``excepted`` passes on each of ``nodes`` as they
+        are (vector forms where the plugins offer them)."""
+        ok = np.ones(len(nodes), dtype=bool)
+        idx: np.ndarray | None = None
+        skip = state.skip_filter_plugins
+        for pl, vector, noted in zip(self.filter_plugins, self.filter_vectors, self.rejections_noted):
+            if pl is excepted or pl.name in skip:
+                continue
+            mask = vector.filter_vector(state, pod, snapshot) if vector is not None else None
+            if mask is not None:
+                if idx is None:
+                    idx = np.fromiter((info.index for info in nodes), dtype=np.int64, count=len(nodes))
+                passed = mask[idx]
+                _note_rejections(noted, state, pod, snapshot, ok, passed, idx)
+                ok &= passed
+                continue
+            for k in np.flatnonzero(ok).tolist():
+                status = pl.filter(state, pod, nodes[k])
+                if status is not None and not status.is_success():
+                    ok[k] = False
+        return ok
+
+    def nominated_pods_to_add(self, pod: PodInfo, node_name: str) -> list[PodInfo]:
+        return [
+            p for p in self.nominator.pods_for_node(node_name) if p.priority >= pod.priority and p.uid != pod.uid
+        ]
+
+    def run_filter_with_nominated(
+        self, state: CycleState, pod: PodInfo, node: NodeInfo, pods_only: bool = False
+    ) -> Status | None:
+        """Upstream RunFilterPluginsWithNominatedPods: pass 1 with higher-or-equal nominated pods
+        added to the node, pass 2 without them (only when pass 1 added pods). An AddPod failure
+        while adding them is the answer (an Error)."""
+        nominated = self.nominated_pods_to_add(pod, node.name)
+        if not nominated:
+            return self.run_filter(state, pod, node, pods_only)
+        node_with = node.clone()
+        state_with = state.clone()
+        for other in nominated:
+            node_with.add_pod(other)
+            added = self.run_add_pod(state_with, pod, other, node_with)
+            if added is not None:
+                return added
+        status = self.run_filter(state_with, pod, node_with, pods_only)
+        if status is not None:
+            return status
+        return self.run_filter(state, pod, node, pods_only)
+
+    def filter_all(
+        self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot, where: np.ndarray | None = None,
+    ) -> tuple[np.ndarray, np.ndarray, dict[int, Status]]:
+        """Evaluate the filters on every node of the snapshot at once, or on nodes ``where`` only
+        (the arrays then follow ``where``: entry k is node ``where[k]``).
+
+        Returns the feasibility mask, the index of the first failing filter plugin per node (-1 if
+        none) and the statuses already computed (by per-node plugins; keyed by node index). Nodes
+        with nominated pods are evaluated per node with the two-pass rule.
+        """
+        alive, first_fail, statuses = self._filter(state, pod, snapshot, where, True)
+        assert first_fail is not None
+        return alive, first_fail, statuses
+
+    def filter_passing(
+        self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot, where: np.ndarray | None = None,
+    ) -> tuple[np.ndarray, np.ndarray | None, dict[int, Status]]:
+        """:meth:`filter_all` without working out which filter fails each node first (None then),
+        unless nominated pods need it: what a cycle that finds nodes wants."""
+        return self._filter(state, pod, snapshot, where, False)
+
+    def _filter(
+        self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot, where: np.ndarray | None, track: bool,
+    ) -> tuple[np.ndarray, np.ndarray | None, dict[int, Status]]:
+        nodes = snapshot.node_infos
+        size = len(nodes) if where is None else len(where)
+        alive = np.ones(size, dtype=bool)
+        has_nominated = self.nominator.has_any()  # the two-pass rule below reads the first failures
+        first_fail = np.full(size, -1, dtype=np.int64) if track or has_nominated else None
+        statuses: dict[int, Status] = {}
+        skip = state.skip_filter_plugins
+        for i, (pl, vector, at, noted) in enumerate(zip(
+                self.filter_plugins, self.filter_vectors, self.filter_vectors_at, self.rejections_noted)):
+            if pl.name in skip:
+                continue
+            if where is None:
+                mask = vector.filter_vector(state, pod, snapshot) if vector is not None else None
+            elif at is not None:
+                mask = at.filter_vector_at(state, pod, snapshot, where)
+            else:
+                mask = vector.filter_vector(state, pod, snapshot) if vector is not None else None
+                mask = None if mask is None else mask[where]
+            if mask is not None:
+                _note_rejections(noted, state, pod, snapshot, alive, mask, where)
+            else:
+                mask = np.ones(size, dtype=bool)
+                for k in np.flatnonzero(alive).tolist():
+                    j = k if where is None else int(where[k])
+                    status = pl.filter(state, pod, nodes[j])
+                    if status is not None and not status.is_success():
+                        mask[k] = False
+                        statuses[j] = _filter_failed(status, pl.name)
+            if first_fail is not None:
+                first_fail[alive & ~mask] = i
+            alive &= mask
+        # nodes that have nominated pods of >= priority: redo them with the two-pass rule
+        if not has_nominated:
+            return alive, first_fail, statuses
+        assert first_fail is not None
+        if where is None:
+            position = np.arange(len(nodes), dtype=np.int64)
+        else:  # node index -> its entry in the arrays (-1: not asked about)
+            position = np.full(len(nodes), -1, dtype=np.int64)
+            position[where] = np.arange(len(where), dtype=np.int64)
+        arithmetic = self.preemption_fit(state)
+        exact = arithmetic is not None and self.preemption_arithmetic(state) is arithmetic
+        arithmetic_at = next((k for k, pl in enumerate(self.filter_plugins) if pl is arithmetic), -1)
+        if arithmetic is None or not exact and any(
+                pl.name not in state.skip_filter_plugins for pl in self.filter_plugins[:arithmetic_at]
+                if pl in self.pod_dependent_filters):
+            for node_name, nominated in list(self.nominator.nominated_to_add(pod).items()):
+                info = snapshot.get(node_name) if nominated else None
+                if info is not None and position[info.index] >= 0:
+                    self._nominated_node_by_node(state, pod, info, int(position[info.index]), alive, first_fail,
+                                                 statuses)
+            return alive, first_fail, statuses
+        # the filters before the arithmetic one depend on the node alone: a node one of them rejects
+        # stays rejected with or without the nominated pods, and pass 1 on the others fails where
+        # the arithmetic filter fails with the nominated pods' requests. Where that passes and it is
+        # the only filter whose verdict depends on the node's pods (``exact``), the verdict already
+        # found holds (pass 2, with fewer pods, cannot fail where pass 1 passed); otherwise the
+        # node is asked with the two-pass rule
+        load = self.nominated_load(pod, snapshot)
+        held = np.flatnonzero(load.count > 0)
+        held = held[position[held] >= 0]
+        without_object = held[~snapshot.table.has_object[held]]
+        held = held[snapshot.table.has_object[held]]
+        held = held[(first_fail[position[held]] < 0) | (first_fail[position[held]] >= arithmetic_at)]
+        found = arithmetic.nominated_failures(state, pod, snapshot, held, load)
+        named: dict[int, Status] = {}  # nodes failing alike share a Status: name each once
+        for j, failure in zip(held.tolist(), found):
+            k = int(position[j])
+            if failure is not None:
+                alive[k] = False
+                status = named.get(id(failure))
+                if status is None:
+                    status = named[id(failure)] = _filter_failed(failure, arithmetic.name)
+                statuses[j] = status
+                first_fail[k] = -2
+            elif not exact:
+                self._nominated_node_by_node(state, pod, nodes[j], k, alive, first_fail, statuses)
+        for j in without_object.tolist():
+            self._nominated_node_by_node(state, pod, nodes[j], int(position[j]), alive, first_fail, statuses)
+        return alive, first_fail, statuses
+
+    def _nominated_node_by_node(
+        self, state: CycleState, pod: PodInfo, info: NodeInfo, at: int, alive: np.ndarray, first_fail: np.ndarray,
+        statuses: dict[int, Status],
+    ) -> None:
+        """The two-pass verdict on ``info`` into entry ``at`` of the arrays."""
+        status = self.run_filter_with_nominated(state, pod, info)
+        statuses.pop(info.index, None)
+        if status is None:
+            alive[at] = True
+            first_fail[at] = -1
+        else:
+            alive[at] = False
+            statuses[info.index] = status
+            first_fail[at] = -2
+
+    def status_for(
+        self, state: CycleState, pod: PodInfo, node: NodeInfo, first_fail: int, statuses: dict[int, Status]
+    ) -> Status:
+        known = statuses.get(node.index)
+        if known is not None:
+            return known
+        if first_fail >= 0:
+            pl = self.filter_plugins[first_fail]
+            status = pl.filter(state, pod, node)
+            if status is not None:
+                return _filter_failed(status, pl.name)
+        status = self.run_filter_with_nominated(state, pod, node)
+        return status if status is not None else Status(Code.SUCCESS)
+
+    def statuses_for(
+        self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot, indices: np.ndarray | Sequence[int],
+        first_fail: np.ndarray, statuses: dict[int, Status],
+    ) -> list[Status]:
+        """:meth:`status_for` for many failed nodes: plugins offering ``failure_statuses`` (the
+        vector form of their Filter's rejection) answer for all their nodes at once."""
+        nodes = snapshot.node_infos
+        indices = np.asarray(indices, dtype=np.int64)
+        count = len(indices)
+        out = np.empty(count, dtype=object)
+        pending = np.ones(count, dtype=bool)
+        if statuses:
+            for pos in np.flatnonzero(np.isin(indices, np.fromiter(statuses, dtype=np.int64))).tolist():
+                out[pos] = statuses[int(indices[pos])]
+                pending[pos] = False
+        failing = first_fail[indices]
+        for f in np.unique(failing[pending]).tolist():
+            vector = self.failure_statuses[f] if f >= 0 else None
+            if vector is None:
+                continue
+            positions = np.flatnonzero(pending & (failing == f))
+            name = self.filter_plugins[f].name
+            found = vector.failure_statuses(state, pod, snapshot, indices[positions])
+            shared: dict[int, Status] = {}  # the plugin's nodes share Status objects: name each once
+            out[positions] = [named if (named := shared.get(id(st))) is not None
+                              else shared.setdefault(id(st), st.with_plugin(name)) for st in found]
+            pending[positions] = False
+        for pos in np.flatnonzero(pending).tolist():
+            j = int(indices[pos])
+            out[pos] = self.status_for(state, pod, nodes[j], int(failing[pos]), statuses)
+        return list(out)
+
+    # -- post filter ------------------------------------------------------------------------
+    def run_post_filter(
+        self, state: CycleState, pod: PodInfo, statuses: dict[str, Status]
+    ) -> tuple[PostFilterResult | None, Status]:
+        result: PostFilterResult | None = None
+        reasons: list[str] = []
+        failed = ""
+        for pl in self.post_filter_plugins:
+            r, s = pl.post_filter(state, pod, statuses)
+            if s.is_success():
+                return r, s
+            if s.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+                return r, s.with_plugin(pl.name)
+            if not s.is_rejected():
+                return None, Status(Code.ERROR, s.reasons, pl.name)
+            if r is not None and r.nominated_node_name is not None:
+                result = r
+            reasons.extend(s.reasons)
+            failed = failed or pl.name
+        return result, Status(Code.UNSCHEDULABLE, tuple(reasons), failed)
+
+def _note_rejections(
+    noted: FilterRejectionsNoted | None, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot,
+    reached: np.ndarray, passed: np.ndarray, indices: np.ndarray | None,
+) -> None:
+    """Hand ``noted`` the nodes its vector Filter rejected (``passed`` false) among those every
+    filter before it passed (``reached``): where its per-node Filter would have been asked.
+    ``indices``: each entry's node index (None: the entries are the snapshot's nodes in order)."""
+    if noted is None:
+        return
+    rejected = np.flatnonzero(reached & ~passed)
+    if len(rejected):
+        noted.note_rejections(state, pod, snapshot, rejected if indices is None else indices[rejected])
+
+
+def _filter_failed(status: Status, plugin: str) -> Status:
+    """Upstream ``RunFilterPlugins``: a Filter may only reject; any other code becomes an Error
+    ``running "<name>" filter plugin: <message>``. The failing plugin is recorded either way."""
+    if status.is_rejected():
+        return status.with_plugin(plugin)
+    return Status.error(f'running "{plugin}" filter plugin: {status.message()}', plugin)
+
+
+def _extension_failed(status: Status, operation: str, plugin: str) -> Status:
+    """Upstream ``RunPreFilterExtensionAddPod/RemovePod``: any failure becomes an Error
+    ``running <AddPod|RemovePod> on PreFilter plugin "<name>": <message>``."""
+    return Status.error(f'running {operation} on PreFilter plugin "{plugin}": {status.message()}', plugin)
