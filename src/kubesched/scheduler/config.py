@@ -21,14 +21,13 @@ from kubesched.api.known_fields import unknown_configuration_fields
 from kubesched.api.resources import is_extended_resource_name
 from kubesched.k8s.objects import DEFAULT_SCHEDULER_NAME, Obj
 from kubesched.scheduler.framework.extender import (
-    PYTHON_SCHEME,
     Extender,
     ExtenderConfig,
     TLSSettings,
     decode_pem_data,
-    make_transport,
     ordered,
 )
+from kubesched.scheduler.framework.extender_transport import PYTHON_SCHEME, make_transport
 from kubesched.scheduler.framework.interface import EXTENSION_POINTS, Handle, Plugin
 from kubesched.scheduler.framework.profile import Profile
 from kubesched.scheduler.plugins.registry import DEFAULT_MULTIPOINT, plugin_registry
