@@ -178,9 +178,7 @@ class BackgroundBinder:
                 log.exception("binding wait failed")
                 done, status = True, Status.error(f"{type(err).__name__}: {err}")
             if not done and self._clock() < deadline:
-                with self._waits_changed:
-                    heapq.heappush(self._waits, (self._clock() + pending.interval, next(self._sequence), outcome,
-                                                 deadline, then))
+                self._wait(outcome, deadline, then)  # polled again an interval from now
                 continue
             result = status if done else Status.error(pending.timeout_message)
             try:

@@ -296,14 +296,16 @@ class KubeCluster:
             for key, value in status_patch.items()
         }
         sync = self._own_write_applies(pod)
+
+        def send(decode: bool) -> Any:
+            return self.transport.call("PATCH", POD.object_path(namespace, name, "status"), body={"status": status},
+                                       content_type=STRATEGIC_MERGE_PATCH, guard=self._guard, decode=decode)
+
         if not wait and not sync:
-            self.status_writer.submit(f"{namespace}/{name}", lambda: self.transport.call(
-                "PATCH", POD.object_path(namespace, name, "status"), body={"status": status},
-                content_type=STRATEGIC_MERGE_PATCH, guard=self._guard, decode=False))
+            self.status_writer.submit(f"{namespace}/{name}", lambda: send(False))
             return
         before = self._cached_rv(pod) if sync else None
-        answer = self.transport.call("PATCH", POD.object_path(namespace, name, "status"), body={"status": status},
-                                     content_type=STRATEGIC_MERGE_PATCH, guard=self._guard, decode=sync)
+        answer = send(sync)
         if sync:
             self._apply_own_write(pod, before, answer)
 

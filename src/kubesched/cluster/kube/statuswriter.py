@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import logging
 import threading
-import time
 import zlib
 from collections.abc import Callable
 from queue import SimpleQueue
@@ -38,7 +37,7 @@ class StatusWriter:
         self._queues: list[SimpleQueue[tuple[str, Callable[[], None]] | None]] = [SimpleQueue() for _ in range(lanes)]
         self._threads: list[threading.Thread] = []
         self._lock = threading.Lock()
-        self._pending = 0
+        #: writes submitted and not yet sent (or failed), by key
         self._pending_by_key: dict[str, int] = {}
         self._idle = threading.Condition(self._lock)
         #: patches the API server refused or that could not be sent
@@ -52,36 +51,23 @@ class StatusWriter:
                                  for i, q in enumerate(self._queues)]
                 for thread in self._threads:
                     thread.start()
-            self._pending += 1
             self._pending_by_key[key] = self._pending_by_key.get(key, 0) + 1
         self._queues[zlib.crc32(key.encode()) % len(self._queues)].put((key, write))
 
     def wait_idle(self, timeout: float) -> bool:
         """Wait until every submitted write has been sent (or has failed); whether they all were."""
-        deadline = time.monotonic() + timeout
         with self._idle:
-            while self._pending:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    return False
-                self._idle.wait(left)
-        return True
+            return self._idle.wait_for(lambda: not self._pending_by_key, timeout)
 
     def wait_for(self, key: str, timeout: float) -> bool:
         """Wait until ``key``'s submitted writes have been sent (or have failed); whether they were."""
-        deadline = time.monotonic() + timeout
         with self._idle:
-            while self._pending_by_key.get(key):
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    return False
-                self._idle.wait(left)
-        return True
+            return self._idle.wait_for(lambda: key not in self._pending_by_key, timeout)
 
     def close(self, timeout: float) -> None:
         """Send what is queued (for up to ``timeout`` seconds), then stop the lanes."""
         if not self.wait_idle(timeout):
-            log.warning("status patches not sent before stopping", extra={"count": self._pending})
+            log.warning("status patches not sent before stopping", extra={"count": sum(self._pending_by_key.values())})
         for q in self._queues:
             q.put(None)
         for thread in self._threads:
@@ -99,7 +85,6 @@ class StatusWriter:
                 self.failed += 1
                 log.exception("error updating pod status", extra={"pod": key})
             with self._idle:
-                self._pending -= 1
                 left = self._pending_by_key[key] - 1
                 if left:
                     self._pending_by_key[key] = left
