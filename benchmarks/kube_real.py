@@ -416,13 +416,15 @@ def setup_volumes(api: Api, node_names: list[str], pod_nodes: int, container_por
     # scheduler would see them as unbound immediate claims, and the outcome would depend on the race
     prebound = {c["metadata"]["name"] for c in claims if c["spec"].get("volumeName")}
     deadline = time.monotonic() + 300
-    while prebound:
+    while True:
         listed, _ = api.list_all(f"/api/v1/namespaces/{NAMESPACE}/persistentvolumeclaims")
         prebound -= {c["metadata"]["name"] for c in listed if (c.get("status") or {}).get("phase") == "Bound"}
-        if prebound and time.monotonic() > deadline:
+        if not prebound:
+            break
+        if time.monotonic() > deadline:
             raise SystemExit(f"{len(prebound)} claims bound ahead of time are still not Bound: "
                              "is kube-controller-manager's persistentvolume-binder running?")
-        time.sleep(0.5 if prebound else 0)
+        time.sleep(0.5)
     create_all(api, f"/api/v1/namespaces/{NAMESPACE}/pods", pods)
     return bindable
 
