@@ -416,7 +416,7 @@ def setup_volumes(api: Api, node_names: list[str], pod_nodes: int, container_por
     # scheduler would see them as unbound immediate claims, and the outcome would depend on the race
     prebound = {c["metadata"]["name"] for c in claims if c["spec"].get("volumeName")}
     deadline = time.monotonic() + 300
-    while True:
+    while prebound:
         listed, _ = api.list_all(f"/api/v1/namespaces/{NAMESPACE}/persistentvolumeclaims")
         prebound -= {c["metadata"]["name"] for c in listed if (c.get("status") or {}).get("phase") == "Bound"}
         if not prebound:
