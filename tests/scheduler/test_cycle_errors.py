@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from kubesched.api.loader import load_scenario
-from kubesched.scheduler import cycle
+from kubesched.scheduler.cycle import SchedulingAttempt
 from kubesched.sim import Simulation, simulate
 from kubesched.testkit.builders import make_node, make_pod
 
@@ -23,14 +23,14 @@ def _write(tmp_path: Path, docs: list[dict[str, Any]]) -> Path:
 
 
 def test_a_cycle_that_raises_requeues_its_pod_with_a_scheduler_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    real = cycle._find_nodes_that_fit
+    real = SchedulingAttempt.schedule_pod
 
-    def flaky(sched: Any, fwk: Any, state: Any, pod: Any) -> Any:
-        if pod.name == "boom" and sched.clock() < 3:
+    def flaky(attempt: SchedulingAttempt) -> Any:
+        if attempt.qpi.pod.name == "boom" and attempt.sched.clock() < 3:
             raise KeyError("a fault for this pod")
-        return real(sched, fwk, state, pod)
+        return real(attempt)
 
-    monkeypatch.setattr(cycle, "_find_nodes_that_fit", flaky)
+    monkeypatch.setattr(SchedulingAttempt, "schedule_pod", flaky)
     path = _write(tmp_path, [make_node("n1"), make_pod("boom"), make_pod("fine")])
     sim = Simulation(load_scenario(path), until=600.0)
     conditions: list[tuple[str, str]] = []

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, seed, settings
 from hypothesis import strategies as st
 
-from kubesched.scheduler import cycle
+from kubesched.scheduler import placement
 from kubesched.sim import simulate
 from kubesched.testkit.builders import (
     make_node,
@@ -115,10 +115,10 @@ def assert_windows_equal(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, docs: 
 
     path = tmp_path / "s.yaml"
     path.write_text(yaml.safe_dump_all(docs))
-    monkeypatch.setattr(cycle, "MIN_FILTER_WINDOW", 10**9)  # one window: every node
+    monkeypatch.setattr(placement, "MIN_FILTER_WINDOW", 10**9)  # one window: every node
     everything = explained_json(path)
-    monkeypatch.setattr(cycle, "MIN_FILTER_WINDOW", 1)  # windows from 2 * (to_find + 1) nodes
-    windowed = cycle._filter_in_windows
+    monkeypatch.setattr(placement, "MIN_FILTER_WINDOW", 1)  # windows from 2 * (to_find + 1) nodes
+    windowed = placement.filter_in_windows
 
     def checked(fwk, state, pod, cache, order, to_find):  # type: ignore[no-untyped-def]
         """Every verdict of the windows equals the verdict filtering all nodes gives that node."""
@@ -126,12 +126,12 @@ def assert_windows_equal(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, docs: 
         mask, first_fail, statuses = fwk.filter_all(state, pod, cache)
         seen = order[:len(ok)]
         assert ok.tolist() == mask[seen].tolist()
-        assert fails is None or fails.tolist() == first_fail[seen].tolist()  # None: left to the failure path
+        assert fails.tolist() == first_fail[seen].tolist()
         assert {j: st.message() for j, st in known.items()} == {
             j: statuses[j].message() for j in seen.tolist() if j in statuses}
         return ok, fails, known
 
-    monkeypatch.setattr(cycle, "_filter_in_windows", checked)
+    monkeypatch.setattr(placement, "filter_in_windows", checked)
     assert explained_json(path) == everything
 
 
@@ -143,13 +143,13 @@ def test_a_big_cluster_is_filtered_in_windows(tmp_path: Path, monkeypatch: pytes
     from kubesched.scheduler.framework.runtime import Framework
 
     asked: list[int] = []
-    original = Framework._filter
+    original = Framework.filter_all
 
-    def counting(self: Framework, state, pod, snapshot, where, track):  # type: ignore[no-untyped-def]
+    def counting(self: Framework, state, pod, snapshot, where=None):  # type: ignore[no-untyped-def]
         asked.append(len(snapshot.node_infos) if where is None else len(where))
-        return original(self, state, pod, snapshot, where, track)
+        return original(self, state, pod, snapshot, where)
 
-    monkeypatch.setattr(Framework, "_filter", counting)
+    monkeypatch.setattr(Framework, "filter_all", counting)
     path = tmp_path / "s.yaml"
     path.write_text(yaml.safe_dump_all(scenario(2000, 0, 0, 0, [("bare", "z0", 0)], 0)))
     simulate(str(path))
@@ -172,5 +172,36 @@ def test_the_scan_stops_only_past_the_nodes_it_needs(tmp_path: Path, monkeypatch
     docs.append(scenario_document(steps=steps, until="5s", seed=1, name="boundary", config=config))
     path = tmp_path / "s.yaml"
     path.write_text(yaml.safe_dump_all(docs))
-    monkeypatch.setattr(cycle, "MIN_FILTER_WINDOW", 1)  # a first window of 202 nodes
+    monkeypatch.setattr(placement, "MIN_FILTER_WINDOW", 1)  # a first window of 202 nodes
     assert node_of(simulate(str(path)).result, "p1") == "n300"
+
+
+def test_a_pod_that_fits_nowhere_is_filtered_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """When no node fits, which filter failed each node first is known from the filter pass: the
+    nodes are not filtered a second time to report them (each window once, then only the failing
+    plugin's message is asked). The FailedScheduling message names every reason, as upstream's."""
+    import yaml
+
+    from kubesched.scheduler.framework.runtime import Framework
+
+    asked: list[int] = []
+    original = Framework.filter_all
+
+    def counting(self: Framework, state, pod, snapshot, where=None):  # type: ignore[no-untyped-def]
+        asked.append(len(snapshot.node_infos) if where is None else len(where))
+        return original(self, state, pod, snapshot, where)
+
+    monkeypatch.setattr(Framework, "filter_all", counting)
+    docs: list[dict] = [make_node(f"n{i}", cpu="2") for i in range(8)]
+    docs += [make_node(f"t{i}", cpu="64", taints=[{"key": "gpu", "value": "yes", "effect": "NoSchedule"}])
+             for i in range(2)]
+    steps = [create_step(0, make_pod("big", "8"))]
+    docs.append(scenario_document(steps=steps, until="1s", seed=1, name="nowhere"))
+    path = tmp_path / "s.yaml"
+    path.write_text(yaml.safe_dump_all(docs))
+    result = simulate(str(path))
+    assert asked == [10]
+    failed = [e["message"] for e in result.result["events"] if e["reason"] == "FailedScheduling"]
+    assert failed == ["0/10 nodes are available: 2 node(s) had untolerated taint {gpu: yes}, 8 Insufficient cpu. "
+                      "preemption: 0/10 nodes are available: 2 Preemption is not helpful for scheduling, "
+                      "8 No preemption victims found for incoming pod.."]

@@ -22,12 +22,8 @@ from kubesched.analysis.hints import plugin_hints
 from kubesched.analysis.volume_hints import claim_hints
 from kubesched.k8s.objects import Obj
 from kubesched.scheduler.cache import Cache
-from kubesched.scheduler.framework.extender import (
-    EXTENDER_NAME,
-    ExtenderError,
-    apply_verdicts,
-    filter_through,
-)
+from kubesched.scheduler.framework.extender import EXTENDER_NAME, ExtenderError
+from kubesched.scheduler.framework.extenders import apply_verdicts, filter_through
 from kubesched.scheduler.framework.interface import Code, CycleState, Status
 from kubesched.scheduler.framework.runtime import Framework
 from kubesched.scheduler.framework.types import PodInfo

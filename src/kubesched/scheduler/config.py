@@ -25,9 +25,9 @@ from kubesched.scheduler.framework.extender import (
     ExtenderConfig,
     TLSSettings,
     decode_pem_data,
-    ordered,
 )
 from kubesched.scheduler.framework.extender_transport import PYTHON_SCHEME, make_transport
+from kubesched.scheduler.framework.extenders import ordered
 from kubesched.scheduler.framework.interface import EXTENSION_POINTS, Handle, Plugin
 from kubesched.scheduler.framework.profile import Profile
 from kubesched.scheduler.plugins.registry import DEFAULT_MULTIPOINT, plugin_registry

@@ -11,7 +11,8 @@ from collections.abc import Callable
 from time import perf_counter
 
 from kubesched.k8s.objects import ApiError
-from kubesched.scheduler.framework.extender import Extender, ExtenderError
+from kubesched.scheduler.framework.extender import Extender
+from kubesched.scheduler.framework.extenders import bind_with, binder_for
 from kubesched.scheduler.framework.interface import Code, CycleState, PendingBind, Status
 from kubesched.scheduler.framework.timing import TimedPoints, status_label
 from kubesched.scheduler.framework.types import PodInfo
@@ -82,15 +83,9 @@ class BindPoints(TimedPoints):
                 return _failed(status, "PreBind", pre.name)
         # upstream ``extendersBinding``: the first interested bind extender binds instead of the
         # Bind plugins
-        binder = next((e for e in self.extenders if e.is_binder and e.is_interested(pod)), None)
+        binder = binder_for(self.extenders, pod)
         if binder is not None:
-            try:
-                binder.bind(pod, node_name)
-            except ExtenderError as err:
-                return Status.error(str(err))
-            except ApiError as err:
-                return Status.error(err.message)
-            return None
+            return bind_with(binder, pod, node_name)
         for pl in self.bind_plugins:
             try:
                 status = pl.bind(state, pod, node_name)

@@ -11,20 +11,20 @@ Go's JSON decoder does. Two transports carry the calls:
 - a Python callable in this process (``python:<module or file.py>:<function>``), called as
   ``function(verb, args) -> result`` with the same JSON documents, for offline simulations.
 
-Here: the configuration, the calls and how their answers are read, and the filter pass the
-scheduling cycle and ``explain`` share; the transports are in
+Here: one extender's configuration, its calls and how their answers are read. What a scheduling
+cycle asks of all the extenders together at each point is in
+:mod:`~kubesched.scheduler.framework.extenders`; the transports are in
 :mod:`~kubesched.scheduler.framework.extender_transport`.
 """
 
 from __future__ import annotations
 
 import base64
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from kubesched.k8s.objects import Obj
-from kubesched.scheduler.framework.interface import Status
 from kubesched.scheduler.framework.types import NodeInfo, PodInfo
 
 #: upstream ``extenderv1.MaxExtenderPriority``: extenders score nodes on 0..10
@@ -253,63 +253,3 @@ def decode_pem_data(value: Any) -> bytes:
         return base64.b64decode(value, validate=True)
     except ValueError as err:
         raise ValueError(f"not base64: {err}") from err
-
-
-@dataclass(frozen=True, slots=True)
-class FilterVerdict:
-    """An extender's refusal of one node."""
-
-    node: str
-    unresolvable: bool
-    reason: str
-    extender: str
-
-
-def filter_through(extenders: Iterable[Extender], pod: PodInfo, nodes: list[NodeInfo],
-                   log: Callable[[str], None] | None = None) -> tuple[list[NodeInfo], list[FilterVerdict]]:
-    """Upstream ``findNodesThatPassExtenders``: each interested extender, in order, filters what
-    the previous ones left. Returns the nodes left (in the given order) and the extenders' verdicts
-    in the order upstream records them. A failing extender is skipped when ignorable (``log`` is
-    told); otherwise its :class:`ExtenderError` is raised."""
-    verdicts: list[FilterVerdict] = []
-    for extender in extenders:
-        if not nodes:
-            break
-        if not extender.is_interested(pod):
-            continue
-        try:
-            passed, failed, unresolvable = extender.filter(pod, nodes)
-        except ExtenderError as err:
-            if not extender.ignorable:
-                raise
-            if log is not None:
-                log(f"skipping extender {extender.name} as it returned error and has ignorable flag set: {err}")
-            continue
-        verdicts.extend(FilterVerdict(name, True, reason, extender.name) for name, reason in unresolvable.items())
-        verdicts.extend(FilterVerdict(name, False, reason, extender.name)
-                        for name, reason in failed.items() if name not in unresolvable)
-        keep = set(passed)
-        nodes = [n for n in nodes if n.name in keep]
-    return nodes, verdicts
-
-
-def apply_verdicts(statuses: dict[str, Status], verdicts: Iterable[FilterVerdict]) -> None:
-    """Into a node -> status map, as upstream does: an unresolvable verdict replaces the node's
-    status (keeping its reasons); a plain failure adds its reason to the node's status, or becomes
-    it."""
-    for verdict in verdicts:
-        existing = statuses.get(verdict.node)
-        if verdict.unresolvable:
-            reasons = (existing.reasons if existing is not None else ()) + (verdict.reason,)
-            statuses[verdict.node] = Status.unresolvable(*reasons)
-        elif existing is None:
-            statuses[verdict.node] = Status.unschedulable(verdict.reason)
-        else:
-            statuses[verdict.node] = Status(existing.code, existing.reasons + (verdict.reason,), existing.plugin)
-
-
-def ordered(extenders: Iterable[Extender]) -> list[Extender]:
-    """Upstream ``buildExtenders``: the ignorable extenders go after the others."""
-    extenders = list(extenders)
-    return [e for e in extenders if not e.ignorable] + [e for e in extenders if e.ignorable]
-

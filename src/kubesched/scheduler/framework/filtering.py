@@ -211,28 +211,15 @@ class FilterPoints(PluginSet):
         (the arrays then follow ``where``: entry k is node ``where[k]``).
 
         Returns the feasibility mask, the index of the first failing filter plugin per node (-1 if
-        none) and the statuses already computed (by per-node plugins; keyed by node index). Nodes
-        with nominated pods are evaluated per node with the two-pass rule.
+        none; -2 when the two-pass rule for nominated pods failed it) and the statuses already
+        computed (by per-node plugins; keyed by node index): what a cycle needs to report the
+        nodes that failed without asking any filter again. Nodes with nominated pods are evaluated
+        per node with the two-pass rule.
         """
-        alive, first_fail, statuses = self._filter(state, pod, snapshot, where, True)
-        assert first_fail is not None
-        return alive, first_fail, statuses
-
-    def filter_passing(
-        self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot, where: np.ndarray | None = None,
-    ) -> tuple[np.ndarray, np.ndarray | None, dict[int, Status]]:
-        """:meth:`filter_all` without working out which filter fails each node first (None then),
-        unless nominated pods need it: what a cycle that finds nodes wants."""
-        return self._filter(state, pod, snapshot, where, False)
-
-    def _filter(
-        self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot, where: np.ndarray | None, track: bool,
-    ) -> tuple[np.ndarray, np.ndarray | None, dict[int, Status]]:
         nodes = snapshot.node_infos
         size = len(nodes) if where is None else len(where)
         alive = np.ones(size, dtype=bool)
-        has_nominated = self.nominator.has_any()  # the two-pass rule below reads the first failures
-        first_fail = np.full(size, -1, dtype=np.int64) if track or has_nominated else None
+        first_fail = np.full(size, -1, dtype=np.int64)
         statuses: dict[int, Status] = {}
         skip = state.skip_filter_plugins
         for i, (pl, vector, at, noted) in enumerate(zip(
@@ -256,13 +243,19 @@ class FilterPoints(PluginSet):
                     if status is not None and not status.is_success():
                         mask[k] = False
                         statuses[j] = _filter_failed(status, pl.name)
-            if first_fail is not None:
-                first_fail[alive & ~mask] = i
+            np.putmask(first_fail, np.greater(alive, mask), i)  # alive until this plugin rejected it
             alive &= mask
-        # nodes that have nominated pods of >= priority: redo them with the two-pass rule
-        if not has_nominated:
-            return alive, first_fail, statuses
-        assert first_fail is not None
+        if self.nominator.has_any():
+            self._redo_nominated(state, pod, snapshot, where, alive, first_fail, statuses)
+        return alive, first_fail, statuses
+
+    def _redo_nominated(
+        self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot, where: np.ndarray | None,
+        alive: np.ndarray, first_fail: np.ndarray, statuses: dict[int, Status],
+    ) -> None:
+        """The verdicts of :meth:`filter_all` on the nodes that have nominated pods of >= priority,
+        redone with the two-pass rule (in place)."""
+        nodes = snapshot.node_infos
         if where is None:
             position = np.arange(len(nodes), dtype=np.int64)
         else:  # node index -> its entry in the arrays (-1: not asked about)
@@ -279,7 +272,7 @@ class FilterPoints(PluginSet):
                 if info is not None and position[info.index] >= 0:
                     self._nominated_node_by_node(state, pod, info, int(position[info.index]), alive, first_fail,
                                                  statuses)
-            return alive, first_fail, statuses
+            return
         # the filters before the arithmetic one depend on the node alone: a node one of them rejects
         # stays rejected with or without the nominated pods, and pass 1 on the others fails where
         # the arithmetic filter fails with the nominated pods' requests. Where that passes and it is
@@ -307,7 +300,6 @@ class FilterPoints(PluginSet):
                 self._nominated_node_by_node(state, pod, nodes[j], k, alive, first_fail, statuses)
         for j in without_object.tolist():
             self._nominated_node_by_node(state, pod, nodes[j], int(position[j]), alive, first_fail, statuses)
-        return alive, first_fail, statuses
 
     def _nominated_node_by_node(
         self, state: CycleState, pod: PodInfo, info: NodeInfo, at: int, alive: np.ndarray, first_fail: np.ndarray,

@@ -25,7 +25,7 @@ import numpy as np
 from kubesched.k8s.objects import DISRUPTION_TARGET, ApiError, Obj
 from kubesched.k8s.timefmt import rfc3339
 from kubesched.scheduler.framework.capabilities import DryRunBatch, DryRunNode, PreemptionArithmetic
-from kubesched.scheduler.framework.extender import ExtenderError
+from kubesched.scheduler.framework.extenders import narrow_victims, preempting
 from kubesched.scheduler.framework.interface import Code, CycleState, Handle, PostFilterResult, Status
 from kubesched.scheduler.framework.nominated import NominatedLoad
 from kubesched.scheduler.framework.types import PREEMPTION_BY_SCHEDULER, NodeInfo, PodInfo, fit_error_message
@@ -272,32 +272,15 @@ class Evaluator:
 
     # -- extenders --------------------------------------------------------------------------------
     def _call_extenders(self, pod: PodInfo, candidates: list[Candidate]) -> tuple[list[Candidate], Status | None]:
-        """Upstream ``callExtenders``: every interested extender with a preempt verb, in order,
-        narrows the candidates (node -> victims) the previous one left. A failing extender is
-        skipped when ignorable, else fails the preemption; a node it returns without victims is
-        dropped (ignorable) or an error. The candidates keep their order; nodes an extender added
-        come after them, by name."""
-        extenders = [e for e in self.handle.extenders() if e.supports_preemption and e.is_interested(pod)]
+        """Upstream ``callExtenders`` (see :func:`~kubesched.scheduler.framework.extenders.narrow_victims`)
+        on the candidates. They keep their order; nodes an extender added come after them, by name."""
+        extenders = preempting(self.handle.extenders(), pod)
         if not extenders or not candidates:
             return candidates, None
-        victims = {c.node: (list(c.victims), c.pdb_violations) for c in candidates}
-        snapshot = self.handle.snapshot()
-        for extender in extenders:
-            try:
-                answer = extender.process_preemption(pod, victims, snapshot.get)
-            except ExtenderError as err:
-                if extender.ignorable:
-                    continue
-                return [], Status.error(str(err))
-            for node_name, (pods, _) in list(answer.items()):
-                if not pods:
-                    if extender.ignorable:
-                        del answer[node_name]
-                        continue
-                    return [], Status.error(f'expected at least one victim pod on node "{node_name}"')
-            victims = answer
-            if not victims:
-                break
+        victims = narrow_victims(extenders, pod, {c.node: (list(c.victims), c.pdb_violations) for c in candidates},
+                                 self.handle.snapshot().get)
+        if isinstance(victims, Status):
+            return [], victims
         by_node = {c.node: c for c in candidates}
         names = [c.node for c in candidates if c.node in victims] + sorted(set(victims) - set(by_node))
         kept: list[Candidate] = []

@@ -20,7 +20,7 @@ CODE_LABELS = {Code.SUCCESS: "Success", Code.ERROR: "Error", Code.UNSCHEDULABLE:
                Code.SKIP: "Skip"}
 #: framework methods timed as one extension point each (PreScore/Score and PreBind/Bind are timed
 #: inside run_score and the binding)
-FRAMEWORK_POINTS = (("run_pre_filter", "PreFilter"), ("filter_passing", "Filter"), ("run_post_filter", "PostFilter"),
+FRAMEWORK_POINTS = (("run_pre_filter", "PreFilter"), ("filter_all", "Filter"), ("run_post_filter", "PostFilter"),
                     ("run_reserve", "Reserve"), ("run_unreserve", "Unreserve"), ("run_permit", "Permit"),
                     ("run_post_bind", "PostBind"))
 #: plugin methods timed when sampled, with their extension points (a vector form counts as the point)
