@@ -135,3 +135,21 @@ def test_waiting_pod_decides_once_and_cancels_its_timers() -> None:
                                                (1.5, "1.5s"), (3600, "1h0m0s")])
 def test_durations_are_printed_as_go_prints_them(seconds: float, text: str) -> None:
     assert go_duration(seconds) == text
+
+
+def test_a_gang_that_can_never_fit_ends_a_run_without_until(tmp_path: Path) -> None:
+    """Four members, room for three: in a real cluster they wait at Permit, time out and are retried
+    for ever. A run without ``until`` ends 10 simulated minutes after the last event other than
+    those retries, with every member Pending and the reason in their events."""
+    run = run_docs(tmp_path, [
+        scenario_document(config=COSCHEDULING),
+        make_node("n1"), make_node("n2"), make_node("n3"),
+        pod_group("g", 4, timeout=30),
+        *(member(f"m{i}", "g") for i in range(4)),
+    ])
+    assert run.result["endTime"] == 600.0
+    assert all(p["phase"] == "Pending" for p in run.result["pods"].values())
+    assert run.result["summary"]["pending"] == 4
+    _, last = run.failed("m3")[-1]
+    assert last.startswith("0/3 nodes are available: 3 Insufficient cpu.")
+    assert "PodGroup default/g gets rejected" in last

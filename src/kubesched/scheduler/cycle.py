@@ -243,7 +243,11 @@ class SchedulingAttempt:
             now = timers.now()
             for plugin, seconds in sorted(waiting.pending.items()):
                 message = f"rejected due to timeout after waiting {go_duration(seconds)} at plugin {plugin}"
-                handle = timers.call_at(now + seconds, functools.partial(waiting.reject, plugin, message))
+                # background: a timeout alone does not hold a simulation open (a gang that can never
+                # fit would wait, time out and retry for ever); one without ``until`` still runs
+                # while pods wait at Permit, as while pods back off (see :mod:`kubesched.sim.runner`)
+                handle = timers.call_at(now + seconds, functools.partial(waiting.reject, plugin, message),
+                                        background=True)
                 waiting.add_timer(timers.cancel, handle)
 
         def decided(status: Status | None) -> None:
@@ -254,8 +258,8 @@ class SchedulingAttempt:
                     return
                 self.bind()
 
-            if timers is not None:
-                timers.call_at(timers.now(), go_on)
+            if timers is not None:  # later in this instant
+                timers.call_at(timers.now(), go_on, background=True)
             else:
                 go_on()
 

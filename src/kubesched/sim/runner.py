@@ -32,7 +32,9 @@ from kubesched.sim.gangs import GangHistory
 from kubesched.sim.outcome import SimulationOutcome
 from kubesched.sim.result import build_result
 
-QUIET_HORIZON = 600.0  # without `until`: how long pods may keep backing off once nothing else happens
+#: without `until`: how long pods may keep backing off or waiting at Permit (and so be retried) once
+#: nothing else happens
+QUIET_HORIZON = 600.0
 
 #: how many scheduling cycles may run within one instant between two progress reports
 CYCLES_PER_REPORT = 200
@@ -239,12 +241,16 @@ class Simulation:
         return SimulationOutcome(result, self)
 
     def _more_can_happen(self) -> bool:
+        """Whether a run without ``until`` goes on: something other than the scheduler's retries is
+        due, activeQ has pods, or pods back off or wait at Permit and something else happened
+        within :data:`QUIET_HORIZON`."""
         if self.loop.has_foreground():
             return True
         queue = self.scheduler.queue
         if queue.has_active():
             return True
-        return queue.has_backoff() and self.loop.now() - self.loop.last_foreground < QUIET_HORIZON
+        retrying = queue.has_backoff() or any(len(fwk.waiting_pods) for fwk in self.scheduler.frameworks.values())
+        return retrying and self.loop.now() - self.loop.last_foreground < QUIET_HORIZON
 
 
 def simulate(
