@@ -358,11 +358,12 @@ def scheduler_config(kubeconfig: str, qps: float, burst: int) -> dict[str, Any]:
             "profiles": [{"schedulerName": "default-scheduler"}]}
 
 
-def kubesched_command(config: str, qps: float, burst: int, log_level: str, port: int = 0) -> list[str]:
+def kubesched_command(config: str, qps: float, burst: int, log_level: str, port: int = 0,
+                      feature_gates: str = "") -> list[str]:
     return [sys.executable, "-m", "kubesched", "run", "--config", config, "--kube-api-qps", f"{qps:g}",
             "--kube-api-burst", str(burst), "--no-leader-elect", "--port", str(port), "--bind-address", "127.0.0.1",
             "--log-format", "text",
-            "--log-level", log_level]
+            "--log-level", log_level] + (["--feature-gates", feature_gates] if feature_gates else [])
 
 
 def create_all(api: Api, path: str, objects: list[dict[str, Any]], threads: int = 8) -> None:
@@ -480,7 +481,8 @@ def run(args: argparse.Namespace) -> Result:
     if args.scheduler_cmd:
         command = shlex.split(args.scheduler_cmd.format(config=config, kubeconfig=Path(args.kubeconfig).resolve()))
     else:
-        command = kubesched_command(str(config), args.qps, args.burst, args.log_level, args.kubesched_port)
+        command = kubesched_command(str(config), args.qps, args.burst, args.log_level, args.kubesched_port,
+                                    args.feature_gates)
     env = dict(os.environ)
     if not args.scheduler_cmd:
         env["PYTHONPATH"] = os.pathsep.join([str(SRC), *filter(None, [env.get("PYTHONPATH")])])
@@ -645,6 +647,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="run this instead of kubesched; {config} and {kubeconfig} are substituted")
     parser.add_argument("--name", default="", help="label of the result (default: kubesched / the command's name)")
     parser.add_argument("--log-level", default="info", help="kubesched's --log-level [info]")
+    parser.add_argument("--feature-gates", default="",
+                        help="kubesched's --feature-gates (e.g. SchedulerAsyncPreemption=true)")
     parser.add_argument("--kubesched-port", type=int, default=0, help="kubesched's --port (metrics) [0: none]")
     parser.add_argument("--metrics-url", default="", help="scrape this right after the last binding")
     parser.add_argument("--metrics-out", default="", help="where to write the scraped metrics")

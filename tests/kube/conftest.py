@@ -69,12 +69,14 @@ class Replica:
     def __init__(self, fake: FakeApiServer, kubeconfig: str, identity: str = "a", *,
                  leader_election: bool = False, config: dict[str, Any] | None = None,
                  client: ClientOptions = FAST_CLIENT, informer: InformerOptions = FAST_INFORMER,
-                 runner: RunnerOptions = FAST_RUNNER, lease: dict[str, Any] | None = None) -> None:
+                 runner: RunnerOptions = FAST_RUNNER, lease: dict[str, Any] | None = None,
+                 feature_gates: dict[str, bool] | None = None) -> None:
         self.identity = identity
         api_client = load_api_client(kubeconfig)
         self.cluster = KubeCluster(api_client, profiles=[SCHEDULER], identity=identity, client_options=client,
                                    informer_options=informer)
-        self.scheduler = Scheduler(self.cluster, config or CONFIG, np.random.default_rng(0), wall_clock)
+        self.scheduler = Scheduler(self.cluster, config or CONFIG, np.random.default_rng(0), wall_clock,
+                                   feature_gates=feature_gates)
         self.elector: LeaderElector | None = None
         if leader_election:
             le_transport = Transport(api_client, ClientOptions(qps=0, max_attempts=1, request_timeout=0.5),

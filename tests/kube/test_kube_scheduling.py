@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from typing import Any
 
 import pytest
 from fakeapi import FakeApiServer
+from fakefaults import Fault
 
 from conftest import SCHEDULER, Replica, node_of, pod, wait_for
+from kubesched.scheduler.features import ASYNC_PREEMPTION
 from kubesched.testkit.builders import make_node, make_pdb, make_priority_class
 
 pytestmark = pytest.mark.timeout(60)
@@ -114,6 +117,73 @@ def test_preemption_marks_deletes_gracefully_and_nominates(
     wait_for(lambda: node_of(fake, "preemptor") == "n1", what="preemptor bound after the victim left")
     wait_for(lambda: replica.sample("scheduler_preemption_victims_count") == 1)
     assert replica.sample("scheduler_preemption_victims_bucket", le="1.0") == 1
+
+
+def test_async_preemption_goes_on_with_other_pods_while_the_victims_go(
+        fake: FakeApiServer, replicas: Callable[..., Replica]) -> None:
+    """SchedulerAsyncPreemption: the API server holds the victim's DELETE until another pod created
+    after the preemptor is bound, which only a scheduling thread that does not wait for the deletion
+    can do. The preemptor is nominated at once and not retried while its preemption is under way;
+    it is bound once the victim has left."""
+    fake.create(make_priority_class("low", 100))
+    fake.create(make_priority_class("high", 1000))
+    fake.create(make_node("n1", cpu="4"))
+    fake.create(make_node("n2", cpu="1"))
+    fake.create(pod("victim", cpu="3", priority_class="low", node="n1", grace=30))
+
+    bound_meanwhile: list[str | None] = []
+
+    def hold_until_other_is_bound(server: FakeApiServer) -> None:
+        """Within the client's 5 s request timeout, so that it does not give up on the DELETE."""
+        try:
+            wait_for(lambda: node_of(server, "other"), timeout=4.0)
+        except AssertionError:
+            pass
+        bound_meanwhile.append(node_of(server, "other"))
+
+    held = fake.inject(Fault(method="DELETE", path="/pods/victim$", status=None, action=hold_until_other_is_bound))
+    replicas("a", feature_gates={ASYNC_PREEMPTION: True})
+    fake.create(pod("preemptor", cpu="2", priority_class="high"))
+
+    def nominated() -> bool:
+        p = fake.get("Pod", "default", "preemptor")
+        return p is not None and p["status"].get("nominatedNodeName") == "n1"
+
+    wait_for(nominated, what="nominatedNodeName patched")
+    fake.create(pod("other", cpu="500m"))
+    wait_for(lambda: held.hits == 1 and fake.requests_matching("DELETE", "/pods/victim$"), what="the victim deleted")
+    victim = fake.get("Pod", "default", "victim")
+    assert victim is not None and victim["metadata"].get("deletionTimestamp")
+    # bound while the victim's DELETE was held, to n2: n1's free cpu is the nominated preemptor's
+    assert bound_meanwhile == ["n2"]
+    assert len(events_for(fake, "preemptor", "FailedScheduling")) == 1  # not retried meanwhile
+    fake.finish_deletion("default", "victim")  # the kubelet is done
+    wait_for(lambda: node_of(fake, "preemptor") == "n1", what="preemptor bound after the victim left")
+
+
+def test_without_async_preemption_the_cycle_waits_for_the_victims(
+        fake: FakeApiServer, replicas: Callable[..., Replica]) -> None:
+    """The same API server as above, by default (v1.28): the scheduling thread waits for the
+    victim's DELETE, so the other pod is bound only after it was answered."""
+    fake.create(make_priority_class("low", 100))
+    fake.create(make_priority_class("high", 1000))
+    fake.create(make_node("n1", cpu="4"))
+    fake.create(make_node("n2", cpu="1"))
+    fake.create(pod("victim", cpu="3", priority_class="low", node="n1", grace=30))
+    order: list[str] = []
+
+    def hold_a_little(server: FakeApiServer) -> None:
+        time.sleep(0.5)  # the other pod is created meanwhile
+        order.append("victim deleted")
+
+    fake.inject(Fault(method="DELETE", path="/pods/victim$", status=None, action=hold_a_little))
+    replicas("a")
+    fake.create(pod("preemptor", cpu="2", priority_class="high"))
+    wait_for(lambda: fake.requests_matching("PATCH", "/pods/victim/status$"), what="the victim marked")
+    fake.create(pod("other", cpu="500m"))
+    wait_for(lambda: node_of(fake, "other") == "n2", what="the other pod bound")
+    order.append("other bound")
+    assert order == ["victim deleted", "other bound"]
 
 
 def test_clearing_a_nomination_sends_null(fake: FakeApiServer, kubeconfig: str) -> None:

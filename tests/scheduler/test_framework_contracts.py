@@ -258,7 +258,7 @@ def test_every_registered_plugin_implements_the_protocols_it_declares(name: str)
 def test_default_profile_plugins_implement_the_points_they_are_registered_for() -> None:
     """The v1.28 default multiPoint plugins, expanded to the points they implement: each is an
     instance of that point's protocol, and the points match upstream's default profile."""
-    profile = build_profile({}, 0, lambda _name: object())  # type: ignore[arg-type,return-value]
+    profile = build_profile({}, 0, lambda _name: FakeHandle())
     for point, names in profile.points.items():
         for name in names:
             assert isinstance(profile.plugins[name], EXTENSION_POINTS[point]), (point, name)
@@ -269,7 +269,8 @@ def test_default_profile_plugins_implement_the_points_they_are_registered_for() 
     assert profile.points["preScore"] == ["NodeAffinity", "PodTopologySpread", "InterPodAffinity"]
     assert profile.points["score"] == ["TaintToleration", "NodeAffinity", "NodeResourcesFit", "PodTopologySpread",
                                        "InterPodAffinity", "NodeResourcesBalancedAllocation", "ImageLocality"]
-    assert profile.points["preEnqueue"] == ["SchedulingGates"]
+    # DefaultPreemption's PreEnqueue (upstream's from 1.32) has a verdict only with SchedulerAsyncPreemption
+    assert profile.points["preEnqueue"] == ["DefaultPreemption", "SchedulingGates"]
     assert profile.points["reserve"] == ["VolumeBinding"] and profile.points["bind"] == ["DefaultBinder"]
     assert profile.points["preBind"] == ["VolumeBinding"]
     assert {n for n, _ in DEFAULT_MULTIPOINT} == set(profile.plugins)

@@ -24,6 +24,7 @@ import click
 from kubesched.api.durations import parse_duration
 from kubesched.cli.options import read_scheduler_config
 from kubesched.k8s.objects import DEFAULT_SCHEDULER_NAME, KUBE_SCHEDULER_LEASE_NAME, KUBESCHED_LEASE_NAME
+from kubesched.scheduler.features import FeatureGateError, parse_feature_gates
 
 if TYPE_CHECKING:
     from kubesched.api.errors import Location
@@ -101,10 +102,14 @@ def resolve_settings(config: dict[str, Any] | None, kubeconfig: str | None, qps:
                    "key=value pairs); text: plain lines.")
 @click.option("--log-level", type=click.Choice(["debug", "info", "warning", "error"]), default="info",
               show_default=True)
+@click.option("--feature-gates", default="", metavar="NAME=BOOL,...",
+              help="Behaviour of later Kubernetes releases to opt into, as kube-scheduler's flag: "
+                   "SchedulerAsyncPreemption=true makes a preemptor's victims' API calls on a worker thread "
+                   "while the next pods are scheduled (KEP-4832; off by default, as in v1.28).")
 def run(kubeconfig: str | None, context: str | None, config_path: str | None, kube_api_qps: float | None,
         kube_api_burst: int | None, leader_elect: bool | None, lease_name: str | None, lease_namespace: str | None,
         bind_address: str, port: int, identity: str | None, seed: int | None, log_format: str,
-        log_level: str) -> None:
+        log_level: str, feature_gates: str) -> None:
     """Schedule the pods of a real cluster whose schedulerName names one of the profiles.
 
     Run it beside the default scheduler with a profile `schedulerName: kubesched` and a Lease of its
@@ -116,6 +121,10 @@ def run(kubeconfig: str | None, context: str | None, config_path: str | None, ku
     from kubesched.cluster.kube.logs import configure_logging
     from kubesched.serve.runner import STOPPED
 
+    try:
+        gates = parse_feature_gates(feature_gates)
+    except FeatureGateError as exc:
+        raise click.BadParameter(str(exc), param_hint="--feature-gates") from exc
     configure_logging(log_level, log_format)
     config, location = read_scheduler_config(config_path, "--config") if config_path is not None else (None, None)
     settings = resolve_settings(config, kubeconfig, kube_api_qps, kube_api_burst, leader_elect, lease_name,
@@ -125,7 +134,7 @@ def run(kubeconfig: str | None, context: str | None, config_path: str | None, ku
         settings.config_location = location
     hostname = socket.gethostname()
     runner, server = _build(settings, context, identity or f"{hostname}_{uuid.uuid4()}", hostname, seed,
-                            bind_address, port)
+                            bind_address, port, gates)
 
     def stop(_signum: int, _frame: Any) -> None:
         runner.request_stop()
@@ -141,7 +150,7 @@ def run(kubeconfig: str | None, context: str | None, config_path: str | None, ku
 
 
 def _build(settings: RunSettings, context: str | None, identity: str, hostname: str, seed: int | None,
-           bind_address: str, port: int) -> tuple[Any, Any]:
+           bind_address: str, port: int, feature_gates: dict[str, bool] | None = None) -> tuple[Any, Any]:
     import logging
 
     import numpy as np
@@ -172,7 +181,8 @@ def _build(settings: RunSettings, context: str | None, identity: str, hostname: 
     cluster = KubeCluster(api_client, profiles=profiles, identity=hostname, client_options=options)
     try:
         scheduler = Scheduler(cluster, settings.config, np.random.default_rng(seed), wall_clock,
-                              config_dir=Path(settings.config_dir) if settings.config_dir else None)
+                              config_dir=Path(settings.config_dir) if settings.config_dir else None,
+                              feature_gates=feature_gates)
     except ConfigError as exc:
         where = settings.config_location
         raise click.BadParameter(str(where.error(exc.message, exc.path)) if where else str(exc),

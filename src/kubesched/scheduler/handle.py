@@ -11,9 +11,11 @@ from typing import TYPE_CHECKING, Protocol
 import numpy as np
 
 from kubesched.k8s.objects import Obj
+from kubesched.scheduler.framework.interface import Status
 from kubesched.scheduler.framework.types import PodInfo
 
 if TYPE_CHECKING:
+    from kubesched.scheduler.binding import BindingMode
     from kubesched.scheduler.cache import Cache
     from kubesched.scheduler.framework.extender import Extender
     from kubesched.scheduler.framework.preemption import PreemptionRecord
@@ -55,6 +57,13 @@ class HandleHost(Protocol):
 
     @property
     def shared_sets(self) -> dict[str, set[str]]: ...
+
+    @property
+    def features(self) -> dict[str, bool]:
+        """The feature gates, each known one with its value."""
+
+    @property
+    def binding(self) -> BindingMode: ...
 
 
 class ProfileHandle:
@@ -129,3 +138,18 @@ class ProfileHandle:
 
     def record_preemption(self, record: PreemptionRecord) -> None:
         self._scheduler.records.preemption(record)
+
+    def feature_enabled(self, name: str) -> bool:
+        return self._scheduler.features[name]
+
+    def activate(self, pods: builtins.list[PodInfo]) -> None:
+        self._scheduler.queue.activate(pods)
+
+    def run_detached(self, work: Callable[[], str | None], then: Callable[[str | None], None]) -> None:
+        """On the scheduler's binding mode, as a binding cycle whose outcome is an Error status."""
+
+        def as_status() -> Status | None:
+            error = work()
+            return None if error is None else Status.error(error)
+
+        self._scheduler.binding.submit(as_status, lambda status: then(None if status is None else status.message()))

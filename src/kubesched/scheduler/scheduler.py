@@ -13,6 +13,7 @@ import numpy as np
 from kubesched.api.selectors import pod_matches_node_selector_and_affinity
 from kubesched.api.tolerations import find_untolerated_taint
 from kubesched.k8s.objects import Obj, is_terminal, scheduler_name_of
+from kubesched.scheduler import features
 from kubesched.scheduler import queue as q
 from kubesched.scheduler.binding import BindingMode, InlineBinding
 from kubesched.scheduler.cache import Cache
@@ -101,11 +102,14 @@ class Scheduler:
         record_attempts: bool = False,
         config_dir: Path | None = None,
         bind_for_extenders: bool = False,
+        feature_gates: Mapping[str, bool] | None = None,
     ) -> None:
         """``config_dir``: where the configuration's file is (relative ``python:`` extender files are
         found from there). ``bind_for_extenders``: when a bind extender accepts a binding, record it
         in the cluster on the extender's behalf (a simulation, whose API server no extender can
-        reach); against a real cluster the extender binds the pod itself."""
+        reach); against a real cluster the extender binds the pod itself. ``feature_gates``: the
+        gates turned on or off (:mod:`kubesched.scheduler.features`; unknown names are refused)."""
+        self.features = features.resolve(feature_gates)
         self.cluster = cluster
         self.rng = rng
         self.clock = clock

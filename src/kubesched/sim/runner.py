@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import functools
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -133,6 +133,7 @@ class Simulation:
     sections in the result (by default: when explaining). With ``owned``, the scenario's objects
     read from a cluster are handed to the embedded cluster as they are, not copied: for a caller
     that uses the scenario for nothing else afterwards (a dump of 150 000 pods is copied in seconds).
+    ``feature_gates``: the scheduler's (:mod:`kubesched.scheduler.features`).
     """
 
     @collector_paused()
@@ -145,6 +146,7 @@ class Simulation:
         explain: bool = False,
         decisions: bool | None = None,
         owned: bool = False,
+        feature_gates: Mapping[str, bool] | None = None,
     ) -> None:
         self.scenario = scenario
         self.seed = scenario.seed if seed is None else seed
@@ -171,6 +173,7 @@ class Simulation:
                 record_attempts=explain,
                 config_dir=Path(scenario.scheduler_configuration_dir) if scenario.scheduler_configuration_dir else None,
                 bind_for_extenders=True,
+                feature_gates=feature_gates,
             )
         except ConfigError as err:
             raise _configuration_error(scenario, err) from err

@@ -188,6 +188,10 @@ class FakeHandle:
         #: what ``shared_set`` answers from (give the same dict to handles of one scheduler's profiles)
         self.shared: dict[str, set[str]] = shared if shared is not None else {}
         self._generations = itertools.count()
+        #: the feature gates that are on (``feature_enabled``)
+        self.features: dict[str, bool] = {}
+        #: the pods plugins asked to activate, in order
+        self.activated: list[PodInfo] = []
 
     def snapshot(self) -> NodeTableSnapshot:
         return NodeListSnapshot(self.nodes) if isinstance(self.nodes, list) else self.nodes
@@ -243,6 +247,15 @@ class FakeHandle:
 
     def record_preemption(self, record: PreemptionRecord) -> None:
         self.preemptions.append(record)
+
+    def feature_enabled(self, name: str) -> bool:
+        return self.features.get(name, False)
+
+    def activate(self, pods: builtins.list[PodInfo]) -> None:
+        self.activated.extend(pods)
+
+    def run_detached(self, work: Callable[[], str | None], then: Callable[[str | None], None]) -> None:
+        then(work())  # at once, as a simulation runs it
 
 
 

@@ -389,3 +389,16 @@ class Handle(Protocol):
 
     def record_preemption(self, record: PreemptionRecord) -> None:
         """Keep what one PostFilter call of a preemption plugin considered and decided."""
+
+    def feature_enabled(self, name: str) -> bool:
+        """Whether the scheduler's feature gate ``name`` is on (kube-scheduler's ``--feature-gates``;
+        see :mod:`kubesched.scheduler.features`)."""
+
+    def activate(self, pods: builtins.list[PodInfo]) -> None:
+        """Upstream ``Handle.Activate``: move the pods to activeQ (if PreEnqueue lets them)."""
+
+    def run_detached(self, work: Callable[[], str | None], then: Callable[[str | None], None]) -> None:
+        """Run API calls (``work``: an error message, or None when they all succeeded) as the
+        scheduler runs binding cycles: on a worker thread while the scheduling thread goes on
+        (``kubesched run``), or at once (a simulation, whose API calls take no time). ``then`` gets
+        the outcome on the scheduling thread."""

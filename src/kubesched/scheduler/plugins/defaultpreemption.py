@@ -13,11 +13,15 @@ from kubesched.api.selectors import LabelSelector
 from kubesched.k8s.objects import Obj, namespace_of
 from kubesched.scheduler.framework.capabilities import DryRunBatch, DryRunNode
 from kubesched.scheduler.framework.interface import (
+    DELETE,
+    ClusterEvent,
     Code,
     CycleState,
+    EnqueueExtensions,
     Handle,
     PostFilterPlugin,
     PostFilterResult,
+    PreEnqueuePlugin,
     Status,
 )
 from kubesched.scheduler.framework.preemption import (
@@ -38,6 +42,7 @@ __all__ = ["Candidate", "DefaultPreemption", "PreemptionRecord", "pdb_violations
 NO_VICTIMS = "No preemption victims found for incoming pod"
 NEVER = "not eligible due to preemptionPolicy=Never."
 TERMINATING = "not eligible due to a terminating pod on the nominated node."
+WAITING_FOR_PREEMPTION = "waiting for the preemption for this pod to be finished"
 
 
 def _int_arg(args: dict[str, Any], name: str, default: int, low: int, high: int) -> int:
@@ -82,7 +87,7 @@ def pdb_violations(victims: list[PodInfo], pdbs: list[dict[str, Any]]) -> tuple[
     return violating, non_violating
 
 
-class DefaultPreemption(PostFilterPlugin, PostFilterDryRun, PreemptionPolicy):
+class DefaultPreemption(PreEnqueuePlugin, EnqueueExtensions, PostFilterPlugin, PostFilterDryRun, PreemptionPolicy):
     name = "DefaultPreemption"
     victims_are_lower_priority_pods = True
 
@@ -101,6 +106,20 @@ class DefaultPreemption(PostFilterPlugin, PostFilterDryRun, PreemptionPolicy):
         """Whether ``victim`` may be preempted for ``preemptor`` at all (a variant narrowing this
         sets ``victims_are_lower_priority_pods`` to False)."""
         return victim.priority < preemptor.priority
+
+    # -- PreEnqueue (SchedulerAsyncPreemption) -------------------------------------------------
+    def pre_enqueue(self, pod: PodInfo) -> Status | None:
+        """Upstream's (1.32+): with SchedulerAsyncPreemption, a pod whose victims are still being
+        preempted stays out of activeQ; without it, never a verdict."""
+        if self.evaluator.async_preemption and self.evaluator.is_pod_running_preemption(pod.uid):
+            return Status.unresolvable(WAITING_FOR_PREEMPTION)
+        return None
+
+    def events_to_register(self) -> list[ClusterEvent]:
+        """A pod kept out of activeQ above may go once a pod is deleted (its last victim's deletion
+        comes after its preemption stopped counting); no event otherwise: nothing else is ever
+        rejected by this plugin."""
+        return [ClusterEvent("Pod", DELETE, "PodDelete")] if self.evaluator.async_preemption else []
 
     # -- PostFilter ---------------------------------------------------------------------------
     def post_filter(
