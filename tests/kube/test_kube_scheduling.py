@@ -186,6 +186,27 @@ def test_without_async_preemption_the_cycle_waits_for_the_victims(
     assert order == ["victim deleted", "other bound"]
 
 
+@pytest.mark.parametrize("gates", [{}, {ASYNC_PREEMPTION: True}], ids=["sync", "async"])
+def test_every_preemptor_of_a_full_cluster_is_bound(
+        fake: FakeApiServer, replicas: Callable[..., Replica], gates: dict[str, bool]) -> None:
+    """PreemptionBasic in small: every node full of three low-priority pods, one high-priority pod per
+    node; the victims go at once (no grace period). Every preemptor ends up bound, none twice
+    nominated to a node whose victims another took, with or without asynchronous preemption (whose
+    API calls are made on worker threads while the scheduling thread handles the watch)."""
+    fake.create(make_priority_class("low", 100))
+    fake.create(make_priority_class("high", 1000))
+    nodes = 40
+    for i in range(nodes):
+        fake.create(make_node(f"n{i}", cpu="4"))
+        for k in range(3):
+            fake.create(pod(f"low-{i}-{k}", cpu="1200m", priority_class="low", node=f"n{i}", grace=0))
+    replicas("a", feature_gates=gates)
+    for i in range(nodes):
+        fake.create(pod(f"high-{i}", cpu="3", priority_class="high"))
+    wait_for(lambda: all(node_of(fake, f"high-{i}") for i in range(nodes)), what="every preemptor bound")
+    assert len({node_of(fake, f"high-{i}") for i in range(nodes)}) == nodes
+
+
 def test_clearing_a_nomination_sends_null(fake: FakeApiServer, kubeconfig: str) -> None:
     from kubesched.cluster.kube import ClientOptions, KubeCluster, load_api_client
 

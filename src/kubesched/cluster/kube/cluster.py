@@ -103,6 +103,11 @@ class KubeCluster:
         self._resources: dict[str, Resource] = {r.kind: r for r in (*INFORMED, *OPTIONAL_INFORMED)}
         self._changes = ChangeQueue()
         self._handler: ClusterEventHandler | None = None
+        #: the thread that handles the watch's events (the scheduling thread): the only one that
+        #: applies an own write to the handler
+        self._handler_thread: int | None = None
+        #: per thread: where call_all's workers leave the own writes they made for that thread
+        self._on_behalf = threading.local()
         self._guard: Callable[[], None] | None = None
         self._pool: ThreadPoolExecutor | None = None  # for call_all, made when first needed
         self.status_writer = StatusWriter()
@@ -169,6 +174,7 @@ class KubeCluster:
         with :attr:`lock` held together with the initial :meth:`list`, so nothing is seen twice."""
         with self.cache.lock:
             self._handler = handler
+            self._handler_thread = threading.get_ident()
             self.cache.set_sink(self._changes.put)
 
     def dispatch(self, timeout: float = 0.0) -> int:
@@ -195,8 +201,22 @@ class KubeCluster:
     def _own_write_applies(self, pod: Obj) -> bool:
         """Writes on assigned pods (preemption victims) have their result applied before the write
         returns, as in the embedded cluster: kube-scheduler handles those events concurrently with
-        the cycle that caused them, and the failed-pod requeue rules depend on it."""
-        return self._handler is not None and bool((pod.get("spec") or {}).get("nodeName"))
+        the cycle that caused them, and the failed-pod requeue rules depend on it. Only for the
+        thread that handles events (the scheduling thread), itself or through :meth:`call_all`'s
+        workers: the handler is that thread's alone. A write made on another thread (asynchronous
+        preemption's) comes back through the watch, as anyone's."""
+        if self._handler is None or not (pod.get("spec") or {}).get("nodeName"):
+            return False
+        return threading.get_ident() == self._handler_thread or getattr(self._on_behalf, "writes", None) is not None
+
+    def _own_write_done(self, pod: Obj, before: str | None, answer: Any) -> None:
+        """Apply an own write now (on the scheduling thread), or leave it for the call_all that made
+        it on that thread's behalf."""
+        writes: list[tuple[Obj, str | None, Any]] | None = getattr(self._on_behalf, "writes", None)
+        if writes is not None:
+            writes.append((pod, before, answer))
+        else:
+            self._apply_own_write(pod, before, answer)
 
     def _cached_rv(self, pod: Obj) -> str | None:
         namespace, name = _ns_name(pod)
@@ -287,7 +307,20 @@ class KubeCluster:
             return [call() for call in calls]
         if self._pool is None:
             self._pool = ThreadPoolExecutor(max_workers=PARALLELISM, thread_name_prefix="kubesched-api")
-        return list(self._pool.map(lambda call: call(), calls))
+        # the own writes the workers make for the scheduling thread are applied on it, once all are done
+        writes: list[tuple[Obj, str | None, Any]] | None = [] if threading.get_ident() == self._handler_thread else None
+
+        def on_behalf(call: Callable[[], T]) -> T:
+            self._on_behalf.writes = writes
+            try:
+                return call()
+            finally:
+                self._on_behalf.writes = None
+
+        results = list(self._pool.map(on_behalf, calls))
+        for pod, before, answer in writes or ():
+            self._apply_own_write(pod, before, answer)
+        return results
 
     def patch_pod_status(self, pod: Obj, status_patch: Obj, *, wait: bool = True) -> None:
         namespace, name = _ns_name(pod)
@@ -307,7 +340,7 @@ class KubeCluster:
         before = self._cached_rv(pod) if sync else None
         answer = send(sync)
         if sync:
-            self._apply_own_write(pod, before, answer)
+            self._own_write_done(pod, before, answer)
 
     def delete_pod(self, pod: Obj) -> None:
         namespace, name = _ns_name(pod)
@@ -321,7 +354,7 @@ class KubeCluster:
                                      decode=sync)
         log.info("deleted pod", extra={"pod": object_key("Pod", namespace, name)})
         if sync:
-            self._apply_own_write(pod, before, answer)
+            self._own_write_done(pod, before, answer)
 
     def record_event(
         self,
