@@ -8,6 +8,7 @@ directly.
 
 from __future__ import annotations
 
+from kubesched.k8s.journal import Journal
 from kubesched.k8s.objects import Obj
 from kubesched.scheduler.framework.types import NodeInfo, PodInfo
 from kubesched.scheduler.nodetable import NodeTable
@@ -50,10 +51,8 @@ class Cache:
         self._with_anti_affinity: list[NodeInfo] = []
         self._image_nodes: dict[str, int] = {}
         self._image_sizes: dict[str, int] = {}  # the size the first node reporting an image gave
-        #: names of the nodes whose NodeInfo changed, in order (see :meth:`node_changes`); marks
-        #: count entries from the first ever written, ``_journal_base`` of them dropped
-        self._node_journal: list[str] = []
-        self._journal_base = 0
+        #: names of the nodes whose NodeInfo changed, in order (see :meth:`node_changes`)
+        self._node_journal: Journal[str] = Journal()
 
     # -- SnapshotView ----------------------------------------------------------------------
     @property
@@ -79,18 +78,12 @@ class Cache:
         """A mark to pass next time and the names of the nodes whose NodeInfo was added, removed
         or changed (its object or its pods: every change that moves its ``generation``) since
         ``since``, a mark this method gave; None for the names when that cannot be told (no mark,
-        or the journal was compacted since): then look at every node."""
-        mark = self._journal_base + len(self._node_journal)
-        if since is None or since < self._journal_base:
-            return mark, None
-        return mark, self._node_journal[since - self._journal_base:]
+        or the journal forgot since): then look at every node."""
+        return self._node_journal.since(since)
 
     def _node_changed(self, name: str) -> None:
-        journal = self._node_journal
-        journal.append(name)
-        if len(journal) > 2 * len(self.nodes) + 4096:  # readers that far behind look at every node
-            self._journal_base += len(journal)
-            self._node_journal = []
+        # a reader further behind than twice the nodes (and some slack) looks at every node
+        self._node_journal.note(name, 2 * len(self.nodes) + 4096)
 
     def image_num_nodes(self, image: str) -> int:
         return self._image_nodes.get(image, 0)
