@@ -12,11 +12,11 @@ from kubesched.k8s.journal import ChangeJournal, Journal
 
 
 def test_a_reader_is_told_what_was_noted_since_its_mark_in_order() -> None:
-    log: Journal[str] = Journal()
+    log: Journal[str] = Journal(100)
     first, told = log.since(None)
     assert (first, told) == (0, None)  # no mark yet: look at everything
     for name in ("ip-10-0-1-12.ec2.internal", "ip-10-0-2-7.ec2.internal", "ip-10-0-1-12.ec2.internal"):
-        log.note(name, 100)
+        log.note(name)
     mark, told = log.since(first)
     assert mark == log.mark == 3
     assert told == ["ip-10-0-1-12.ec2.internal", "ip-10-0-2-7.ec2.internal", "ip-10-0-1-12.ec2.internal"]
@@ -24,22 +24,22 @@ def test_a_reader_is_told_what_was_noted_since_its_mark_in_order() -> None:
 
 
 def test_readers_follow_one_journal_each_at_its_own_pace() -> None:
-    log: Journal[int] = Journal()
+    log: Journal[int] = Journal(100)
     slow = fast = log.mark
     for i in range(5):
-        log.note(i, 100)
+        log.note(i)
         fast, told = log.since(fast)
         assert told == [i]
     assert log.since(slow) == (5, [0, 1, 2, 3, 4])
 
 
 def test_a_full_journal_forgets_and_a_reader_it_no_longer_reaches_gets_none() -> None:
-    log: Journal[str] = Journal()
+    log: Journal[str] = Journal(3)
     behind = log.mark
     for name in "abc":
-        log.note(name, 3)
+        log.note(name)
     current = log.mark
-    log.note("d", 3)  # full: a, b, c are forgotten before d is taken
+    log.note("d")  # full: a, b, c are forgotten before d is taken
     assert log.mark == 4  # marks keep counting across what was forgotten
     assert log.since(behind) == (4, None)  # too far behind: look at everything
     assert log.since(current) == (4, ["d"])  # a reader just behind still catches up
@@ -47,8 +47,8 @@ def test_a_full_journal_forgets_and_a_reader_it_no_longer_reaches_gets_none() ->
 
 
 def test_a_mark_the_journal_never_gave_gets_none() -> None:
-    log: Journal[str] = Journal()
-    log.note("a", 10)
+    log: Journal[str] = Journal(10)
+    log.note("a")
     assert log.since(7) == (1, None)
 
 
@@ -57,7 +57,7 @@ def test_a_mark_the_journal_never_gave_gets_none() -> None:
 def test_what_a_reader_is_told_is_exactly_what_was_noted(bound: int, steps: list) -> None:
     """Told entries are the very entries noted since the mark; the journal never holds more than
     the bound (or one); a reader that reads after every note is never told None."""
-    log: Journal[int] = Journal()
+    log: Journal[int] = Journal(bound)
     noted: list[int] = []
     marks = [log.mark]  # one reader starting at each read
     eager = log.mark
@@ -65,7 +65,7 @@ def test_what_a_reader_is_told_is_exactly_what_was_noted(bound: int, steps: list
         if step == "read":
             marks.append(log.mark)
             continue
-        log.note(step, bound)
+        log.note(step)
         noted.append(step)
         assert len(log._entries) <= max(bound, 1)
         eager, told = log.since(eager)

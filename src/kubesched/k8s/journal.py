@@ -4,8 +4,9 @@ that changed instead of looking at them all again.
 
 A :class:`Journal` is the one idiom: its owner notes an entry on every change; a reader keeps the
 :attr:`~Journal.mark` the journal gave it and asks what was noted since (:meth:`Journal.since`).
-Marks only grow. The journal is bounded: a full journal forgets what it holds before it takes the
-next entry, and a reader whose mark it no longer reaches is told None — "look at everything" —
+Marks only grow. The journal is bounded: a full journal (its owner chooses the bound: past it, a
+reader catches up faster by looking at everything) forgets what it holds before it takes the next
+entry, and a reader whose mark it no longer reaches is told None — "look at everything" —
 along with a fresh mark. Any number of readers may follow one journal, each at its own pace.
 
 :class:`ChangeJournal` is the keyed form an object store keeps: per kind, a journal of the keys
@@ -26,24 +27,24 @@ class Journal(Generic[T]):
     """Entries in the order they were noted. A mark counts the entries noted before it, the
     forgotten ones included: a reader at mark m has seen the first m entries ever noted."""
 
-    __slots__ = ("_entries", "_floor")
+    __slots__ = ("_entries", "_floor", "bound")
 
-    def __init__(self) -> None:
+    def __init__(self, bound: int) -> None:
         self._entries: list[T] = []
         #: the mark of the first entry held: older marks can no longer be answered
         self._floor = 0
+        #: how many entries the journal holds at most (or one); its owner may change it at any time
+        self.bound = bound
 
     @property
     def mark(self) -> int:
         """The mark of now: a reader given it has seen every entry noted so far."""
         return self._floor + len(self._entries)
 
-    def note(self, entry: T, bound: int) -> None:
-        """Add ``entry``; a journal holding ``bound`` entries (or more) forgets them first, so it
-        never holds more than ``bound`` (or one). The owner chooses ``bound``: beyond that many
-        entries, a reader catches up faster by looking at everything."""
+    def note(self, entry: T) -> None:
+        """Add ``entry``; a full journal (:attr:`bound` entries or more) forgets them first."""
         entries = self._entries
-        if len(entries) >= bound:
+        if len(entries) >= self.bound:
             self._floor += len(entries)
             entries = self._entries = []
         entries.append(entry)
@@ -79,7 +80,8 @@ class ChangeJournal:
         reading what changed."""
         journal = self._kinds.get(kind)
         if journal is not None:
-            journal.note(key, 2 * live + COMPACT_SLACK)
+            journal.bound = 2 * live + COMPACT_SLACK
+            journal.note(key)
 
     def since(self, kind: str, mark: int | None) -> tuple[int, list[str] | None]:
         """The mark to ask from next time, and the keys of the objects of ``kind`` created, updated
@@ -88,7 +90,7 @@ class ChangeJournal:
         was not journaled until now): read them all."""
         journal = self._kinds.get(kind)
         if journal is None:
-            journal = self._kinds[kind] = Journal()
+            journal = self._kinds[kind] = Journal(COMPACT_SLACK)
             return journal.mark, None
         now, keys = journal.since(mark)
         if keys is None:

@@ -58,12 +58,12 @@ class Nominator:
     #: how many changes the journal keeps; a reader further behind starts again from :meth:`nominated`
     JOURNAL_LENGTH = 8192
 
-    def __init__(self, pod_exists_unassigned: Callable[[PodInfo], bool]) -> None:
+    def __init__(self, pod_exists_unassigned: Callable[[PodInfo], bool], journal_length: int = JOURNAL_LENGTH) -> None:
         self._by_node: dict[str, list[PodInfo]] = {}
         self._node_of: dict[str, str] = {}
         self._exists_unassigned = pod_exists_unassigned
         self._priorities: Counter[int] = Counter()  # of the nominated pods
-        self._journal: Journal[tuple[int, str, PodInfo]] = Journal()
+        self._journal: Journal[tuple[int, str, PodInfo]] = Journal(journal_length)
 
     def changes(self, since: int | None) -> tuple[int, Sequence[tuple[int, str, PodInfo]] | None]:
         """A mark to pass next time and the changes after ``since`` (a mark this method gave) in
@@ -76,9 +76,6 @@ class Nominator:
         """Every (node, pod) nomination now."""
         return ((node, pod) for node, pods in self._by_node.items() for pod in pods)
 
-    def _note(self, sign: int, node: str, pod: PodInfo) -> None:
-        self._journal.note((sign, node, pod), self.JOURNAL_LENGTH)
-
     def add(self, pod: PodInfo, override: str | None = None) -> None:
         """``override=None`` is upstream's Noop mode (use status.nominatedNodeName)."""
         self.delete(pod)
@@ -90,7 +87,7 @@ class Nominator:
         if all(p.uid != pod.uid for p in pods):
             pods.append(pod)
             self._priorities[pod.priority] += 1
-            self._note(1, node, pod)
+            self._journal.note((1, node, pod))
 
     def delete(self, pod: PodInfo) -> None:
         node = self._node_of.pop(pod.uid, None)
@@ -103,7 +100,7 @@ class Nominator:
             self._priorities[gone.priority] -= 1
             if not self._priorities[gone.priority]:
                 del self._priorities[gone.priority]
-            self._note(-1, node, gone)
+            self._journal.note((-1, node, gone))
         if pods:
             self._by_node[node] = pods
         else:
