@@ -11,7 +11,8 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 
 from kubesched.scheduler.cache import Cache
 from kubesched.scheduler.framework.types import PodInfo
-from kubesched.scheduler.nodetable import NodeTable, PodGroups
+from kubesched.scheduler.nodetable import NodeTable
+from kubesched.scheduler.podgroups import PodGroups
 from kubesched.testkit.builders import make_node, make_pod
 
 NODES = [f"n{i}" for i in range(4)]

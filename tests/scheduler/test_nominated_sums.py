@@ -36,8 +36,7 @@ op_st = st.one_of(
 @settings(max_examples=150, deadline=None, derandomize=True)
 @given(ops=st.lists(op_st, max_size=30))
 def test_column_sums_equal_the_nominated_pods_counted(journal: int, ops: list) -> None:
-    nominator = Nominator(lambda _pod: True)
-    nominator.JOURNAL_LENGTH = journal
+    nominator = Nominator(lambda _pod: True, journal)
     cache = Cache()
     for name in NODES[:3]:
         cache.add_node(make_node(name))

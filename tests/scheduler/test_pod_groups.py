@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kubesched.api.selectors import LabelSelector
-from kubesched.scheduler import nodetable
+from kubesched.scheduler import podgroups
 from kubesched.scheduler.framework.types import PodInfo
 from kubesched.testkit.builders import make_pod
 
@@ -34,7 +34,7 @@ def expected_groups(pods_on: list[list[PodInfo]]) -> dict[tuple[str, tuple[Any, 
     return out
 
 
-def check(groups: nodetable.PodGroups, pods_on: list[list[PodInfo]], handed_out: list[Any]) -> None:
+def check(groups: podgroups.PodGroups, pods_on: list[list[PodInfo]], handed_out: list[Any]) -> None:
     for arrays, copies in handed_out:  # arrays handed out earlier never change under their holder
         assert all((a == c).all() for a, c in zip(arrays, copies))
     seen = {}
@@ -54,8 +54,8 @@ def check(groups: nodetable.PodGroups, pods_on: list[list[PodInfo]], handed_out:
 @given(ops=steps)
 def test_group_arrays_follow_every_node_change(ops: list[tuple[int, list[int], bool]], limit: int,
                                                monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(nodetable, "_PATCH_LIMIT", limit)  # the same for every input
-    groups = nodetable.PodGroups([SimpleNamespace(pods=[]) for _ in range(NODES)])  # type: ignore[misc]
+    monkeypatch.setattr(podgroups, "_PATCH_LIMIT", limit)  # the same for every input
+    groups = podgroups.PodGroups([SimpleNamespace(pods=[]) for _ in range(NODES)])  # type: ignore[misc]
     pods_on: list[list[PodInfo]] = [[] for _ in range(NODES)]
     handed_out: list[Any] = []
     for node, chosen, look in ops:

@@ -8,6 +8,7 @@ directly.
 
 from __future__ import annotations
 
+from kubesched.k8s.journal import Journal
 from kubesched.k8s.objects import Obj
 from kubesched.scheduler.framework.types import NodeInfo, PodInfo
 from kubesched.scheduler.nodetable import NodeTable
@@ -34,6 +35,12 @@ def _counts_alike(old: PodInfo, new: PodInfo) -> bool:
                                                       or new.has_affinity or new.has_required_anti_affinity))
 
 
+def _node_journal_bound(nodes: int) -> int:
+    """How many node changes the journal keeps: a reader further behind than twice the nodes
+    (and some slack) looks at every node."""
+    return 2 * nodes + 4096
+
+
 class Cache:
     def __init__(self) -> None:
         self.nodes: dict[str, NodeInfo] = {}
@@ -50,10 +57,8 @@ class Cache:
         self._with_anti_affinity: list[NodeInfo] = []
         self._image_nodes: dict[str, int] = {}
         self._image_sizes: dict[str, int] = {}  # the size the first node reporting an image gave
-        #: names of the nodes whose NodeInfo changed, in order (see :meth:`node_changes`); marks
-        #: count entries from the first ever written, ``_journal_base`` of them dropped
-        self._node_journal: list[str] = []
-        self._journal_base = 0
+        #: names of the nodes whose NodeInfo changed, in order (see :meth:`node_changes`)
+        self._node_journal: Journal[str] = Journal(_node_journal_bound(0))
 
     # -- SnapshotView ----------------------------------------------------------------------
     @property
@@ -79,18 +84,8 @@ class Cache:
         """A mark to pass next time and the names of the nodes whose NodeInfo was added, removed
         or changed (its object or its pods: every change that moves its ``generation``) since
         ``since``, a mark this method gave; None for the names when that cannot be told (no mark,
-        or the journal was compacted since): then look at every node."""
-        mark = self._journal_base + len(self._node_journal)
-        if since is None or since < self._journal_base:
-            return mark, None
-        return mark, self._node_journal[since - self._journal_base:]
-
-    def _node_changed(self, name: str) -> None:
-        journal = self._node_journal
-        journal.append(name)
-        if len(journal) > 2 * len(self.nodes) + 4096:  # readers that far behind look at every node
-            self._journal_base += len(journal)
-            self._node_journal = []
+        or the journal forgot since): then look at every node."""
+        return self._node_journal.since(since)
 
     def image_num_nodes(self, image: str) -> int:
         return self._image_nodes.get(image, 0)
@@ -151,7 +146,8 @@ class Cache:
             info.add_pod(pod)
         self._count_images(info, 1)
         self._order_dirty = True
-        self._node_changed(name)
+        self._node_journal.bound = _node_journal_bound(len(self.nodes))
+        self._node_journal.note(name)
         return info
 
     def update_node(self, node: Obj) -> NodeInfo:
@@ -159,7 +155,7 @@ class Cache:
         info = self.nodes[name]
         self._count_images(info, -1)
         info.set_node(node)
-        self._node_changed(name)
+        self._node_journal.note(name)
         self._count_images(info, 1)
         zone = zone_key(info.labels)
         if zone != self._node_zone[name]:
@@ -181,7 +177,8 @@ class Cache:
         if info.pods:
             self._orphans[name] = {p.uid: p for p in info.pods}
         self._order_dirty = True
-        self._node_changed(name)
+        self._node_journal.bound = _node_journal_bound(len(self.nodes))
+        self._node_journal.note(name)
 
     def _remove_from_zone(self, name: str) -> None:
         zone = self._node_zone.pop(name)
@@ -208,7 +205,7 @@ class Cache:
             self._orphans.setdefault(node_name, {})[pod.uid] = pod
             return
         info.add_pod(pod)
-        self._node_changed(node_name)
+        self._node_journal.note(node_name)
         self._touch(info, pod, 1)
 
     def _unplace(self, uid: str) -> PodInfo | None:
@@ -221,7 +218,7 @@ class Cache:
             self._orphans.get(node_name, {}).pop(uid, None)
         else:
             info.remove_pod(pod)
-            self._node_changed(node_name)
+            self._node_journal.note(node_name)
             self._touch(info, pod, -1)
         return pod
 
@@ -269,7 +266,7 @@ class Cache:
         if entry is not None and entry[1] == pod.node_name and info is not None and _counts_alike(entry[0], pod):
             info.remove_pod(entry[0])
             info.add_pod(pod)
-            self._node_changed(pod.node_name)
+            self._node_journal.note(pod.node_name)
             self._pods[pod.uid] = (pod, pod.node_name)
             return
         self._unplace(pod.uid)

@@ -15,6 +15,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from kubesched.k8s.journal import Journal
 from kubesched.scheduler.framework.interface import (
     ADD,
     UPDATE,
@@ -57,35 +58,23 @@ class Nominator:
     #: how many changes the journal keeps; a reader further behind starts again from :meth:`nominated`
     JOURNAL_LENGTH = 8192
 
-    def __init__(self, pod_exists_unassigned: Callable[[PodInfo], bool]) -> None:
+    def __init__(self, pod_exists_unassigned: Callable[[PodInfo], bool], journal_length: int = JOURNAL_LENGTH) -> None:
         self._by_node: dict[str, list[PodInfo]] = {}
         self._node_of: dict[str, str] = {}
         self._exists_unassigned = pod_exists_unassigned
         self._priorities: Counter[int] = Counter()  # of the nominated pods
-        self._journal: list[tuple[int, str, PodInfo]] = []
-        self._journal_start = 0  # the version of the journal's first entry
+        self._journal: Journal[tuple[int, str, PodInfo]] = Journal(journal_length)
 
-    @property
-    def version(self) -> int:
-        """How many changes there have been."""
-        return self._journal_start + len(self._journal)
-
-    def changes_since(self, version: int) -> Sequence[tuple[int, str, PodInfo]] | None:
-        """The changes after ``version`` in order (``(+1, node, pod)`` nominated, ``(-1, node,
-        pod)`` no longer); None when the journal no longer reaches back that far."""
-        if version < self._journal_start:
-            return None
-        return self._journal[version - self._journal_start:]
+    def changes(self, since: int | None) -> tuple[int, Sequence[tuple[int, str, PodInfo]] | None]:
+        """A mark to pass next time and the changes after ``since`` (a mark this method gave) in
+        order: ``(+1, node, pod)`` nominated, ``(-1, node, pod)`` no longer; None for the changes
+        when they cannot be told (no mark, or the journal forgot since): start again from
+        :meth:`nominated`."""
+        return self._journal.since(since)
 
     def nominated(self) -> Iterable[tuple[str, PodInfo]]:
         """Every (node, pod) nomination now."""
         return ((node, pod) for node, pods in self._by_node.items() for pod in pods)
-
-    def _note(self, sign: int, node: str, pod: PodInfo) -> None:
-        if len(self._journal) >= self.JOURNAL_LENGTH:
-            self._journal_start += len(self._journal)
-            self._journal = []
-        self._journal.append((sign, node, pod))
 
     def add(self, pod: PodInfo, override: str | None = None) -> None:
         """``override=None`` is upstream's Noop mode (use status.nominatedNodeName)."""
@@ -98,7 +87,7 @@ class Nominator:
         if all(p.uid != pod.uid for p in pods):
             pods.append(pod)
             self._priorities[pod.priority] += 1
-            self._note(1, node, pod)
+            self._journal.note((1, node, pod))
 
     def delete(self, pod: PodInfo) -> None:
         node = self._node_of.pop(pod.uid, None)
@@ -111,7 +100,7 @@ class Nominator:
             self._priorities[gone.priority] -= 1
             if not self._priorities[gone.priority]:
                 del self._priorities[gone.priority]
-            self._note(-1, node, gone)
+            self._journal.note((-1, node, gone))
         if pods:
             self._by_node[node] = pods
         else:

@@ -76,7 +76,12 @@ class TopologyCache(Protocol):
 
 
 class _DirtyNodes:
-    """:meth:`TopologyCache.take_dirty` over a ``dirty`` set the cache adds to on every change."""
+    """:meth:`TopologyCache.take_dirty` over a ``dirty`` set the cache adds to on every change.
+
+    Not a :class:`~kubesched.k8s.journal.Journal` with a reader's mark: a topology cache has one
+    reader, the plugin that owns it, which takes every change at the start of each cycle and
+    wants each node once. A set gives it just that; a journal would hold an entry per reservation
+    (many per node) and add a "forget every node" answer no reader needs."""
 
     __slots__ = ()
     dirty: set[str]

@@ -48,7 +48,7 @@ class NominatedSums:
     def __init__(self, nominator: NominatorView) -> None:
         self._nominator = nominator
         self._layout: tuple[int, int] | None = None  # the node table (id, layout) the sums are for
-        self._version = 0
+        self._mark: int | None = None  # the nominator's journal mark the sums are at
         self._count: dict[int, np.ndarray] = {}  # priority -> pods per column
         self._requested: dict[int, dict[str, np.ndarray]] = {}  # priority -> resource -> per column
 
@@ -74,12 +74,11 @@ class NominatedSums:
     def _sync(self, table: NodeTableView) -> None:
         layout = (id(table), table.layout)
         nominator = self._nominator
-        changes = nominator.changes_since(self._version) if layout == self._layout else None
+        self._mark, changes = nominator.changes(self._mark if layout == self._layout else None)
         if changes is None:
             self._layout = layout
             self._count, self._requested = {}, {}
             changes = [(1, node, pod) for node, pod in nominator.nominated()]
-        self._version = nominator.version
         for sign, node, pod in changes:
             self._account(table, sign, node, pod)
 

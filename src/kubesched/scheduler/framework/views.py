@@ -217,13 +217,10 @@ class NominatorView(Protocol):
 
     def has_any(self) -> bool: ...
 
-    @property
-    def version(self) -> int:
-        """How many nominations were made or withdrawn so far."""
-
-    def changes_since(self, version: int) -> Sequence[tuple[int, str, PodInfo]] | None:
-        """The changes after ``version``: ``(+1, node, pod)`` nominated, ``(-1, node, pod)`` no
-        longer; None when they are no longer known (start again from :meth:`nominated`)."""
+    def changes(self, since: int | None) -> tuple[int, Sequence[tuple[int, str, PodInfo]] | None]:
+        """A mark to pass next time and the changes after ``since`` (a mark this method gave):
+        ``(+1, node, pod)`` nominated, ``(-1, node, pod)`` no longer; None for the changes when
+        they cannot be told (start again from :meth:`nominated`)."""
 
     def nominated(self) -> Iterable[tuple[str, PodInfo]]:
         """Every (node, pod) nomination now."""

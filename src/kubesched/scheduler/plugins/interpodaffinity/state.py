@@ -9,7 +9,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubesched.scheduler.framework.types import NodeInfo, PodInfo
-from kubesched.scheduler.nodetable import affinity_key, labels_key
 from kubesched.scheduler.plugins.affinityterms import (
     AffinityTerm,
     NamespaceLabels,
@@ -20,6 +19,7 @@ from kubesched.scheduler.plugins.affinityterms import (
     pod_matches_all_terms,
 )
 from kubesched.scheduler.plugins.interpodaffinity.vector import CodeCounts
+from kubesched.scheduler.podgroups import affinity_key, labels_key
 
 
 def node_labels(node: NodeInfo) -> Mapping[str, str]:

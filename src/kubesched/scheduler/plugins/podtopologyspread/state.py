@@ -9,8 +9,8 @@ from typing import Any
 import numpy as np
 
 from kubesched.scheduler.framework.types import NodeInfo, PodInfo
-from kubesched.scheduler.nodetable import labels_key
 from kubesched.scheduler.plugins.podtopologyspread.constraints import Constraint, NodeInclusion, has_all_keys
+from kubesched.scheduler.podgroups import labels_key
 
 _MAX_INT32 = 2**31 - 1
 
