@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kubesched.analysis.whatif import Changes, apply_changes, whatif
+from kubesched.analysis.whatif.apply import apply_changes
+from kubesched.analysis.whatif.changes import Changes
+from kubesched.analysis.whatif.run import whatif
 from kubesched.api.loader import load_scenario
 from kubesched.sim import simulate
 from kubesched.testkit.builders import make_pdb

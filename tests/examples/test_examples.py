@@ -7,7 +7,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from kubesched.analysis.whatif import Changes, load_change_objects, scenario_documents, whatif
+from kubesched.analysis.whatif.changes import Changes, load_change_objects
+from kubesched.analysis.whatif.documents import scenario_documents
+from kubesched.analysis.whatif.run import whatif
 from kubesched.api.loader import load_scenario
 from kubesched.sim import simulate
 

@@ -18,7 +18,8 @@ from typing import Any
 
 import pytest
 
-from kubesched.analysis.whatif import Changes, whatif
+from kubesched.analysis.whatif.changes import Changes
+from kubesched.analysis.whatif.run import whatif
 from kubesched.api.loader import scenario_from_objects
 from kubesched.report.html import simulation_report, whatif_report
 from kubesched.sim import simulate

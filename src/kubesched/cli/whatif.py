@@ -11,7 +11,9 @@ import yaml
 from rich.console import Console
 from rich.markup import escape
 
-from kubesched.analysis.whatif import Changes, load_change_objects, scenario_documents, whatif
+from kubesched.analysis.whatif.changes import Changes, load_change_objects
+from kubesched.analysis.whatif.documents import scenario_documents
+from kubesched.analysis.whatif.run import whatif
 from kubesched.api.errors import KubeschedError, ManifestError
 from kubesched.cli.jsonout import write_json
 from kubesched.cli.options import (

@@ -38,7 +38,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kubesched.analysis.whatif import Changes, WhatIfError, check_changes, load_change_objects
+from kubesched.analysis.whatif.apply import check_changes
+from kubesched.analysis.whatif.changes import Changes, WhatIfError, load_change_objects
 from kubesched.api.durations import parse_duration
 from kubesched.api.errors import Location, ManifestError
 from kubesched.api.loader import Scenario, read_scheduler_configuration

@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from kubesched.analysis.whatif import apply_changes, check_changes
+from kubesched.analysis.whatif.apply import apply_changes, check_changes
 from kubesched.api.loader import Scenario
 from kubesched.api.volumes import pod_claims
 from kubesched.k8s.objcopy import deep_copy

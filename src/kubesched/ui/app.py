@@ -18,7 +18,7 @@ from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 from pydantic import BaseModel, Field
 
-from kubesched.analysis.whatif import Changes, WhatIfError
+from kubesched.analysis.whatif.changes import Changes, WhatIfError
 from kubesched.api.errors import KubeschedError
 from kubesched.ui.cluster import MAX_PAGE
 from kubesched.ui.edits import (

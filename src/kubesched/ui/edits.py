@@ -19,7 +19,9 @@ from typing import Any
 
 import click
 
-from kubesched.analysis.whatif import BaselinePreemption, Changes, apply_changes, load_change_objects
+from kubesched.analysis.whatif.apply import apply_changes
+from kubesched.analysis.whatif.changes import Changes, load_change_objects
+from kubesched.analysis.whatif.preemption import BaselinePreemption
 from kubesched.api.errors import KubeschedError, Location, ManifestError
 from kubesched.api.loader import Scenario
 from kubesched.cli.options import read_scheduler_config

@@ -19,7 +19,9 @@ from typing import Any
 import yaml
 
 from kubesched.analysis.diagnose import diagnose
-from kubesched.analysis.whatif import Changes, scenario_documents, whatif
+from kubesched.analysis.whatif.changes import Changes
+from kubesched.analysis.whatif.documents import scenario_documents
+from kubesched.analysis.whatif.run import whatif
 from kubesched.api.loader import Scenario, load_scenario
 from kubesched.cli.explain import missing_pod_text
 from kubesched.k8s.objects import key_of
