@@ -34,6 +34,7 @@ drain, the default of cluster-autoscaler 1.28). A node that fails the removal si
 considered again for ``unremovableNodeRecheckTimeout``. Removal taints the node
 ``ToBeDeletedByClusterAutoscaler:NoSchedule``, deletes its pods (grace capped at
 ``maxGracefulTerminationSec``; events ``ScaleDown``), and deletes the Node once they are gone.
+This module decides; adding and removing nodes is carried out by :mod:`.lifecycle`.
 
 Node lifecycle events are recorded with pod ``Node/<name>``: ``NodeAdded``, ``NodeReady``,
 ``NodeRemoved``. ``report()`` → ``cluster.autoscaler``: ``nodeCount`` (``[[t, n], ...]``, every Node
@@ -47,20 +48,17 @@ exactly as long as the autoscaler still has something to do.
 
 from __future__ import annotations
 
-import functools
 import math
 from typing import TYPE_CHECKING, Any
 
 from kubesched.api.cluster_settings.autoscaler import (
     NODE_GROUP_LABEL,
     AutoscalerConfig,
-    NodeGroup,
     parse_config,
 )
-from kubesched.api.selectors import LabelSelector, pod_matches_node_selector_and_affinity
-from kubesched.api.tolerations import find_untolerated_taint
+from kubesched.api.selectors import LabelSelector
+from kubesched.cluster.embedded.autoscaler.lifecycle import NodeLifecycle
 from kubesched.cluster.embedded.autoscaler.nodes import (
-    NOT_READY_TAINT,
     SCALE_DOWN_DISABLED,
     TO_BE_DELETED_TAINT,
     Estimate,
@@ -70,24 +68,17 @@ from kubesched.cluster.embedded.autoscaler.nodes import (
     estimate,
     first_fit,
     priority_of,
+    template_node,
 )
 from kubesched.cluster.embedded.autoscaler.track import NodeTracker, PodTracker
 from kubesched.cluster.embedded.controllers.util import is_daemonset_pod, is_mirror_pod
-from kubesched.k8s.objects import ApiError, Obj, is_terminal, key_of
-from kubesched.k8s.timefmt import parse_rfc3339, rfc3339
+from kubesched.k8s.objects import Obj, is_terminal, key_of
+from kubesched.k8s.timefmt import parse_rfc3339
 
 if TYPE_CHECKING:
     from kubesched.cluster.embedded.cluster import EmbeddedCluster
 
 __all__ = ["ClusterAutoscaler", "start_autoscaler"]
-
-#: tolerations every DaemonSet pod gets (used to decide which DaemonSets run on a template node)
-_DAEMONSET_TOLERATIONS: tuple[dict[str, str], ...] = (
-    {"key": NOT_READY_TAINT, "operator": "Exists", "effect": "NoExecute"},
-    {"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute"},
-    *({"key": f"node.kubernetes.io/{k}", "operator": "Exists", "effect": "NoSchedule"}
-      for k in ("disk-pressure", "memory-pressure", "pid-pressure", "unschedulable")),
-)
 
 
 class ClusterAutoscaler:
@@ -95,28 +86,22 @@ class ClusterAutoscaler:
         self.cluster = cluster
         self.config = config
         self.requests = RequestCache()
-        self.pods = PodTracker(self._pod_turned_unschedulable, self._pod_gone)
+        self.lifecycle = NodeLifecycle(cluster, config)
+        self.pods = PodTracker(self._pod_turned_unschedulable, self.lifecycle.pod_gone)
         self.nodes = NodeTracker(cluster.now, [g.name for g in config.groups])
         cluster.api.watch(self.pods)
         cluster.api.watch(self.nodes)
-        self.upcoming: dict[str, NodeGroup] = {}  # decided, not yet registered
-        self.requested_at: dict[str, float] = {}  # upcoming node -> when it was asked of the cloud
-        self.provisioning_seconds = 0.0  # asked for, not yet registered: billed, not in nodeCount
-        self.drains: set[str] = set()  # non-empty nodes being drained
         self.unremovable_until: dict[str, float] = {}  # failed the removal simulation: not re-checked before
-        self.starting: set[str] = set()  # registered, not yet Ready
-        self.draining: dict[str, float] = {}
         self.unneeded_since: dict[str, float] = {}
         self.last_scale_up = -math.inf
         self.last_scan = -math.inf
         self.scale_ups: list[dict[str, Any]] = []
         self.scale_downs: list[dict[str, Any]] = []
-        self._names: dict[str, int] = {}
         self._notified: set[tuple[str, str]] = set()
         self._wakes: set[float] = set()
         for group in config.groups:
             for _ in range(group.initial_size):
-                self._register(self._next_name(group), group, initial=True)
+                self.lifecycle.register(self.lifecycle.next_name(group), group, initial=True)
         cluster.loop.call_at(0.0, self._scan, background=True)
 
     # -- timers ------------------------------------------------------------------------------------
@@ -134,10 +119,6 @@ class ClusterAutoscaler:
     def _pod_turned_unschedulable(self) -> None:
         self._wake(self._next_tick(self.cluster.now()))
 
-    def _pod_gone(self, node: str) -> None:
-        if node in self.draining:
-            self.cluster.loop.call_at(self.cluster.now(), lambda: self._check_drained(node))
-
     # -- the loop ------------------------------------------------------------------------------------
     def _scan(self) -> None:
         now = self.cluster.now()
@@ -152,36 +133,22 @@ class ClusterAutoscaler:
         snapshot: dict[str, SimNode] = {}
         for node in sorted(self.cluster.api.iter("Node"), key=lambda n: n["metadata"]["name"]):
             name = node["metadata"]["name"]
-            if name in self.draining or _has_taint(node, TO_BE_DELETED_TAINT):
+            if name in self.lifecycle.draining or _has_taint(node, TO_BE_DELETED_TAINT):
                 continue
             group = ((node["metadata"].get("labels") or {}).get(NODE_GROUP_LABEL))
-            snapshot[name] = SimNode.of(node, group, upcoming=name in self.starting)
+            snapshot[name] = SimNode.of(node, group, upcoming=name in self.lifecycle.starting)
         for pod in self.cluster.api.iter("Pod"):
             node_name = (pod.get("spec") or {}).get("nodeName")
             if node_name in snapshot and not is_terminal(pod) and not self._expendable(pod):
                 snapshot[node_name].add(self.requests(pod))
-        for name, group in sorted(self.upcoming.items()):
-            snapshot[name] = self._template(group, name)
+        for name, group in sorted(self.lifecycle.upcoming.items()):
+            snapshot[name] = template_node(group, name, self.cluster.api.iter("DaemonSet"))
         return snapshot
 
     def _expendable(self, pod: Obj) -> bool:
         """Below ``expendablePodsPriorityCutoff``: left out of the autoscaler's snapshot (their space
         counts as free; a node running only them is empty)."""
         return priority_of(pod) < self.config.expendable_cutoff
-
-    def _template(self, group: NodeGroup, name: str) -> SimNode:
-        node = group.node_object(name)
-        sim = SimNode.of(node, group.name, upcoming=True)
-        for ds in sorted(self.cluster.api.iter("DaemonSet"), key=key_of):
-            template = {"metadata": {}, **((ds.get("spec") or {}).get("template") or {})}
-            spec = template.get("spec") or {}
-            tolerations = [*(spec.get("tolerations") or []), *_DAEMONSET_TOLERATIONS]
-            if pod_matches_node_selector_and_affinity(template, node) and \
-                    find_untolerated_taint((node.get("spec") or {}).get("taints"), tolerations) is None:
-                from kubesched.api.resources import pod_requests
-
-                sim.add(pod_requests(template))
-        return sim
 
     # -- scale-up ------------------------------------------------------------------------------------
     def _candidates(self, now: float) -> tuple[list[Obj], list[Obj]]:
@@ -225,13 +192,13 @@ class ClusterAutoscaler:
             return False
         options: list[Estimate] = []
         reasons: dict[str, list[str]] = {key_of(p): [] for p in remaining}
-        total = sum(1 for _ in self.cluster.api.iter("Node")) + len(self.upcoming)
+        total = sum(1 for _ in self.cluster.api.iter("Node")) + len(self.lifecycle.upcoming)
         for group in self.config.groups:
             size = self._group_size(group.name)
             headroom = group.max_size - size
             if self.config.max_nodes_total:
                 headroom = min(headroom, self.config.max_nodes_total - total)
-            template = self._template(group, f"template-{group.name}")
+            template = template_node(group, f"template-{group.name}", self.cluster.api.iter("DaemonSet"))
             for pod in remaining:
                 if headroom <= 0:
                     reasons[key_of(pod)].append("max node group size reached")
@@ -250,10 +217,7 @@ class ClusterAutoscaler:
         group = next(g for g in self.config.groups if g.name == best.group)
         before = self._group_size(group.name)
         for _ in range(best.nodes):
-            name = self._next_name(group)
-            self.upcoming[name] = group
-            self.requested_at[name] = now
-            self.cluster.loop.call_later(group.scale_up_delay, functools.partial(self._register, name, group))
+            self.lifecycle.request(group, now)
         self.last_scale_up = now
         self.unneeded_since.clear()
         pods = sorted(key_of(p) for p in best.pods)
@@ -288,57 +252,8 @@ class ClusterAutoscaler:
         return options[int(self.cluster.rng.integers(0, len(options)))]
 
     def _group_size(self, group: str) -> int:
-        live = sum(1 for n in self.nodes.members(group) if n not in self.draining)
-        return live + sum(1 for g in self.upcoming.values() if g.name == group)
-
-    def _next_name(self, group: NodeGroup) -> str:
-        while True:
-            self._names[group.name] = self._names.get(group.name, 0) + 1
-            name = f"{group.name}-{self._names[group.name]}"
-            if name not in self.upcoming and self.cluster.api.get("Node", None, name) is None:
-                return name
-
-    # -- node lifecycle --------------------------------------------------------------------------------
-    def _register(self, name: str, group: NodeGroup, initial: bool = False) -> None:
-        self.upcoming.pop(name, None)
-        asked = self.requested_at.pop(name, None)
-        if asked is not None:
-            self.provisioning_seconds += self.cluster.now() - asked
-        node = group.node_object(name)
-        now = rfc3339(self.cluster.now())
-        ready = initial or group.node_startup_time <= 0
-        status = node.setdefault("status", {})
-        status["conditions"] = [{"type": "Ready", "status": "True" if ready else "False",
-                                 "reason": "KubeletReady" if ready else "KubeletNotReady",
-                                 "lastTransitionTime": now}]
-        if not ready:
-            spec = node.setdefault("spec", {})
-            spec["taints"] = [*(spec.get("taints") or []), {"key": NOT_READY_TAINT, "effect": "NoSchedule"}]
-        if self.cluster.create(node) is None:
-            return
-        if not initial:
-            self.cluster.log.record("NodeAdded", f"Node/{name}", node=name, message=f"node group {group.name}")
-        if not ready:
-            self.starting.add(name)
-            self.cluster.loop.call_later(group.node_startup_time, lambda: self._ready(name))
-        elif not initial:
-            self.cluster.log.record("NodeReady", f"Node/{name}", node=name)
-
-    def _ready(self, name: str) -> None:
-        self.starting.discard(name)
-        node = self.cluster.api.get("Node", None, name)
-        if node is None:
-            return
-        spec = dict(node.get("spec") or {})
-        spec["taints"] = [t for t in spec.get("taints") or [] if t.get("key") != NOT_READY_TAINT]
-        if not spec["taints"]:
-            del spec["taints"]
-        status = dict(node.get("status") or {})
-        status["conditions"] = [c for c in status.get("conditions") or [] if c.get("type") != "Ready"] + [
-            {"type": "Ready", "status": "True", "reason": "KubeletReady",
-             "lastTransitionTime": rfc3339(self.cluster.now())}]
-        self.cluster.api.update({**node, "spec": spec, "status": status})
-        self.cluster.log.record("NodeReady", f"Node/{name}", node=name)
+        live = sum(1 for n in self.nodes.members(group) if n not in self.lifecycle.draining)
+        return live + sum(1 for g in self.lifecycle.upcoming.values() if g.name == group)
 
     # -- scale-down --------------------------------------------------------------------------------------
     def _scale_down(self, now: float) -> None:
@@ -397,17 +312,17 @@ class ClusterAutoscaler:
         # the default since cluster-autoscaler 1.28)
         for name in [n for n in eligible if not unneeded[n]][: self.config.max_empty_bulk_delete]:
             self._remove_node(name, [])
-        slots = self.config.max_drain_parallelism - len(self.drains)
+        slots = self.config.max_drain_parallelism - len(self.lifecycle.drains)
         for name in [n for n in eligible if unneeded[n]][: max(0, slots)]:
-            self.drains.add(name)
+            self.lifecycle.drains.add(name)
             self._remove_node(name, unneeded[name])
-        left = [t for n, t in ready_at.items() if n not in self.draining]
+        left = [t for n, t in ready_at.items() if n not in self.lifecycle.draining]
         if left:  # the next loop (or the one after the drain) goes on
             self._wake(self._next_tick(max(min(left), now)))
 
     def _removable_kind(self, node: SimNode) -> bool:
         annotations = (node.node.get("metadata") or {}).get("annotations") or {}
-        return (node.group is not None and not node.upcoming and node.name not in self.draining
+        return (node.group is not None and not node.upcoming and node.name not in self.lifecycle.draining
                 and annotations.get(SCALE_DOWN_DISABLED) != "true")
 
     def _utilization(self, node: SimNode, pods: list[Obj]) -> float:
@@ -418,54 +333,14 @@ class ClusterAutoscaler:
         return probe.utilization()
 
     def _remove_node(self, name: str, movable: list[Obj]) -> None:
-        node = self.cluster.api.get("Node", None, name)
+        """Remove the node (:meth:`.NodeLifecycle.remove`) and record the scale-down."""
+        node = self.lifecycle.remove(name)
         if node is None:
             return
-        now = self.cluster.now()
-        self.draining[name] = now
         self.unneeded_since.pop(name, None)
-        spec = dict(node.get("spec") or {})
-        spec["taints"] = [*(spec.get("taints") or []),
-                          {"key": TO_BE_DELETED_TAINT, "value": str(int(now)), "effect": "NoSchedule"}]
-        self.cluster.api.update({**node, "spec": spec})
-        self.cluster.log.record("ScaleDown", f"Node/{name}", node=name,
-                                message="marked the node as toBeDeleted/unschedulable")
-        self.scale_downs.append({"time": round(now, 6), "node": name,
+        self.scale_downs.append({"time": round(self.cluster.now(), 6), "node": name,
                                  "group": (node["metadata"].get("labels") or {}).get(NODE_GROUP_LABEL),
                                  "pods": sorted(key_of(p) for p in movable)})
-        longest = 0
-        for pod in sorted(self._pods_on(name), key=key_of):
-            if is_daemonset_pod(pod) or is_mirror_pod(pod) or pod["metadata"].get("deletionTimestamp"):
-                continue
-            grace = (pod.get("spec") or {}).get("terminationGracePeriodSeconds")
-            grace = min(30 if grace is None else int(grace), self.config.max_graceful_termination)
-            longest = max(longest, grace)
-            self.cluster.log.record("ScaleDown", key_of(pod), node=name, message="deleting pod for node scale down")
-            try:
-                self.cluster.delete("Pod", pod["metadata"].get("namespace"), pod["metadata"]["name"], grace)
-            except ApiError:
-                pass
-        self.cluster.loop.call_later(longest, lambda: self._check_drained(name))
-
-    def _pods_on(self, name: str) -> list[Obj]:
-        return [p for p in self.cluster.api.iter("Pod") if (p.get("spec") or {}).get("nodeName") == name
-                and not is_terminal(p)]
-
-    def _check_drained(self, name: str) -> None:
-        if name not in self.draining or self.cluster.api.get("Node", None, name) is None:
-            return
-        left = self._pods_on(name)
-        if any(not is_daemonset_pod(p) and not is_mirror_pod(p) for p in left):
-            return
-        for pod in left:
-            try:
-                self.cluster.delete("Pod", pod["metadata"].get("namespace"), pod["metadata"]["name"], 0)
-            except ApiError:
-                pass
-        del self.draining[name]
-        self.drains.discard(name)
-        self.cluster.delete("Node", None, name)
-        self.cluster.log.record("NodeRemoved", f"Node/{name}", node=name)
 
     # -- result ---------------------------------------------------------------------------------------
     def report(self) -> dict[str, Any]:
@@ -473,8 +348,8 @@ class ClusterAutoscaler:
         return {
             "nodeCount": self.nodes.series(None),
             "nodeHours": round(self.nodes.node_hours(None, now), 4),
-            "nodeHoursIncludingProvisioning": round(self.nodes.node_hours(None, now) + (
-                self.provisioning_seconds + sum(now - t for t in self.requested_at.values())) / 3600.0, 4),
+            "nodeHoursIncludingProvisioning": round(
+                self.nodes.node_hours(None, now) + self.lifecycle.provisioning(now) / 3600.0, 4),
             "groups": {g.name: {"minSize": g.min_size, "maxSize": g.max_size,
                                 "nodeCount": self.nodes.series(g.name),
                                 "nodeHours": round(self.nodes.node_hours(g.name, now), 4)}

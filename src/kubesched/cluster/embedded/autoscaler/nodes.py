@@ -1,5 +1,6 @@
 """The cluster autoscaler's what-if machinery: a snapshot of nodes, the predicates it checks, the
-binpacking estimator used for scale-up and the "can every pod go elsewhere" check for scale-down.
+template node a group would add, the binpacking estimator used for scale-up and the "can every pod
+go elsewhere" check for scale-down.
 
 Like the real autoscaler this works on *requests*, never on usage. Predicates: node
 ``unschedulable``, NoSchedule/NoExecute taints vs tolerations, ``nodeSelector`` and required node
@@ -14,6 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from kubesched.api.cluster_settings.autoscaler import NodeGroup
 from kubesched.api.resources import node_allocatable, pod_requests
 from kubesched.api.selectors import pod_matches_node_selector_and_affinity
 from kubesched.api.tolerations import find_untolerated_taint
@@ -25,6 +27,15 @@ NOT_READY_TAINT = "node.kubernetes.io/not-ready"
 TO_BE_DELETED_TAINT = "ToBeDeletedByClusterAutoscaler"
 SAFE_TO_EVICT = "cluster-autoscaler.kubernetes.io/safe-to-evict"
 SCALE_DOWN_DISABLED = "cluster-autoscaler.kubernetes.io/scale-down-disabled"
+
+
+#: tolerations every DaemonSet pod gets (used to decide which DaemonSets run on a template node)
+_DAEMONSET_TOLERATIONS: tuple[dict[str, str], ...] = (
+    {"key": NOT_READY_TAINT, "operator": "Exists", "effect": "NoExecute"},
+    {"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute"},
+    *({"key": f"node.kubernetes.io/{k}", "operator": "Exists", "effect": "NoSchedule"}
+      for k in ("disk-pressure", "memory-pressure", "pid-pressure", "unschedulable")),
+)
 
 
 def priority_of(pod: Obj) -> int:
@@ -107,6 +118,21 @@ def first_fit(nodes: Iterable[SimNode], pod: Obj, requests: dict[str, int]) -> S
             node.add(requests)
             return node
     return None
+
+
+def template_node(group: NodeGroup, name: str, daemonsets: Iterable[Obj]) -> SimNode:
+    """A new node of ``group`` as the autoscaler pictures it: the group's template, with the
+    requests of the pods of the DaemonSets that would run on it."""
+    node = group.node_object(name)
+    sim = SimNode.of(node, group.name, upcoming=True)
+    for ds in sorted(daemonsets, key=key_of):
+        template = {"metadata": {}, **((ds.get("spec") or {}).get("template") or {})}
+        spec = template.get("spec") or {}
+        tolerations = [*(spec.get("tolerations") or []), *_DAEMONSET_TOLERATIONS]
+        if pod_matches_node_selector_and_affinity(template, node) and \
+                find_untolerated_taint((node.get("spec") or {}).get("taints"), tolerations) is None:
+            sim.add(pod_requests(template))
+    return sim
 
 
 # -- scale-up ------------------------------------------------------------------------------------
