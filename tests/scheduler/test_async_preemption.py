@@ -103,9 +103,9 @@ def test_a_failed_preemption_activates_the_pod_and_spares_the_last_victim(
     ])
     sim = Simulation(load_scenario(path), feature_gates={ASYNC_PREEMPTION: True})
     from kubesched.k8s.objects import ApiError
-    from kubesched.scheduler.framework import preemption
+    from kubesched.scheduler.framework import victims
 
-    real = preemption.preempt_pod
+    real = victims.preempt_pod
     calls: list[str] = []
 
     def failing_first(cluster: Any, victim: Any, *args: Any) -> str | None:
@@ -114,7 +114,7 @@ def test_a_failed_preemption_activates_the_pod_and_spares_the_last_victim(
             return ApiError(500, "InternalError", "etcd is away").message
         return real(cluster, victim, *args)
 
-    monkeypatch.setattr(preemption, "preempt_pod", failing_first)
+    monkeypatch.setattr(victims, "preempt_pod", failing_first)
     activated: list[str] = []
     queue = sim.scheduler.queue
     original = queue.activate

@@ -14,27 +14,21 @@ the criterion that picked the node) that ``explain`` and the simulation result c
 
 from __future__ import annotations
 
-import functools
-import logging
 import math
-import threading
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from kubesched.k8s.objects import DISRUPTION_TARGET, ApiError, Obj
-from kubesched.k8s.timefmt import rfc3339
+from kubesched.k8s.objects import Obj
 from kubesched.scheduler.features import ASYNC_PREEMPTION
 from kubesched.scheduler.framework.capabilities import DryRunBatch, DryRunNode, PreemptionArithmetic
 from kubesched.scheduler.framework.extenders import narrow_victims, preempting
 from kubesched.scheduler.framework.interface import Code, CycleState, Handle, PostFilterResult, Status
 from kubesched.scheduler.framework.nominated import NominatedLoad
-from kubesched.scheduler.framework.types import PREEMPTION_BY_SCHEDULER, NodeInfo, PodInfo, fit_error_message
-from kubesched.scheduler.ports import Cluster
-
-log = logging.getLogger("kubesched.scheduler")
+from kubesched.scheduler.framework.types import NodeInfo, PodInfo, fit_error_message
+from kubesched.scheduler.framework.victims import VictimPreemption, clear_nominated_node_name
 
 NOT_HELPFUL = "Preemption is not helpful for scheduling"
 CRITERIA = (
@@ -166,16 +160,21 @@ class Evaluator:
         self.plugin_name = plugin_name
         self.handle = handle
         self.policy = policy
-        #: SchedulerAsyncPreemption: the victims' API calls are made while the scheduling thread goes on
-        self.async_preemption = handle.feature_enabled(ASYNC_PREEMPTION)
-        #: the pods whose preemption's API calls are under way (by uid; read by PreEnqueue)
-        self._preempting: set[str] = set()
-        self._preempting_lock = threading.Lock()
+        #: what is done to the chosen candidate's victims (at once, or in the background with
+        #: SchedulerAsyncPreemption)
+        self.victims = VictimPreemption(handle, asynchronous=handle.feature_enabled(ASYNC_PREEMPTION))
+
+    @property
+    def async_preemption(self) -> bool:
+        return self.victims.asynchronous
 
     def is_pod_running_preemption(self, uid: str) -> bool:
         """Upstream ``IsPodRunningPreemption``: whether the pod's victims are still being preempted."""
-        with self._preempting_lock:
-            return uid in self._preempting
+        return self.victims.is_running(uid)
+
+    def prepare_candidate(self, candidate: Candidate, pod: PodInfo) -> Status | None:
+        """Upstream ``prepareCandidate``: see :meth:`VictimPreemption.prepare`."""
+        return self.victims.prepare(candidate.node, candidate.victims, pod)
 
     # -- Preempt --------------------------------------------------------------------------------
     def preempt(
@@ -205,7 +204,7 @@ class Evaluator:
         if best is None:
             return result, status
         if self.async_preemption:
-            self.prepare_candidate_async(best, pod)
+            self.victims.prepare_async(best.node, best.victims, pod)
         else:
             error = self.prepare_candidate(best, pod)
             if error is not None:
@@ -464,98 +463,3 @@ class Evaluator:
             earliest_start,
         )
         return list(zip(CRITERIA, funcs))
-
-    # -- acting ---------------------------------------------------------------------------------
-    def prepare_candidate(self, candidate: Candidate, pod: PodInfo) -> Status | None:
-        """Upstream ``prepareCandidate``: preempt every victim, then clear the nominations of the
-        lower-priority pods nominated to the node."""
-        handle = self.handle
-        cluster, now = handle.cluster, handle.now()
-        errors = cluster.call_all([functools.partial(preempt_pod, cluster, victim, pod, candidate.node, now)
-                                   for victim in candidate.victims])  # at the same time, as upstream
-        err = next((e for e in errors if e is not None), None)
-        if err is not None:
-            return Status.error(err)
-        handle.metrics.observe_victims(len(candidate.victims))
-        for nominated in handle.nominator.pods_for_node(candidate.node):
-            if nominated.priority < pod.priority:
-                clear_nominated_node_name(handle.cluster, nominated)
-        return None
-
-
-    def prepare_candidate_async(self, candidate: Candidate, pod: PodInfo) -> None:
-        """Upstream ``prepareCandidateAsync`` (SchedulerAsyncPreemption, KEP-4832): the API calls of
-        :meth:`prepare_candidate`, made while the scheduling thread goes on; the pod counts as
-        preempting until they are done (its PreEnqueue keeps it out of activeQ meanwhile). The
-        lower-priority nominations are cleared first, then every victim but the last is preempted at
-        once; the pod stops counting as preempting before the last victim goes, so that this
-        deletion's event finds it ready to be requeued. If a call fails, the last victim is spared
-        (the preemption cannot succeed any more, as upstream decided in #135495) and the pod is
-        activated, lest it wait in the unschedulable pool for an event that will not come."""
-        handle = self.handle
-        cluster, now, node = handle.cluster, handle.now(), candidate.node
-        handle.metrics.observe_victims(len(candidate.victims))
-        # read on the scheduling thread, whose state the nominator is
-        lower = [nominated for nominated in handle.nominator.pods_for_node(node) if nominated.priority < pod.priority]
-        preempt = [functools.partial(preempt_pod, cluster, victim, pod, node, now) for victim in candidate.victims]
-        with self._preempting_lock:
-            self._preempting.add(pod.uid)
-
-        def work() -> str | None:
-            try:
-                for nominated in lower:
-                    clear_nominated_node_name(cluster, nominated)
-                errors = cluster.call_all(preempt[:-1])
-            finally:
-                with self._preempting_lock:
-                    self._preempting.discard(pod.uid)
-            error = next((e for e in errors if e is not None), None)
-            if error is None and preempt:
-                error = preempt[-1]()
-            return error
-
-        def then(error: str | None) -> None:
-            if error is not None:
-                log.error("preemption for pod %s failed: %s", pod.key, error)
-                handle.activate([pod])
-
-        handle.run_detached(work, then)
-
-
-def preempt_pod(cluster: Cluster, victim: PodInfo, preemptor: PodInfo, node_name: str, now: float) -> str | None:
-    """Mark the victim with DisruptionTarget, delete it gracefully and record ``Preempted``; the API
-    error's message if that fails."""
-    condition = {
-        "type": DISRUPTION_TARGET,
-        "status": "True",
-        "reason": PREEMPTION_BY_SCHEDULER,
-        "message": f"{preemptor.scheduler_name}: preempting to accommodate a higher priority pod",
-        # upstream builds the condition afresh on each preemption (from the preemptor's status),
-        # so re-preempting a terminating victim changes it again and produces an update event
-        "lastTransitionTime": rfc3339(now),
-    }
-    try:
-        cluster.patch_pod_status(victim.obj, {"conditions": [condition]})
-        cluster.delete_pod(victim.obj)
-    except ApiError as err:  # in 1.28 any failure, NotFound included, fails the preemption
-        return err.message
-    cluster.record_event(
-        victim.obj,
-        type="Normal",
-        reason="Preempted",
-        action="Preempting",
-        note=f"Preempted by a pod on node {node_name}",
-        related=preemptor.obj,
-    )
-    return None
-
-
-def clear_nominated_node_name(cluster: Cluster, pod: PodInfo) -> None:
-    """Upstream ``util.ClearNominatedNodeName``: patch the pod's nomination away if it has one."""
-    current = cluster.get("Pod", pod.namespace, pod.name)
-    if current is None or not (current.get("status") or {}).get("nominatedNodeName"):
-        return
-    try:
-        cluster.patch_pod_status(current, {"nominatedNodeName": None})
-    except ApiError:
-        pass
