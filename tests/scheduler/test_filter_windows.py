@@ -135,11 +135,8 @@ def assert_windows_equal(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, docs: 
     assert explained_json(path) == everything
 
 
-def test_a_big_cluster_is_filtered_in_windows(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The windows are used (not just equal): a pod that fits anywhere has its first window filtered
-    (2000 nodes, 34 % to find: windows of 1362 nodes), not all 2000."""
-    import yaml
-
+def nodes_filtered(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """How many nodes each filter pass of the run looks at (filled in as the run goes)."""
     from kubesched.scheduler.framework.runtime import Framework
 
     asked: list[int] = []
@@ -150,6 +147,15 @@ def test_a_big_cluster_is_filtered_in_windows(tmp_path: Path, monkeypatch: pytes
         return original(self, state, pod, snapshot, where)
 
     monkeypatch.setattr(Framework, "filter_all", counting)
+    return asked
+
+
+def test_a_big_cluster_is_filtered_in_windows(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The windows are used (not just equal): a pod that fits anywhere has its first window filtered
+    (2000 nodes, 34 % to find: windows of 1362 nodes), not all 2000."""
+    import yaml
+
+    asked = nodes_filtered(monkeypatch)
     path = tmp_path / "s.yaml"
     path.write_text(yaml.safe_dump_all(scenario(2000, 0, 0, 0, [("bare", "z0", 0)], 0)))
     simulate(str(path))
@@ -182,16 +188,7 @@ def test_a_pod_that_fits_nowhere_is_filtered_once(tmp_path: Path, monkeypatch: p
     plugin's message is asked). The FailedScheduling message names every reason, as upstream's."""
     import yaml
 
-    from kubesched.scheduler.framework.runtime import Framework
-
-    asked: list[int] = []
-    original = Framework.filter_all
-
-    def counting(self: Framework, state, pod, snapshot, where=None):  # type: ignore[no-untyped-def]
-        asked.append(len(snapshot.node_infos) if where is None else len(where))
-        return original(self, state, pod, snapshot, where)
-
-    monkeypatch.setattr(Framework, "filter_all", counting)
+    asked = nodes_filtered(monkeypatch)
     docs: list[dict] = [make_node(f"n{i}", cpu="2") for i in range(8)]
     docs += [make_node(f"t{i}", cpu="64", taints=[{"key": "gpu", "value": "yes", "effect": "NoSchedule"}])
              for i in range(2)]
