@@ -12,13 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kubesched.api.volumes import (
-    CandidateIndex,
-    CandidateVolumes,
-    VolumeFacts,
-    claim_class,
-    find_matching_volume,
-)
+from kubesched.api.volumes.candidates import CandidateIndex, CandidateVolumes, VolumeFacts
+from kubesched.api.volumes.claims import claim_class, find_matching_volume
 from kubesched.cluster.embedded.apiserver.store import ObjectStore
 from kubesched.k8s import journal
 from kubesched.scheduler.plugins.volumebinding.assumecache import AssumeCache

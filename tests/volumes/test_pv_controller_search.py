@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from kubesched.api.volumes import find_matching_volume
+from kubesched.api.volumes.claims import find_matching_volume
 from kubesched.cluster.embedded.controllers.persistentvolume import VOLUME, PersistentVolumeController
 from kubesched.k8s.objects import key_of
 from kubesched.testkit.builders import make_node, make_pod, make_pv, make_pvc, make_storage_class, with_claims

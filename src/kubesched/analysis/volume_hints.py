@@ -9,23 +9,25 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
-from kubesched.api.volumes import (
+from kubesched.api.volumes.claims import (
     ANN_SELECTED_NODE,
     NOT_SUPPORTED_PROVISIONER,
     WAIT_FOR_FIRST_CONSUMER,
-    ZONE_LABELS,
     access_modes_fit,
     claim_class,
     class_binding_mode,
-    csi_attach_limit_key,
     find_matching_volume,
     is_claim_fully_bound,
-    label_zones,
     pod_claims,
     storage_request,
-    topology_terms_match,
     volume_capacity,
     volume_class,
+)
+from kubesched.api.volumes.topology import (
+    ZONE_LABELS,
+    csi_attach_limit_key,
+    label_zones,
+    topology_terms_match,
     volume_node_affinity_matches,
 )
 from kubesched.k8s.objects import Obj

@@ -21,7 +21,7 @@ from typing import Any
 
 from kubesched.analysis.whatif.apply import apply_changes, check_changes
 from kubesched.api.loader import Scenario
-from kubesched.api.volumes import pod_claims
+from kubesched.api.volumes.claims import pod_claims
 from kubesched.k8s.objcopy import deep_copy
 from kubesched.sim import simulate
 from kubesched.sweep.metrics import variant_metrics

@@ -16,7 +16,7 @@ from kubesched.api.resources import (
     pod_requests,
     wrap_int64,
 )
-from kubesched.api.volumes import pod_pvc_refs
+from kubesched.api.volumes.claims import pod_pvc_refs
 from kubesched.k8s.objects import DEFAULT_NAMESPACE, DEFAULT_SCHEDULER_NAME, DISRUPTION_TARGET
 from kubesched.k8s.timefmt import parse_rfc3339
 

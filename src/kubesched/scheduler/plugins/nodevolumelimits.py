@@ -16,7 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from kubesched.api.volumes import ATTACHABLE_VOLUMES_PREFIX, claim_class, csi_attach_limit_key, pod_claims
+from kubesched.api.volumes.claims import claim_class, pod_claims
+from kubesched.api.volumes.topology import ATTACHABLE_VOLUMES_PREFIX, csi_attach_limit_key
 from kubesched.k8s.objects import Obj
 from kubesched.scheduler.framework.capabilities import FilterVector
 from kubesched.scheduler.framework.interface import (

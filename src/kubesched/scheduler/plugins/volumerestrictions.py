@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from kubesched.api.volumes import pod_claims
+from kubesched.api.volumes.claims import pod_claims
 from kubesched.scheduler.framework.interface import (
     ADD,
     DELETE,

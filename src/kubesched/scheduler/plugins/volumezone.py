@@ -14,14 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from kubesched.api.volumes import (
-    WAIT_FOR_FIRST_CONSUMER,
-    ZONE_LABELS,
-    claim_class,
-    class_binding_mode,
-    label_zones,
-    pod_claims,
-)
+from kubesched.api.volumes.claims import WAIT_FOR_FIRST_CONSUMER, claim_class, class_binding_mode, pod_claims
+from kubesched.api.volumes.topology import ZONE_LABELS, label_zones
 from kubesched.scheduler.framework.capabilities import PodIndependentFilter
 from kubesched.scheduler.framework.interface import (
     ADD,

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from kubesched.api.volumes import ANN_BETA_STORAGE_CLASS
+from kubesched.api.volumes.claims import ANN_BETA_STORAGE_CLASS
 from kubesched.k8s.objects import Obj
 
 IS_DEFAULT_CLASS = "storageclass.kubernetes.io/is-default-class"

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kubesched.api.volumes import ephemeral_claim_name
+from kubesched.api.volumes.claims import ephemeral_claim_name
 from kubesched.cluster.embedded.controllers.base import Controller
 from kubesched.k8s.objects import ApiError, Obj, key_of, namespace_of
 

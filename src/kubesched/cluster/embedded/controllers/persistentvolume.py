@@ -4,7 +4,7 @@
 **Claims** (synced on any change of a claim, a volume or a StorageClass):
 
 - a claim without ``spec.volumeName`` looks for the best volume
-  (:func:`~kubesched.api.volumes.find_matching_volume` without a node: a volume pre-bound to it, else
+  (:func:`~kubesched.api.volumes.claims.find_matching_volume` without a node: a volume pre-bound to it, else
   the smallest Available one of its class that fits — not for ``WaitForFirstConsumer`` classes,
   whose claims the scheduler matches). Found: both are bound. Not found:
 
@@ -42,7 +42,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from kubesched.api.cluster_settings.storage import ProvisionerSettings, StorageSettings, parse_config
-from kubesched.api.volumes import (
+from kubesched.api.volumes.claims import (
     ANN_BETA_STORAGE_PROVISIONER,
     ANN_BIND_COMPLETED,
     ANN_BOUND_BY_CONTROLLER,

@@ -9,7 +9,7 @@ reach (upstream ``plugins/volumebinding``, v1.28).
   narrow the nodes to look at.
 - **Filter**, per node: bound volumes' node affinity must match the node; each unbound
   ``WaitForFirstConsumer`` claim needs a matching Available volume that suits the node (the smallest
-  big enough, see :func:`~kubesched.api.volumes.find_matching_volume`) or else dynamic provisioning:
+  big enough, see :func:`~kubesched.api.volumes.claims.find_matching_volume`) or else dynamic provisioning:
   a provisioner, the class's ``allowedTopologies`` matching the node and, for CSI drivers that
   publish ``CSIStorageCapacity``, enough capacity reachable from the node. A claim already carrying
   another node's ``volume.kubernetes.io/selected-node`` fits no other node.

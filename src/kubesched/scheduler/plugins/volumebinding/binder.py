@@ -6,13 +6,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from kubesched.api.volumes import (
+from kubesched.api.volumes.claims import (
     ANN_BOUND_BY_CONTROLLER,
     ANN_SELECTED_NODE,
     is_claim_fully_bound,
     is_volume_bound_to_claim,
-    volume_node_affinity_matches,
 )
+from kubesched.api.volumes.topology import volume_node_affinity_matches
 from kubesched.k8s.objects import ApiError, Obj
 from kubesched.scheduler.framework.interface import Handle, Status
 from kubesched.scheduler.framework.types import PodInfo

@@ -10,22 +10,22 @@ import numpy as np
 
 from kubesched.api.quantity import parse_quantity
 from kubesched.api.selectors import LabelSelector
-from kubesched.api.volumes import (
+from kubesched.api.volumes.candidates import CandidateIndex, CandidateVolumes, VolumeFacts
+from kubesched.api.volumes.claims import (
     ANN_SELECTED_NODE,
-    HOSTNAME_LABEL,
     NOT_SUPPORTED_PROVISIONER,
     WAIT_FOR_FIRST_CONSUMER,
-    CandidateIndex,
-    CandidateVolumes,
-    VolumeFacts,
     claim_class,
     class_binding_mode,
     ephemeral_owner_error,
     find_matching_volume,
     is_claim_fully_bound,
-    local_volume_node_names,
     pod_claims,
     storage_request,
+)
+from kubesched.api.volumes.topology import (
+    HOSTNAME_LABEL,
+    local_volume_node_names,
     topology_terms_match,
     volume_node_affinity_matches,
 )

@@ -1,8 +1,9 @@
-"""PersistentVolumes and their claims: the rules the scheduler's volume plugins and the embedded
-PersistentVolume controller share (upstream ``k8s.io/component-helpers/storage/volume`` and
-``storage/ephemeral``), so that both sides always agree on which volume fits which claim.
-
-Everything here reads plain API objects and changes none.
+"""The volume search made once per scheduling cycle: :class:`CandidateVolumes` are the volumes
+:func:`~kubesched.api.volumes.claims.find_matching_volume` could return for a claim on some node,
+with every check that does not depend on the node made up front, and :class:`CandidateIndex`
+keeps them for every claim shape across cycles, refiling only the volumes that changed. Both give
+exactly what the search over all volumes gives; they only make it cheaper for the VolumeBinding
+plugin on large clusters.
 """
 
 from __future__ import annotations
@@ -10,281 +11,29 @@ from __future__ import annotations
 import bisect
 import json
 import weakref
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from kubesched.api.quantity import parse_quantity
-from kubesched.api.selectors import LabelSelector, node_selector_term_matches
-from kubesched.k8s.objects import DEFAULT_NAMESPACE, Obj
-
-#: on a claim: the binding is complete (set by the PV controller)
-ANN_BIND_COMPLETED = "pv.kubernetes.io/bind-completed"
-#: on a claim or a volume: the PV controller made the binding (not the user)
-ANN_BOUND_BY_CONTROLLER = "pv.kubernetes.io/bound-by-controller"
-#: on a claim: the node the scheduler chose, for delayed binding and topology-aware provisioning
-ANN_SELECTED_NODE = "volume.kubernetes.io/selected-node"
-#: on a claim: the provisioner asked to create its volume
-ANN_STORAGE_PROVISIONER = "volume.kubernetes.io/storage-provisioner"
-ANN_BETA_STORAGE_PROVISIONER = "volume.beta.kubernetes.io/storage-provisioner"
-#: on a volume: the provisioner that created it
-ANN_DYNAMICALLY_PROVISIONED = "pv.kubernetes.io/provisioned-by"
-#: the beta annotation that, when present, wins over ``storageClassName``
-ANN_BETA_STORAGE_CLASS = "volume.beta.kubernetes.io/storage-class"
-#: a StorageClass provisioner that means "no dynamic provisioning" (local volumes)
-NOT_SUPPORTED_PROVISIONER = "kubernetes.io/no-provisioner"
-WAIT_FOR_FIRST_CONSUMER = "WaitForFirstConsumer"
-IMMEDIATE = "Immediate"
-HOSTNAME_LABEL = "kubernetes.io/hostname"
-#: the node and volume labels VolumeZone compares (beta failure-domain ones first, as upstream)
-ZONE_LABELS = (
-    "failure-domain.beta.kubernetes.io/zone",
-    "failure-domain.beta.kubernetes.io/region",
-    "topology.kubernetes.io/zone",
-    "topology.kubernetes.io/region",
+from kubesched.api.selectors import LabelSelector
+from kubesched.api.volumes.claims import (
+    claim_class,
+    is_volume_bound_to_claim,
+    meta_of,
+    storage_request,
+    volume_capacity,
+    volume_class,
+    volume_mode,
 )
-#: the separator of several zones in one volume zone label
-MULTI_ZONE_DELIMITER = "__"
-#: a resource name prefix that marks attachable volume counts in a node's allocatable
-ATTACHABLE_VOLUMES_PREFIX = "attachable-volumes-"
-CSI_ATTACH_LIMIT_PREFIX = "attachable-volumes-csi-"
-
-
-def _annotations(obj: Mapping[str, Any]) -> Mapping[str, str]:
-    return (obj.get("metadata") or {}).get("annotations") or {}
-
-
-def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
-    return obj.get("metadata") or {}
-
-
-def claim_class(claim: Mapping[str, Any]) -> str:
-    """The claim's storage class: the beta annotation first, then ``spec.storageClassName``; ''
-    for none (``GetPersistentVolumeClaimClass``)."""
-    ann = _annotations(claim)
-    if ANN_BETA_STORAGE_CLASS in ann:
-        return str(ann[ANN_BETA_STORAGE_CLASS])
-    return str((claim.get("spec") or {}).get("storageClassName") or "")
-
-
-def volume_class(volume: Mapping[str, Any]) -> str:
-    ann = _annotations(volume)
-    if ANN_BETA_STORAGE_CLASS in ann:
-        return str(ann[ANN_BETA_STORAGE_CLASS])
-    return str((volume.get("spec") or {}).get("storageClassName") or "")
-
-
-def ephemeral_claim_name(pod: Mapping[str, Any], volume: Mapping[str, Any]) -> str:
-    """The claim a generic ephemeral volume gets: ``<pod name>-<volume name>``."""
-    return f"{_meta(pod).get('name', '')}-{volume.get('name', '')}"
-
-
-def pod_claims(pod: Mapping[str, Any]) -> Iterator[tuple[str, bool]]:
-    """``(claim name, is ephemeral)`` of each volume of the pod backed by a claim, in volume order."""
-    for volume in (pod.get("spec") or {}).get("volumes") or ():
-        if not isinstance(volume, Mapping):
-            continue
-        pvc = volume.get("persistentVolumeClaim")
-        if isinstance(pvc, Mapping):
-            yield str(pvc.get("claimName") or ""), False
-        elif isinstance(volume.get("ephemeral"), Mapping):
-            yield ephemeral_claim_name(pod, volume), True
-
-
-def pod_pvc_refs(pod: Mapping[str, Any]) -> list[str]:
-    """``namespace/claim`` of each ``persistentVolumeClaim`` volume (not ephemeral ones): what the
-    scheduler's snapshot counts as claims in use (``PVCRefCounts``)."""
-    ns = _meta(pod).get("namespace") or DEFAULT_NAMESPACE
-    return [f"{ns}/{name}" for name, ephemeral in pod_claims(pod) if not ephemeral]
-
-
-def ephemeral_owner_error(pod: Mapping[str, Any], claim: Mapping[str, Any]) -> str | None:
-    """``ephemeral.VolumeIsForPod``: an ephemeral volume's claim must be controlled by the pod."""
-    uid = _meta(pod).get("uid")
-    for ref in _meta(claim).get("ownerReferences") or ():
-        if ref.get("controller") and ref.get("uid") == uid:
-            return None
-    return (f'PVC {_meta(claim).get("namespace") or DEFAULT_NAMESPACE}/{_meta(claim).get("name")} '
-            f'was not created for pod {_meta(pod).get("namespace") or DEFAULT_NAMESPACE}/'
-            f'{_meta(pod).get("name")} (pod is not owner)')
-
-
-def storage_request(claim: Mapping[str, Any]) -> Fraction:
-    requests = ((claim.get("spec") or {}).get("resources") or {}).get("requests") or {}
-    value = requests.get("storage")
-    return parse_quantity(value) if value is not None else Fraction(0)
-
-
-def volume_capacity(volume: Mapping[str, Any]) -> Fraction:
-    value = ((volume.get("spec") or {}).get("capacity") or {}).get("storage")
-    return parse_quantity(value) if value is not None else Fraction(0)
-
-
-def is_claim_fully_bound(claim: Mapping[str, Any]) -> bool:
-    """Bound to a volume and the binding completed (``isPVCFullyBound``)."""
-    return bool((claim.get("spec") or {}).get("volumeName")) and ANN_BIND_COMPLETED in _annotations(claim)
-
-
-def is_volume_bound_to_claim(volume: Mapping[str, Any], claim: Mapping[str, Any]) -> bool:
-    ref = (volume.get("spec") or {}).get("claimRef")
-    if not ref:
-        return False
-    meta = _meta(claim)
-    if ref.get("name") != meta.get("name") or (ref.get("namespace") or "") != (meta.get("namespace") or DEFAULT_NAMESPACE):
-        return False
-    return not ref.get("uid") or ref.get("uid") == meta.get("uid")
-
-
-def class_binding_mode(storage_class: Mapping[str, Any] | None) -> str | None:
-    """``volumeBindingMode`` as the API server defaults it (Immediate)."""
-    if storage_class is None:
-        return None
-    return str(storage_class.get("volumeBindingMode") or IMMEDIATE)
-
-
-def volume_node_affinity_matches(volume: Mapping[str, Any], node_labels: Mapping[str, str]) -> bool:
-    """``CheckNodeAffinity``: the volume's required node affinity against the node's labels only
-    (the node's name is not looked at, so ``matchFields`` terms are ignored)."""
-    required = ((volume.get("spec") or {}).get("nodeAffinity") or {}).get("required")
-    if required is None:
-        return True
-    node = {"metadata": {"labels": dict(node_labels)}}
-    return any(isinstance(t, Mapping) and node_selector_term_matches(t, node)
-               for t in required.get("nodeSelectorTerms") or ())
-
-
-def _term_hostnames(volume: Mapping[str, Any]) -> list[set[str] | None]:
-    """Per term of the volume's required node affinity, the hostnames its ``kubernetes.io/hostname
-    In`` expressions allow (intersected); None for a term without such an expression."""
-    required = ((volume.get("spec") or {}).get("nodeAffinity") or {}).get("required")
-    out: list[set[str] | None] = []
-    for term in (required or {}).get("nodeSelectorTerms") or ():
-        nodes: set[str] | None = None
-        for expr in term.get("matchExpressions") or ():
-            if expr.get("key") == HOSTNAME_LABEL and expr.get("operator") == "In":
-                values = set(expr.get("values") or ())
-                nodes = values if nodes is None else nodes & values
-        out.append(nodes)
-    return out
-
-
-def local_volume_node_names(volume: Mapping[str, Any]) -> list[str]:
-    """``GetLocalPersistentVolumeNodeNames``: the nodes named by ``kubernetes.io/hostname In``
-    expressions of the volume's node affinity (intersected within a term, united across terms; a
-    term without one adds nothing)."""
-    return sorted(set().union(*(nodes for nodes in _term_hostnames(volume) if nodes is not None)))
-
-
-def topology_terms_match(terms: Iterable[Mapping[str, Any]] | None, labels: Mapping[str, str]) -> bool:
-    """``MatchTopologySelectorTerms`` (a StorageClass's ``allowedTopologies``): no terms → True;
-    the terms are ORed, an empty term selects nothing."""
-    terms = list(terms or ())
-    if not terms:
-        return True
-    for term in terms:
-        exprs = term.get("matchLabelExpressions") or []
-        if exprs and all(labels.get(e.get("key")) in (e.get("values") or ()) for e in exprs):
-            return True
-    return False
-
-
-def _volume_mode(spec: Mapping[str, Any]) -> str:
-    return str(spec.get("volumeMode") or "Filesystem")
-
-
-def access_modes_fit(claim: Mapping[str, Any], volume: Mapping[str, Any]) -> bool:
-    """Every access mode the claim asks for is offered by the volume (``CheckAccessModes``)."""
-    offered = set((volume.get("spec") or {}).get("accessModes") or ())
-    return all(mode in offered for mode in (claim.get("spec") or {}).get("accessModes") or ())
-
-
-def find_matching_volume(
-    claim: Obj,
-    volumes: Iterable[Obj],
-    node_labels: Mapping[str, str] | None,
-    excluded: Mapping[str, Any],
-    delay_binding: bool,
-) -> Obj | None:
-    """``FindMatchingVolume``: the volume pre-bound to the claim if there is one (None when it does
-    not suit ``node_labels``), else the smallest Available volume of the claim's class that is big
-    enough, of the same volume mode, selected by the claim's selector, not being deleted, suiting
-    the node (when one is given) and, with a node, offering the claim's access modes. Without a
-    node, delayed-binding claims only take pre-bound volumes. ``volumes`` are taken in the order
-    given (ties keep the first)."""
-    spec = claim.get("spec") or {}
-    wanted = storage_request(claim)
-    wanted_class = claim_class(claim)
-    selector = LabelSelector.from_dict(spec["selector"]) if spec.get("selector") is not None else None
-    smallest: Obj | None = None
-    smallest_size = Fraction(0)
-    for volume in volumes:
-        name = _meta(volume).get("name")
-        if name in excluded:
-            continue
-        vspec = volume.get("spec") or {}
-        bound_here = is_volume_bound_to_claim(volume, claim)
-        if vspec.get("claimRef") and not bound_here:
-            continue
-        size = volume_capacity(volume)
-        if size < wanted:
-            continue
-        if _volume_mode(spec) != _volume_mode(vspec):
-            continue
-        if _meta(volume).get("deletionTimestamp"):
-            continue
-        fits_node = node_labels is None or volume_node_affinity_matches(volume, node_labels)
-        if bound_here:
-            return volume if fits_node else None
-        if node_labels is None and delay_binding:
-            continue
-        if (volume.get("status") or {}).get("phase") != "Available":
-            continue
-        if selector is not None and not selector.matches(_meta(volume).get("labels") or {}):
-            continue
-        if volume_class(volume) != wanted_class:
-            continue
-        if not fits_node:
-            continue
-        if node_labels is not None and not access_modes_fit(claim, volume):
-            continue
-        if smallest is None or smallest_size > size:
-            smallest, smallest_size = volume, size
-    return smallest
-
-
-def label_zones(value: str) -> set[str] | None:
-    """A volume zone label's zones (``a__b``); None when a part is empty (upstream ignores the
-    label then)."""
-    zones = {part.strip() for part in value.split(MULTI_ZONE_DELIMITER)}
-    return None if "" in zones else zones
-
-
-def csi_attach_limit_key(driver: str) -> str:
-    """``GetCSIAttachLimitKey``: ``attachable-volumes-csi-<driver>``, shortened with a SHA-1 when
-    the name would reach 63 characters."""
-    import hashlib
-
-    if len(CSI_ATTACH_LIMIT_PREFIX) + len(driver) >= 63:
-        return CSI_ATTACH_LIMIT_PREFIX + driver[:23] + hashlib.sha1(driver.encode()).hexdigest()[:16]
-    return CSI_ATTACH_LIMIT_PREFIX + driver
-
-
-def _hostname_only(volume: Mapping[str, Any]) -> set[str] | None:
-    """The hostnames a volume's node affinity allows when every term requires
-    ``kubernetes.io/hostname In [...]``; None when some term does not (any node may match)."""
-    terms = _term_hostnames(volume)
-    if not terms or any(nodes is None for nodes in terms):
-        return None
-    return set().union(*(nodes for nodes in terms if nodes is not None))
-
-
-def _only_hostname_terms(volume: Mapping[str, Any]) -> bool:
-    required = ((volume.get("spec") or {}).get("nodeAffinity") or {}).get("required") or {}
-    return all(not term.get("matchFields") and all(e.get("key") == HOSTNAME_LABEL and e.get("operator") == "In"
-                                                   for e in term.get("matchExpressions") or ())
-               for term in required.get("nodeSelectorTerms") or ())
+from kubesched.api.volumes.topology import (
+    HOSTNAME_LABEL,
+    only_hostname_terms,
+    required_hostnames,
+    volume_node_affinity_matches,
+)
+from kubesched.k8s.objects import DEFAULT_NAMESPACE, Obj
 
 
 @dataclass(frozen=True, slots=True)
@@ -300,20 +49,20 @@ class VolumeFacts:
     claim_ref: Mapping[str, Any] | None
     labels: Mapping[str, str]
     access_modes: frozenset[str]
-    hostnames: frozenset[str] | None  # see _hostname_only
+    hostnames: frozenset[str] | None  # see required_hostnames
     only_hostname: bool
 
     @classmethod
     def of(cls, volume: Obj) -> VolumeFacts:
         spec = volume.get("spec") or {}
-        hosts = _hostname_only(volume)
+        hosts = required_hostnames(volume)
         return cls(
-            name=str(_meta(volume).get("name")), capacity=volume_capacity(volume), mode=_volume_mode(spec),
+            name=str(meta_of(volume).get("name")), capacity=volume_capacity(volume), mode=volume_mode(spec),
             storage_class=volume_class(volume), phase=str((volume.get("status") or {}).get("phase") or ""),
-            deleting=bool(_meta(volume).get("deletionTimestamp")), claim_ref=spec.get("claimRef") or None,
-            labels=_meta(volume).get("labels") or {}, access_modes=frozenset(spec.get("accessModes") or ()),
+            deleting=bool(meta_of(volume).get("deletionTimestamp")), claim_ref=spec.get("claimRef") or None,
+            labels=meta_of(volume).get("labels") or {}, access_modes=frozenset(spec.get("accessModes") or ()),
             hostnames=frozenset(hosts) if hosts is not None else None,
-            only_hostname=hosts is not None and _only_hostname_terms(volume),
+            only_hostname=hosts is not None and only_hostname_terms(volume),
         )
 
 
@@ -328,7 +77,7 @@ class _ClaimShape:
         wanted = storage_request(claim)
         self.wanted_num, self.wanted_den = wanted.numerator, wanted.denominator
         self.storage_class = claim_class(claim)
-        self.mode = _volume_mode(spec)
+        self.mode = volume_mode(spec)
         self.modes = frozenset(spec.get("accessModes") or ())
         raw = spec.get("selector")
         self.selector = LabelSelector.from_dict(raw) if raw is not None else None
@@ -431,13 +180,13 @@ class CandidateVolumes:
         if self._any_hosts is not None:
             return self._any_hosts
         return {host for host, filed in self.by_hostname.items()
-                if any(str(_meta(volume).get("name")) in self.hostname_only for _, volume in filed)}
+                if any(str(meta_of(volume).get("name")) in self.hostname_only for _, volume in filed)}
 
     def any_for_node(self, labels: Mapping[str, str]) -> bool:
         """Whether some candidate suits the node (what :func:`find_matching_volume` finds for a
         first claim, nothing excluded yet)."""
         for volume in self.for_node(labels):
-            if str(_meta(volume).get("name")) in self.hostname_only or volume_node_affinity_matches(volume, labels):
+            if str(meta_of(volume).get("name")) in self.hostname_only or volume_node_affinity_matches(volume, labels):
                 return True
         return False
 
@@ -590,7 +339,7 @@ class CandidateIndex:
     def sync(self, volumes: Iterable[Obj]) -> None:
         """Make the index hold exactly ``volumes`` (one object per name): :meth:`update` with
         every volume whose object is not the one held (by identity) and every one gone."""
-        current = {str(_meta(v).get("name")): v for v in volumes}
+        current = {str(meta_of(v).get("name")): v for v in volumes}
         changed: dict[str, Obj | None] = {name: v for name, v in current.items() if self._volumes.get(name) is not v}
         changed.update((name, None) for name in self._volumes if name not in current)
         self.update(changed)
@@ -645,7 +394,7 @@ class CandidateIndex:
             for name in sorted(self._volumes):
                 volume = self._volumes[name]
                 filing.add(name, volume, self._facts(volume))
-        meta = _meta(claim)
+        meta = meta_of(claim)
         reserved: list[tuple[Any, Obj]] = []
         for name in self._claimed.get((str(meta.get("namespace") or DEFAULT_NAMESPACE), str(meta.get("name") or "")), ()):
             volume = self._volumes[name]
