@@ -60,7 +60,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kubesched.testkit.dumps import FORMATS, ClusterDump, fit_message
+from kubesched.testkit.dumps.cluster import ClusterDump
+from kubesched.testkit.dumps.kubectl_list import FORMATS
+from kubesched.testkit.dumps.workloads import fit_message
 
 Obj = dict[str, Any]
 

@@ -11,7 +11,7 @@ import yaml
 from click.testing import CliRunner, Result
 
 from kubesched.cli.main import cli
-from kubesched.testkit.dumps import ClusterDump
+from kubesched.testkit.dumps.cluster import ClusterDump
 
 
 def _dump(tmp_path: Path) -> tuple[Path, dict[str, str]]:

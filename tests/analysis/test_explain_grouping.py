@@ -12,7 +12,7 @@ from click.testing import CliRunner, Result
 
 from kubesched.analysis.diagnose import natural_key
 from kubesched.cli.main import cli
-from kubesched.testkit.dumps import ClusterDump
+from kubesched.testkit.dumps.cluster import ClusterDump
 
 GENERAL, GPU, CORDONED, SMALL = 392, 5, 2, 1
 TOTAL = GENERAL + GPU + CORDONED + SMALL

@@ -12,7 +12,7 @@ from typing import Any
 from click.testing import CliRunner, Result
 
 from kubesched.cli.main import cli
-from kubesched.testkit.dumps import ClusterDump
+from kubesched.testkit.dumps.cluster import ClusterDump
 
 NODES = 20
 

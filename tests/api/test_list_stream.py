@@ -15,7 +15,7 @@ from kubesched.api import list_stream
 from kubesched.api.list_stream import read_list_items
 from kubesched.api.loader import load_scenario
 from kubesched.api.manifest_text import YamlLoader
-from kubesched.testkit.dumps import ClusterDump
+from kubesched.testkit.dumps.cluster import ClusterDump
 
 
 def _dump(annotations: list[str]) -> dict[str, Any]:

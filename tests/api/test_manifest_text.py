@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from kubesched.api import manifest_text
 from kubesched.api.errors import ManifestError
 from kubesched.api.manifest_text import YamlLoader, json_lines, plain_yaml, yaml_documents
-from kubesched.testkit.dumps import ClusterDump
+from kubesched.testkit.dumps.cluster import ClusterDump
 
 
 def _general(text: str) -> list[Any]:

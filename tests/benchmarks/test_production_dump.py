@@ -168,7 +168,7 @@ def test_the_fast_yaml_writer_writes_what_pyyaml_writes() -> None:
     from hypothesis import given, settings
     from hypothesis import strategies as st
 
-    from kubesched.testkit.dumps import yaml_item
+    from kubesched.testkit.dumps.kubectl_list import yaml_item
 
     scalars = st.one_of(st.sampled_from(TRICKY), st.integers(-10, 10**10), st.booleans(), st.none(),
                         st.text(alphabet=string.printable, max_size=12))

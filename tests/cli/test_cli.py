@@ -154,7 +154,7 @@ def test_progress_is_reported_within_a_long_instant() -> None:
 
 
 def test_whatif_on_a_big_cluster_tabulates_only_the_classes_and_namespaces_that_change(tmp_path: Path) -> None:
-    from kubesched.testkit.dumps import ClusterDump
+    from kubesched.testkit.dumps.cluster import ClusterDump
 
     dump = ClusterDump()
     for i in range(4):

@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from kubesched.cli.main import cli
-from kubesched.testkit.dumps import ClusterDump
+from kubesched.testkit.dumps.cluster import ClusterDump
 
 GPU = "nvidia.com/gpu"
 GPU_TAINT = {"effect": "NoSchedule", "key": GPU, "value": "present"}

@@ -12,7 +12,8 @@ import yaml
 from click.testing import CliRunner, Result
 
 from kubesched.cli.main import cli
-from kubesched.testkit.dumps import ClusterDump, fit_message
+from kubesched.testkit.dumps.cluster import ClusterDump
+from kubesched.testkit.dumps.workloads import fit_message
 
 NODES = 20
 #: what kube-scheduler v1.28's default profile (DefaultPreemption on) wrote on the pending checkout pods

@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from fakeapi import FakeApiServer
 
 from kubesched.cli.main import cli
-from kubesched.testkit.dumps import small_eks_cluster
+from kubesched.testkit.dumps.cluster import small_eks_cluster
 
 #: the dump's file is named as the live cluster's scenario is, so that the results name the same scenario
 LIVE_NAME = "live-cluster.yaml"

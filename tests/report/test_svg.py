@@ -6,7 +6,7 @@ import re
 
 from kubesched.report.html import node_chart
 from kubesched.report.svg import shorten_distinct
-from kubesched.testkit.dumps import ClusterDump
+from kubesched.testkit.dumps.cluster import ClusterDump
 
 
 def test_bar_labels_of_eks_nodes_are_distinct_with_the_full_name_as_tooltip() -> None:

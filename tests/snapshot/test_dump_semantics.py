@@ -10,7 +10,7 @@ import yaml
 from kubesched.api.loader import Step, load_scenario
 from kubesched.k8s.timefmt import parse_rfc3339
 from kubesched.sim import Simulation, simulate
-from kubesched.testkit.dumps import ClusterDump
+from kubesched.testkit.dumps.cluster import ClusterDump
 
 
 def _cluster(with_pending: bool = True) -> ClusterDump:

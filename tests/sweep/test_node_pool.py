@@ -12,7 +12,7 @@ import yaml
 from click.testing import CliRunner
 
 from kubesched.cli.main import cli
-from kubesched.testkit.dumps import ClusterDump
+from kubesched.testkit.dumps.cluster import ClusterDump
 
 GROUP = "eks.amazonaws.com/nodegroup"
 

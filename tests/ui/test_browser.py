@@ -22,7 +22,7 @@ if not os.environ.get("KUBESCHED_REQUIRE_BROWSER"):  # CI sets it: there, a miss
 from playwright.sync_api import Page, sync_playwright  # noqa: E402
 
 from kubesched.cli.main import cli  # noqa: E402
-from kubesched.testkit.dumps import ClusterDump  # noqa: E402
+from kubesched.testkit.dumps.cluster import ClusterDump  # noqa: E402
 from kubesched.ui.app import create_app  # noqa: E402
 from kubesched.ui.state import UiState  # noqa: E402
 

@@ -17,7 +17,7 @@ from fastapi.testclient import TestClient  # noqa: E402
 
 from kubesched.api.quantity import format_quantity, resource_amount  # noqa: E402
 from kubesched.cli.main import cli  # noqa: E402
-from kubesched.testkit.dumps import ClusterDump  # noqa: E402
+from kubesched.testkit.dumps.cluster import ClusterDump  # noqa: E402
 from kubesched.ui.app import create_app  # noqa: E402
 from kubesched.ui.state import UiState  # noqa: E402
 

@@ -15,7 +15,7 @@ pytest.importorskip("fastapi")
 from fastapi.testclient import TestClient  # noqa: E402
 
 from kubesched.cli.main import cli  # noqa: E402
-from kubesched.testkit.dumps import ClusterDump  # noqa: E402
+from kubesched.testkit.dumps.cluster import ClusterDump  # noqa: E402
 from kubesched.ui.app import NODES_PER_PAGE, create_app  # noqa: E402
 from kubesched.ui.state import UiState  # noqa: E402
 

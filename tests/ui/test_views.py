@@ -13,7 +13,7 @@ pytest.importorskip("fastapi")
 from fastapi.testclient import TestClient  # noqa: E402
 
 from kubesched.cli.main import cli  # noqa: E402
-from kubesched.testkit.dumps import ClusterDump  # noqa: E402
+from kubesched.testkit.dumps.cluster import ClusterDump  # noqa: E402
 from kubesched.ui.app import create_app  # noqa: E402
 from kubesched.ui.state import WHATIFS_KEPT, UiState  # noqa: E402
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import yaml
 
 from kubesched.sim import simulate
-from kubesched.testkit.dumps import ClusterDump
+from kubesched.testkit.dumps.cluster import ClusterDump
 
 
 def test_bound_claims_of_a_dump_stay_bound_and_pin_their_pods(tmp_path: Path) -> None:

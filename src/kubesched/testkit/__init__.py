@@ -9,4 +9,6 @@
   (events, pod outcomes, preemption decisions, pod versions of a deep run).
 - :mod:`~kubesched.testkit.framework`: a fake framework handle and snapshot for plugin unit tests,
   over NodeInfos and the scheduler cache built from node and pod objects.
+- :mod:`~kubesched.testkit.dumps`: cluster dumps as ``kubectl get ... -o yaml|json`` prints them
+  (nodes, pods and their workloads, classes, PDBs, storage), for tests of snapshot input.
 """
