@@ -79,8 +79,8 @@ class NodeSearch:
         self.pod = pod
         self.cache = cache
         self.next_start = start
-        self.percentage = fwk.percentage_of_nodes_to_score if fwk.percentage_of_nodes_to_score is not None \
-            else percentage
+        #: the profile's percentageOfNodesToScore, else the scheduler's
+        self.percentage = percentage if fwk.percentage_of_nodes_to_score is None else fwk.percentage_of_nodes_to_score
         self.rng = rng
         self.keep_scores = keep_scores
         #: the best nodes' scores (the top 10, per plugin) when ``keep_scores``
