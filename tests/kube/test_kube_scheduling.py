@@ -142,7 +142,7 @@ def test_async_preemption_goes_on_with_other_pods_while_the_victims_go(
         bound_meanwhile.append(node_of(server, "other"))
 
     held = fake.inject(Fault(method="DELETE", path="/pods/victim$", status=None, action=hold_until_other_is_bound))
-    replicas("a", feature_gates={ASYNC_PREEMPTION: True})
+    replica = replicas("a", feature_gates={ASYNC_PREEMPTION: True})
     fake.create(pod("preemptor", cpu="2", priority_class="high"))
 
     def nominated() -> bool:
@@ -159,6 +159,12 @@ def test_async_preemption_goes_on_with_other_pods_while_the_victims_go(
     assert len(events_for(fake, "preemptor", "FailedScheduling")) == 1  # not retried meanwhile
     fake.finish_deletion("default", "victim")  # the kubelet is done
     wait_for(lambda: node_of(fake, "preemptor") == "n1", what="preemptor bound after the victim left")
+    # upstream's metrics of the background work (1.32+)
+    wait_for(lambda: replica.sample("scheduler_preemption_goroutines_execution_total", result="success") == 1,
+             what="the goroutine counted")
+    held_for = replica.sample("scheduler_preemption_goroutines_duration_seconds_sum", result="success")
+    assert held_for is not None and held_for > 0
+    assert replica.sample("scheduler_preemption_goroutines_duration_seconds_bucket", result="success", le="+Inf") == 1
 
 
 def test_without_async_preemption_the_cycle_waits_for_the_victims(

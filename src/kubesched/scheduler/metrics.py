@@ -26,6 +26,7 @@ EXTENSION_POINT_BUCKETS = exponential_buckets(0.0001, 2, 12)
 PLUGIN_EXECUTION_BUCKETS = exponential_buckets(0.00001, 1.5, 20)
 PREEMPTION_VICTIMS_BUCKETS = exponential_buckets(1, 2, 7)
 POD_SCHEDULING_ATTEMPTS_BUCKETS = exponential_buckets(1, 2, 5)
+PREEMPTION_GOROUTINES_BUCKETS = exponential_buckets(0.01, 2, 20)
 #: upstream ``pluginMetricsSamplePercent``: plugin durations are measured in this share of cycles
 PLUGIN_METRICS_SAMPLE_PERCENT = 10
 
@@ -70,6 +71,10 @@ class Metrics:
     preemption_attempts: int = 0
     preemption_victims: Histogram = field(default_factory=lambda: Histogram(PREEMPTION_VICTIMS_BUCKETS))
     pod_scheduling_attempts: Histogram = field(default_factory=lambda: Histogram(POD_SCHEDULING_ATTEMPTS_BUCKETS))
+    #: SchedulerAsyncPreemption's background work, by result ("success", "error"): how many ran, and
+    #: (timed) how long each took
+    preemption_goroutines: Counter[str] = field(default_factory=Counter)
+    preemption_goroutines_duration: dict[str, Histogram] = field(default_factory=dict)
     #: measure durations (wall clock); off in simulations
     timing: bool = False
     #: whether this cycle's plugin durations are sampled (upstream: 10% of cycles)
@@ -82,6 +87,13 @@ class Metrics:
 
     def observe_victims(self, count: int) -> None:
         self.preemption_victims.observe(count)
+
+    def observe_preemption_goroutine(self, result: str, seconds: float) -> None:
+        """``scheduler_preemption_goroutines_execution_total`` and, timed,
+        ``scheduler_preemption_goroutines_duration_seconds`` (upstream's from 1.32)."""
+        self.preemption_goroutines[result] += 1
+        if self.timing:
+            _observe(self.preemption_goroutines_duration, result, PREEMPTION_GOROUTINES_BUCKETS, seconds)
 
     def start_cycle(self) -> None:
         """Decide whether this cycle's plugin executions are timed (a sampler of its own: the

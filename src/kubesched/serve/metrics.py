@@ -123,6 +123,15 @@ class Exporter:
                                        "till now", value=m.preemption_attempts))
         out.append(_histograms("scheduler_preemption_victims", "Number of selected preemption victims", [],
                                [((), m.preemption_victims)]))
+        if m.preemption_goroutines:  # only with SchedulerAsyncPreemption
+            executed = CounterMetricFamily("scheduler_preemption_goroutines_execution",
+                                           "Number of preemption goroutines executed.", labels=["result"])
+            for result, count in sorted(m.preemption_goroutines.items()):
+                executed.add_metric([result], count)
+            out.append(executed)
+            out.append(_histograms("scheduler_preemption_goroutines_duration_seconds",
+                                   "Duration in seconds for running goroutines for the preemption.", ["result"],
+                                   [((result,), h) for result, h in sorted(m.preemption_goroutines_duration.items())]))
         out.append(_histograms("scheduler_pod_scheduling_attempts",
                                "Number of attempts to successfully schedule a pod.", [], [((), m.pod_scheduling_attempts)]))
         pending = GaugeMetricFamily(

@@ -266,3 +266,6 @@ class PreemptionMetrics(Protocol):
     preemption_attempts: int
 
     def observe_victims(self, count: int) -> None: ...
+
+    def observe_preemption_goroutine(self, result: str, seconds: float) -> None:
+        """One asynchronous preemption's background work done (``result``: "success" or "error")."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import logging
 import threading
+import time
 from collections.abc import Sequence
 
 from kubesched.k8s.objects import DISRUPTION_TARGET, ApiError, Obj
@@ -73,7 +74,10 @@ class VictimPreemption:
         with self._lock:
             self._running.add(pod.uid)
 
+        took: list[float] = []  # the work's duration, handed to the scheduling thread
+
         def work() -> str | None:
+            started = time.perf_counter()
             try:
                 for nominated in lower:
                     clear_nominated_node_name(cluster, nominated)
@@ -84,9 +88,11 @@ class VictimPreemption:
             error = next((e for e in errors if e is not None), None)
             if error is None and preempt:
                 error = preempt[-1]()
+            took.append(time.perf_counter() - started)
             return error
 
         def then(error: str | None) -> None:
+            handle.metrics.observe_preemption_goroutine("success" if error is None else "error", sum(took))
             if error is not None:
                 log.error("preemption for pod %s failed: %s", pod.key, error)
                 handle.activate([pod])
