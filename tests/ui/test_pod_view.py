@@ -59,13 +59,15 @@ def test_the_attempts_are_the_runs_with_normalised_and_weighted_scores(demo: Tes
             assert [(r["node"], r["total"]) for r in mine["scores"]] == [(r["node"], r["total"]) for r in attempt["scores"]]
             for row, theirs in zip(mine["scores"], attempt["scores"]):
                 assert {p: c["weighted"] for p, c in row["plugins"].items()} == theirs["plugins"]
-                assert all(c["normalized"] * c["weight"] == c["weighted"] and c["raw"] is None
-                           for c in row["plugins"].values())
+                assert {p: c["raw"] for p, c in row["plugins"].items()} == theirs["raw"]
+                assert all(c["normalized"] * c["weight"] == c["weighted"] for c in row["plugins"].values())
     page = unescape(demo.get("/pods/default/canary?attempt=1").text)
     canary = [a for a in simulated["attempts"] if a["pod"] == "default/canary"][0]
     assert f"Attempt 1 at t={canary['time']:g}s: scheduled on {canary['node']}" in page
     best = canary["scores"][0]
     assert f"<td>{best['node']}</td>" in page and f"<strong>{best['total']}</strong>" in page
+    cell = demo.get("/api/pods/default/canary/attempts").json()[0]["scores"][0]["plugins"]["NodeResourcesFit"]
+    assert f"{cell['raw']} → {cell['normalized']} × {cell['weight']} = <strong>{cell['weighted']}</strong>" in page
 
 
 def test_the_scores_now_are_the_ones_the_scheduler_placed_the_pod_by(placed: tuple[Path, str]) -> None:
@@ -77,6 +79,9 @@ def test_the_scores_now_are_the_ones_the_scheduler_placed_the_pod_by(placed: tup
     assert now["at"]["endOfRun"] is True
     assert [(r["node"], r["total"], {p: c["weighted"] for p, c in r["plugins"].items()}) for r in now["nodes"]] == \
         [(r["node"], r["total"], r["plugins"]) for r in attempt["scores"]]
+    # the raw scores the attempt recorded are the ones scoring the pod again gives
+    assert [{p: c["raw"] for p, c in r["plugins"].items()} for r in now["nodes"]] == \
+        [r["raw"] for r in attempt["scores"]]
     for row in now["nodes"]:
         fit = row["plugins"]["NodeResourcesFit"]
         assert fit["raw"] == fit["normalized"]  # LeastAllocated has no NormalizeScore

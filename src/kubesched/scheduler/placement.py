@@ -83,7 +83,8 @@ class NodeSearch:
         self.percentage = percentage if fwk.percentage_of_nodes_to_score is None else fwk.percentage_of_nodes_to_score
         self.rng = rng
         self.keep_scores = keep_scores
-        #: the best nodes' scores (the top 10, per plugin) when ``keep_scores``
+        #: the best nodes' scores (the top 10: each plugin's weighted score and its Score before
+        #: NormalizeScore) when ``keep_scores``
         self.scores: list[dict[str, Any]] = []
 
     def schedule_pod(self) -> str:
@@ -95,7 +96,8 @@ class NodeSearch:
         feasible = self.find_nodes_that_fit()
         if len(feasible) == 1:
             return cache.node_infos[int(feasible[0])].name
-        totals, per_plugin = self.fwk.run_score(self.state, self.pod, cache, feasible)
+        raw: dict[str, np.ndarray] | None = {} if self.keep_scores else None
+        totals, per_plugin = self.fwk.run_score(self.state, self.pod, cache, feasible, raw)
         if self.fwk.extenders:
             infos = [cache.node_infos[j] for j in feasible.tolist()]
             add_scores(self.fwk.extenders, self.pod, infos, totals, per_plugin)
@@ -107,6 +109,8 @@ class NodeSearch:
                     "node": cache.node_infos[int(feasible[k])].name,
                     "total": int(totals[k]),
                     "plugins": {name: int(v[k]) for name, v in per_plugin.items()},
+                    # each plugin's Score before NormalizeScore (extenders have none)
+                    "raw": {name: int(v[k]) for name, v in (raw or {}).items()},
                 })
         return cache.node_infos[int(feasible[choice])].name
 

@@ -5,12 +5,12 @@ weighted score, and the node's total.
 Two sources, each named on the page:
 
 * an attempt of the run (``attempts`` of ``simulate --decisions``): the scheduler recorded, for the
-  ten best nodes, each plugin's weighted score and the total; the normalised score is the weighted
-  one divided by the profile's weight (upstream multiplies a normalised score by an integer weight,
-  ``framework/runtime/framework.go RunScorePlugins``), the raw one was not kept;
+  ten best nodes, each plugin's Score before NormalizeScore, its weighted score and the total; the
+  normalised score is the weighted one divided by the profile's weight (upstream multiplies a
+  normalised score by an integer weight, ``framework/runtime/framework.go RunScorePlugins``);
 * the pod now (:func:`scores_now`): PreScore, Score and NormalizeScore run again over the finished
   simulation's cache for every node the diagnosis found feasible, without acting, keeping the raw
-  scores too. A bound pod is scored as ``explain`` diagnoses it, as a pending pod.
+  scores too (as a cycle that records them does). A bound pod is scored as ``explain`` diagnoses it, as a pending pod.
 
 Extenders' scores are not shown per plugin (they are added after the plugins, as ``Extender``).
 """
@@ -22,7 +22,6 @@ from typing import Any
 import numpy as np
 
 from kubesched.analysis.diagnose import as_pending
-from kubesched.scheduler.framework.capabilities import ScoreVector
 from kubesched.scheduler.framework.interface import CycleState
 from kubesched.scheduler.framework.runtime import Framework
 from kubesched.scheduler.framework.types import PodInfo
@@ -35,10 +34,11 @@ def _cell(weighted: int, weight: int | None, raw: int | None = None) -> dict[str
 
 
 def attempt_scores(attempt: dict[str, Any], weights: dict[str, int]) -> list[dict[str, Any]]:
-    """An attempt's recorded scores (its best ten nodes), each plugin's as a cell of raw (None: not
-    recorded), normalised, weight and weighted score."""
+    """An attempt's recorded scores (its best ten nodes), each plugin's as a cell of raw (None: an
+    extender's, which has none), normalised, weight and weighted score."""
     return [{"node": row["node"], "total": row["total"],
-             "plugins": {name: _cell(value, weights.get(name)) for name, value in row["plugins"].items()}}
+             "plugins": {name: _cell(value, weights.get(name), (row.get("raw") or {}).get(name))
+                         for name, value in row["plugins"].items()}}
             for row in attempt.get("scores") or ()]
 
 
@@ -73,16 +73,9 @@ def _score(scheduler: Scheduler, fwk: Framework, obj: dict[str, Any], feasible: 
     idx = np.array([j for j, info in enumerate(cache.node_infos) if info.name in wanted], dtype=np.int64)
     state = CycleState()
     fwk.run_pre_filter(state, pod)  # the cycle state PreScore and Score read, as a cycle leaves it
-    totals, weighted = fwk.run_score(state, pod, cache, idx)
-    nodes = [cache.node_infos[int(j)] for j in idx]
     raw: dict[str, np.ndarray] = {}
-    for plugin in fwk.score_plugins:  # Score again on the same state, before NormalizeScore
-        if plugin.name not in weighted:
-            continue  # skipped by its PreScore
-        if isinstance(plugin, ScoreVector):
-            raw[plugin.name] = plugin.score_vector(state, pod, cache, idx)
-        else:
-            raw[plugin.name] = np.array([plugin.score(state, pod, info) for info in nodes], dtype=np.int64)
+    totals, weighted = fwk.run_score(state, pod, cache, idx, raw)
+    nodes = [cache.node_infos[int(j)] for j in idx]
     rows = [{"node": info.name, "total": int(totals[k]),
              "plugins": {name: _cell(int(values[k]), fwk.weights.get(name), int(raw[name][k]))
                          for name, values in weighted.items()}}

@@ -137,7 +137,7 @@ class UiState:
 
     def attempts(self, namespace: str, name: str) -> list[dict[str, Any]]:
         """The pod's scheduling attempts in the run (``attempts`` of ``simulate --decisions -o
-        json``), numbered from 1, each score as raw (not recorded), normalised, weight, weighted."""
+        json``), numbered from 1, each score as raw (before NormalizeScore), normalised, weight, weighted."""
         key = f"{namespace}/{name}"
         obj = self.outcome.scheduler.cluster.get("Pod", namespace, name)
         weights = weights_for(self.outcome.scheduler, obj) if obj is not None else {}

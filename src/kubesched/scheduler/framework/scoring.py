@@ -25,10 +25,12 @@ class ScorePoints(TimedPoints):
     """The framework's scoring points (PreScore and Score are timed here, in one call)."""
 
     def run_score(
-        self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot, idx: np.ndarray
+        self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot, idx: np.ndarray,
+        raw_scores: dict[str, np.ndarray] | None = None,
     ) -> tuple[np.ndarray, dict[str, np.ndarray]]:
         """PreScore + Score + NormalizeScore + weights for the feasible nodes ``idx``.
-        Returns the totals and the weighted score of each plugin (for explanations)."""
+        Returns the totals and the weighted score of each plugin (for explanations); each plugin's
+        Score before NormalizeScore goes into ``raw_scores`` when it is given."""
         feasible = snapshot.table.node_array()[idx].tolist()
         state.write(FEASIBLE_COLUMNS, (feasible, idx))
         observe = self.observe
@@ -46,7 +48,7 @@ class ScorePoints(TimedPoints):
             started = perf_counter()
         totals = np.zeros(len(idx), dtype=np.int64)
         per_plugin: dict[str, np.ndarray] = {}
-        raw: dict[str, np.ndarray] = {}  # each plugin's normalized scores, before weights
+        normalized: dict[str, np.ndarray] = {}  # each plugin's normalized scores, before weights
         for scorer in self.scorers:
             pl = scorer.plugin
             if pl.name in state.skip_score_plugins:
@@ -55,29 +57,31 @@ class ScorePoints(TimedPoints):
                 scores = scorer.vector.score_vector(state, pod, snapshot, idx)
             else:
                 scores = np.array([pl.score(state, pod, node) for node in feasible], dtype=np.int64)
+            if raw_scores is not None:
+                raw_scores[pl.name] = np.array(scores, dtype=np.int64)  # a copy: normalizing may work in place
             if scorer.normalize_vector is not None:
                 scores = scorer.normalize_vector.normalize_vector(state, pod, scores)
             elif scorer.normalize is not None:
                 as_list = [int(s) for s in scores]
                 scorer.normalize.normalize_score(state, pod, feasible, as_list)
                 scores = np.array(as_list, dtype=np.int64)
-            raw[pl.name] = scores
+            normalized[pl.name] = scores
             weighted = scores * self.weights.get(pl.name, 1)
             per_plugin[pl.name] = weighted
             totals += weighted
-        if len(idx) and raw:
-            stacked = np.concatenate(list(raw.values()))  # one range check for all plugins
+        if len(idx) and normalized:
+            stacked = np.concatenate(list(normalized.values()))  # one range check for all plugins
             if stacked.min() < MIN_NODE_SCORE or stacked.max() > MAX_NODE_SCORE:
-                _raise_invalid_score(raw)
+                _raise_invalid_score(normalized)
         if observe is not None:
             observe("Score", "Success", perf_counter() - started)
         return totals, per_plugin
 
 
-def _raise_invalid_score(raw: dict[str, np.ndarray]) -> None:
+def _raise_invalid_score(normalized: dict[str, np.ndarray]) -> None:
     """Upstream RunScorePlugins' error for the first plugin (in order) with a score out of range, as
     handleSchedulingFailure reports it."""
-    for name, scores in raw.items():
+    for name, scores in normalized.items():
         out = scores[(scores < MIN_NODE_SCORE) | (scores > MAX_NODE_SCORE)]
         if len(out):
             raise RuntimeError(
