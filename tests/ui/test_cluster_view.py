@@ -148,3 +148,34 @@ def test_the_page_shows_the_sums_and_leaves_the_nodes_to_the_api(client: TestCli
     assert 'data-pool="gpu" data-count="3"' in page and f"{GPU} 5 / 12" in page
     assert "2 pending pods name its nodes" in page and "1 NotReady" in page and "2 cordoned" in page
     assert "ip-10-0-0-10.us-west-2.compute.internal" not in page and 'class="node-row"' not in page
+
+
+def test_without_javascript_the_nodes_are_pages_of_html(client: TestClient, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The lists the cluster page fills in with JavaScript are plain pages too: each pool and zone
+    links to its nodes, the search is a form, and the pages link to each other."""
+    import re
+
+    import kubesched.ui.app as ui_app
+
+    monkeypatch.setattr(ui_app, "CLUSTER_NODES_PAGE", 4)
+
+    def listed(html: str) -> list[str]:
+        return re.findall(r'class="node-link" href="/nodes/([^"]+)"', html)
+
+    cluster = unescape(client.get("/").text)
+    assert 'href="/nodes?pool=general"' in cluster and '<form id="node-search-form" action="/nodes"' in cluster
+    assert 'href="/nodes?pool=general&zone=us-west-2b"' in cluster
+    general = [n["node"] for n in every_node(client, pool="general")]
+    first = unescape(client.get("/nodes", params={"pool": "general"}).text)
+    assert listed(first) == general[:4] and "nodes 1–4 of 9" in first and 'id="prev-page"' not in first
+    pages = [listed(first)]
+    html = first
+    while (more := re.search(r'id="next-page" href="([^"]+)"', html)) is not None:
+        html = unescape(client.get(more.group(1)).text)
+        pages.append(listed(html))
+    assert pages == [general[:4], general[4:8], general[8:]] and 'id="prev-page"' in html
+    zone_b = [n["node"] for n in every_node(client, pool="general", zone="us-west-2b")]
+    assert listed(unescape(client.get("/nodes", params={"pool": "general", "zone": "us-west-2b"}).text)) == zone_b
+    found = unescape(client.get("/nodes", params={"q": general[7].upper()}).text)
+    assert listed(found) == [general[7]] and "nodes 1–1 of 1" in found
+    assert "no nodes" in client.get("/nodes", params={"q": "no-such-node"}).text

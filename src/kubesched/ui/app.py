@@ -277,6 +277,15 @@ def create_app(state: UiState) -> FastAPI:
         return page(request, "cluster.html", cluster=state.cluster(), pending_rows=PENDING_ROWS,
                     page_size=CLUSTER_NODES_PAGE)
 
+    @app.get("/nodes", response_class=HTMLResponse, include_in_schema=False)
+    def nodes_page(request: Request, pool: str | None = Query(None, max_length=MAX_NAME),
+                   zone: str | None = Query(None, max_length=MAX_NAME), q: str = Query("", max_length=MAX_NAME),
+                   offset: int = Query(0, ge=0)) -> HTMLResponse:
+        """A page of nodes rendered on the server (the same as the cluster page's lists, which need
+        JavaScript): a pool's (and zone's), or those whose name or a label contains ``q``."""
+        found = state.cluster_nodes(pool=pool, zone=zone, find=q, offset=offset, limit=CLUSTER_NODES_PAGE)
+        return page(request, "nodes.html", found=found, pool=pool, zone=zone, find=q, page_size=CLUSTER_NODES_PAGE)
+
     @app.get("/nodes/{name}", response_class=HTMLResponse, include_in_schema=False)
     def node_page(request: Request, name: str) -> HTMLResponse:
         try:

@@ -136,6 +136,8 @@ function nodeSearch() {
     const answer = await list.load(0);
     if (answer) count.textContent = answer.total + " node" + (answer.total === 1 ? "" : "s");
   };
+  // with JavaScript the results come in place as one types; the form is for pages without it
+  document.getElementById("node-search-form").addEventListener("submit", (event) => event.preventDefault());
   input.addEventListener("input", () => {
     clearTimeout(timer);
     timer = setTimeout(search, 150);
