@@ -126,7 +126,7 @@ def assert_windows_equal(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, docs: 
         mask, first_fail, statuses = fwk.filter_all(state, pod, cache)
         seen = order[:len(ok)]
         assert ok.tolist() == mask[seen].tolist()
-        assert fails.tolist() == first_fail[seen].tolist()
+        assert fails[seen].tolist() == first_fail[seen].tolist()
         assert {j: st.message() for j, st in known.items()} == {
             j: statuses[j].message() for j in seen.tolist() if j in statuses}
         return ok, fails, known

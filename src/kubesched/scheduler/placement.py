@@ -187,7 +187,7 @@ class NodeSearch:
         fwk, state, pod, cache = self.fwk, self.state, self.pod, self.cache
         total = len(order)
         to_find = num_feasible_nodes_to_find(self.percentage, total)
-        ok, fails, known = filter_in_windows(fwk, state, pod, cache, order, to_find)
+        ok, first_fail, known = filter_in_windows(fwk, state, pod, cache, order, to_find)
         positions = np.flatnonzero(ok)
         if len(positions) > to_find:
             processed = int(positions[to_find - 1]) + 1
@@ -226,8 +226,6 @@ class NodeSearch:
             return feasible
         nodes = cache.node_infos
         failed = scanned[~ok[:processed]]
-        first_fail = np.full(len(nodes), -1, dtype=np.int64)
-        first_fail[order[:len(fails)]] = fails
         found = fwk.statuses_for(state, pod, cache, failed, first_fail, known)
         diagnosis.update(zip(map(_NAME, map(nodes.__getitem__, failed.tolist())), found))
         plugins.update(st.plugin for st in dict(zip(map(id, found), found)).values())
@@ -242,26 +240,27 @@ def filter_in_windows(fwk: Framework, state: CycleState, pod: PodInfo, cache: Ca
     time until more than ``to_find`` nodes pass — the scan stops at the ``to_find``-th, and looks at
     every node only when no more pass — or every node is done: for a big cluster most nodes need
     not be filtered at all (upstream stops checking nodes once it has found enough, too). Returns
-    per node of ``order`` as far as it got: whether it passes and the first filter failing it (as
-    :meth:`Framework.filter_all`), and the statuses computed on the way (by node index)."""
+    per node of ``order`` as far as it got whether it passes; by node index, the first filter
+    failing each node filtered (as :meth:`Framework.filter_all`; -1 for the nodes not reached); and
+    the statuses computed on the way (by node index)."""
     total = len(order)
     window = max(2 * (to_find + 1), MIN_FILTER_WINDOW)
     if window >= total:
         mask, first_fail, statuses = fwk.filter_all(state, pod, cache)
-        return mask[order], first_fail[order], statuses
+        return mask[order], first_fail, statuses
     passes: list[np.ndarray] = []
-    fails: list[np.ndarray] = []
+    first_fail = np.full(len(cache.node_infos), -1, dtype=np.int64)
     known: dict[int, Status] = {}
     done = found = 0
     while done < total:
         where = order[done:done + window]
-        mask, first_fail, statuses = fwk.filter_all(state, pod, cache, where)
+        mask, fails, statuses = fwk.filter_all(state, pod, cache, where)
         passes.append(mask)
-        fails.append(first_fail)
+        first_fail[where] = fails
         known.update(statuses)
         done += len(where)
         found += int(np.count_nonzero(mask))
         if found > to_find:
             break
         window *= 2
-    return np.concatenate(passes), np.concatenate(fails), known
+    return np.concatenate(passes), first_fail, known

@@ -13,7 +13,7 @@ import functools
 import logging
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from kubesched.k8s.objects import DISRUPTION_TARGET, ApiError, Obj
 from kubesched.k8s.timefmt import rfc3339
@@ -44,16 +44,13 @@ class VictimPreemption:
         """Upstream ``prepareCandidate``: preempt every victim, then clear the nominations of the
         lower-priority pods nominated to the node. The first failure, as an Error."""
         handle = self.handle
-        cluster, now = handle.cluster, handle.now()
-        errors = cluster.call_all([functools.partial(preempt_pod, cluster, victim, pod, node, now)
-                                   for victim in victims])  # at the same time, as upstream
+        errors = handle.cluster.call_all(self._preempt_calls(node, victims, pod))  # at the same time, as upstream
         err = next((e for e in errors if e is not None), None)
         if err is not None:
             return Status.error(err)
         handle.metrics.observe_victims(len(victims))
-        for nominated in handle.nominator.pods_for_node(node):
-            if nominated.priority < pod.priority:
-                clear_nominated_node_name(handle.cluster, nominated)
+        for nominated in self._lower_nominated(node, pod):
+            clear_nominated_node_name(handle.cluster, nominated)
         return None
 
     def prepare_async(self, node: str, victims: Sequence[PodInfo], pod: PodInfo) -> None:
@@ -66,11 +63,10 @@ class VictimPreemption:
         cannot succeed any more, as upstream decided in #135495) and the pod is activated, lest it
         wait in the unschedulable pool for an event that will not come."""
         handle = self.handle
-        cluster, now = handle.cluster, handle.now()
+        cluster = handle.cluster
         handle.metrics.observe_victims(len(victims))
-        # read on the scheduling thread, whose state the nominator is
-        lower = [nominated for nominated in handle.nominator.pods_for_node(node) if nominated.priority < pod.priority]
-        preempt = [functools.partial(preempt_pod, cluster, victim, pod, node, now) for victim in victims]
+        lower = self._lower_nominated(node, pod)  # read here: the nominator is the scheduling thread's
+        preempt = self._preempt_calls(node, victims, pod)
         with self._lock:
             self._running.add(pod.uid)
 
@@ -98,6 +94,17 @@ class VictimPreemption:
                 handle.activate([pod])
 
         handle.run_detached(work, then)
+
+
+    def _preempt_calls(self, node: str, victims: Sequence[PodInfo], pod: PodInfo) -> list[Callable[[], str | None]]:
+        """:func:`preempt_pod` of each victim, to be called."""
+        cluster, now = self.handle.cluster, self.handle.now()
+        return [functools.partial(preempt_pod, cluster, victim, pod, node, now) for victim in victims]
+
+    def _lower_nominated(self, node: str, pod: PodInfo) -> list[PodInfo]:
+        """Upstream ``getLowerPriorityNominatedPods``: the pods nominated to ``node`` below ``pod``'s
+        priority, which may no longer fit there."""
+        return [nominated for nominated in self.handle.nominator.pods_for_node(node) if nominated.priority < pod.priority]
 
 
 def preempt_pod(cluster: Cluster, victim: PodInfo, preemptor: PodInfo, node_name: str, now: float) -> str | None:
