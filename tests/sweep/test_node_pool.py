@@ -41,13 +41,19 @@ def _run(*args: str) -> Any:
     return CliRunner().invoke(cli, list(args), catch_exceptions=False)
 
 
-def test_a_selected_node_group_grows_by_copies_of_its_first_node(tmp_path: Path) -> None:
+def _sweep_general_group(tmp_path: Path, counts: list[int]) -> tuple[Path, Any, Path]:
+    """The dump, and a sweep of its general node group over ``counts`` with seed 7: its output and
+    the directory of its per-variant results."""
     dump = _dump(tmp_path)
-    pool = {"selector": {"matchLabels": {GROUP: "general"}}, "counts": [3, 5]}
+    pool = {"selector": {"matchLabels": {GROUP: "general"}}, "counts": counts}
     sweep = _file(tmp_path, "Sweep", nodePool=pool, seeds=[7])
     out = _run("sweep", str(sweep), "--local", "--out", str(tmp_path / "out"), "-o", "json")
     assert out.exit_code == 0, out.output
-    results = tmp_path / "out" / "results"
+    return dump, out, tmp_path / "out" / "results"
+
+
+def test_a_selected_node_group_grows_by_copies_of_its_first_node(tmp_path: Path) -> None:
+    dump, _, results = _sweep_general_group(tmp_path, [3, 5])
     as_is = _run("simulate", str(dump), "--seed", "7", "-o", "json").output
     assert (results / "nodePoolCount=3,seed=7.json").read_text() == as_is  # the group's own size: the dump
     grown = json.loads((results / "nodePoolCount=5,seed=7.json").read_text())
@@ -68,12 +74,7 @@ def _without_nodes(dump: Path, names: list[str], directory: Path) -> Path:
 
 
 def test_a_count_below_the_group_leaves_out_its_last_nodes_as_if_deleted_by_hand(tmp_path: Path) -> None:
-    dump = _dump(tmp_path)
-    pool = {"selector": {"matchLabels": {GROUP: "general"}}, "counts": [1, 2]}
-    sweep = _file(tmp_path, "Sweep", nodePool=pool, seeds=[7])
-    out = _run("sweep", str(sweep), "--local", "--out", str(tmp_path / "out"), "-o", "json")
-    assert out.exit_code == 0, out.output
-    results = tmp_path / "out" / "results"
+    dump, out, results = _sweep_general_group(tmp_path, [1, 2])
     for count, removed in ((2, ["ip-10-0-1-12.ec2.internal"]),
                            (1, ["ip-10-0-1-11.ec2.internal", "ip-10-0-1-12.ec2.internal"])):
         by_hand = _without_nodes(dump, removed, tmp_path / f"by-hand-{count}")

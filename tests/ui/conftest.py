@@ -1,5 +1,5 @@
 """Each test's outcome on its item, so that the browser fixture keeps a screenshot of a failure; the
-cluster's nodes read from the API page by page."""
+cluster's nodes read from the API page by page; a node to add to the demo."""
 
 from __future__ import annotations
 
@@ -7,6 +7,17 @@ from collections.abc import Generator
 from typing import Any
 
 import pytest
+
+#: a node bigger than the demo's, in its zone-b (as a user pastes it into an edit or a what-if)
+BIG_NODE = """\
+apiVersion: v1
+kind: Node
+metadata:
+  name: node-7
+  labels: {kubernetes.io/hostname: node-7, topology.kubernetes.io/zone: zone-b}
+status:
+  allocatable: {cpu: "32", memory: 128Gi, pods: "110"}
+"""
 
 
 @pytest.hookimpl(hookwrapper=True)

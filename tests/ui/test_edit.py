@@ -17,18 +17,9 @@ from kubesched.cli.main import cli  # noqa: E402
 from kubesched.ui.app import create_app  # noqa: E402
 from kubesched.ui.state import UiState  # noqa: E402
 
+from .conftest import BIG_NODE  # noqa: E402
+
 DEMO = str(Path(__file__).resolve().parents[2] / "examples" / "demo.yaml")
-
-BIG_NODE = """\
-apiVersion: v1
-kind: Node
-metadata:
-  name: node-7
-  labels: {kubernetes.io/hostname: node-7, topology.kubernetes.io/zone: zone-b}
-status:
-  allocatable: {cpu: "32", memory: 128Gi, pods: "110"}
-"""
-
 
 def _invoke(*args: str) -> tuple[int, str]:
     out = CliRunner().invoke(cli, list(args))

@@ -18,19 +18,14 @@ from kubesched.cli.main import cli  # noqa: E402
 from kubesched.ui.app import create_app  # noqa: E402
 from kubesched.ui.state import UiState  # noqa: E402
 
+from .conftest import BIG_NODE  # noqa: E402
+
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 DEMO = str(EXAMPLES / "demo.yaml")
 NO_PREEMPTION = (EXAMPLES / "sweeps" / "no-preemption.yaml").read_text()
 
 #: a bigger node for the pending pods, and a class for them (its typo is a warning, as in the CLI)
-APPLY = """\
-apiVersion: v1
-kind: Node
-metadata:
-  name: node-7
-  labels: {kubernetes.io/hostname: node-7, topology.kubernetes.io/zone: zone-b}
-status:
-  allocatable: {cpu: "32", memory: 128Gi, pods: "110"}
+APPLY = BIG_NODE + """\
 ---
 apiVersion: scheduling.k8s.io/v1
 kind: PriorityClass
