@@ -10,6 +10,12 @@ pods, so that the dry run cannot go by resource sums alone (nodes are then in te
 - ``anti-affinity``: required pod anti-affinity against each other per hostname;
 - ``affinity``: required pod affinity to a low pod in the same zone (the victims are such pods);
 - ``spread+anti-affinity``: the first two together.
+
+``--pdbs`` (PreemptionPDB) puts the low pods in groups of ten (``app: low-N``, as a Deployment's
+replicas) with a PodDisruptionBudget over each group allowing one disruption (``maxUnavailable: 1``,
+its status pinned as scheduler_perf pins objects' status): every node's dry run then splits its
+victims into PDB-violating and non-violating ones, and a preemptor evicting two pods of one group
+violates its budget.
 """
 
 from __future__ import annotations
@@ -19,11 +25,13 @@ from typing import Any
 
 from harness import Bench, Measurement
 
-from kubesched.testkit.builders import make_node, make_pod, make_priority_class
+from kubesched.testkit.builders import make_node, make_pdb, make_pod, make_priority_class
 
 ZONE = "topology.kubernetes.io/zone"
 HOSTNAME = "kubernetes.io/hostname"
 SHAPES = ("basic", "spread", "anti-affinity", "affinity", "spread+anti-affinity")
+#: low pods per PodDisruptionBudget in the PDB variant
+GROUP = 10
 
 
 def preemptor(name: str, shape: str) -> dict[str, Any]:
@@ -43,16 +51,32 @@ def preemptor(name: str, shape: str) -> dict[str, Any]:
     return make_pod(name, "3000m", "500Mi", priority_class="high", labels={"tier": "high"}, **spec)
 
 
-def run(nodes: int = 500, shape: str = "basic", preemptors: int | None = None) -> Measurement:
-    """``preemptors``: how many high pods (default one per node)."""
+def low_pod(i: int, zoned: bool, pdbs: bool) -> dict[str, Any]:
+    """The ``i``-th low-priority pod of 900m / 500Mi (grace 0)."""
+    labels = {"tier": "low"} if zoned else {}
+    if pdbs:
+        labels["app"] = f"low-{i // GROUP}"
+    return make_pod(f"low-{i}", "900m", "500Mi", priority_class="low", grace=0, labels=labels or None)
+
+
+def budgets(pods: int) -> list[dict[str, Any]]:
+    """One PodDisruptionBudget per group of low pods, allowing one disruption."""
+    return [make_pdb(f"low-{g}", {"matchLabels": {"app": f"low-{g}"}}, max_unavailable=1, disruptions_allowed=1)
+            for g in range((pods + GROUP - 1) // GROUP)]
+
+
+def run(nodes: int = 500, shape: str = "basic", preemptors: int | None = None, pdbs: bool = False) -> Measurement:
+    """``preemptors``: how many high pods (default one per node); ``pdbs``: the low pods under
+    PodDisruptionBudgets (PreemptionPDB)."""
     if shape not in SHAPES:
         raise ValueError(f"unknown preemptor shape {shape!r} (one of {', '.join(SHAPES)})")
     bench = Bench()
     bench.create([make_priority_class("low", 1), make_priority_class("high", 10)])
     zoned = shape != "basic"
     bench.create(make_node(f"node-{i}", labels={ZONE: f"zone-{i % 10}"} if zoned else None) for i in range(nodes))
-    bench.create(make_pod(f"low-{i}", "900m", "500Mi", priority_class="low", grace=0,
-                          labels={"tier": "low"} if zoned else None) for i in range(4 * nodes))
+    bench.create(low_pod(i, zoned, pdbs) for i in range(4 * nodes))
+    if pdbs:
+        bench.create(budgets(4 * nodes))
     bench.drain()
     count = nodes if preemptors is None else preemptors
     high = [preemptor(f"high-{i}", shape) for i in range(count)]
@@ -60,7 +84,9 @@ def run(nodes: int = 500, shape: str = "basic", preemptors: int | None = None) -
     # spreading, a pod rejected while the others were nominated and not yet bound waits for the
     # queue's flush of unschedulable pods (five minutes)
     settle = 330.0 if "spread" in shape else 30.0
-    name = "PreemptionBasic" if shape == "basic" else f"Preemption[{shape}]"
+    name = ("PreemptionPDB" if pdbs else "PreemptionBasic") if shape == "basic" else f"Preemption[{shape}]"
+    if pdbs and shape != "basic":
+        name += "+PDB"
     suffix = "" if preemptors is None else f"_{count}Pods"
     return bench.measure(f"{name}/{nodes}Nodes{suffix}", high, settle=settle)
 
@@ -71,5 +97,7 @@ if __name__ == "__main__":
     parser.add_argument("--preemptor-shape", choices=SHAPES, default="basic",
                         help="constraints of the high-priority pods (default: basic, none)")
     parser.add_argument("--preemptors", type=int, default=None, help="how many high pods (default: one per node)")
+    parser.add_argument("--pdbs", action="store_true",
+                        help=f"PreemptionPDB: a PodDisruptionBudget over every {GROUP} low pods")
     args = parser.parse_args()
-    print(run(args.nodes, args.preemptor_shape, args.preemptors).line())
+    print(run(args.nodes, args.preemptor_shape, args.preemptors, args.pdbs).line())

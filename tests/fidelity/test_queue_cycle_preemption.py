@@ -11,6 +11,7 @@ from typing import Any
 
 from kubesched.k8s.objects import ApiError
 from kubesched.scheduler import queue as q
+from kubesched.scheduler.framework.budgets import DisruptionBudgets
 from kubesched.scheduler.framework.interface import (
     ADD,
     ClusterEvent,
@@ -23,7 +24,6 @@ from kubesched.scheduler.framework.profile import Profile
 from kubesched.scheduler.framework.runtime import Framework
 from kubesched.scheduler.framework.types import NodeInfo, PodInfo
 from kubesched.scheduler.messages import truncate_note
-from kubesched.scheduler.plugins.defaultpreemption import pdb_violations
 from kubesched.testkit.builders import make_namespace, make_node, make_pdb, make_pod, make_priority_class
 from kubesched.testkit.framework import FakeHandle, node_info
 from kubesched.testkit.runs import events, run_docs
@@ -245,7 +245,8 @@ def test_pdb_with_invalid_selector_matches_nothing() -> None:
     bad = make_pdb("bad", {"matchExpressions": [{"key": "app", "operator": "Bogus"}]}, namespace="default",
                    disruptions_allowed=0)
     victim = pod_info("v", labels={"app": "x"})
-    violating, non_violating = pdb_violations([victim], [bad])
+    budgets = DisruptionBudgets(FakeHandle(objects={"PodDisruptionBudget": [bad]})).refresh()
+    violating, non_violating = budgets.split([victim])
     assert violating == [] and non_violating == [victim]
 
 

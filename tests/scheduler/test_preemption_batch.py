@@ -103,8 +103,8 @@ def test_the_batch_decides_where_it_can(tmp_path: Path, monkeypatch: pytest.Monk
     result = simulate(str(path)).result
     assert answers and all(a is not None for a in answers)
     decided = [x for a in answers for x in a]
-    assert decided and all(isinstance(x, list) and [p.name for p in x] == ["r" + str(x[0].name[1:])]
-                           for x in decided)
+    assert decided and all(isinstance(x, tuple) and [p.name for p in x[0]] == ["r" + str(x[0][0].name[1:])]
+                           and x[1] == [] for x in decided)
     preemptions = [e for e in result["events"] if e["reason"] == "Preempted"]
     assert len(preemptions) == 1
 

@@ -21,8 +21,8 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from kubesched.k8s.objects import Obj
 from kubesched.scheduler.features import ASYNC_PREEMPTION
+from kubesched.scheduler.framework.budgets import DisruptionBudgets
 from kubesched.scheduler.framework.capabilities import DryRunBatch, DryRunNode, PreemptionArithmetic
 from kubesched.scheduler.framework.extenders import narrow_victims, preempting
 from kubesched.scheduler.framework.interface import Code, CycleState, Handle, PostFilterResult, Status
@@ -95,6 +95,9 @@ class PreemptionRecord:
         }
 
 
+#: a candidate node's victims (most important first) and the keys of those violating a PDB
+NodeVictims = tuple[list[PodInfo], list[str]]
+
 #: a node-picking criterion: its name (for explanations) and a score per candidate node, higher wins
 ScoreFunc = tuple[str, Callable[[str], float]]
 
@@ -116,16 +119,17 @@ class PreemptionPolicy(Protocol):
         """May ``pod`` preempt at all; if not, why (the message of the Unschedulable status)."""
 
     def select_victims_on_node(
-        self, pod: PodInfo, node: DryRunNode, pdbs: list[Obj]
+        self, pod: PodInfo, node: DryRunNode, budgets: DisruptionBudgets
     ) -> tuple[list[PodInfo], list[str], Status | None]:
         """The victims on ``node`` (most important first), the keys of those whose eviction violates
         a PodDisruptionBudget, or the status saying why the node is no candidate."""
 
     def select_victims_on_nodes(
-        self, pod: PodInfo, nodes: Sequence[NodeInfo], batch: DryRunBatch, pdbs: list[Obj]
-    ) -> list[list[PodInfo] | Status | None] | None:
+        self, pod: PodInfo, nodes: Sequence[NodeInfo], batch: DryRunBatch, budgets: DisruptionBudgets
+    ) -> list[NodeVictims | Status | None] | None:
         """:meth:`select_victims_on_node` for many nodes at once where the policy can answer so:
-        per node its victims (a candidate violating no PDB), a Status (no candidate; :data:`REJECTED`
+        per node its victims and the keys of the PDB-violating ones (a candidate), a Status (no
+        candidate; :data:`REJECTED`
         when the status itself is to be asked node by node, if it is wanted) or None (ask node by
         node). None altogether when the policy has no such form."""
 
@@ -163,6 +167,8 @@ class Evaluator:
         #: what is done to the chosen candidate's victims (at once, or in the background with
         #: SchedulerAsyncPreemption)
         self.victims = VictimPreemption(handle, asynchronous=handle.feature_enabled(ASYNC_PREEMPTION))
+        #: the cluster's PodDisruptionBudgets, compiled (brought up to date by each dry run)
+        self.budgets = DisruptionBudgets(handle)
 
     @property
     def async_preemption(self) -> bool:
@@ -314,9 +320,15 @@ class Evaluator:
     ) -> tuple[list[NodeInfo], dict[str, Status]]:
         """Upstream ``nodesWherePreemptionMightHelp``: every node but those rejected as
         UnschedulableAndUnresolvable (which get "not helpful"); nodes in ``exclude`` are left out."""
+        node_infos = self.handle.snapshot().node_infos
+        # nodes rejected alike share one Status object: look at each once
+        unresolvable = any(st.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE
+                           for st in {id(st): st for st in statuses.values()}.values())
+        if not unresolvable and not exclude:
+            return list(node_infos), {}
         potential: list[NodeInfo] = []
         node_statuses: dict[str, Status] = {}
-        for info in self.handle.snapshot().node_infos:
+        for info in node_infos:
             if info.name in exclude:
                 continue
             st = statuses.get(info.name)
@@ -334,7 +346,7 @@ class Evaluator:
         failures go to ``node_statuses``; the candidates come back, non-violating first."""
         handle, policy = self.handle, self.policy
         fwk = handle.framework
-        pdbs = handle.list("PodDisruptionBudget")
+        budgets = self.budgets.refresh()
         n = len(potential)
         offset, num_candidates = policy.get_offset_and_num_candidates(n)
         arithmetic = fwk.preemption_arithmetic(state)  # the dry run by arithmetic is exact on every node
@@ -352,11 +364,12 @@ class Evaluator:
                 known_fail = fit.preemption_failures(state, pod, snapshot, potential, nominated)[order]
                 deferred = order[known_fail].tolist()
                 order = order[~known_fail]
-            outcomes = self._batched(state, pod, potential, order.tolist(), fit, arithmetic, nominated, pdbs,
-                                     num_candidates)
+            outcomes = self._batched(state, pod, potential, order.tolist(), fit, arithmetic, nominated,
+                                     budgets, num_candidates)
         if outcomes is None:
             outcomes = (
-                (k, *policy.select_victims_on_node(pod, fwk.dry_run_node(state, pod, potential[k], arithmetic), pdbs))
+                (k, *policy.select_victims_on_node(pod, fwk.dry_run_node(state, pod, potential[k], arithmetic),
+                                                  budgets))
                 for k in order.tolist()
             )
         non_violating: list[Candidate] = []
@@ -379,7 +392,8 @@ class Evaluator:
         if not candidates:
             for k in deferred:  # known to fail the first check, so a status comes back
                 info = potential[k]
-                rejected = policy.select_victims_on_node(pod, fwk.dry_run_node(state, pod, info, arithmetic), [])[2]
+                rejected = policy.select_victims_on_node(pod, fwk.dry_run_node(state, pod, info, arithmetic),
+                                                         budgets)[2]
                 assert rejected is not None
                 node_statuses[info.name] = rejected
         return candidates
@@ -387,7 +401,7 @@ class Evaluator:
     def _batched(
         self, state: CycleState, pod: PodInfo, potential: list[NodeInfo], todo: list[int],
         fit: PreemptionArithmetic, arithmetic: PreemptionArithmetic | None, nominated: NominatedLoad,
-        pdbs: list[Obj], chunk: int,
+        budgets: DisruptionBudgets, chunk: int,
     ) -> Iterator[tuple[int, list[PodInfo], list[str], Status | None]] | None:
         """The dry run's outcomes node by node in ``todo`` as (node position, victims, PDB-violating
         victims, status), found by the policy's batched form (with ``fit`` moving the pods) for
@@ -398,12 +412,12 @@ class Evaluator:
         batch = fwk.dry_run_batch(state, pod, self.handle.snapshot(), fit, nominated)
         if batch is None:
             return None
-        first = policy.select_victims_on_nodes(pod, [potential[k] for k in todo[:chunk]], batch, pdbs)
+        first = policy.select_victims_on_nodes(pod, [potential[k] for k in todo[:chunk]], batch, budgets)
         if first is None:
             return None
 
         def outcomes() -> Iterator[tuple[int, list[PodInfo], list[str], Status | None]]:
-            answers: list[list[PodInfo] | Status | None] = first
+            answers: list[NodeVictims | Status | None] = first
             base = found = 0  # answers[0] is todo[base]'s
             for done, k in enumerate(todo):
                 if done - base == len(answers):
@@ -411,16 +425,16 @@ class Evaluator:
                     base = done
                     size = min(max(max(chunk - found, 1) * done // max(found, 1), 16), chunk)
                     more = policy.select_victims_on_nodes(pod, [potential[j] for j in todo[base:base + size]],
-                                                          batch, pdbs)
+                                                          batch, budgets)
                     assert more is not None
                     answers = more
                 answer = answers[done - base]
-                if isinstance(answer, list):
+                if isinstance(answer, tuple):
                     found += 1
-                    yield k, answer, [], None
+                    yield k, answer[0], answer[1], None
                 elif answer is None:
                     dry = fwk.dry_run_node(state, pod, potential[k], arithmetic)
-                    yield k, *policy.select_victims_on_node(pod, dry, pdbs)
+                    yield k, *policy.select_victims_on_node(pod, dry, budgets)
                 else:
                     yield k, [], [], answer
 
@@ -437,7 +451,11 @@ class Evaluator:
         victims = self.policy.candidates_to_victims_map(candidates)
         by_node = {c.node: c for c in candidates}
         remaining = list(victims)
-        for criterion, func in self.policy.ordered_score_funcs(victims) or self._default_score_funcs(victims):
+        funcs = self.policy.ordered_score_funcs(victims)
+        if funcs is None:
+            keys = self._default_keys(victims)
+            funcs = [(criterion, lambda node, i=i: keys[node][i]) for i, criterion in enumerate(CRITERIA)]
+        for criterion, func in funcs:
             scores = [func(node) for node in remaining]
             best = max(scores)
             remaining = [node for node, s in zip(remaining, scores) if s == best]
@@ -447,19 +465,17 @@ class Evaluator:
         record.criterion = "random tie-break"
         return by_node[remaining[int(self.handle.rng.integers(len(remaining)))]]
 
-    def _default_score_funcs(self, victims: dict[str, Victims]) -> list[ScoreFunc]:
+    def _default_keys(self, victims: dict[str, Victims]) -> dict[str, tuple[float, ...]]:
+        """Per candidate node, its score on each of :data:`CRITERIA` (higher wins): fewest PDB
+        violations; the lowest priority of its first (most important) victim; the smallest sum of
+        its victims' priorities (each offset by 2^31 as upstream's int64 sum); fewest victims; the
+        latest earliest start among its victims of the highest priority."""
         now = self.handle.now()
-
-        def earliest_start(node: str) -> float:
-            pods = victims[node].pods
-            top = max(v.priority for v in pods)
-            return min(start_time(v, now) for v in pods if v.priority == top)
-
-        funcs: tuple[Callable[[str], float], ...] = (
-            lambda node: -victims[node].num_pdb_violations,
-            lambda node: -victims[node].pods[0].priority,
-            lambda node: -sum(v.priority + INT32_OFFSET for v in victims[node].pods),
-            lambda node: -len(victims[node].pods),
-            earliest_start,
-        )
-        return list(zip(CRITERIA, funcs))
+        keys: dict[str, tuple[float, ...]] = {}
+        for node, v in victims.items():
+            pods = v.pods
+            top = max(p.priority for p in pods)
+            earliest = min(start_time(p, now) for p in pods if p.priority == top)
+            keys[node] = (-v.num_pdb_violations, -pods[0].priority,
+                          -(sum(p.priority for p in pods) + INT32_OFFSET * len(pods)), -len(pods), earliest)
+        return keys

@@ -9,8 +9,7 @@ import bisect
 from collections.abc import Sequence
 from typing import Any
 
-from kubesched.api.selectors import LabelSelector
-from kubesched.k8s.objects import Obj, namespace_of
+from kubesched.scheduler.framework.budgets import DisruptionBudgets
 from kubesched.scheduler.framework.capabilities import DryRunBatch, DryRunNode
 from kubesched.scheduler.framework.interface import (
     DELETE,
@@ -28,6 +27,7 @@ from kubesched.scheduler.framework.preemption import (
     REJECTED,
     Candidate,
     Evaluator,
+    NodeVictims,
     PostFilterDryRun,
     PreemptionPolicy,
     PreemptionRecord,
@@ -37,7 +37,7 @@ from kubesched.scheduler.framework.preemption import (
 )
 from kubesched.scheduler.framework.types import NodeInfo, PodInfo
 
-__all__ = ["Candidate", "DefaultPreemption", "PreemptionRecord", "pdb_violations"]
+__all__ = ["Candidate", "DefaultPreemption", "PreemptionRecord"]
 
 NO_VICTIMS = "No preemption victims found for incoming pod"
 NEVER = "not eligible due to preemptionPolicy=Never."
@@ -52,39 +52,17 @@ def _int_arg(args: dict[str, Any], name: str, default: int, low: int, high: int)
     return value
 
 
-def _pdb_selector(pdb: dict[str, Any]) -> LabelSelector | None:
-    """The PDB's selector; None (matches nothing) when it is invalid, as upstream skips it."""
-    try:
-        return LabelSelector.from_dict((pdb.get("spec") or {}).get("selector"))
-    except ValueError:
-        return None
-
-
-def pdb_violations(victims: list[PodInfo], pdbs: list[dict[str, Any]]) -> tuple[list[PodInfo], list[PodInfo]]:
-    """Upstream filterPodsWithPDBViolation: split (importance-ordered) pods into violating and
-    non-violating, consuming each PDB's disruptionsAllowed in order."""
-    if not pdbs:
-        return [], list(victims)
-    allowed = [int((pdb.get("status") or {}).get("disruptionsAllowed") or 0) for pdb in pdbs]
-    selectors = [_pdb_selector(pdb) for pdb in pdbs]
-    violating: list[PodInfo] = []
-    non_violating: list[PodInfo] = []
-    for pod in victims:
-        violated = False
-        if pod.labels:
-            for i, pdb in enumerate(pdbs):
-                if namespace_of(pdb) != pod.namespace:
-                    continue
-                selector = selectors[i]
-                if selector is None or selector.is_empty or not selector.matches(pod.labels):
-                    continue
-                if pod.name in ((pdb.get("status") or {}).get("disruptedPods") or {}):
-                    continue
-                allowed[i] -= 1
-                if allowed[i] < 0:
-                    violated = True
-        (violating if violated else non_violating).append(pod)
-    return violating, non_violating
+def _victims(violating: list[PodInfo], non_violating: list[PodInfo], kept: Sequence[bool],
+             now: float) -> tuple[list[PodInfo], list[str]]:
+    """The victims of a reprieve of ``violating + non_violating`` (``kept``: which pods stayed),
+    most important first, and the keys of the PDB-violating ones."""
+    if not violating:  # the victims are a subsequence of an importance-ordered list
+        return [p for p, stays in zip(non_violating, kept) if not stays], []
+    victims = [p for p, stays in zip(violating + non_violating, kept) if not stays]
+    violating_keys = [p.key for p, stays in zip(violating, kept) if not stays]
+    # upstream #128307 (v1.32): victims re-sorted by importance so victims[0] is the most important
+    victims.sort(key=lambda p: importance_key(p, now))
+    return victims, violating_keys
 
 
 class DefaultPreemption(PreEnqueuePlugin, EnqueueExtensions, PostFilterPlugin, PostFilterDryRun, PreemptionPolicy):
@@ -163,7 +141,7 @@ class DefaultPreemption(PreEnqueuePlugin, EnqueueExtensions, PostFilterPlugin, P
         return True, ""
 
     def select_victims_on_node(
-        self, pod: PodInfo, node: DryRunNode, pdbs: list[Obj]
+        self, pod: PodInfo, node: DryRunNode, budgets: DisruptionBudgets
     ) -> tuple[list[PodInfo], list[str], Status | None]:
         """Remove every potential victim; if the pod then fits, add them back one by one, most
         important first (PDB-violating ones before the others), keeping as victims those without
@@ -183,17 +161,12 @@ class DefaultPreemption(PreEnqueuePlugin, EnqueueExtensions, PostFilterPlugin, P
             return [], [], status
         now = self.handle.now()
         potential.sort(key=lambda p: importance_key(p, now))
-        violating, non_violating = pdb_violations(potential, pdbs)
+        violating, non_violating = budgets.split(potential)
         # the PDB-violating pods are reprieved first
         kept, status = node.reprieve(violating + non_violating)
         if status is not None:
             return [], [], status
-        if not violating:  # the victims are a subsequence of an importance-ordered list
-            return [p for p, stays in zip(non_violating, kept) if not stays], [], None
-        victims = [p for p, stays in zip(violating + non_violating, kept) if not stays]
-        violating_keys = [p.key for p, stays in zip(violating, kept) if not stays]
-        # upstream #128307 (v1.32): victims re-sorted by importance so victims[0] is the most important
-        victims.sort(key=lambda p: importance_key(p, now))
+        victims, violating_keys = _victims(violating, non_violating, kept, now)
         return victims, violating_keys, None
 
     def _most_important_first(self, info: NodeInfo, now: float) -> tuple[list[PodInfo], list[int]]:
@@ -216,23 +189,33 @@ class DefaultPreemption(PreEnqueuePlugin, EnqueueExtensions, PostFilterPlugin, P
         return ordered[bisect.bisect_right(negated, -priority):]
 
     def select_victims_on_nodes(
-        self, pod: PodInfo, nodes: Sequence[NodeInfo], batch: DryRunBatch, pdbs: list[Obj]
-    ) -> list[list[PodInfo] | Status | None] | None:
+        self, pod: PodInfo, nodes: Sequence[NodeInfo], batch: DryRunBatch, budgets: DisruptionBudgets
+    ) -> list[NodeVictims | Status | None] | None:
         """:meth:`select_victims_on_node` for many nodes at once: every lower-priority pod removed
-        and reprieved most important first on all nodes together. Nodes where some victim would
-        violate a PDB (whose reprieve order differs) are left to the per-node form."""
+        and reprieved on all nodes together, on each node in the order the per-node form uses (the
+        PDB-violating pods first, each part most important first)."""
         if not self.victims_are_lower_priority_pods or (
                 type(self).select_victims_on_node is not DefaultPreemption.select_victims_on_node):
             return None  # a variant choosing victims its own way
+        return self._batched_victims(pod, nodes, batch, budgets)
+
+    def _batched_victims(
+        self, pod: PodInfo, nodes: Sequence[NodeInfo], batch: DryRunBatch, budgets: DisruptionBudgets
+    ) -> list[NodeVictims | Status | None]:
+        """DefaultPreemption's victims on ``nodes`` by ``batch`` (see :meth:`select_victims_on_nodes`)."""
         priority, now = pod.priority, self.handle.now()
         potential = [self._lower_priority(info, now, priority) for info in nodes]
-        answer = batch.reprieve(nodes, potential)
+        # per node: (violating, non-violating) where some budget selects one of its pods
+        splits = [budgets.split(pods) if budgets.covers_any(pods) else None for pods in potential] \
+            if budgets else [None] * len(nodes)
+        order = [pods if split is None else split[0] + split[1] for pods, split in zip(potential, splits)]
+        answer = batch.reprieve(nodes, order)
         if answer is None:
             return [None] * len(nodes)
         fits, kept, decided = answer
-        out: list[list[PodInfo] | Status | None] = []
+        out: list[NodeVictims | Status | None] = []
         end = 0
-        for k, (pods, fit) in enumerate(zip(potential, fits.tolist())):
+        for k, (pods, fit, split) in enumerate(zip(order, fits.tolist(), splits)):
             start, end = end, end + len(pods)
             if decided is not None and not decided[k]:
                 out.append(None)
@@ -241,8 +224,12 @@ class DefaultPreemption(PreEnqueuePlugin, EnqueueExtensions, PostFilterPlugin, P
             elif not fit:
                 out.append(REJECTED)
             else:
-                victims = [p for p, stays in zip(pods, kept[start:end].tolist()) if not stays]
-                out.append(victims if victims and not (pdbs and pdb_violations(pods, pdbs)[0]) else None)
+                stays = kept[start:end].tolist()
+                if split is None:
+                    victims, violating_keys = [p for p, s in zip(pods, stays) if not s], []
+                else:
+                    victims, violating_keys = _victims(split[0], split[1], stays, now)
+                out.append((victims, violating_keys) if victims else None)
         return out
 
     def ordered_score_funcs(self, victims: dict[str, Victims]) -> list[ScoreFunc] | None:

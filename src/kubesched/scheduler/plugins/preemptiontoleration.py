@@ -14,13 +14,15 @@ policies on the same preemption Evaluator as DefaultPreemption.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
-from kubesched.k8s.objects import Obj
 from kubesched.k8s.timefmt import parse_rfc3339
-from kubesched.scheduler.framework.capabilities import DryRunNode
+from kubesched.scheduler.framework.budgets import DisruptionBudgets
+from kubesched.scheduler.framework.capabilities import DryRunBatch, DryRunNode
 from kubesched.scheduler.framework.interface import Handle, Status
-from kubesched.scheduler.framework.types import PodInfo
+from kubesched.scheduler.framework.preemption import NodeVictims
+from kubesched.scheduler.framework.types import NodeInfo, PodInfo
 from kubesched.scheduler.plugins.defaultpreemption import DefaultPreemption
 
 PDB_VIOLATION = "preemption would violate a PodDisruptionBudget"
@@ -83,9 +85,16 @@ class StrictPDBPreemption(DefaultPreemption):
     name = "StrictPDBPreemption"
 
     def select_victims_on_node(
-        self, pod: PodInfo, node: DryRunNode, pdbs: list[Obj]
+        self, pod: PodInfo, node: DryRunNode, budgets: DisruptionBudgets
     ) -> tuple[list[PodInfo], list[str], Status | None]:
-        victims, violating, status = super().select_victims_on_node(pod, node, pdbs)
+        victims, violating, status = super().select_victims_on_node(pod, node, budgets)
         if status is None and violating:
             return [], [], Status.unschedulable(PDB_VIOLATION)
         return victims, violating, status
+
+    def select_victims_on_nodes(
+        self, pod: PodInfo, nodes: Sequence[NodeInfo], batch: DryRunBatch, budgets: DisruptionBudgets
+    ) -> list[NodeVictims | Status | None] | None:
+        """DefaultPreemption's batched victims, a node whose victims violate a PDB ruled out."""
+        return [Status.unschedulable(PDB_VIOLATION) if isinstance(answer, tuple) and answer[1] else answer
+                for answer in self._batched_victims(pod, nodes, batch, budgets)]

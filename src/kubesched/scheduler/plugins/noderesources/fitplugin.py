@@ -64,6 +64,21 @@ FIT = "NodeResourcesFit"
 SIDECAR_REASON = "Pod has a restartable init container and the SidecarContainers feature is disabled"
 
 
+def _amounts(pods: list[PodInfo], names: tuple[str, ...]) -> np.ndarray:
+    """The requests of ``names`` of each of ``pods``, one row per name (each pod's read once and
+    kept on the pod for the next dry runs)."""
+    key = "NodeResourcesFit/amounts/" + ",".join(names)
+    rows = []
+    for pod in pods:
+        row = pod.cache.get(key)
+        if row is None:
+            requests = pod.requests
+            row = pod.cache[key] = tuple(requests.get(name, 0) for name in names)
+        rows.append(row)
+    amounts: np.ndarray = np.array(rows, dtype=np.int64).reshape(len(pods), len(names)).T
+    return amounts
+
+
 @dataclass(slots=True)
 class _FitState:
     requests: dict[str, int]
@@ -246,11 +261,8 @@ class NodeResourcesFit(
         idx = np.fromiter((info.index for info in nodes), dtype=np.int64, count=count)
         lengths = np.fromiter((len(pods) for pods in victims), dtype=np.int64, count=count)
         flat = [p for pods in victims for p in pods]
-        requests = [p.requests for p in flat]
-        amounts = np.empty((len(checked), len(flat)), dtype=np.int64)
         try:
-            for r, (name, _) in enumerate(checked):
-                amounts[r] = np.fromiter((q.get(name, 0) for q in requests), dtype=np.int64, count=len(flat))
+            amounts = _amounts(flat, tuple(name for name, _ in checked))
         except OverflowError:
             return None
         added = np.array([nominated.requested(name)[idx] for name, _ in checked],
