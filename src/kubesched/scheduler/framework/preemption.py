@@ -15,6 +15,7 @@ the criterion that picked the node) that ``explain`` and the simulation result c
 from __future__ import annotations
 
 import math
+from functools import partial
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
@@ -155,6 +156,10 @@ def importance_key(pod: PodInfo, now: float) -> tuple[int, float]:
     the earlier (whole-second) start time."""
     started = pod.start_time  # start_time(pod, now), inline: this key sorts every dry run's pods
     return (-pod.priority, float(math.floor(started)) if started is not None else now)
+
+
+def _key_at(keys: dict[str, tuple[float, ...]], i: int, node: str) -> float:
+    return keys[node][i]
 
 
 class Evaluator:
@@ -454,7 +459,7 @@ class Evaluator:
         funcs = self.policy.ordered_score_funcs(victims)
         if funcs is None:
             keys = self._default_keys(victims)
-            funcs = [(criterion, lambda node, i=i: keys[node][i]) for i, criterion in enumerate(CRITERIA)]
+            funcs = [(criterion, partial(_key_at, keys, i)) for i, criterion in enumerate(CRITERIA)]
         for criterion, func in funcs:
             scores = [func(node) for node in remaining]
             best = max(scores)

@@ -225,8 +225,9 @@ class DefaultPreemption(PreEnqueuePlugin, EnqueueExtensions, PostFilterPlugin, P
                 out.append(REJECTED)
             else:
                 stays = kept[start:end].tolist()
+                violating_keys: list[str] = []
                 if split is None:
-                    victims, violating_keys = [p for p, s in zip(pods, stays) if not s], []
+                    victims = [p for p, s in zip(pods, stays) if not s]
                 else:
                     victims, violating_keys = _victims(split[0], split[1], stays, now)
                 out.append((victims, violating_keys) if victims else None)
