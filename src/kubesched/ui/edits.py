@@ -19,12 +19,12 @@ from typing import Any
 
 import click
 
+from kubesched.analysis.scheduler_config import SchedulerConfigError, read_checked_scheduler_config
 from kubesched.analysis.whatif.apply import apply_changes
 from kubesched.analysis.whatif.changes import Changes, load_change_objects
 from kubesched.analysis.whatif.preemption import BaselinePreemption
 from kubesched.api.errors import KubeschedError, Location, ManifestError
 from kubesched.api.loader import Scenario
-from kubesched.cli.options import read_scheduler_config
 from kubesched.k8s.objects import Obj, key_of
 
 #: the most a page's edit may hold: a pasted object is a few kB, a whole dump belongs in a file
@@ -70,9 +70,10 @@ def read_scheduler_config_text(text: str) -> tuple[Obj, Location]:
     the words the CLI says of such a file."""
     with as_file(text, SCHEDULER_CONFIG_FILE) as path:
         try:
-            config, location = read_scheduler_config(str(path), "--scheduler-config")
-        except click.BadParameter as err:
-            raise EditError(err.format_message().replace(str(path), SCHEDULER_CONFIG_FILE)) from err
+            config, location = read_checked_scheduler_config(str(path))
+        except SchedulerConfigError as err:  # worded as the CLI words its option's error
+            said = click.BadParameter(str(err), param_hint="--scheduler-config").format_message()
+            raise EditError(said.replace(str(path), SCHEDULER_CONFIG_FILE)) from err
     return config, dataclasses.replace(location, file=SCHEDULER_CONFIG_FILE)
 
 

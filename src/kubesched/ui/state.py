@@ -18,12 +18,11 @@ from typing import Any
 
 import yaml
 
-from kubesched.analysis.diagnose import diagnose
+from kubesched.analysis.diagnose import diagnose, missing_pod_text
 from kubesched.analysis.whatif.changes import Changes
 from kubesched.analysis.whatif.documents import scenario_documents
 from kubesched.analysis.whatif.run import whatif
 from kubesched.api.loader import Scenario, load_scenario
-from kubesched.cli.explain import missing_pod_text
 from kubesched.k8s.objects import key_of
 from kubesched.report.html import whatif_report
 from kubesched.sim import SimulationOutcome, simulate
