@@ -43,6 +43,43 @@ class EditError(KubeschedError):
     wrong with the request."""
 
 
+class StaleVersion(EditError):
+    """An edit based on an earlier version of the scenario than the one there is now: refused (HTTP
+    409) rather than overwriting what another tab or client changed since."""
+
+    def __init__(self, based_on: int, now: int) -> None:
+        super().__init__(f"the scenario is at version {now}, and this edit was made on version {based_on}: another tab "
+                         f"or client changed it since. Nothing was changed; reload to see the scenario as it is now "
+                         f"(or send the edit again, based on version {now}, to overwrite those changes)")
+
+
+def http_status(err: KubeschedError) -> int:
+    """The HTTP status of a refused edit: 409 for a stale one, 400 for the rest."""
+    return 409 if isinstance(err, StaleVersion) else 400
+
+
+def form_version(value: str | None) -> int:
+    """The version of the scenario a form was rendered from (its ``version`` field)."""
+    if value is None or not value.strip().isdigit():
+        raise EditError("the form does not say which version of the scenario it was made on: reload the page "
+                        "and edit there")
+    return int(value)
+
+
+def api_version(field: int | None, if_match: str | None) -> int | None:
+    """The version an API edit is based on: its ``version`` field or its ``If-Match`` header (``3``,
+    ``"3"``; ``*``: any), None when it names none (then it applies to whatever version there is)."""
+    if if_match is None or if_match.strip() == "*":
+        return field
+    value = if_match.strip().removeprefix("W/").strip('"')
+    if not value.isdigit():
+        raise EditError(f"If-Match {if_match[:40]!r}: expected the scenario's version, a number (as the "
+                        "Kubesched-Scenario-Version header of every answer gives it)")
+    if field is not None and field != int(value):
+        raise EditError(f"the edit names version {field} and If-Match {value}: name one")
+    return int(value)
+
+
 def read_objects(text: str) -> tuple[list[Obj], list[str]]:
     """The objects of ``text`` as ``--apply`` reads a file of it, and the warnings it prints (unknown
     fields); EditError when there is none."""
