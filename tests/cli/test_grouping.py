@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kubesched.cli.grouping import POOL_LABELS, Workload, pool_of, workload_of
+from kubesched.analysis.grouping import POOL_LABELS, Workload, pool_of, workload_of
 
 
 def _owned_by(kind: str, name: str) -> dict[str, Any]:

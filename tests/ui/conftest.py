@@ -1,12 +1,23 @@
 """Each test's outcome on its item, so that the browser fixture keeps a screenshot of a failure; the
-cluster's nodes read from the API page by page; a node to add to the demo."""
+cluster's nodes read from the API page by page; a node to add to the demo; a test client as a
+browser on this machine reaches the app, and the hidden fields its forms carry."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Generator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
+
+if TYPE_CHECKING:
+    from fastapi.testclient import TestClient
+
+    from kubesched.ui.security import Safety
+    from kubesched.ui.state import UiState
+
+#: where the test client says it reaches the app (a Host the app answers to)
+BASE_URL = "http://127.0.0.1:8750"
 
 #: a node bigger than the demo's, in its zone-b (as a user pastes it into an edit or a what-if)
 BIG_NODE = """\
@@ -37,3 +48,19 @@ def every_node(client: Any, limit: int = 7, **params: str) -> list[dict[str, Any
         if not page["nodes"] or len(rows) >= page["total"]:
             assert len(rows) == page["total"]
             return rows
+
+
+def ui_client(state: UiState, safety: Safety | None = None) -> TestClient:
+    """A client of the app over ``state`` naming it as a browser on this machine does (127.0.0.1)."""
+    from fastapi.testclient import TestClient
+
+    from kubesched.ui.app import create_app
+
+    return TestClient(create_app(state, safety), base_url=BASE_URL)
+
+
+def form_fields(client: TestClient, path: str = "/edit") -> dict[str, str]:
+    """The hidden fields the forms of the page at ``path`` carry: the token of the server process
+    and (on the edit page) the version of the scenario the page was rendered from."""
+    page = client.get(path).text
+    return dict(re.findall(r'<input type="hidden" name="(csrf_token|version)" value="([^"]*)">', page))

@@ -14,17 +14,16 @@ pytest.importorskip("fastapi")
 from fastapi.testclient import TestClient  # noqa: E402
 
 from kubesched.cli.main import cli  # noqa: E402
-from kubesched.ui.app import create_app  # noqa: E402
 from kubesched.ui.state import UiState  # noqa: E402
 
-from .conftest import every_node  # noqa: E402
+from .conftest import every_node, form_fields, ui_client  # noqa: E402
 
 DEMO = str(Path(__file__).resolve().parents[2] / "examples" / "demo.yaml")
 
 
 @pytest.fixture(scope="module")
 def client() -> TestClient:
-    return TestClient(create_app(UiState.load(DEMO)))
+    return ui_client(UiState.load(DEMO))
 
 
 def _cli(*args: str) -> dict:
@@ -59,7 +58,7 @@ def test_a_whatif_is_the_clis_and_bad_changes_get_its_message(client: TestClient
     assert huge.status_code == 400 and len(huge.content) < 1000
     assert huge.json()["detail"] == ("--cordon " + "x" * 40 + "…: not a node name (10,000,000 characters; "
                                      "a Kubernetes object's name has at most 253)")
-    page = client.post("/whatif", data={"cordon": "x" * 10_000_000})
+    page = client.post("/whatif", data={**form_fields(client, "/whatif"), "cordon": "x" * 10_000_000})
     assert page.status_code == 400 and "not a node name" in page.text and len(page.content) < 100_000
     assert client.get("/api/cluster").json() == before  # nothing changed
 
@@ -86,7 +85,7 @@ def test_a_pod_not_there_gets_the_clis_words(client: TestClient, pod: str) -> No
 
 
 def test_the_whatif_page_posts_the_form_and_shows_the_diff_or_the_clis_error(client: TestClient) -> None:
-    answer = client.post("/whatif", data={"drain": "node-2", "ignoreDaemonSets": "on", "force": "on", "preemption": ""})
+    answer = client.post("/whatif", data={**form_fields(client, "/whatif"), "drain": "node-2", "ignoreDaemonSets": "on", "force": "on", "preemption": ""})
     assert answer.status_code == 200
     diff = _cli("whatif", DEMO, "--drain", "node-2", "--ignore-daemonsets", "--force", "-o", "json")
     page = unescape(answer.text)
@@ -97,7 +96,7 @@ def test_the_whatif_page_posts_the_form_and_shows_the_diff_or_the_clis_error(cli
 
     said = CliRunner().invoke(cli, ["whatif", DEMO, "--drain", "node-9"])
     assert said.exit_code != 0 and said.output.startswith("error: --drain node-9: no Node of that name")
-    refused = client.post("/whatif", data={"drain": "node-9", "cordon": "node-1, node-3"})
+    refused = client.post("/whatif", data={**form_fields(client, "/whatif"), "drain": "node-9", "cordon": "node-1, node-3"})
     assert refused.status_code == 400
     page = unescape(refused.text)
     assert f'<p id="whatif-error" class="error">{said.output.strip().removeprefix("error: ")}</p>' in page

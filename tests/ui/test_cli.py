@@ -1,4 +1,5 @@
 """``kubesched ui`` as a user starts it: the URL printed, loopback unless asked, a warning when not,
+the names it answers to (--allow-host),
 the browser opened only with --open, and a broken scenario refused with the loader's words."""
 
 from __future__ import annotations
@@ -48,3 +49,25 @@ def test_a_broken_scenario_is_refused_before_serving(served: list[Any], tmp_path
     out = CliRunner().invoke(cli, ["ui", str(broken)])
     assert out.exit_code == 2 and out.output.startswith("error: ")
     assert "Traceback" not in out.output and not served
+
+
+def test_allow_host_adds_names_to_those_the_server_answers(served: list[Any]) -> None:
+    from fastapi.testclient import TestClient
+
+    out = CliRunner().invoke(cli, ["ui", DEMO, "--host", "0.0.0.0", "--port", "8765",
+                                   "--allow-host", "kubesched.internal", "--allow-host", "10.0.0.5"])
+    assert out.exit_code == 0, out.output
+    assert "give --allow-host NAME" not in out.output  # the warning for 0.0.0.0 without any
+    (config,) = served
+    client = TestClient(config.app, base_url="http://kubesched.internal:8765")
+    assert client.get("/api/cluster").status_code == 200
+    for host, status in (("10.0.0.5:8765", 200), ("localhost:8765", 200), ("evil.example:8765", 400)):
+        assert client.get("/api/cluster", headers={"Host": host}).status_code == status, host
+    bare = CliRunner().invoke(cli, ["ui", DEMO, "--host", "0.0.0.0"])
+    assert "warning: only requests naming localhost or 127.0.0.1 are answered: give --allow-host NAME" in bare.output
+
+
+def test_a_bad_allow_host_is_refused(served: list[Any]) -> None:
+    out = CliRunner().invoke(cli, ["ui", DEMO, "--allow-host", "http://kubesched.internal:8750"])
+    assert out.exit_code == 2 and "Invalid value for --allow-host" in out.output
+    assert "without a scheme, port or path" in out.output and not served

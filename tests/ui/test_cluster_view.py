@@ -18,10 +18,9 @@ from fastapi.testclient import TestClient  # noqa: E402
 from kubesched.api.quantity import format_quantity, resource_amount  # noqa: E402
 from kubesched.cli.main import cli  # noqa: E402
 from kubesched.testkit.dumps.cluster import ClusterDump  # noqa: E402
-from kubesched.ui.app import create_app  # noqa: E402
 from kubesched.ui.state import UiState  # noqa: E402
 
-from .conftest import every_node  # noqa: E402
+from .conftest import every_node, ui_client  # noqa: E402
 
 GPU = "nvidia.com/gpu"
 GPU_TAINT = {"key": GPU, "value": "true", "effect": "NoSchedule"}
@@ -65,7 +64,7 @@ def dump_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def client(dump_path: Path) -> TestClient:
-    return TestClient(create_app(UiState.load(str(dump_path))))
+    return ui_client(UiState.load(str(dump_path)))
 
 
 def _summed(nodes: list[dict[str, Any]]) -> dict[str, Any]:

@@ -11,14 +11,12 @@ import pytest
 from click.testing import CliRunner
 
 pytest.importorskip("fastapi")
-from fastapi.testclient import TestClient  # noqa: E402
 
 from kubesched.cli.main import cli  # noqa: E402
 from kubesched.testkit.dumps.cluster import small_eks_cluster  # noqa: E402
-from kubesched.ui.app import create_app  # noqa: E402
 from kubesched.ui.state import UiState  # noqa: E402
 
-from .conftest import every_node  # noqa: E402
+from .conftest import every_node, ui_client  # noqa: E402
 
 
 def _cli(*args: str) -> dict:
@@ -34,7 +32,7 @@ def dump_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_an_eks_dump_by_node_group_with_its_pending_pod_and_a_drain(dump_path: Path) -> None:
-    client = TestClient(create_app(UiState.load(str(dump_path))))
+    client = ui_client(UiState.load(str(dump_path)))
     simulated = _cli("simulate", str(dump_path), "-o", "json")
     cluster = client.get("/api/cluster").json()
     assert [(p["pool"], p["label"], p["count"]) for p in cluster["pools"]] == [

@@ -14,10 +14,9 @@ pytest.importorskip("fastapi")
 from fastapi.testclient import TestClient  # noqa: E402
 
 from kubesched.cli.main import cli  # noqa: E402
-from kubesched.ui.app import create_app  # noqa: E402
 from kubesched.ui.state import UiState  # noqa: E402
 
-from .conftest import BIG_NODE  # noqa: E402
+from .conftest import BIG_NODE, form_fields, ui_client  # noqa: E402
 
 DEMO = str(Path(__file__).resolve().parents[2] / "examples" / "demo.yaml")
 
@@ -34,7 +33,7 @@ def _simulated(path: Path) -> dict:
 
 @pytest.fixture()
 def client() -> TestClient:
-    return TestClient(create_app(UiState.load(DEMO)))
+    return ui_client(UiState.load(DEMO))
 
 
 def test_an_added_node_runs_again_as_the_cli_runs_the_scenario_downloaded(client: TestClient, tmp_path: Path) -> None:
@@ -80,7 +79,7 @@ def test_bad_yaml_gets_the_clis_error_and_changes_nothing(client: TestClient, tm
     assert code == 2
     assert output.strip() == "error: " + answer.json()["detail"].replace("edit.yaml", str(path))
     assert answer.json()["detail"].startswith("edit.yaml: document 1")
-    page = client.post("/edit", data={"action": "apply", "yaml": text})
+    page = client.post("/edit", data={**form_fields(client), "action": "apply", "yaml": text})
     assert page.status_code == 400 and "Traceback" not in page.text
     assert 'id="edit-error"' in page.text and "edit.yaml: document 1" in page.text
     assert client.get("/api/result").json() == before
@@ -90,7 +89,7 @@ def test_a_huge_paste_and_an_unknown_object_are_refused(client: TestClient) -> N
     before = client.get("/api/result").json()
     huge = client.post("/api/objects", json={"yaml": "# padding\n" * 1_000_000 + BIG_NODE})
     assert huge.status_code == 400 and "text pasted in the page takes at most 2 MiB" in huge.json()["detail"]
-    page = client.post("/edit", data={"action": "apply", "yaml": "x" * 10_000_000})
+    page = client.post("/edit", data={**form_fields(client), "action": "apply", "yaml": "x" * 10_000_000})
     assert page.status_code == 400 and "at most 2 MiB" in page.text and len(page.text) < 100_000
     gone = client.delete("/api/objects/Node/node-9")
     assert gone.status_code == 400
@@ -104,6 +103,6 @@ def test_the_edit_page_lists_loads_and_deletes_objects(client: TestClient) -> No
     assert page.text.count('class="object-row"') == 6
     node = client.get("/edit", params={"kind": "Node", "name": "node-6"}).text
     assert "name: node-6" in node
-    done = client.post("/edit", data={"action": "delete", "kind": "Node", "namespace": "", "name": "node-6"})
+    done = client.post("/edit", data={**form_fields(client), "action": "delete", "kind": "Node", "namespace": "", "name": "node-6"})
     assert done.status_code == 200 and "deleted Node node-6" in done.text
     assert [o["name"] for o in client.get("/api/objects").json() if o["kind"] == "Node"] == [f"node-{i}" for i in range(1, 6)]

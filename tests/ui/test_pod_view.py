@@ -16,10 +16,10 @@ from fastapi.testclient import TestClient  # noqa: E402
 
 from kubesched.cli.main import cli  # noqa: E402
 from kubesched.testkit.dumps.cluster import ClusterDump  # noqa: E402
-from kubesched.ui.app import NODES_PER_PAGE, create_app  # noqa: E402
+from kubesched.ui.app import NODES_PER_PAGE  # noqa: E402
 from kubesched.ui.state import UiState  # noqa: E402
 
-from .conftest import every_node  # noqa: E402
+from .conftest import every_node, ui_client  # noqa: E402
 
 DEMO = str(Path(__file__).resolve().parents[2] / "examples" / "demo.yaml")
 
@@ -32,7 +32,7 @@ def _cli(*args: str) -> dict:
 
 @pytest.fixture(scope="module")
 def demo() -> TestClient:
-    return TestClient(create_app(UiState.load(DEMO)))
+    return ui_client(UiState.load(DEMO))
 
 
 @pytest.fixture(scope="module")
@@ -72,7 +72,7 @@ def test_the_attempts_are_the_runs_with_normalised_and_weighted_scores(demo: Tes
 
 def test_the_scores_now_are_the_ones_the_scheduler_placed_the_pod_by(placed: tuple[Path, str]) -> None:
     path, key = placed
-    client = TestClient(create_app(UiState.load(str(path))))
+    client = ui_client(UiState.load(str(path)))
     (attempt,) = [a for a in _cli("simulate", str(path), "-o", "json", "--decisions")["attempts"] if a["pod"] == key]
     assert attempt["outcome"] == "scheduled" and len(attempt["scores"]) == 7  # every node is feasible
     now = client.get(f"/api/pods/{key}/scores").json()
@@ -115,7 +115,7 @@ def test_a_thousand_node_verdict_list_comes_a_page_at_a_time(tmp_path: Path) -> 
     dump.eks_nodegroup("general", NODES_PER_PAGE * 2 + 50)
     dump.pod("huge", "batch", node=None, cpu="64")
     path = dump.write(tmp_path / "big.json")
-    client = TestClient(create_app(UiState.load(str(path))))
+    client = ui_client(UiState.load(str(path)))
     explained = _cli("explain", "batch/huge", str(path), "-o", "json")
     pages = [client.get("/api/pods/batch/huge/nodes", params={"offset": offset, "limit": 100}).json()
              for offset in range(0, len(explained["nodes"]), 100)]

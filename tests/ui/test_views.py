@@ -14,10 +14,9 @@ from fastapi.testclient import TestClient  # noqa: E402
 
 from kubesched.cli.main import cli  # noqa: E402
 from kubesched.testkit.dumps.cluster import ClusterDump  # noqa: E402
-from kubesched.ui.app import create_app  # noqa: E402
 from kubesched.ui.state import WHATIFS_KEPT, UiState  # noqa: E402
 
-from .conftest import every_node  # noqa: E402
+from .conftest import every_node, form_fields, ui_client  # noqa: E402
 
 DEMO = str(Path(__file__).resolve().parents[2] / "examples" / "demo.yaml")
 
@@ -30,7 +29,7 @@ def _invoke(*args: str) -> str:
 
 @pytest.fixture(scope="module")
 def demo() -> TestClient:
-    return TestClient(create_app(UiState.load(DEMO)))
+    return ui_client(UiState.load(DEMO))
 
 
 def test_a_whatifs_changed_scenario_and_report_are_the_clis_files(demo: TestClient, tmp_path: Path) -> None:
@@ -52,7 +51,7 @@ def test_a_whatifs_changed_scenario_and_report_are_the_clis_files(demo: TestClie
     counts = ("scheduled", "pending", "preemptions", "victims")
     assert {k: changed[k] for k in counts} == {k: answer.json()["summary"]["changed"][k] for k in counts}
 
-    page = demo.post("/whatif", data={"drain": "node-2", "ignoreDaemonSets": "on", "force": "on"})
+    page = demo.post("/whatif", data={**form_fields(demo, "/whatif"), "drain": "node-2", "ignoreDaemonSets": "on", "force": "on"})
     link = page.text.split('id="whatif-scenario" href="')[1].split('"')[0]
     assert demo.get(link).status_code == 200 and "kind: Scenario" in demo.get(link).text
     for _ in range(WHATIFS_KEPT):
@@ -90,7 +89,7 @@ def test_the_cluster_by_pool_and_zone_with_conditions(tmp_path: Path) -> None:
                                              "message": "kubelet has insufficient memory available"})
     dump.deployment("api", 3, [n["metadata"]["name"] for n in nodes[:3]], namespace="shop", cpu="1")
     path = dump.write(tmp_path / "cluster.yaml")
-    client = TestClient(create_app(UiState.load(str(path))))
+    client = ui_client(UiState.load(str(path)))
     simulated = json.loads(_invoke("simulate", str(path), "-o", "json"))
     (pool,) = client.get("/api/cluster").json()["pools"]
     by_zone = {z["zone"]: z for z in pool["zones"]}

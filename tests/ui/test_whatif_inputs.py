@@ -15,10 +15,9 @@ pytest.importorskip("fastapi")
 from fastapi.testclient import TestClient  # noqa: E402
 
 from kubesched.cli.main import cli  # noqa: E402
-from kubesched.ui.app import create_app  # noqa: E402
 from kubesched.ui.state import UiState  # noqa: E402
 
-from .conftest import BIG_NODE  # noqa: E402
+from .conftest import BIG_NODE, form_fields, ui_client  # noqa: E402
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 DEMO = str(EXAMPLES / "demo.yaml")
@@ -42,7 +41,7 @@ def state() -> UiState:
 
 @pytest.fixture(scope="module")
 def client(state: UiState) -> TestClient:
-    return TestClient(create_app(state))
+    return ui_client(state)
 
 
 def _whatif(*args: str) -> tuple[int, str]:
@@ -80,7 +79,7 @@ def test_apply_and_a_scheduler_config_answer_as_the_cli(client: TestClient, tmp_
                                "new scheduler configuration"]
     assert said["summary"]["changed"]["preemptions"] == 0 < said["summary"]["baseline"]["preemptions"]  # the config
     # the form posts the same texts; the page shows the answer and the CLI's warning
-    page = client.post("/whatif", data={"apply": APPLY, "schedulerConfig": NO_PREEMPTION, "cordon": "node-1"})
+    page = client.post("/whatif", data={**form_fields(client, "/whatif"), "apply": APPLY, "schedulerConfig": NO_PREEMPTION, "cordon": "node-1"})
     assert page.status_code == 200
     text = unescape(page.text)
     assert f"<td>pending</td><td>{said['summary']['baseline']['pending']}</td>" \
@@ -114,7 +113,7 @@ def test_bad_texts_get_the_clis_error_and_nothing_runs(state: UiState, client: T
     assert detail.startswith("apply.yaml: document 1" if config is None else (
         "Invalid value for --scheduler-config: scheduler-config.yaml",  # click's words, read as the option's
         "scheduler-config.yaml: document 1"))  # found when the changed run's scheduler is built
-    page = client.post("/whatif", data=body)
+    page = client.post("/whatif", data={**form_fields(client, "/whatif"), **body})
     assert page.status_code == 400 and "Traceback" not in page.text
     assert f'<p id="whatif-error" class="error">{detail}</p>' in unescape(page.text)
     assert "whatif-result" not in page.text

@@ -336,3 +336,20 @@ def _diagnose_filters(scheduler: Scheduler, obj: Obj, result: PodDiagnosis, deta
                     cache.num_nodes(), pre_status.message() if pre_status else "", first_failures.values(),
                     f"preemption: {record.message}")
             break
+
+
+def missing_pod_text(result: dict[str, Any], namespace: str, name: str, at: float | None) -> str:
+    """Why ``namespace/name`` is not there to diagnose: refused by admission, gone, or in another
+    namespace (as kubectl would say, with the ``-n`` to use)."""
+    key = f"{namespace}/{name}"
+    refused = next((r for r in result["rejected"] if r["kind"] == "Pod" and r["name"] == key), None)
+    if refused is not None:
+        return f"pod {key} was refused by admission ({refused['code']}): {refused['message']}"
+    if key in result["pods"]:
+        moment = "at the end of the simulation" if at is None else f"at t={at:g}s"
+        return f"pod {key} is {result['pods'][key]['phase']} {moment} (try --at an earlier time)"
+    elsewhere = sorted(k for k in result["pods"] if k.split("/", 1)[1] == name)
+    if elsewhere:
+        hint = ", ".join(f"{k} (-n {k.split('/', 1)[0]})" for k in elsewhere[:5])
+        return f'pods "{name}" not found in namespace "{namespace}"; there is {hint}'
+    return f'pods "{name}" not found in namespace "{namespace}"'

@@ -10,7 +10,14 @@ import click
 from rich.console import Console
 from rich.markup import escape
 
-from kubesched.analysis.diagnose import NodeVerdict, PodDiagnosis, diagnose, natural_key, node_groups
+from kubesched.analysis.diagnose import (
+    NodeVerdict,
+    PodDiagnosis,
+    diagnose,
+    missing_pod_text,
+    natural_key,
+    node_groups,
+)
 from kubesched.api.errors import KubeschedError
 from kubesched.cli.jsonout import write_json
 from kubesched.cli.options import (
@@ -188,23 +195,6 @@ def render_diagnosis(console: Console, d: PodDiagnosis, nodes: str = "auto") -> 
     if d.upstream_message:
         console.print(f"{indent}kube-scheduler would report: {escape(d.upstream_message)}")
     _render_preemption(console, d)
-
-
-def missing_pod_text(result: dict[str, Any], namespace: str, name: str, at: float | None) -> str:
-    """Why ``namespace/name`` is not there to diagnose: refused by admission, gone, or in another
-    namespace (as kubectl would say, with the ``-n`` to use)."""
-    key = f"{namespace}/{name}"
-    refused = next((r for r in result["rejected"] if r["kind"] == "Pod" and r["name"] == key), None)
-    if refused is not None:
-        return f"pod {key} was refused by admission ({refused['code']}): {refused['message']}"
-    if key in result["pods"]:
-        moment = "at the end of the simulation" if at is None else f"at t={at:g}s"
-        return f"pod {key} is {result['pods'][key]['phase']} {moment} (try --at an earlier time)"
-    elsewhere = sorted(k for k in result["pods"] if k.split("/", 1)[1] == name)
-    if elsewhere:
-        hint = ", ".join(f"{k} (-n {k.split('/', 1)[0]})" for k in elsewhere[:5])
-        return f'pods "{name}" not found in namespace "{namespace}"; there is {hint}'
-    return f'pods "{name}" not found in namespace "{namespace}"'
 
 
 def _render_pending(console: Console, scheduler: Any, result: dict[str, Any], namespace: str | None) -> None:

@@ -59,18 +59,12 @@ def read_scheduler_config(path: str, param_hint: str) -> tuple[dict[str, Any], L
     unknown fields, whose top level the scheduler accepts; problems are reported against the option.
     Also where the configuration was read (the file and document that errors found later, when a
     scheduler is built from it, name)."""
-    from kubesched.api.errors import ManifestError
-    from kubesched.api.loader import read_scheduler_configuration
-    from kubesched.scheduler.config import ConfigError, parse_configuration
+    from kubesched.analysis.scheduler_config import SchedulerConfigError, read_checked_scheduler_config
 
     try:
-        loaded, location = read_scheduler_configuration(path)
-    except ManifestError as exc:
+        loaded, location = read_checked_scheduler_config(path)
+    except SchedulerConfigError as exc:
         raise click.BadParameter(str(exc), param_hint=param_hint) from exc
-    try:
-        parse_configuration(loaded)
-    except ConfigError as exc:
-        raise click.BadParameter(str(location.error(exc.message, exc.path)), param_hint=param_hint) from exc
     return loaded, location
 
 

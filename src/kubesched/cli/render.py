@@ -8,8 +8,8 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 
+from kubesched.analysis.grouping import ClusterFacts, Workload, pool_by_name
 from kubesched.api.quantity import parse_quantity
-from kubesched.cli.grouping import ClusterFacts, Workload, pool_by_name
 from kubesched.cli.tables import Table
 
 #: lifecycle events left out of the timeline (one of each per pod; the pods table has the outcome)

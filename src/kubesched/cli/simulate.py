@@ -10,9 +10,9 @@ import click
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
+from kubesched.analysis.grouping import POOL_LABELS, cluster_facts
 from kubesched.api.errors import KubeschedError
 from kubesched.api.loader import Scenario, load_scenario
-from kubesched.cli.grouping import POOL_LABELS, cluster_facts
 from kubesched.cli.jsonout import write_json
 from kubesched.cli.options import (
     INPUT_PATH,

@@ -27,9 +27,13 @@ LOOPBACK = ("127.0.0.1", "localhost", "::1")
                    "whoever reaches this machine: it needs saying twice, so a warning is printed.")
 @click.option("--port", type=click.IntRange(min=0, max=65535), default=8750, show_default=True,
               help="Port to listen on (0: any free one).")
+@click.option("--allow-host", "allow_hosts", multiple=True, metavar="NAME",
+              help="Also answer requests naming this host (a name or an address, no port; repeatable). Requests "
+                   "are answered only when their Host header names localhost, 127.0.0.1, [::1] or --host: a page "
+                   "of another site that makes its own name resolve to this machine (DNS rebinding) is refused.")
 @click.option("--open", "open_browser", is_flag=True, help="Open the page in the default browser.")
 def ui(scenario: str | None, kubeconfig: str | None, context: str | None, host: str, port: int,
-       open_browser: bool) -> None:
+       allow_hosts: tuple[str, ...], open_browser: bool) -> None:
     """Serve a web page over SCENARIO (a scenario, manifests or a kubectl dump; - for standard input)
     or over a live cluster read once through --kubeconfig (read-only: GET requests only; the pages
     show the cluster as it was then): the cluster summed by node pool and zone (a pool's nodes a page
@@ -39,6 +43,10 @@ def ui(scenario: str | None, kubeconfig: str | None, context: str | None, host: 
     configurations, and objects edited as YAML; the same documents as JSON under /api (documented
     at /docs). Needs the ui extra: pip install 'kubesched[ui]'.
 
+    Safe on the loopback by default: requests naming another host are refused, and so are changes
+    (edits, what-ifs) sent by pages of other sites; the forms carry a token of this process, and an
+    edit made on an earlier version of the scenario (another tab's) is refused, not applied over it.
+
     \b
     kubesched ui [OPTIONS] SCENARIO
     kubesched ui [OPTIONS] --kubeconfig FILE [--context CONTEXT]"""
@@ -46,9 +54,14 @@ def ui(scenario: str | None, kubeconfig: str | None, context: str | None, host: 
         import uvicorn
 
         from kubesched.ui.app import create_app
+        from kubesched.ui.security import Safety
     except ImportError as err:
         click.echo(f"error: kubesched ui needs the ui extra (pip install 'kubesched[ui]'): {err}", err=True)
         sys.exit(2)
+    try:
+        safety = Safety.serving(host, allow_hosts)
+    except ValueError as err:
+        raise click.BadParameter(str(err), param_hint="--allow-host") from err
     try:
         state = _state(scenario, kubeconfig, context)
     except KubeschedError as err:
@@ -57,11 +70,14 @@ def ui(scenario: str | None, kubeconfig: str | None, context: str | None, host: 
     if host not in LOOPBACK:
         click.echo(f"warning: listening on {host}: anyone who reaches this machine can read the cluster and run "
                    "simulations", err=True)
+        if host in ("0.0.0.0", "::") and not allow_hosts:
+            click.echo("warning: only requests naming localhost or 127.0.0.1 are answered: give --allow-host NAME "
+                       "for each name or address other machines reach this one by", err=True)
     if port == 0:  # a free port, known before the server starts so that the URL can be printed
         with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as probe:
             probe.bind((host, 0))
             port = probe.getsockname()[1]
-    config = uvicorn.Config(create_app(state), host=host, port=port, log_level="warning")
+    config = uvicorn.Config(create_app(state, safety), host=host, port=port, log_level="warning")
     server = uvicorn.Server(config)
     url = f"http://{'[' + host + ']' if ':' in host else host}:{port}/"
     click.echo(f"kubesched ui: {state.result['scenario']} from {state.source} at {url} (Ctrl-C to stop)")

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlencode
 
-from fastapi import FastAPI, HTTPException, Query, Request
+from fastapi import FastAPI, Header, HTTPException, Query, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import HTMLResponse, PlainTextResponse, Response
 from fastapi.staticfiles import StaticFiles
@@ -21,13 +21,18 @@ from pydantic import BaseModel, Field
 from kubesched.analysis.whatif.changes import Changes, WhatIfError
 from kubesched.api.errors import KubeschedError
 from kubesched.ui.cluster import MAX_PAGE
+from kubesched.ui.docs import serve_docs
 from kubesched.ui.edits import (
     APPLY_FILE,
     MAX_EDIT_BYTES,
     SCHEDULER_CONFIG_FILE,
+    api_version,
+    form_version,
+    http_status,
     read_apply_text,
     read_scheduler_config_text,
 )
+from kubesched.ui.security import Safety, protect
 from kubesched.ui.state import UiState, WhatIfRun
 
 HERE = Path(__file__).parent
@@ -42,6 +47,8 @@ PENDING_ROWS = 200
 #: the objects the edit page lists (the rest are found by their name)
 OBJECT_ROWS = 200
 AT = Query(None, ge=0, description="the simulated time to diagnose at (explain --at); the end of the run if omitted")
+IF_MATCH = Header(None, description="the scenario's version the change is based on (the Kubesched-Scenario-Version "
+                                    "header): 409 if the scenario has changed since; omitted or *: any version")
 
 
 def _attachment(filename: str) -> dict[str, str]:
@@ -60,6 +67,7 @@ class EditRequest(BaseModel):
     """Objects to add or replace."""
 
     yaml: str = Field(description="one or more YAML (or JSON) documents, as a file for kubesched whatif --apply")
+    version: int | None = Field(default=None, description="the scenario's version the edit is based on (as If-Match)")
 
 
 class WhatIfRequest(BaseModel):
@@ -130,11 +138,17 @@ class WhatIfRequest(BaseModel):
         return changes
 
 
-def create_app(state: UiState) -> FastAPI:
+def create_app(state: UiState, safety: Safety | None = None) -> FastAPI:
+    """The app over ``state``; ``safety``: the names it answers to and its forms' token (default: a
+    server on 127.0.0.1; see :mod:`kubesched.ui.security`)."""
     app = FastAPI(title="kubesched ui", summary="The simulator's cluster, pods, timeline and what-ifs.",
-                  version="1")
+                  version="1", docs_url=None, redoc_url=None)
+    safety = safety or Safety.serving()
+    protect(app, safety, lambda: state.version)  # Host and same-origin checks, form tokens, gzip
+    serve_docs(app)  # /docs with its files served here
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
     templates = Jinja2Templates(directory=HERE / "templates")
+    templates.env.globals.update(csrf_token=safety.token, scenario_version=lambda: state.version)
 
     def page(request: Request, template: str, status_code: int = 200, /, **context: Any) -> HTMLResponse:
         def query(**changes: Any) -> str:
@@ -252,18 +266,19 @@ def create_app(state: UiState) -> FastAPI:
 
     @app.post("/api/objects", summary="Add or replace objects (YAML or JSON, as whatif --apply reads a file), "
                                       "then simulate again")
-    def api_edit(body: EditRequest) -> dict[str, Any]:
+    def api_edit(body: EditRequest, if_match: str | None = IF_MATCH) -> dict[str, Any]:
         try:
-            return state.edit(body.yaml)
-        except KubeschedError as err:  # the loader's error, naming the document and the field
-            raise HTTPException(400, detail=str(err)) from err
+            return state.edit(body.yaml, api_version(body.version, if_match))
+        except KubeschedError as err:  # the loader's error, naming the document and the field; a stale version
+            raise HTTPException(http_status(err), detail=str(err)) from err
 
     @app.delete("/api/objects/{kind}/{name}", summary="Delete one object, then simulate again")
-    def api_delete(kind: str, name: str, namespace: str = "") -> dict[str, Any]:
+    def api_delete(kind: str, name: str, namespace: str = "", version: int | None = None,
+                   if_match: str | None = IF_MATCH) -> dict[str, Any]:
         try:
-            return state.delete(kind, namespace, name)
+            return state.delete(kind, namespace, name, api_version(version, if_match))
         except KubeschedError as err:
-            raise HTTPException(400, detail=str(err)) from err
+            raise HTTPException(http_status(err), detail=str(err)) from err
 
     @app.get("/api/scenario.yaml", response_class=PlainTextResponse,
              summary="The scenario as it is now, with the edits (kubesched simulate reads it)")
@@ -339,13 +354,14 @@ def create_app(state: UiState) -> FastAPI:
                                                 keep_blank_values=True).items()}
         text = fields.get("yaml", "")
         try:
+            based_on = form_version(fields.get("version"))
             if fields.get("action") == "delete":
                 done = await run_in_threadpool(state.delete, fields.get("kind", ""), fields.get("namespace", ""),
-                                               fields.get("name", ""))
+                                               fields.get("name", ""), based_on)
                 return edit_page(request, done=f"deleted {done['deleted']}")
-            done = await run_in_threadpool(state.edit, text)
-        except KubeschedError as err:  # the CLI's words; the text stays as it was sent
-            return edit_page(request, 400, error=str(err), text=text if len(text) <= MAX_EDIT_BYTES else "")
+            done = await run_in_threadpool(state.edit, text, based_on)
+        except KubeschedError as err:  # the CLI's words (a stale version: 409); the text stays as it was sent
+            return edit_page(request, http_status(err), error=str(err), text=text if len(text) <= MAX_EDIT_BYTES else "")
         return edit_page(request, done="applied " + ", ".join(done["applied"]), warnings=done["warnings"], text=text)
 
     def whatif_page(request: Request, asked: WhatIfRequest, status_code: int = 200, **answer: Any) -> HTMLResponse:

@@ -17,9 +17,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from kubesched.analysis.grouping import POOL_LABELS, pool_by_name, pool_of
 from kubesched.api.quantity import format_quantity, resource_amount
 from kubesched.api.selectors import pod_matches_node_selector_and_affinity, required_node_affinity
-from kubesched.cli.grouping import POOL_LABELS, pool_by_name, pool_of
 
 #: the node's label that names its zone
 ZONE_LABEL = "topology.kubernetes.io/zone"

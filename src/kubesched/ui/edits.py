@@ -19,12 +19,12 @@ from typing import Any
 
 import click
 
+from kubesched.analysis.scheduler_config import SchedulerConfigError, read_checked_scheduler_config
 from kubesched.analysis.whatif.apply import apply_changes
 from kubesched.analysis.whatif.changes import Changes, load_change_objects
 from kubesched.analysis.whatif.preemption import BaselinePreemption
 from kubesched.api.errors import KubeschedError, Location, ManifestError
 from kubesched.api.loader import Scenario
-from kubesched.cli.options import read_scheduler_config
 from kubesched.k8s.objects import Obj, key_of
 
 #: the most a page's edit may hold: a pasted object is a few kB, a whole dump belongs in a file
@@ -41,6 +41,43 @@ _AS_IT_IS = BaselinePreemption(True, "default", "an edit keeps the scheduler con
 class EditError(KubeschedError):
     """An edit, or a text of the what-if form, refused: the loader's error (the CLI's), or what is
     wrong with the request."""
+
+
+class StaleVersion(EditError):
+    """An edit based on an earlier version of the scenario than the one there is now: refused (HTTP
+    409) rather than overwriting what another tab or client changed since."""
+
+    def __init__(self, based_on: int, now: int) -> None:
+        super().__init__(f"the scenario is at version {now}, and this edit was made on version {based_on}: another tab "
+                         f"or client changed it since. Nothing was changed; reload to see the scenario as it is now "
+                         f"(or send the edit again, based on version {now}, to overwrite those changes)")
+
+
+def http_status(err: KubeschedError) -> int:
+    """The HTTP status of a refused edit: 409 for a stale one, 400 for the rest."""
+    return 409 if isinstance(err, StaleVersion) else 400
+
+
+def form_version(value: str | None) -> int:
+    """The version of the scenario a form was rendered from (its ``version`` field)."""
+    if value is None or not value.strip().isdigit():
+        raise EditError("the form does not say which version of the scenario it was made on: reload the page "
+                        "and edit there")
+    return int(value)
+
+
+def api_version(field: int | None, if_match: str | None) -> int | None:
+    """The version an API edit is based on: its ``version`` field or its ``If-Match`` header (``3``,
+    ``"3"``; ``*``: any), None when it names none (then it applies to whatever version there is)."""
+    if if_match is None or if_match.strip() == "*":
+        return field
+    value = if_match.strip().removeprefix("W/").strip('"')
+    if not value.isdigit():
+        raise EditError(f"If-Match {if_match[:40]!r}: expected the scenario's version, a number (as the "
+                        "Kubesched-Scenario-Version header of every answer gives it)")
+    if field is not None and field != int(value):
+        raise EditError(f"the edit names version {field} and If-Match {value}: name one")
+    return int(value)
 
 
 def read_objects(text: str) -> tuple[list[Obj], list[str]]:
@@ -70,9 +107,10 @@ def read_scheduler_config_text(text: str) -> tuple[Obj, Location]:
     the words the CLI says of such a file."""
     with as_file(text, SCHEDULER_CONFIG_FILE) as path:
         try:
-            config, location = read_scheduler_config(str(path), "--scheduler-config")
-        except click.BadParameter as err:
-            raise EditError(err.format_message().replace(str(path), SCHEDULER_CONFIG_FILE)) from err
+            config, location = read_checked_scheduler_config(str(path))
+        except SchedulerConfigError as err:  # worded as the CLI words its option's error
+            said = click.BadParameter(str(err), param_hint="--scheduler-config").format_message()
+            raise EditError(said.replace(str(path), SCHEDULER_CONFIG_FILE)) from err
     return config, dataclasses.replace(location, file=SCHEDULER_CONFIG_FILE)
 
 

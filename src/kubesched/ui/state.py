@@ -18,18 +18,17 @@ from typing import Any
 
 import yaml
 
-from kubesched.analysis.diagnose import diagnose
+from kubesched.analysis.diagnose import diagnose, missing_pod_text
 from kubesched.analysis.whatif.changes import Changes
 from kubesched.analysis.whatif.documents import scenario_documents
 from kubesched.analysis.whatif.run import whatif
 from kubesched.api.loader import Scenario, load_scenario
-from kubesched.cli.explain import missing_pod_text
 from kubesched.k8s.objects import key_of
 from kubesched.report.html import whatif_report
 from kubesched.sim import SimulationOutcome, simulate
 from kubesched.sim.series import pod_counts_over_time
 from kubesched.ui.cluster import ClusterView
-from kubesched.ui.edits import object_keys, read_objects, with_objects, without_object
+from kubesched.ui.edits import StaleVersion, object_keys, read_objects, with_objects, without_object
 from kubesched.ui.scores import attempt_scores, scores_now, weights_for
 
 #: how many runs to an earlier moment, and how many diagnoses, are kept
@@ -62,6 +61,9 @@ class UiState:
     whatif_count: int = 0
     #: the last diagnoses, by (pod key, moment)
     diagnoses: OrderedDict[tuple[str, float | None], dict[str, Any]] = field(default_factory=OrderedDict)
+    #: the scenario's version: 1 as loaded, one more with each edit (an edit based on an earlier
+    #: one is refused: :class:`StaleVersion`)
+    version: int = 1
     #: the cluster by pool and zone at the end of the run, made with the run (before any diagnosis)
     view: ClusterView = field(init=False)
 
@@ -161,24 +163,34 @@ class UiState:
         return {"endTime": self.result["endTime"], **series, "events": self.result["events"]}
 
     # -- editing ------------------------------------------------------------------------------
-    def edit(self, text: str) -> dict[str, Any]:
+    def edit(self, text: str, based_on: int | None = None) -> dict[str, Any]:
         """Add or replace the objects of ``text`` (YAML or JSON, as ``whatif --apply`` reads a file)
-        and simulate again; EditError (the loader's words) or the simulation's error changes nothing."""
+        and simulate again; EditError (the loader's words), StaleVersion (``based_on`` is not the
+        version now) or the simulation's error changes nothing."""
         objects, warnings = read_objects(text)
         with self.lock:
-            self._rerun(with_objects(self.scenario, objects))
-        return {"applied": [f"{o['kind']} {key_of(o)}" for o in objects], "warnings": warnings,
-                "summary": self.result["summary"]}
+            self._rerun(with_objects(self.scenario, objects), based_on)
+            return {"applied": [f"{o['kind']} {key_of(o)}" for o in objects], "warnings": warnings,
+                    "summary": self.result["summary"], "version": self.version}
 
-    def delete(self, kind: str, namespace: str, name: str) -> dict[str, Any]:
-        """Delete one object and simulate again (EditError for an object the scenario has not)."""
+    def delete(self, kind: str, namespace: str, name: str, based_on: int | None = None) -> dict[str, Any]:
+        """Delete one object and simulate again (EditError for an object the scenario has not,
+        StaleVersion when ``based_on`` is not the version now)."""
         with self.lock:
-            self._rerun(without_object(self.scenario, kind, namespace, name))
-        return {"deleted": f"{kind} {namespace + '/' if namespace else ''}{name}", "summary": self.result["summary"]}
+            self._check(based_on)
+            self._rerun(without_object(self.scenario, kind, namespace, name), based_on)
+            return {"deleted": f"{kind} {namespace + '/' if namespace else ''}{name}",
+                    "summary": self.result["summary"], "version": self.version}
 
-    def _rerun(self, scenario: Scenario) -> None:
+    def _check(self, based_on: int | None) -> None:
+        if based_on is not None and based_on != self.version:
+            raise StaleVersion(based_on, self.version)
+
+    def _rerun(self, scenario: Scenario, based_on: int | None) -> None:
+        self._check(based_on)  # under the lock: no other edit comes between the check and the new run
         outcome = simulate(scenario, explain=True)  # raises before anything is replaced
         self.scenario, self.outcome, self.view = scenario, outcome, ClusterView.of(outcome)
+        self.version += 1
         self.moments.clear()
         self.diagnoses.clear()
 
