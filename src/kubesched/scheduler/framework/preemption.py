@@ -15,9 +15,9 @@ the criterion that picked the node) that ``explain`` and the simulation result c
 from __future__ import annotations
 
 import math
-from functools import partial
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
