@@ -140,17 +140,18 @@ def test_a_nodes_pods_by_importance_follow_its_changes() -> None:
     handle = FakeHandle([node], time=10.0)
     plugin = DefaultPreemption({}, handle)  # type: ignore[arg-type]
     node.add_pod(new)
-    assert [p.name for p in plugin._most_important_first(node, 10.0)[0]] == ["new"]
+    assert [p.name for p in plugin._node_order(node, 10.0).ordered] == ["new"]
     node.add_pod(old)
     node.add_pod(unstarted)
-    assert [p.name for p in plugin._most_important_first(node, 10.0)[0]] == ["old", "new", "u"]
+    assert [p.name for p in plugin._node_order(node, 10.0).ordered] == ["old", "new", "u"]
     node.remove_pod(old)
-    assert [p.name for p in plugin._most_important_first(node, 10.0)[0]] == ["new", "u"]
+    assert [p.name for p in plugin._node_order(node, 10.0).ordered] == ["new", "u"]
     # an instant before "new" started: "u" counts as starting then, so it is the older one
-    assert [p.name for p in plugin._most_important_first(node, new.start_time - 1)[0]] == ["u", "new"]
+    assert [p.name for p in plugin._node_order(node, new.start_time - 1).ordered] == ["u", "new"]
     # the pods of lower priority than a preemptor's are the end of that order, as filtering finds them
     for name, prio in (("hi", 10), ("mid", 5), ("mid2", 5), ("lo", -3)):
         node.add_pod(pod(name, prio, "2024-01-01T00:00:02Z"))
-    ordered = plugin._most_important_first(node, 10.0)[0]
+    ordered = plugin._node_order(node, 10.0).ordered
     for priority in (-4, -3, 0, 1, 5, 6, 10, 11):
-        assert plugin._lower_priority(node, 10.0, priority) == [p for p in ordered if p.priority < priority]
+        order = plugin._node_order(node, 10.0)
+        assert order.ordered[order.cut(priority):] == [p for p in ordered if p.priority < priority]

@@ -65,6 +65,45 @@ def _victims(violating: list[PodInfo], non_violating: list[PodInfo], kept: Seque
     return victims, violating_keys
 
 
+class _NodeOrder:
+    """A node's pods sorted by importance (stably: filtering them keeps the order sorting the
+    filtered pods gives) at one instant, their priorities negated (ascending, as importance sorts by
+    priority first), and what the budgets make of its lower-priority pods."""
+
+    __slots__ = ("info", "generation", "now", "ordered", "negated", "_selection", "_covers", "_last_covered",
+                 "_version", "_splits")
+
+    def __init__(self, info: NodeInfo, now: float) -> None:
+        self.info, self.generation, self.now = info, info.generation, now
+        self.ordered = sorted(info.pods, key=lambda p: importance_key(p, now))
+        self.negated = [-p.priority for p in self.ordered]
+        self._selection: object | None = None  # the budgets' selection _covers were read under
+        self._covers: list[tuple[str, ...]] = []  # per pod of ordered: the budgets selecting it
+        self._last_covered = -1
+        self._version = -1  # the budgets' version _splits are of
+        self._splits: dict[int, tuple[list[PodInfo], list[PodInfo]] | None] = {}
+
+    def cut(self, priority: int) -> int:
+        """Where the pods of lower priority than ``priority`` start (by bisection)."""
+        return bisect.bisect_right(self.negated, -priority)
+
+    def split(self, cut: int, budgets: DisruptionBudgets) -> tuple[list[PodInfo], list[PodInfo]] | None:
+        """:meth:`DisruptionBudgets.split` of the pods from ``cut`` on; None when no budget selects
+        any of them (their order is then the importance order)."""
+        if self._selection is not budgets.selection:
+            self._covers = [budgets.selecting(p) for p in self.ordered]
+            self._last_covered = max((k for k, keys in enumerate(self._covers) if keys), default=-1)
+            self._selection, self._version = budgets.selection, -1
+        if self._last_covered < cut:
+            return None
+        if self._version != budgets.version:
+            self._splits.clear()
+            self._version = budgets.version
+        if cut not in self._splits:
+            self._splits[cut] = budgets.split(self.ordered[cut:], self._covers[cut:])
+        return self._splits[cut]
+
+
 class DefaultPreemption(PreEnqueuePlugin, EnqueueExtensions, PostFilterPlugin, PostFilterDryRun, PreemptionPolicy):
     name = "DefaultPreemption"
     victims_are_lower_priority_pods = True
@@ -78,7 +117,7 @@ class DefaultPreemption(PreEnqueuePlugin, EnqueueExtensions, PostFilterPlugin, P
             raise ValueError("minCandidateNodesPercentage and minCandidateNodesAbsolute cannot both be zero")
         self.evaluator = Evaluator(self.name, handle, self)
         # per node: its pods most important first, for the generation and instant they are of
-        self._by_importance: dict[str, tuple[NodeInfo, int, float, list[PodInfo], list[int]]] = {}
+        self._by_importance: dict[str, _NodeOrder] = {}
 
     def can_be_victim(self, victim: PodInfo, preemptor: PodInfo) -> bool:
         """Whether ``victim`` may be preempted for ``preemptor`` at all (a variant narrowing this
@@ -169,24 +208,14 @@ class DefaultPreemption(PreEnqueuePlugin, EnqueueExtensions, PostFilterPlugin, P
         victims, violating_keys = _victims(violating, non_violating, kept, now)
         return victims, violating_keys, None
 
-    def _most_important_first(self, info: NodeInfo, now: float) -> tuple[list[PodInfo], list[int]]:
-        """The node's pods sorted by importance (stably: filtering them keeps the order sorting the
-        filtered pods gives), and their priorities negated (ascending, as importance sorts by
-        priority first), kept until the node's pods change or time moves on (pods without a start
-        time count as starting now)."""
+    def _node_order(self, info: NodeInfo, now: float) -> _NodeOrder:
+        """The node's pods by importance, kept until the node's pods change or time moves on (pods
+        without a start time count as starting now)."""
         hit = self._by_importance.get(info.name)
-        if hit is not None and hit[0] is info and hit[1] == info.generation and hit[2] == now:
-            return hit[3], hit[4]
-        ordered = sorted(info.pods, key=lambda p: importance_key(p, now))
-        negated = [-p.priority for p in ordered]
-        self._by_importance[info.name] = (info, info.generation, now, ordered, negated)
-        return ordered, negated
-
-    def _lower_priority(self, info: NodeInfo, now: float, priority: int) -> list[PodInfo]:
-        """The node's pods of lower priority than ``priority``, most important first: the end of its
-        pods in importance order (found by bisection: importance sorts by priority first)."""
-        ordered, negated = self._most_important_first(info, now)
-        return ordered[bisect.bisect_right(negated, -priority):]
+        if hit is not None and hit.info is info and hit.generation == info.generation and hit.now == now:
+            return hit
+        order = self._by_importance[info.name] = _NodeOrder(info, now)
+        return order
 
     def select_victims_on_nodes(
         self, pod: PodInfo, nodes: Sequence[NodeInfo], batch: DryRunBatch, budgets: DisruptionBudgets
@@ -203,12 +232,14 @@ class DefaultPreemption(PreEnqueuePlugin, EnqueueExtensions, PostFilterPlugin, P
         self, pod: PodInfo, nodes: Sequence[NodeInfo], batch: DryRunBatch, budgets: DisruptionBudgets
     ) -> list[NodeVictims | Status | None]:
         """DefaultPreemption's victims on ``nodes`` by ``batch`` (see :meth:`select_victims_on_nodes`)."""
-        priority, now = pod.priority, self.handle.now()
-        potential = [self._lower_priority(info, now, priority) for info in nodes]
+        now = self.handle.now()
+        node_orders = [self._node_order(info, now) for info in nodes]
+        cuts = [order.cut(pod.priority) for order in node_orders]
         # per node: (violating, non-violating) where some budget selects one of its pods
-        splits = [budgets.split(pods) if budgets.covers_any(pods) else None for pods in potential] \
-            if budgets else [None] * len(nodes)
-        order = [pods if split is None else split[0] + split[1] for pods, split in zip(potential, splits)]
+        splits = [order.split(cut, budgets) for order, cut in zip(node_orders, cuts)] if budgets \
+            else [None] * len(nodes)
+        order = [node_order.ordered[cut:] if split is None else split[0] + split[1]
+                 for node_order, cut, split in zip(node_orders, cuts, splits)]
         answer = batch.reprieve(nodes, order)
         if answer is None:
             return [None] * len(nodes)
