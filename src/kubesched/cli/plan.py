@@ -11,7 +11,7 @@ from rich.markup import escape
 from kubesched.api.errors import KubeschedError
 from kubesched.cli.jsonout import write_json
 from kubesched.cli.options import live_cluster_options, report_unknown_fields, strict_option
-from kubesched.cli.sweep import execution_options, executor, progress_bar, read_base
+from kubesched.cli.sweep import execution_options, executor, progress_bar, read_base, require_dask
 from kubesched.cli.tables import Table, make_console
 from kubesched.sweep.execute import ResultStore, run_sweep
 from kubesched.sweep.plan import PLAN_KIND, Round, load_plan, search
@@ -33,6 +33,7 @@ def plan(plan_file: str, kubeconfig: str | None, context: str | None, workers: i
     sweep's do (docs/sweeps.md). A min below the pool's size in the base searches downward too
     (counts below it leave out the pool's last nodes): how far an over-provisioned pool can shrink.
     With --kubeconfig the base is a live cluster, read once."""
+    require_dask("kubesched plan", workers, local, address)
     try:
         spec = load_plan(plan_file, base_given=kubeconfig is not None)
         base, origin = read_base(spec.sweep, kubeconfig, context)

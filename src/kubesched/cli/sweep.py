@@ -23,6 +23,7 @@ from rich.progress import (
 
 from kubesched.api.errors import KubeschedError
 from kubesched.api.loader import Scenario, load_scenario
+from kubesched.cli.extras import require_extra
 from kubesched.cli.jsonout import write_json
 from kubesched.cli.options import (
     live_cluster_options,
@@ -66,6 +67,14 @@ def execution_options(func: Any) -> Any:
     return click.option("--workers", type=click.IntRange(min=0), default=None,
                         help="Worker processes of a local Dask cluster (default: one per core; 0: run the variants "
                              "here, one after another).")(func)
+
+
+def require_dask(command: str, workers: int | None, local: bool, address: str | None) -> None:
+    """Exit naming the sweep extra unless the variants run here (``--local``, ``--workers 0``) or
+    Dask can be imported."""
+    if address is not None or not (local or workers == 0):
+        require_extra(command, "sweep", ("dask", "distributed"),
+                      hint=" (or run the variants here, one after another, with --local)")
 
 
 def executor(base: Scenario, sweep: Sweep, workers: int | None, local: bool, address: str | None,
@@ -134,6 +143,9 @@ def sweep(sweep_file: str, kubeconfig: str | None, context: str | None, workers:
     nodes (their pods then go as when a Node is deleted: collected after 40 s, replaced by their
     controllers). With --kubeconfig the base is a live cluster, read once (read-only) and sent to the workers as
     a file's base is; the result records which kubeconfig and context."""
+    require_dask("kubesched sweep", workers, local, address)
+    if parquet:
+        require_extra("kubesched sweep --parquet", "sweep", ("pyarrow",))
     try:
         spec = load_sweep(sweep_file, base_given=kubeconfig is not None)
         base, origin = read_base(spec, kubeconfig, context)

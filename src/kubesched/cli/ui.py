@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 import click
 
 from kubesched.api.errors import KubeschedError
+from kubesched.cli.extras import require_extra
 from kubesched.cli.options import INPUT_PATH, live_cluster_options, load_live_cluster, load_source
 
 if TYPE_CHECKING:
@@ -42,13 +43,11 @@ def ui(scenario: str | None, kubeconfig: str | None, context: str | None, host: 
     \b
     kubesched ui [OPTIONS] SCENARIO
     kubesched ui [OPTIONS] --kubeconfig FILE [--context CONTEXT]"""
-    try:
-        import uvicorn
+    require_extra("kubesched ui", "ui")
+    import uvicorn
 
-        from kubesched.ui.app import create_app
-    except ImportError as err:
-        click.echo(f"error: kubesched ui needs the ui extra (pip install 'kubesched[ui]'): {err}", err=True)
-        sys.exit(2)
+    from kubesched.ui.app import create_app
+
     try:
         state = _state(scenario, kubeconfig, context)
     except KubeschedError as err:
