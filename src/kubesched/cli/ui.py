@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 import click
 
 from kubesched.api.errors import KubeschedError
+from kubesched.cli.extras import require_extra
 from kubesched.cli.options import INPUT_PATH, live_cluster_options, load_live_cluster, load_source
 
 if TYPE_CHECKING:
@@ -50,14 +51,12 @@ def ui(scenario: str | None, kubeconfig: str | None, context: str | None, host: 
     \b
     kubesched ui [OPTIONS] SCENARIO
     kubesched ui [OPTIONS] --kubeconfig FILE [--context CONTEXT]"""
-    try:
-        import uvicorn
+    require_extra("kubesched ui", "ui")
+    import uvicorn
 
-        from kubesched.ui.app import create_app
-        from kubesched.ui.security import Safety
-    except ImportError as err:
-        click.echo(f"error: kubesched ui needs the ui extra (pip install 'kubesched[ui]'): {err}", err=True)
-        sys.exit(2)
+    from kubesched.ui.app import create_app
+    from kubesched.ui.security import Safety
+
     try:
         safety = Safety.serving(host, allow_hosts)
     except ValueError as err:
