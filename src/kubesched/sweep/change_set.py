@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from kubesched.analysis.whatif.changes import Changes, drain_options, load_change_objects
-from kubesched.api._checks import Errors, check_duration, expect_bool, expect_int
+from kubesched.api.checks import Errors, check_duration, expect_bool, expect_int
 from kubesched.api.errors import ManifestError
 
 CHANGE_FIELDS = ("drain", "cordon", "priorityClass", "apply", "enablePreemption", "disablePreemption", "force",
