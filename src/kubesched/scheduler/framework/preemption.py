@@ -28,7 +28,13 @@ from kubesched.scheduler.framework.capabilities import DryRunBatch, DryRunNode, 
 from kubesched.scheduler.framework.extenders import narrow_victims, preempting
 from kubesched.scheduler.framework.interface import Code, CycleState, Handle, PostFilterResult, Status
 from kubesched.scheduler.framework.nominated import NominatedLoad
-from kubesched.scheduler.framework.types import NodeInfo, PodInfo, fit_error_message
+from kubesched.scheduler.framework.types import (
+    NodeInfo,
+    NodeStatuses,
+    PodInfo,
+    alike_statuses,
+    fit_error_message,
+)
 from kubesched.scheduler.framework.victims import VictimPreemption, clear_nominated_node_name
 
 NOT_HELPFUL = "Preemption is not helpful for scheduling"
@@ -328,7 +334,8 @@ class Evaluator:
         node_infos = self.handle.snapshot().node_infos
         # nodes rejected alike share one Status object: look at each once
         unresolvable = any(st.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE
-                           for st in {id(st): st for st in statuses.values()}.values())
+                           for st, _ in alike_statuses(statuses if isinstance(statuses, NodeStatuses)
+                                                       else statuses.values()))
         if not unresolvable and not exclude:
             return list(node_infos), {}
         potential: list[NodeInfo] = []
@@ -476,11 +483,24 @@ class Evaluator:
         its victims' priorities (each offset by 2^31 as upstream's int64 sum); fewest victims; the
         latest earliest start among its victims of the highest priority."""
         now = self.handle.now()
+        floor = math.floor
         keys: dict[str, tuple[float, ...]] = {}
         for node, v in victims.items():
             pods = v.pods
-            top = max(p.priority for p in pods)
-            earliest = min(start_time(p, now) for p in pods if p.priority == top)
-            keys[node] = (-v.num_pdb_violations, -pods[0].priority,
-                          -(sum(p.priority for p in pods) + INT32_OFFSET * len(pods)), -len(pods), earliest)
+            top = pods[0].priority
+            total = 0
+            for p in pods:
+                priority = p.priority
+                total += priority
+                if priority > top:
+                    top = priority
+            earliest = math.inf
+            for p in pods:
+                if p.priority == top:
+                    started = p.start_time  # start_time(p, now), inline
+                    started = float(floor(started)) if started is not None else now
+                    if started < earliest:
+                        earliest = started
+            keys[node] = (-v.num_pdb_violations, -pods[0].priority, -(total + INT32_OFFSET * len(pods)), -len(pods),
+                          earliest)
         return keys

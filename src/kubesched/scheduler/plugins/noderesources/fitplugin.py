@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from itertools import chain
 from typing import Any
 
 import numpy as np
@@ -75,7 +76,8 @@ def _amounts(pods: list[PodInfo], names: tuple[str, ...]) -> np.ndarray:
             requests = pod.requests
             row = pod.cache[key] = tuple(requests.get(name, 0) for name in names)
         rows.append(row)
-    amounts: np.ndarray = np.array(rows, dtype=np.int64).reshape(len(pods), len(names)).T
+    flat = np.fromiter(chain.from_iterable(rows), dtype=np.int64, count=len(pods) * len(names))
+    amounts: np.ndarray = flat.reshape(len(pods), len(names)).T
     return amounts
 
 
