@@ -13,6 +13,7 @@ import yaml
 from hypothesis import HealthCheck, given, seed, settings
 from hypothesis import strategies as st
 
+from kubesched.scheduler.framework.candidates import BatchedVictims
 from kubesched.scheduler.plugins.defaultpreemption import DefaultPreemption
 from kubesched.sim import simulate
 from kubesched.testkit.builders import (
@@ -103,8 +104,10 @@ def test_the_batch_decides_where_it_can(tmp_path: Path, monkeypatch: pytest.Monk
     result = simulate(str(path)).result
     assert answers and all(a is not None for a in answers)
     decided = [x for a in answers for x in a]
-    assert decided and all(isinstance(x, tuple) and [p.name for p in x[0]] == ["r" + str(x[0][0].name[1:])]
-                           and x[1] == [] for x in decided)
+    listed = [x.make() for x in decided if isinstance(x, BatchedVictims)]
+    assert listed and len(listed) == len(decided)
+    assert all([p.name for p in victims] == ["r" + str(victims[0].name[1:])] and violating == []
+               for victims, violating in listed)
     preemptions = [e for e in result["events"] if e["reason"] == "Preempted"]
     assert len(preemptions) == 1
 
