@@ -17,6 +17,8 @@ if TYPE_CHECKING:
     from kubesched.ui.state import UiState
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
+#: seconds the requests under way get to finish once the server is told to stop
+GRACE = 5
 
 
 @click.command()
@@ -61,13 +63,19 @@ def ui(scenario: str | None, kubeconfig: str | None, context: str | None, host: 
         with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as probe:
             probe.bind((host, 0))
             port = probe.getsockname()[1]
-    config = uvicorn.Config(create_app(state), host=host, port=port, log_level="warning")
+    # SIGTERM or Ctrl-C: the server stops taking requests, gives those under way a few seconds, and
+    # terminates the simulations still running (their worker processes) before it exits
+    config = uvicorn.Config(create_app(state), host=host, port=port, log_level="warning",
+                            timeout_graceful_shutdown=GRACE)
     server = uvicorn.Server(config)
     url = f"http://{'[' + host + ']' if ':' in host else host}:{port}/"
     click.echo(f"kubesched ui: {state.result['scenario']} from {state.source} at {url} (Ctrl-C to stop)")
     if open_browser:
         webbrowser.open(url)
-    server.run()
+    try:
+        server.run()
+    finally:
+        state.jobs.shutdown()
 
 
 def _state(scenario: str | None, kubeconfig: str | None, context: str | None) -> UiState:
