@@ -3,6 +3,7 @@ cluster's nodes read from the API page by page; a node to add to the demo."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Generator
 from typing import Any
 
@@ -37,3 +38,27 @@ def every_node(client: Any, limit: int = 7, **params: str) -> list[dict[str, Any
         if not page["nodes"] or len(rows) >= page["total"]:
             assert len(rows) == page["total"]
             return rows
+
+
+def followed(client: Any, answer: Any, timeout: float = 300) -> dict[str, Any]:
+    """The job a request started (its answer: the API's 202 with the job, or a page's 303 to the
+    job's page) followed to its end, as a script polls ``/api/jobs/ID``: the job as it ended."""
+    if answer.status_code == 303:
+        where = "/api" + answer.headers["location"]  # /jobs/ID -> /api/jobs/ID
+    else:
+        assert answer.status_code == 202, answer.text
+        where = answer.headers["location"]
+    deadline = time.monotonic() + timeout
+    while True:
+        job: dict[str, Any] = client.get(where).json()
+        if job["state"] in ("done", "failed", "cancelled"):
+            return job
+        assert time.monotonic() < deadline, f"job still {job['state']} after {timeout} s: {job}"
+        time.sleep(0.05)
+
+
+def job_result(client: Any, answer: Any) -> Any:
+    """The document a job's result is (its ``apiResult``), once the job is done."""
+    job = followed(client, answer)
+    assert job["state"] == "done", job
+    return client.get(job["apiResult"]).json()

@@ -227,7 +227,7 @@ def create_app(state: UiState) -> FastAPI:
     def api_whatif(body: WhatIfRequest) -> JSONResponse:
         warnings: list[str] = []
         try:
-            job = state.whatif(body.changes(warnings), body)
+            job = state.whatif(body.changes(warnings), body, warnings)
         except KubeschedError as err:  # WhatIfError and bad input: the CLI's message, and nothing runs
             raise HTTPException(400, detail=str(err)) from err
         return accepted(job, warnings=warnings)
@@ -391,14 +391,15 @@ def create_app(state: UiState) -> FastAPI:
         except KeyError as err:
             return whatif_page(request, WhatIfRequest(), 404, error=str(err.args[0]))
         asked = kept.asked if isinstance(kept.asked, WhatIfRequest) else WhatIfRequest()
-        return whatif_page(request, asked, diff=kept.diff, run_id=kept.id)
+        return whatif_page(request, asked, diff=kept.diff, run_id=kept.id, warnings=kept.warnings)
 
     @app.post("/whatif", response_class=HTMLResponse, include_in_schema=False)
     async def whatif_answer(request: Request) -> Response:
         asked = WhatIfRequest.from_form(await request.body())
 
         def start() -> Any:  # the texts read and the changes checked here: their errors at once
-            return state.whatif(asked.changes(), asked)
+            warnings: list[str] = []
+            return state.whatif(asked.changes(warnings), asked, warnings)
 
         try:
             job = await run_in_threadpool(start)

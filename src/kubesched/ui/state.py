@@ -13,6 +13,7 @@ snapshot. The last diagnoses are kept too (a page of a 1000-node verdict list is
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import threading
 from collections import OrderedDict
@@ -32,7 +33,7 @@ from kubesched.api.loader import Scenario, load_scenario
 from kubesched.cli.explain import missing_pod_text
 from kubesched.k8s.objects import key_of
 from kubesched.report.html import whatif_report
-from kubesched.sim import SimulationOutcome, simulate
+from kubesched.sim import Simulation, SimulationOutcome, simulate
 from kubesched.sim.series import pod_counts_over_time
 from kubesched.ui.cluster import ClusterView
 from kubesched.ui.edits import EditError, object_keys, read_objects, with_objects, without_object
@@ -295,13 +296,18 @@ class UiState:
         return yaml.safe_dump_all(scenario_documents(self.scenario), sort_keys=False)
 
     # -- what if --------------------------------------------------------------------------------
-    def whatif(self, changes: Changes, asked: Any = None) -> Job:
+    def whatif(self, changes: Changes, asked: Any = None, warnings: list[str] | None = None) -> Job:
         """The job running ``kubesched whatif SCENARIO [changes] -o json`` on the run the pages show
         (its baseline: only the changed side is simulated); WhatIfError at once for changes the
         cluster cannot take (an unknown node, say). When done, the run is kept with its changed
-        scenario for the downloads (``asked``: the form's request, to show it again)."""
+        scenario for the downloads (``asked``: the form's request, to show it again; ``warnings``:
+        what reading its texts warned of, shown with the answer)."""
         snap = self.snapshot
         check_changes(snap.scenario, changes)
+        if changes.scheduler_configuration is not None:  # its errors at once, as the CLI's run says them
+            Simulation(dataclasses.replace(snap.scenario, objects=[], steps=[], sources=[],
+                                           scheduler_configuration=changes.scheduler_configuration,
+                                           scheduler_configuration_source=changes.scheduler_configuration_source))
         history = snap.outcome.simulation.history
         baseline = decided_run(snap.result, history.owners, history.labels)
 
@@ -309,14 +315,14 @@ class UiState:
             diff, changed = answer
             with self._lock:
                 self.whatif_count += 1
-                run = WhatIfRun(self.whatif_count, diff, changed, asked)
+                run = WhatIfRun(self.whatif_count, diff, changed, asked, list(warnings or ()))
                 self.whatifs[run.id] = run
                 while len(self.whatifs) > WHATIFS_KEPT:
                     self.whatifs.popitem(last=False)
             return f"/whatif?run={run.id}", f"/api/whatif/{run.id}"
 
         return self.jobs.submit("whatif", "what-if: " + describe(changes), run_whatif,
-                                (snap.scenario, changes, baseline), keep, end=snap.result["endTime"])
+                                (snap.scenario, changes, baseline), keep, end=snap.result["endTime"], notes=warnings)
 
     def whatif_run(self, run_id: int) -> WhatIfRun:
         """A what-if run kept (KeyError once it is no longer)."""
@@ -346,6 +352,8 @@ class WhatIfRun:
     changed: Scenario
     #: what was asked (the what-if form's request), to show the form again as it was sent
     asked: Any = None
+    #: the warnings of reading its texts (unknown fields of the objects applied)
+    warnings: list[str] = field(default_factory=list)
 
     def changed_yaml(self) -> str:
         return yaml.safe_dump_all(scenario_documents(self.changed), sort_keys=False)
