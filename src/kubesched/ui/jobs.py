@@ -77,6 +77,8 @@ class Job:
     #: the simulated time its run ends at (its ``until``), or where the run it stands beside ended
     #: (an estimate), or None when unknown
     end: float | None
+    #: whether ``end`` is an estimate (a run without ``until`` ends when nothing more happens)
+    estimated: bool = False
     state: str = QUEUED
     #: the last progress report: ``now`` (simulated seconds), ``cycles``, ``pending``, ``running``, ``finished``
     progress: dict[str, Any] = field(default_factory=dict)
@@ -107,7 +109,8 @@ class Job:
 
     def to_dict(self) -> dict[str, Any]:
         return {"id": self.id, "kind": self.kind, "title": self.title, "state": self.state,
-                "progress": {**self.progress, "end": self.end, "fraction": self.fraction},
+                "progress": {**self.progress, "end": self.end, "endEstimated": self.estimated,
+                             "fraction": self.fraction},
                 "error": self.error, "result": self.link, "apiResult": self.api_link, "notes": self.notes,
                 "created": self.created, "started": self.started, "finished": self.finished}
 
@@ -172,14 +175,15 @@ class Jobs:
         self._closed = False
 
     def submit(self, kind: str, title: str, work: Work, args: tuple[Any, ...], finish: Finish, *,
-               end: float | None = None, here: bool = False, notes: list[str] | None = None) -> Job:
+               end: float | None = None, estimated: bool = False, here: bool = False,
+               notes: list[str] | None = None) -> Job:
         """A new job running ``work(*args, progress=...)`` (in a worker process, or ``here`` on a
         thread of this process); ``finish(job, answer)`` is called here with its answer and returns the
         links to its result (raising KubeschedError fails the job with that message)."""
         with self._lock:
             if self._closed:
                 raise KubeschedError("the server is stopping: no new simulation starts")
-            job = Job(next(self._ids), kind, title, end, notes=list(notes or ()))
+            job = Job(next(self._ids), kind, title, end, estimated, notes=list(notes or ()))
             self._jobs[job.id] = job
             finished = [j.id for j in self._jobs.values() if j.finished_]
             for old in finished[:max(0, len(finished) - JOBS_KEPT)]:

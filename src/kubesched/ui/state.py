@@ -277,8 +277,8 @@ class UiState:
                 self.snapshot = new
             return f"/edit?job={job.id}", "/api/result"
 
-        return self.jobs.submit(kind, title, run_edit, (scenario,), swap, end=base.result["endTime"], here=True,
-                                notes=notes)
+        return self.jobs.submit(kind, title, run_edit, (scenario,), swap, end=scenario.until or base.result["endTime"],
+                                estimated=scenario.until is None, here=True, notes=notes)
 
     def objects(self) -> list[dict[str, Any]]:
         return object_keys(self.scenario)
@@ -322,7 +322,8 @@ class UiState:
             return f"/whatif?run={run.id}", f"/api/whatif/{run.id}"
 
         return self.jobs.submit("whatif", "what-if: " + describe(changes), run_whatif,
-                                (snap.scenario, changes, baseline), keep, end=snap.result["endTime"], notes=warnings)
+                                (snap.scenario, changes, baseline), keep, end=snap.result["endTime"],
+                                estimated=snap.scenario.until is None, notes=warnings)
 
     def whatif_run(self, run_id: int) -> WhatIfRun:
         """A what-if run kept (KeyError once it is no longer)."""
