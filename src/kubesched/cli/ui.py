@@ -39,7 +39,10 @@ def ui(scenario: str | None, kubeconfig: str | None, context: str | None, host: 
     on every node, its attempts and scores per plugin and what preemption would cost, the timeline
     with a scrubber, what-if drains, cordons, class changes, objects applied and scheduler
     configurations, and objects edited as YAML; the same documents as JSON under /api (documented
-    at /docs). Needs the ui extra: pip install 'kubesched[ui]'.
+    at /docs). What-ifs, edits and a pod at an earlier moment (?at=, up to the run's end) are
+    simulated as jobs in worker processes, each with a page of its progress and a cancel button;
+    no page waits for them. SIGTERM or Ctrl-C stops the server and its workers. Needs the ui extra:
+    pip install 'kubesched[ui]'.
 
     \b
     kubesched ui [OPTIONS] SCENARIO
