@@ -134,6 +134,10 @@ class UiState:
     def result(self) -> dict[str, Any]:
         return self.snapshot.result
 
+    @property
+    def view(self) -> ClusterView:
+        return self.snapshot.view
+
     # -- the cluster --------------------------------------------------------------------------
     def cluster(self) -> dict[str, Any]:
         """The nodes grouped by pool and zone, summed (not the nodes themselves), and the pods pending
