@@ -17,7 +17,7 @@ from fastapi.testclient import TestClient  # noqa: E402
 from kubesched.cli.main import cli  # noqa: E402
 from kubesched.ui.state import UiState  # noqa: E402
 
-from .conftest import BIG_NODE, form_fields, ui_client  # noqa: E402
+from .conftest import BIG_NODE, followed, form_fields, job_result, ui_client  # noqa: E402
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 DEMO = str(EXAMPLES / "demo.yaml")
@@ -70,16 +70,18 @@ def _files(tmp_path: Path, apply: str | None = None, config: str | None = None) 
 
 def test_apply_and_a_scheduler_config_answer_as_the_cli(client: TestClient, tmp_path: Path) -> None:
     answer = client.post("/api/whatif", json={"apply": APPLY, "schedulerConfig": NO_PREEMPTION, "cordon": ["node-1"]})
-    assert answer.status_code == 200, answer.text
+    assert answer.status_code == 202, answer.text
     code, output = _whatif(*_files(tmp_path, APPLY, NO_PREEMPTION), "--cordon", "node-1", "-o", "json")
     assert code == 0, output
     said = json.loads(output[output.index("{"):])  # after the warning about the typo
-    assert answer.json() == said
+    assert job_result(client, answer) == said
     assert said["changes"] == ["apply Node node-7", "apply PriorityClass urgent", "cordon node-1",
                                "new scheduler configuration"]
     assert said["summary"]["changed"]["preemptions"] == 0 < said["summary"]["baseline"]["preemptions"]  # the config
     # the form posts the same texts; the page shows the answer and the CLI's warning
-    page = client.post("/whatif", data={**form_fields(client, "/whatif"), "apply": APPLY, "schedulerConfig": NO_PREEMPTION, "cordon": "node-1"})
+    job = followed(client, client.post("/whatif", data={**form_fields(client, "/whatif"), "apply": APPLY, "schedulerConfig": NO_PREEMPTION,
+                                                         "cordon": "node-1"}, follow_redirects=False))
+    page = client.get(job["result"])
     assert page.status_code == 200
     text = unescape(page.text)
     assert f"<td>pending</td><td>{said['summary']['baseline']['pending']}</td>" \
