@@ -1,13 +1,16 @@
 """The ui's safety in a real browser (Debian's headless Chromium through Playwright, the server on
 uvicorn as ``kubesched ui`` runs it): a page of another site posting a form to the ui is refused and
-deletes nothing; a second tab's edit of an earlier version is refused rather than overwriting the
-first's; the edit form works from the page itself; /docs renders with every other host unreachable."""
+deletes nothing; a second tab's edit of an earlier version is refused (starting no job) rather than
+overwriting the first's; the edit form works from the page itself (through its job); a page of another
+site cannot cancel a running job, the job's own page can; /docs renders with every other host
+unreachable."""
 
 from __future__ import annotations
 
 import json
 import os
 import re
+import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -133,6 +136,58 @@ def test_a_stale_tabs_edit_is_refused_and_the_form_works_from_the_page(
     tab_b.wait_for_selector("#edit-done", timeout=60_000)
     assert tab_b.inner_text("#edit-done").startswith("deleted Node node-6")
     assert "node-6" not in _nodes(server)
+
+
+def _job(server: str, job_id: int) -> dict:
+    with urllib.request.urlopen(f"{server}/api/jobs/{job_id}") as answer:
+        return json.load(answer)
+
+
+def _running_past(server: str, job_id: int, past: float = 0) -> float:
+    """The simulated time a job has reached once it runs past ``past``."""
+    deadline = time.monotonic() + 120
+    while True:
+        job = _job(server, job_id)
+        assert job["state"] in ("queued", "running"), job
+        if job["state"] == "running" and job["progress"].get("now", 0) > past:
+            return float(job["progress"]["now"])
+        assert time.monotonic() < deadline, job
+        time.sleep(0.1)
+
+
+def test_another_sites_page_cannot_cancel_a_job_and_the_job_page_can(
+        tmp_path: Path, offline: tuple[BrowserContext, list[str]], request: pytest.FixtureRequest) -> None:
+    from .test_jobs import CHURN, QUIET  # a cluster quiet until t=1e6, and pods that churn for days
+
+    context, _ = offline
+    (tmp_path / "quiet.yaml").write_text(QUIET)
+    with _serving(str(tmp_path / "quiet.yaml")) as url:
+        asked = urllib.request.Request(url + "/api/whatif", data=json.dumps({"apply": CHURN}).encode(),
+                                       headers={"content-type": "application/json"})
+        with urllib.request.urlopen(asked) as answer:  # as curl starts one
+            job_id = json.load(answer)["id"]
+        reached = _running_past(url, job_id)
+        # a page elsewhere posts the job page's cancel form as soon as it loads (the token guessed)
+        request.node.evil_page = f"""<!DOCTYPE html><html><body>
+<form id="f" method="post" action="{url}/jobs/{job_id}/cancel"><input name="csrf_token" value="guessed"></form>
+<script>document.getElementById("f").submit()</script></body></html>"""
+        tab = context.new_page()
+        with tab.expect_navigation(url=f"{url}/jobs/{job_id}/cancel"):
+            tab.goto(EVIL + "/cats")
+        text = tab.inner_text("body")
+        assert text.startswith(f"refused: this change was sent by {EVIL}, not by a page of this server ({url})")
+        _running_past(url, job_id, reached)  # it was not cancelled: it runs on
+        # the job's own page, its form with its token, cancels it
+        tab.goto(f"{url}/jobs/{job_id}")
+        for _ in range(20):  # the page reloads itself every second: a reload may come under the click
+            if tab.locator("#job-cancelled").count():
+                break
+            try:
+                tab.click("#cancel-job", timeout=5_000)
+                tab.wait_for_selector("#job-cancelled", timeout=10_000)
+            except Exception:  # noqa: BLE001, S112 - the page reloaded under the click
+                continue
+        assert tab.inner_text("#job-state") == "cancelled" and _job(url, job_id)["state"] == "cancelled"
 
 
 def test_docs_render_with_every_other_host_unreachable(server: str, offline: tuple[BrowserContext, list[str]]) -> None:
