@@ -18,30 +18,17 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
-from pydantic import BaseModel, Field
 
-from kubesched.analysis.whatif.changes import Changes, WhatIfError
 from kubesched.api.errors import KubeschedError
 from kubesched.ui.cluster import MAX_PAGE
 from kubesched.ui.docs import serve_docs
-from kubesched.ui.edits import (
-    APPLY_FILE,
-    MAX_EDIT_BYTES,
-    SCHEDULER_CONFIG_FILE,
-    api_version,
-    form_version,
-    http_status,
-    object_keys,
-    read_apply_text,
-    read_scheduler_config_text,
-)
+from kubesched.ui.edits import MAX_EDIT_BYTES, api_version, form_version, http_status, object_keys
 from kubesched.ui.jobroutes import accepted, add_job_routes, see_job
+from kubesched.ui.requests import MAX_NAME, EditRequest, WhatIfRequest
 from kubesched.ui.security import Safety, protect
 from kubesched.ui.state import MomentError, Running, UiState, WhatIfRun
 
 HERE = Path(__file__).parent
-#: the longest name a Kubernetes object may have (a DNS subdomain)
-MAX_NAME = 253
 #: the every-node verdict table's page, and the rows of the score table the pod's page shows
 NODES_PER_PAGE = 200
 SCORE_ROWS = 50
@@ -67,81 +54,6 @@ def _grouped_statuses(attempt: dict[str, Any] | None) -> list[tuple[str, list[st
     for node, reason in ((attempt or {}).get("nodeStatuses") or {}).items():
         groups.setdefault(reason, []).append(node)
     return sorted(groups.items(), key=lambda item: (-len(item[1]), item[0]))
-
-
-class EditRequest(BaseModel):
-    """Objects to add or replace."""
-
-    yaml: str = Field(description="one or more YAML (or JSON) documents, as a file for kubesched whatif --apply")
-    version: int | None = Field(default=None, description="the scenario's version the edit is based on (as If-Match)")
-
-
-class WhatIfRequest(BaseModel):
-    """The changes of a what-if, as ``kubesched whatif`` takes them."""
-
-    drain: list[str] = Field(default_factory=list, description="nodes to drain at t=0, as kubectl drain")
-    cordon: list[str] = Field(default_factory=list, description="nodes to cordon")
-    ignoreDaemonSets: bool = False  # noqa: N815 - the JSON field's name
-    force: bool = False
-    deleteEmptyDirData: bool = False  # noqa: N815
-    preemption: bool | None = Field(default=None, description="true: enable preemption; false: disable it")
-    priorityClass: list[str] = Field(default_factory=list,  # noqa: N815
-                                     description="SELECTOR:CLASS, as whatif --priority-class")
-    apply: str = Field(default="", description=f"objects to add or replace: YAML or JSON documents, read as "
-                                               f"whatif --apply reads a file (named {APPLY_FILE} in errors)")
-    schedulerConfig: str = Field(default="",  # noqa: N815
-                                 description="a KubeSchedulerConfiguration for the changed run, read as whatif "
-                                             f"--scheduler-config reads a file (named {SCHEDULER_CONFIG_FILE} "
-                                             "in errors)")
-
-    @classmethod
-    def from_form(cls, body: bytes) -> WhatIfRequest:
-        """The changes the what-if page's form posts (``application/x-www-form-urlencoded``): names
-        comma-separated, a checkbox there when ticked, preemption "", "true" or "false"."""
-        fields = parse_qs(body.decode("utf-8", "replace"))
-
-        def names(key: str) -> list[str]:
-            return [name.strip() for value in fields.get(key, ()) for name in value.split(",") if name.strip()]
-
-        def text(key: str) -> str:
-            return (fields.get(key) or [""])[0]
-
-        preemption = text("preemption")
-        return cls(drain=names("drain"), cordon=names("cordon"), priorityClass=names("priorityClass"),
-                   ignoreDaemonSets="ignoreDaemonSets" in fields, force="force" in fields,
-                   deleteEmptyDirData="deleteEmptyDirData" in fields,
-                   preemption=None if preemption == "" else preemption == "true",
-                   apply=text("apply"), schedulerConfig=text("schedulerConfig"))
-
-    def changes(self, warnings: list[str] | None = None) -> Changes:
-        """The changes, as ``kubesched whatif`` makes them of its options (``warnings``: where the
-        warnings it would print go, such as unknown fields of the objects applied)."""
-        flags = {"force": self.force, "ignoreDaemonSets": self.ignoreDaemonSets,
-                 "deleteEmptyDirData": self.deleteEmptyDirData}
-        if not self.drain and any(flags.values()):
-            raise WhatIfError("force, ignoreDaemonSets and deleteEmptyDirData go with drain")
-        for option, names in (("--drain", self.drain), ("--cordon", self.cordon)):
-            for name in names:  # refused before the cluster is looked at, and not echoed whole
-                if len(name) > MAX_NAME:
-                    raise WhatIfError(f"{option} {name[:40]}…: not a node name ({len(name):,} characters; "
-                                      f"a Kubernetes object's name has at most {MAX_NAME})")
-        changes = Changes(preemption=self.preemption, cordon=list(self.cordon), drain=list(self.drain),
-                          drain_options={k: v for k, v in flags.items() if v})
-        for item in self.priorityClass:
-            if len(item) > 2 * MAX_NAME + 1000:  # a selector and a class name, with room to spare
-                raise WhatIfError(f"priorityClass {item[:40]}…: too long for SELECTOR:CLASS ({len(item):,} characters)")
-            selector, sep, pc = item.rpartition(":")
-            if not sep or not selector or not pc:
-                raise WhatIfError(f"priorityClass {item!r}: expected SELECTOR:CLASS")
-            changes.priority_classes.append((selector, pc))
-        if self.apply.strip():
-            changes.apply, said = read_apply_text(self.apply, APPLY_FILE)
-            if warnings is not None:
-                warnings.extend(said)
-        if self.schedulerConfig.strip():
-            changes.scheduler_configuration, changes.scheduler_configuration_source = read_scheduler_config_text(
-                self.schedulerConfig)
-        return changes
 
 
 def create_app(state: UiState, safety: Safety | None = None) -> FastAPI:
