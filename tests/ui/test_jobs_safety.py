@@ -119,3 +119,5 @@ def test_an_edit_whose_scenario_changed_while_it_ran_fails_and_changes_nothing(q
     assert client.get("/api/result").headers[VERSION_HEADER] == "2"
     page = unescape(client.get(f"/jobs/{failed['id']}").text)
     assert 'id="job-error"' in page and "changed by another edit while this one ran" in page
+    assert "Made on version 1 of the scenario" in page
+    assert "(the scenario is now at version 2)" in client.get(f"/jobs/{done['id']}").text
