@@ -182,8 +182,3 @@ class BudgetIndex:
         budgets = self._budgets
         return tuple(key for key in in_namespace.candidates(labels)
                      if budgets[key].selector.matches(labels))  # type: ignore[union-attr]
-
-
-def violated_budgets(index: BudgetIndex, namespace: str, labels: Mapping[str, str]) -> list[str]:
-    """The keys of the budgets selecting a pod, in name order (for reports)."""
-    return sorted(index.selecting(namespace, labels))
