@@ -236,8 +236,10 @@ class Evaluator:
         extenders = preempting(self.handle.extenders(), pod)
         if not extenders or not candidates:
             return candidates, None
-        victims = narrow_victims(extenders, pod, {c.node: (list(c.victims), c.pdb_violations) for c in candidates},
-                                 self.handle.snapshot().get)
+        # upstream hands the extenders the policy's CandidatesToVictimsMap
+        asked = {node: (list(v.pods), v.num_pdb_violations)
+                 for node, v in self.policy.candidates_to_victims_map(candidates).items()}
+        victims = narrow_victims(extenders, pod, asked, self.handle.snapshot().get)
         if isinstance(victims, Status):
             return [], victims
         by_node = {c.node: c for c in candidates}
