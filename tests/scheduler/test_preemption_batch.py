@@ -13,7 +13,7 @@ import yaml
 from hypothesis import HealthCheck, given, seed, settings
 from hypothesis import strategies as st
 
-from kubesched.scheduler.framework.candidates import BatchedVictims
+from kubesched.scheduler.framework.candidates import Candidate
 from kubesched.scheduler.plugins.defaultpreemption import DefaultPreemption
 from kubesched.sim import simulate
 from kubesched.testkit.builders import (
@@ -104,7 +104,7 @@ def test_the_batch_decides_where_it_can(tmp_path: Path, monkeypatch: pytest.Monk
     result = simulate(str(path)).result
     assert answers and all(a is not None for a in answers)
     decided = [x for a in answers for x in a]
-    listed = [x.make() for x in decided if isinstance(x, BatchedVictims)]
+    listed = [(x.victims, x.violating) for x in decided if isinstance(x, Candidate)]
     assert listed and len(listed) == len(decided)
     assert all([p.name for p in victims] == ["r" + str(victims[0].name[1:])] and violating == []
                for victims, violating in listed)

@@ -2,16 +2,15 @@
 victims, the criteria of upstream's ``pickOneNodeForPreemption``, and the record of a decision.
 
 A batched dry run (many nodes at once) finds hundreds of candidates whose victims mostly nobody
-looks at: only the chosen one's are acted on. :class:`BatchedVictims` carries such a candidate's
-criteria, computed for all nodes together, and makes its victims into lists only when asked.
+looks at: only the chosen one's are acted on. Such a :class:`Candidate` carries its criteria,
+computed for all nodes together, and lists its victims only when asked.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from kubesched.scheduler.framework.types import PodInfo
 
@@ -66,55 +65,49 @@ def criteria_key(victims: list[PodInfo], pdb_violations: int, now: float) -> Cri
     return (-pdb_violations, -victims[0].priority, -(total + INT32_OFFSET * len(victims)), -len(victims), earliest)
 
 
-@dataclass(slots=True)
-class BatchedVictims:
-    """A candidate found by a batched dry run: how many of its victims violate a PDB, its
-    :func:`criteria_key`, and ``make``, which lists the victims (most important first) and the keys
-    of the violating ones."""
+class VictimSource(Protocol):
+    """Where a batched dry run's candidates get their victims from when asked."""
 
-    make: Callable[[], NodeVictims]
-    pdb_violations: int
-    key: CriteriaKey
+    def listed(self, k: int) -> NodeVictims:
+        """The ``k``-th node's victims (most important first) and the keys of the PDB-violating ones."""
 
 
 class Candidate:
-    """A node where preemption would let the pod fit, with the pods it would evict."""
+    """A node where preemption would let the pod fit, with the pods it would evict. A batched dry
+    run's candidate comes with its :func:`criteria_key` and lists its victims only when asked
+    (``source.listed(index)``)."""
 
-    __slots__ = ("node", "pdb_violations", "key", "_victims", "_violating", "_make")
+    __slots__ = ("node", "pdb_violations", "key", "_victims", "_violating", "_source", "_index")
 
-    def __init__(self, node: str, victims: list[PodInfo], pdb_violations: int, violating: list[str] | None = None,
-                 *, key: CriteriaKey | None = None) -> None:
+    def __init__(self, node: str, victims: list[PodInfo] | None, pdb_violations: int,
+                 violating: list[str] | None = None, key: CriteriaKey | None = None,
+                 source: VictimSource | None = None, index: int = 0) -> None:
         self.node = node
         self.pdb_violations = pdb_violations
         #: the candidate's :func:`criteria_key`, when known already
         self.key = key
-        self._victims: list[PodInfo] | None = victims
+        self._victims = victims
         self._violating: list[str] = violating if violating is not None else []
-        self._make: Callable[[], NodeVictims] | None = None
+        self._source = source
+        self._index = index
 
-    @classmethod
-    def batched(cls, node: str, found: BatchedVictims) -> Candidate:
-        candidate = cls(node, [], found.pdb_violations, key=found.key)
-        candidate._victims, candidate._make = None, found.make
-        return candidate
-
-    def _materialise(self) -> None:
-        assert self._make is not None
-        self._victims, self._violating = self._make()
-        self._make = None
+    def _list(self) -> None:
+        assert self._source is not None
+        self._victims, self._violating = self._source.listed(self._index)
+        self._source = None
 
     @property
     def victims(self) -> list[PodInfo]:
-        if self._victims is None:
-            self._materialise()
+        if self._source is not None:
+            self._list()
         assert self._victims is not None
         return self._victims
 
     @property
     def violating(self) -> list[str]:
         """The keys of the victims whose eviction violates a PDB."""
-        if self._make is not None:
-            self._materialise()
+        if self._source is not None:
+            self._list()
         return self._violating
 
     def criteria(self, now: float) -> CriteriaKey:

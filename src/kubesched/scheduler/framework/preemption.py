@@ -23,7 +23,6 @@ from kubesched.scheduler.features import ASYNC_PREEMPTION
 from kubesched.scheduler.framework.budgets import DisruptionBudgets
 from kubesched.scheduler.framework.candidates import (
     CRITERIA,
-    BatchedVictims,
     Candidate,
     PreemptionRecord,
     Victims,
@@ -77,9 +76,9 @@ class PreemptionPolicy(Protocol):
 
     def select_victims_on_nodes(
         self, pod: PodInfo, nodes: Sequence[NodeInfo], batch: DryRunBatch, budgets: DisruptionBudgets
-    ) -> list[BatchedVictims | Status | None] | None:
+    ) -> list[Candidate | Status | None] | None:
         """:meth:`select_victims_on_node` for many nodes at once where the policy can answer so:
-        per node a candidate's :class:`BatchedVictims`, a Status (no candidate; :data:`REJECTED`
+        per node a :class:`Candidate` (with its criteria), a Status (no candidate; :data:`REJECTED`
         when the status itself is to be asked node by node, if it is wanted) or None (ask node by
         node). None altogether when the policy has no such form."""
 
@@ -362,7 +361,7 @@ class Evaluator:
             return None
 
         def outcomes() -> Iterator[tuple[int, Candidate | None, Status | None]]:
-            answers: list[BatchedVictims | Status | None] = first
+            answers: list[Candidate | Status | None] = first
             base = found = 0  # answers[0] is todo[base]'s
             for done, k in enumerate(todo):
                 if done - base == len(answers):
@@ -374,9 +373,9 @@ class Evaluator:
                     assert more is not None
                     answers = more
                 answer = answers[done - base]
-                if isinstance(answer, BatchedVictims):
+                if isinstance(answer, Candidate):
                     found += 1
-                    yield k, Candidate.batched(potential[k].name, answer), None
+                    yield k, answer, None
                 elif answer is None:
                     yield self._on_node(state, pod, potential[k], arithmetic, budgets, k)
                 else:

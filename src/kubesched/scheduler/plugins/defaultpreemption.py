@@ -9,7 +9,6 @@ import bisect
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import partial
 from itertools import chain
 from typing import Any
 
@@ -18,7 +17,6 @@ import numpy as np
 from kubesched.scheduler.framework.budgets import DisruptionBudgets
 from kubesched.scheduler.framework.candidates import (
     INT32_OFFSET,
-    BatchedVictims,
     Candidate,
     NodeVictims,
     PreemptionRecord,
@@ -85,22 +83,32 @@ class _Split:
     positions: np.ndarray
 
 
-def _listed_victims(pods: list[PodInfo], split: _Split | None, kept: np.ndarray, start: int, end: int,
-                    now: float) -> NodeVictims:
-    """One node's victims of a batched reprieve (``pods`` its order, ``kept[start:end]`` theirs)."""
-    stays = kept[start:end].tolist()
-    if split is None:
-        return [p for p, s in zip(pods, stays) if not s], []
-    return _victims(split.violating, split.non_violating, stays, now)
+class _Reprieved:
+    """The victims of a batched reprieve, listed node by node when a candidate is asked for them
+    (``order``: each node's pods in reprieve order, ``kept``: which stayed, laid end to end)."""
+
+    __slots__ = ("order", "splits", "kept", "starts", "now")
+
+    def __init__(self, order: list[list[PodInfo]], splits: Sequence[_Split | None], kept: np.ndarray,
+                 starts: list[int], now: float) -> None:
+        self.order, self.splits, self.kept, self.starts, self.now = order, splits, kept, starts, now
+
+    def listed(self, k: int) -> NodeVictims:
+        pods, split = self.order[k], self.splits[k]
+        stays = self.kept[self.starts[k]:self.starts[k] + len(pods)].tolist()
+        if split is None:
+            return [p for p, s in zip(pods, stays) if not s], []
+        return _victims(split.violating, split.non_violating, stays, self.now)
 
 
-def _criteria(lengths: np.ndarray, priority: np.ndarray, started: np.ndarray, violating: np.ndarray | None,
+def _criteria(lengths: np.ndarray, ranks: np.ndarray, violating: np.ndarray | None,
               kept: np.ndarray) -> list[tuple[float, ...] | None]:
-    """Per node of a batched reprieve (its pods' ``lengths``; per pod laid end to end: ``priority``,
-    ``started``, ``violating`` and ``kept``), the
+    """Per node of a batched reprieve (its pods' ``lengths``; per pod laid end to end: ``ranks``,
+    its priority and start time, ``violating`` and ``kept``), the
     :func:`~kubesched.scheduler.framework.candidates.criteria_key` of its victims (those not kept),
     None where it has none; for all nodes at once."""
     count = len(lengths)
+    priority, started = ranks[:, 0].astype(np.int64), ranks[:, 1]
     owner = np.repeat(np.arange(count, dtype=np.int64), lengths)
     victim = ~kept
     victims = np.bincount(owner[victim], minlength=count)
@@ -124,17 +132,19 @@ class _NodeOrder:
     priority first), their priorities, start times and requests as arrays, and what the budgets
     make of its lower-priority pods."""
 
-    __slots__ = ("info", "generation", "now", "ordered", "negated", "priorities", "starts", "_requests",
+    __slots__ = ("info", "generation", "now", "ordered", "negated", "ranks", "_requests",
                  "_selection", "_covers", "_last_covered", "_version", "_splits")
 
     def __init__(self, info: NodeInfo, now: float) -> None:
         self.info, self.generation, self.now = info, info.generation, now
         ordered = self.ordered = sorted(info.pods, key=lambda p: importance_key(p, now))
         self.negated = [-p.priority for p in ordered]
-        self.priorities = np.fromiter((p.priority for p in ordered), dtype=np.int64, count=len(ordered))
         floor = math.floor
-        self.starts = np.fromiter((float(floor(p.start_time)) if p.start_time is not None else now for p in ordered),
-                                  dtype=np.float64, count=len(ordered))
+        #: per pod: its priority and its whole-second start time (now if it has none), as float64
+        #: (priorities are int32, exact there)
+        self.ranks = np.fromiter(
+            chain.from_iterable((p.priority, float(floor(p.start_time)) if p.start_time is not None else now)
+                                for p in ordered), dtype=np.float64, count=2 * len(ordered)).reshape(len(ordered), 2)
         self._requests: dict[tuple[str, ...], np.ndarray] = {}
         self._selection: object | None = None  # the budgets' selection _covers were read under
         self._covers: list[tuple[str, ...]] = []  # per pod of ordered: the budgets selecting it
@@ -294,7 +304,7 @@ class DefaultPreemption(PreEnqueuePlugin, EnqueueExtensions, PostFilterPlugin, P
 
     def select_victims_on_nodes(
         self, pod: PodInfo, nodes: Sequence[NodeInfo], batch: DryRunBatch, budgets: DisruptionBudgets
-    ) -> list[BatchedVictims | Status | None] | None:
+    ) -> list[Candidate | Status | None] | None:
         """:meth:`select_victims_on_node` for many nodes at once: every lower-priority pod removed
         and reprieved on all nodes together, on each node in the order the per-node form uses (the
         PDB-violating pods first, each part most important first)."""
@@ -305,7 +315,7 @@ class DefaultPreemption(PreEnqueuePlugin, EnqueueExtensions, PostFilterPlugin, P
 
     def _batched_victims(
         self, pod: PodInfo, nodes: Sequence[NodeInfo], batch: DryRunBatch, budgets: DisruptionBudgets
-    ) -> list[BatchedVictims | Status | None]:
+    ) -> list[Candidate | Status | None]:
         """DefaultPreemption's victims on ``nodes`` by ``batch`` (see :meth:`select_victims_on_nodes`):
         the candidates' criteria computed for all nodes together, their victims listed on demand."""
         now = self.handle.now()
@@ -314,44 +324,48 @@ class DefaultPreemption(PreEnqueuePlugin, EnqueueExtensions, PostFilterPlugin, P
         # per node: the budgets' split where some budget selects one of its lower-priority pods
         splits = [order.split(cut, budgets) for order, cut in zip(node_orders, cuts)] if budgets \
             else [None] * len(nodes)
+        # each node's pods in their reprieve order: the end of its importance order, or the split's
         order = [node_order.ordered[cut:] if split is None else split.violating + split.non_violating
                  for node_order, cut, split in zip(node_orders, cuts, splits)]
-        # each node's pods in their reprieve order: a slice of its importance order, or the split's
-        where: list[slice | np.ndarray] = [slice(cut, None) if split is None else split.positions
-                                          for cut, split in zip(cuts, splits)]
+
+        def rows(arrays: list[np.ndarray]) -> np.ndarray:
+            """Per node's pods in reprieve order, the rows of its ``arrays`` entry, laid end to end."""
+            return np.concatenate([a[cut:] if split is None else a[split.positions]
+                                   for a, cut, split in zip(arrays, cuts, splits)])
 
         def requests(names: tuple[str, ...]) -> np.ndarray:
-            pieces = [o.requests(names)[at] for o, at in zip(node_orders, where)]
-            return np.concatenate(pieces).T if pieces else np.zeros((len(names), 0), dtype=np.int64)
+            if not nodes:
+                return np.zeros((len(names), 0), dtype=np.int64)
+            return rows([o.requests(names) for o in node_orders]).T
 
         answer = batch.reprieve(nodes, order, requests)
         if answer is None:
             return [None] * len(nodes)
         fits, kept, decided = answer
+        if not nodes:
+            return []
         lengths = np.fromiter((len(pods) for pods in order), dtype=np.int64, count=len(order))
         violating = None
         if any(split is not None and split.violating for split in splits):
             violating = np.concatenate([np.zeros(len(pods), dtype=bool) if split is None
                                         else np.arange(len(pods)) < len(split.violating)
                                         for pods, split in zip(order, splits)])
-        keys = _criteria(lengths, np.concatenate([o.priorities[at] for o, at in zip(node_orders, where)]),
-                         np.concatenate([o.starts[at] for o, at in zip(node_orders, where)]), violating, kept) \
-            if nodes else []
-        out: list[BatchedVictims | Status | None] = []
-        end = 0
-        for k, (pods, fit, split) in enumerate(zip(order, fits.tolist(), splits)):
-            start, end = end, end + len(pods)
-            if decided is not None and not decided[k]:
+        keys = _criteria(lengths, rows([o.ranks for o in node_orders]), violating, kept)
+        starts = np.concatenate(([0], np.cumsum(lengths)[:-1])).tolist()
+        source = _Reprieved(order, splits, kept, starts, now)
+        out: list[Candidate | Status | None] = []
+        decided_list = decided.tolist() if decided is not None else None
+        for k, (info, pods, fit, key) in enumerate(zip(nodes, order, fits.tolist(), keys)):
+            if decided_list is not None and not decided_list[k]:
                 out.append(None)
             elif not pods:
                 out.append(Status.unresolvable(NO_VICTIMS))
             elif not fit:
                 out.append(REJECTED)
-            elif (key := keys[k]) is None:  # no victims after all: the per-node form says why
+            elif key is None:  # no victims after all: the per-node form says why
                 out.append(None)
             else:
-                out.append(BatchedVictims(partial(_listed_victims, pods, split, kept, start, end, now), -int(key[0]),
-                                          key))
+                out.append(Candidate(info.name, None, -int(key[0]), None, key, source, k))
         return out
 
     def ordered_score_funcs(self, victims: dict[str, Victims]) -> list[ScoreFunc] | None:

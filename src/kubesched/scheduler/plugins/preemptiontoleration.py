@@ -19,7 +19,7 @@ from typing import Any
 
 from kubesched.k8s.timefmt import parse_rfc3339
 from kubesched.scheduler.framework.budgets import DisruptionBudgets
-from kubesched.scheduler.framework.candidates import BatchedVictims
+from kubesched.scheduler.framework.candidates import Candidate
 from kubesched.scheduler.framework.capabilities import DryRunBatch, DryRunNode
 from kubesched.scheduler.framework.interface import Handle, Status
 from kubesched.scheduler.framework.types import NodeInfo, PodInfo
@@ -94,8 +94,8 @@ class StrictPDBPreemption(DefaultPreemption):
 
     def select_victims_on_nodes(
         self, pod: PodInfo, nodes: Sequence[NodeInfo], batch: DryRunBatch, budgets: DisruptionBudgets
-    ) -> list[BatchedVictims | Status | None] | None:
+    ) -> list[Candidate | Status | None] | None:
         """DefaultPreemption's batched victims, a node whose victims violate a PDB ruled out."""
-        return [Status.unschedulable(PDB_VIOLATION) if isinstance(answer, BatchedVictims) and answer.pdb_violations
+        return [Status.unschedulable(PDB_VIOLATION) if isinstance(answer, Candidate) and answer.pdb_violations
                 else answer
                 for answer in self._batched_victims(pod, nodes, batch, budgets)]
