@@ -16,12 +16,10 @@ from typing import Any
 
 from kubesched.api.loader import Scenario
 from kubesched.k8s.objects import Obj
-from kubesched.replay.history import History, Recorded
+from kubesched.replay.history import SCHEDULER_USER, History, Recorded
 from kubesched.sim import simulate
 
 API_VERSION = "kubesched.io/v1alpha1"
-#: the user kube-scheduler writes as: its pod deletions in an audit log are its preemptions
-SCHEDULER_USER = "system:kube-scheduler"
 NO_CLASS = "(none)"
 
 

@@ -11,6 +11,8 @@ from kubesched.api.errors import KubeschedError
 from kubesched.api.loader import Scenario
 from kubesched.k8s.objects import Obj
 
+#: the user kube-scheduler writes as: its pod deletions in an audit log are its preemptions
+SCHEDULER_USER = "system:kube-scheduler"
 #: how many line numbers (or rows) each kind of skipped input names in the report
 EXAMPLES_KEPT = 5
 

@@ -4,7 +4,8 @@ and the pods' users did is kept as the reference (:class:`~kubesched.replay.hist
 
 * A pod created in the window is created unbound at the same moment (a pod the log creates with a
   ``nodeName`` already set, placed by no scheduler, is created bound and not compared); its
-  ``pods/binding`` is the reference, not a step. Its first deletion becomes a delete step (with the
+  ``pods/binding`` is the reference, not a step, and so is a deletion by kube-scheduler (a
+  preemption: the replay's scheduler makes its own). Its first other deletion becomes a delete step (with the
   request's grace period); an eviction (``pods/eviction``) a delete step too (the eviction API's
   PodDisruptionBudget check passed when it was recorded). A status write that ends the pod
   (``Succeeded``/``Failed``) gives it a run time (``kubesched.io/run-for``: from its recorded
@@ -28,7 +29,7 @@ from kubesched.api.loader import Scenario, Step, default_object
 from kubesched.cluster.embedded.apiserver.store import merge_patch
 from kubesched.k8s.objects import TERMINAL_PHASES, Obj, key_of
 from kubesched.k8s.timefmt import EPOCH, parse_rfc3339
-from kubesched.replay.history import History, ReadReport, Recorded, ReplayError
+from kubesched.replay.history import SCHEDULER_USER, History, ReadReport, Recorded, ReplayError
 from kubesched.replay.objects import inferred_classes, node_patch, replayable_object, replayable_pod
 
 if TYPE_CHECKING:
@@ -232,6 +233,13 @@ class Timeline:
                                  e.where)
             elif live.deleting:
                 counts["repeated deletions (the first one replayed)"] += 1
+            elif e.user == SCHEDULER_USER and not e.subresource:
+                # the recorded scheduler's preemption: its decision, the reference (the replay's
+                # scheduler decides its own), as are the kubelet's deletions that end it
+                live.deleting = True
+                if live.recorded is not None:
+                    live.recorded.deleted, live.recorded.deleted_by = at, e.user
+                counts["preemptions by the recorded scheduler (the reference)"] += 1
             else:
                 live.deleting = True
                 options = (e.request or {}).get("deleteOptions") if e.subresource else e.request
@@ -257,14 +265,13 @@ class Timeline:
         if live is not None and not live.deleting:
             self.report.skip("creations of a pod that exists", e.where)
             return
-        obj = e.obj
-        if obj is None:
+        obj, pinned = e.obj, bool(((e.obj or {}).get("spec") or {}).get("nodeName"))
+        if obj is None:  # the snapshot's nodeName is where the pod was bound later: not pinned
             obj = self.snapshot.get(("Pod", e.key))
             if obj is None:
                 self.report.skip("pod creations without a spec (Metadata level, not in --snapshot)", e.where)
                 return
             self.report.counts["pod specs from the snapshot"] += 1
-        pinned = bool((obj.get("spec") or {}).get("nodeName"))
         pod = default_object(replayable_pod(obj, keep_node=pinned))
         self._step(e, at, "create", obj=pod)
         rec = None if pinned else Recorded(e.key, at, (obj.get("spec") or {}).get("priorityClassName"))
