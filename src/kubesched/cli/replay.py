@@ -17,7 +17,12 @@ from kubesched.analysis.whatif.changes import Changes, load_change_objects
 from kubesched.api.errors import KubeschedError, ManifestError
 from kubesched.api.loader import load_scenario
 from kubesched.cli.jsonout import write_json
-from kubesched.cli.options import read_scheduler_config, report_unknown_fields, scheduler_config_option, seed_option
+from kubesched.cli.options import (
+    read_scheduler_config,
+    report_unknown_fields,
+    scheduler_config_option,
+    seed_option,
+)
 from kubesched.cli.tables import Table, make_console
 from kubesched.replay import History, read_audit_log, read_openb, replay
 from kubesched.replay.timeline import Window
@@ -60,7 +65,7 @@ def _outcome(side: dict[str, Any]) -> str:
 
 def differs(row: dict[str, Any]) -> bool:
     rec, rep = row["recorded"], row["replay"]
-    if (rec["bound"] is None) != (rep["bound"] is None) or (rep.get("preempted") is not None):
+    if (rec["bound"] is None) != (rep["bound"] is None) or (rec["preempted"] is None) != (rep["preempted"] is None):
         return True
     return bool(rec["node"] and rep["node"] and rec["node"] != rep["node"])
 

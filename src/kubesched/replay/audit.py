@@ -23,7 +23,7 @@ from __future__ import annotations
 import gzip
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, cast
 
 import orjson
 
@@ -76,7 +76,7 @@ def _files(path: Path) -> list[Path]:
 
 def _open(path: Path) -> IO[bytes]:
     if path.name.endswith(".gz"):
-        return gzip.open(path, "rb")
+        return cast(IO[bytes], gzip.GzipFile(path, "rb"))
     return path.open("rb")
 
 

@@ -179,9 +179,9 @@ class Timeline:
         elif (not e.subresource and e.verb == "delete") or e.subresource == "eviction":
             before.pods.pop(e.key, None)
         elif not e.subresource and e.verb == "create":
-            obj = e.obj or self.snapshot.get(("Pod", e.key))
-            if obj is not None:
-                before.pods[e.key] = (obj, (obj.get("spec") or {}).get("nodeName") or None)
+            made = e.obj or self.snapshot.get(("Pod", e.key))
+            if made is not None:
+                before.pods[e.key] = (made, (made.get("spec") or {}).get("nodeName") or None)
 
     def _start(self, before: _Before) -> None:
         for (kind, _key), obj in sorted(before.objects.items(), key=lambda item: (_RANK[item[0][0]], item[0][1])):
