@@ -11,6 +11,7 @@ import click
 from kubesched import __version__
 from kubesched.cli.explain import explain
 from kubesched.cli.plan import plan
+from kubesched.cli.replay import replay_cmd
 from kubesched.cli.run import run
 from kubesched.cli.simulate import simulate
 from kubesched.cli.snapshot import snapshot
@@ -65,6 +66,7 @@ cli.add_command(run)
 cli.add_command(snapshot)
 cli.add_command(sweep)
 cli.add_command(plan)
+cli.add_command(replay_cmd, name="replay")
 cli.add_command(ui)
 
 

@@ -53,7 +53,8 @@ def _selects(selector: str, obj: Obj) -> bool:
 
 def check_changes(base: Scenario, changes: Changes) -> None:
     """Refuse changes that name what the snapshot does not have: every problem in one error."""
-    objects = [*base.objects, *changes.apply]
+    created = [s.obj for s in base.steps if s.action == "create" and s.obj is not None]
+    objects = [*base.objects, *changes.apply, *created]
     nodes = {o["metadata"]["name"] for o in objects if o["kind"] == "Node"}
     classes = {o["metadata"]["name"] for o in objects if o["kind"] == "PriorityClass"} | set(SYSTEM_PRIORITY_CLASSES)
     problems = []
@@ -122,11 +123,25 @@ def apply_changes(base: Scenario, changes: Changes,
                 _reprioritise(obj["spec"], pc)
             else:
                 _reprioritise(obj["spec"].setdefault("template", {}).setdefault("spec", {}), pc)
+        for i, step in enumerate(changed.steps):  # and the pods and workloads its steps create
+            if step.action == "create" and step.obj is not None and _selects(selector, step.obj):
+                obj = deep_copy(step.obj)
+                if obj["kind"] == "Pod":
+                    _reprioritise(obj["spec"], pc)
+                else:
+                    _reprioritise(obj["spec"].setdefault("template", {}).setdefault("spec", {}), pc)
+                changed.steps[i] = dataclasses.replace(step, obj=obj)
     for name in changes.cordon:
         for i, obj in enumerate(objects):
             if obj["kind"] == "Node" and obj["metadata"]["name"] == name:
                 obj = objects[i] = deep_copy(obj)
                 obj.setdefault("spec", {})["unschedulable"] = True
+        for i, step in enumerate(changed.steps):  # a node a step creates is created cordoned
+            if step.action == "create" and step.obj is not None and step.obj["kind"] == "Node" \
+                    and step.obj["metadata"]["name"] == name:
+                obj = deep_copy(step.obj)
+                obj.setdefault("spec", {})["unschedulable"] = True
+                changed.steps[i] = dataclasses.replace(step, obj=obj)
     for i, name in enumerate(changes.drain):  # kubectl drain at t=0: cordon, then evictions
         changed.steps.insert(i, Step(at=0.0, action="drain", kind="Node", name=name,
                                      drain=dict(changes.drain_options), source="--drain"))

@@ -1,0 +1,201 @@
+"""``kubesched replay``: a recorded history played again under another configuration, and
+compared with what happened."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.markup import escape
+
+from kubesched.analysis.grouping import POOL_LABELS
+from kubesched.analysis.whatif.apply import apply_changes, check_changes
+from kubesched.analysis.whatif.changes import Changes, load_change_objects
+from kubesched.api.errors import KubeschedError, ManifestError
+from kubesched.api.loader import load_scenario
+from kubesched.cli.jsonout import write_json
+from kubesched.cli.options import (
+    read_scheduler_config,
+    report_unknown_fields,
+    scheduler_config_option,
+    seed_option,
+)
+from kubesched.cli.tables import Table, make_console
+from kubesched.replay import History, read_audit_log, read_openb, replay
+from kubesched.replay.timeline import Window
+
+#: rows of the table of pods whose outcome differs (``-o json`` has every pod)
+DIFFERING_ROWS = 30
+
+
+def _format_of(path: Path, given: str) -> str:
+    if given != "auto":
+        return given
+    if path.suffix.lower() == ".csv" or (path.is_dir() and any(path.glob("openb_pod_list_*.csv"))):
+        return "openb"
+    return "audit"
+
+
+def _seconds(value: float | None) -> str:
+    return "-" if value is None else f"{value:g}s"
+
+
+def _rate(rate: dict[str, Any]) -> str:
+    if not rate["of"]:
+        return "- (nothing to compare)"
+    return f"{rate['rate']:.1%} ({rate['agree']} of {rate['of']})"
+
+
+def _outcome(side: dict[str, Any]) -> str:
+    if side.get("rejected"):
+        return "rejected"
+    if side["bound"] is None:
+        return "not bound"
+    where = side["node"] or "bound"
+    text = f"{where} after {side['waited']:g}s"
+    if side.get("preempted") is not None:
+        text += f", preempted at {side['preempted']:g}s"
+    if side.get("evicted") is not None:
+        text += f", evicted at {side['evicted']:g}s"
+    return text
+
+
+def differs(row: dict[str, Any]) -> bool:
+    rec, rep = row["recorded"], row["replay"]
+    if (rec["bound"] is None) != (rep["bound"] is None) or (rec["preempted"] is None) != (rep["preempted"] is None):
+        return True
+    return bool(rec["node"] and rep["node"] and rec["node"] != rep["node"])
+
+
+def render_replay(console: Console, doc: dict[str, Any]) -> None:
+    history = doc["history"]
+    changes = "; ".join(doc["changes"]) or "the default scheduler configuration"
+    console.print(f"[bold]Replay[/] of {escape(history['source'])} ({history['format']}) from {escape(doc['start'])}, "
+                  f"{doc['until']:g}s, with {escape(changes)}; seed {doc['seed']}")
+    summary = doc["summary"]
+    agreement = Table(title=f"Agreement with the recording ({summary['pods']} pods)", title_justify="left")
+    for col in ("", "agreement"):
+        agreement.add_column(col)
+    agreement.add_row("bound or not by the end", _rate(summary["agreement"]["bound"]))
+    agreement.add_row("same node (bound in both)", _rate(summary["agreement"]["node"]))
+    agreement.add_row("same node pool", _rate(summary["agreement"]["pool"]))
+    console.print(agreement)
+    table = Table(title="By PriorityClass: recorded → replay", title_justify="left")
+    for col in ("PriorityClass", "pods", "bound", "not bound", "wait p50", "wait p95", "wait max", "preempted",
+                "evicted"):
+        table.add_column(col)
+    for row in [*doc["byClass"], {"priorityClass": "all", "pods": summary["pods"], "recorded": summary["recorded"],
+                                  "replay": summary["replay"]}]:
+        rec, rep = row["recorded"], row["replay"]
+        table.add_row(row["priorityClass"], str(row["pods"]), f"{rec['bound']} → {rep['bound']}",
+                      f"{rec['notBound']} → {rep['notBound']}",
+                      *(f"{_seconds(rec['waited'][q])} → {_seconds(rep['waited'][q])}" for q in ("p50", "p95", "max")),
+                      f"{rec['preempted']} → {rep['preempted']}", f"{rec['evicted']} → {rep['evicted']}")
+    console.print(table)
+    different = [r for r in doc["pods"] if differs(r)]
+    if not different:
+        console.print("Every pod was bound or left pending as recorded, on its recorded node where the recording says.")
+        return
+    pods = Table(title=f"Pods whose outcome differs ({len(different)} of {summary['pods']}"
+                       + (f"; the first {DIFFERING_ROWS}, -o json has all" if len(different) > DIFFERING_ROWS else "")
+                       + ")", title_justify="left")
+    for col in ("pod", "PriorityClass", "created", "recorded", "replay"):
+        pods.add_column(col, overflow="fold")
+    for row in different[:DIFFERING_ROWS]:
+        pods.add_row(row["pod"], row["priorityClass"], f"{row['created']:g}s", _outcome(row["recorded"]),
+                     _outcome(row["replay"]))
+    console.print(pods)
+
+
+def _read(history: str, fmt: str, snapshot: str | None, nodes: str | None, window: Window, seed: int,
+          warnings: list[ManifestError]) -> History:
+    path = Path(history)
+    kind = _format_of(path, fmt)
+    if kind == "openb":
+        if snapshot:
+            raise click.UsageError("--snapshot goes with an audit log (an openb trace has its own node list: --nodes)")
+        return read_openb(path, nodes=nodes, window=window, seed=seed)
+    if nodes:
+        raise click.UsageError("--nodes goes with an openb trace")
+    objects = []
+    if snapshot:
+        loaded = load_scenario(snapshot)
+        warnings.extend(loaded.warnings)
+        objects = loaded.objects
+    return read_audit_log(path, snapshot=objects, window=window, seed=seed)
+
+
+@click.command(name="replay")
+@click.argument("history", type=click.Path(exists=True))
+@click.option("--format", "fmt", type=click.Choice(["auto", "audit", "openb"]), default="auto", show_default=True,
+              help="What HISTORY is: an API server audit log (a file of audit.k8s.io/v1 Events, one per line, "
+                   "gzipped or not, or a directory of rotated ones) or an openb trace (openb_pod_list_*.csv, or "
+                   "its directory). auto: openb for a .csv or a directory with one, else audit.")
+@click.option("--snapshot", type=click.Path(exists=True), default=None,
+              help="Audit log: a dump (kubectl get ... -o yaml, kubesched snapshot) that gives the pod specs a "
+                   "Metadata-level log lacks, and the nodes, classes, budgets and running pods there before the "
+                   "log begins.")
+@click.option("--nodes", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="openb: the node list (default: openb_node_list_all_node.csv beside the pod list).")
+@click.option("--from", "start", metavar="TIME", default=None,
+              help="Replay from this moment: an RFC 3339 time (audit log), a second of the trace (openb), or a "
+                   "duration from the first event (30m). What happened before is the starting cluster.")
+@click.option("--to", "end", metavar="TIME", default=None, help="Replay to this moment (as --from); default: the last event.")
+@click.option("--enable-preemption", is_flag=True, help="Replay with DefaultPreemption on.")
+@click.option("--disable-preemption", is_flag=True, help="Replay with DefaultPreemption off.")
+@click.option("--apply", "apply_files", multiple=True, type=click.Path(exists=True),
+              help="Manifests to add at the start (PriorityClasses, PDBs, nodes...). Repeatable.")
+@click.option("--priority-class", "priority_classes", multiple=True, metavar="SELECTOR:CLASS",
+              help="Give the selected pods another PriorityClass (ns/name, ns/* or k=v[,k=v]), as whatif does. "
+                   "Repeatable.")
+@click.option("--cordon", multiple=True, metavar="NODE", help="Keep a node cordoned from the start. Repeatable.")
+@scheduler_config_option("The KubeSchedulerConfiguration under test (default: kube-scheduler's defaults).")
+@seed_option("The replay's seed (default 0).")
+@click.option("--pool-label", "pool_label", metavar="KEY", default=None,
+              help="The node label whose value is a node's pool (default: the first of the cloud providers' "
+                   "node-pool labels and node.kubernetes.io/instance-type that a node has).")
+@click.option("--output", "-o", type=click.Choice(["table", "json"]), default="table", show_default=True)
+def replay_cmd(history: str, fmt: str, snapshot: str | None, nodes: str | None, start: str | None, end: str | None,
+               enable_preemption: bool, disable_preemption: bool, apply_files: tuple[str, ...],
+               priority_classes: tuple[str, ...], cordon: tuple[str, ...], scheduler_config: str | None,
+               seed: int | None, pool_label: str | None, output: str) -> None:
+    """Replay a recorded HISTORY (an API server audit log, or Alibaba's openb GPU trace) under another
+    scheduler configuration, and compare each pod's outcome with the recorded one (docs/replay.md).
+
+    The recorded arrivals, deletions and node changes are the replay's steps; the scheduler under test
+    makes every placement (the recorded bindings are the reference). The report gives the agreement
+    with the recording (bound or not, same node, same node pool), time to bind by PriorityClass, and
+    preemptions and evictions by class. What was read and skipped (truncated lines, duplicates,
+    unknown resources...) is written on stderr and is in -o json's `history`."""
+    if enable_preemption and disable_preemption:
+        raise click.UsageError("--enable-preemption and --disable-preemption exclude each other")
+    warnings: list[ManifestError] = []
+    try:
+        read = _read(history, fmt, snapshot, nodes, Window(start, end), seed or 0, warnings)
+        changes = Changes(preemption=True if enable_preemption else False if disable_preemption else None,
+                          apply=load_change_objects(list(apply_files), warnings), cordon=list(cordon))
+        for item in priority_classes:
+            selector, sep, pc = item.rpartition(":")
+            if not sep or not selector or not pc:
+                raise click.BadParameter(f"{item!r}: expected SELECTOR:CLASS", param_hint="--priority-class")
+            changes.priority_classes.append((selector, pc))
+        if scheduler_config:
+            changes.scheduler_configuration, changes.scheduler_configuration_source = read_scheduler_config(
+                scheduler_config, "--scheduler-config")
+        report_unknown_fields(warnings, False)
+        for line in read.report.lines():
+            click.echo(line, err=True)
+        check_changes(read.scenario, changes)
+        _, scenario = apply_changes(read.scenario, changes)
+        doc = replay(read, scenario, seed=seed, pool_labels=(pool_label,) if pool_label else POOL_LABELS,
+                     changes=changes.describe())
+    except KubeschedError as err:
+        click.echo(f"error: {err}", err=True)
+        sys.exit(2)
+    if output == "json":
+        write_json(doc)
+    else:
+        render_replay(make_console(), doc)
