@@ -194,7 +194,9 @@ def whatif_cmd(snapshot: str, enable_preemption: bool, disable_preemption: bool,
                delete_emptydir_data: bool, grace_period: int | None, drain_timeout: float | None) -> None:
     """Simulate SNAPSHOT (manifests, a scenario, a `kubectl get ... -A -o yaml` dump or a `kubesched
     snapshot` file; - for standard input) — or a live cluster read through --kubeconfig — as it is and
-    with the changes, from the same seed, and report the difference (docs/whatif.md)."""
+    with the changes, from the same seed, and report the difference (docs/whatif.md). A pod is the
+    same in both runs by its identity (its controller and creation order), not by its generated name:
+    one the changed run names otherwise is shown as `new-name (was old-name)`."""
     if enable_preemption and disable_preemption:
         raise click.UsageError("--enable-preemption and --disable-preemption exclude each other")
     preemption = True if enable_preemption else False if disable_preemption else None

@@ -42,11 +42,6 @@ from kubesched.k8s.objects import Obj, key_of, namespace_of
 _DEPLOYMENT = "Deployment"
 
 
-def controller_identity(namespace: str, kind: str, name: str, n: int) -> str:
-    """The identity of the ``n``-th pod (from 0) that a controller made in a run."""
-    return f"{namespace}/{kind}/{name}#{n}"
-
-
 def _controller_ref(obj: Obj) -> dict[str, Any] | None:
     return next((r for r in (obj.get("metadata") or {}).get("ownerReferences") or [] if r.get("controller")), None)
 
