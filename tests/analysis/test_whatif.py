@@ -88,8 +88,9 @@ def test_enabling_preemption_kills_exactly_the_pods_the_changed_run_kills(tmp_pa
     # the prediction: api preempts batch-1 on n1 (the node with the cheaper victim set)
     assert [(p["victim"], p["preemptor"], p["node"]) for p in diff["preempted"]] == [
         ("default/batch-1", "default/api", "n1")]
-    assert diff["started"] == [{"pod": "default/api", "node": "n1"}]
-    assert diff["stopped"] == [{"pod": "default/batch-1", "node": "n1", "phaseAfter": "Deleted"}]
+    assert diff["started"] == [{"pod": "default/api", "identity": "default/api", "node": "n1"}]
+    assert diff["stopped"] == [{"pod": "default/batch-1", "identity": "default/batch-1", "node": "n1",
+                               "phaseAfter": "Deleted"}]
     # ... checked against simulating the changed scenario directly
     _, changed = apply_changes(base, Changes(preemption=True))
     docs = list(changed.objects) + [{"apiVersion": "kubesched.io/v1alpha1", "kind": "Scenario",
@@ -141,7 +142,8 @@ def test_drain_evicts_the_nodes_pods_as_kubectl_does(tmp_path: Path) -> None:
     assert diff["baseline"]["pods"]["default/api"]["node"] == "n1"
     assert diff["changed"]["pods"]["default/batch-1"]["phase"] == "Deleted"
     assert diff["changed"]["pods"]["default/api"]["node"] == "n2"
-    assert diff["stopped"] == [{"pod": "default/batch-2", "node": "n2", "phaseAfter": "Deleted"}]
+    assert diff["stopped"] == [{"pod": "default/batch-2", "identity": "default/batch-2", "node": "n2",
+                               "phaseAfter": "Deleted"}]
     assert [p["victim"] for p in diff["preempted"]] == ["default/batch-2"]
     (drain,) = diff["drains"]
     assert drain["outcome"] == "drained"

@@ -31,6 +31,7 @@ from kubesched.cli.options import (
 )
 from kubesched.cli.tables import Table, make_console
 from kubesched.report.html import whatif_report
+from kubesched.sim.identity import named
 
 
 def why_nothing_changed(diff: dict[str, Any]) -> str | None:
@@ -91,25 +92,26 @@ def render_whatif(console: Console, diff: dict[str, Any]) -> None:
         for col in ("t (s)", "victim", "prio", "preemptor", "node", "why this node", "PDB"):
             pre.add_column(col, overflow="fold")
         for p in diff["preempted"]:
-            pre.add_row(f"{p['time']:g}", p["victim"], str(p["victimPriority"]), p["preemptor"], p["node"],
+            pre.add_row(f"{p['time']:g}", named(p, "victim", "baselineVictim"), str(p["victimPriority"]),
+                        named(p, "preemptor", "baselinePreemptor"), p["node"],
                         p["criterion"], "violated" if p["violatesPDB"] else "")
         console.print(pre)
     else:
         console.print("Pods that would be preempted: none")
     if diff["started"]:
-        console.print("Pending pods that would start: " + ", ".join(f"{p['pod']} on {p['node']}" for p in diff["started"]))
+        console.print("Pending pods that would start: " + ", ".join(f"{named(p)} on {p['node']}" for p in diff["started"]))
     if diff["keptRunning"]:
         console.print("Pods that would keep running (preempted or stopped in the baseline): " + ", ".join(
-            f"{p['pod']} on {p['node']}" for p in diff["keptRunning"]))
+            f"{named(p)} on {p['node']}" for p in diff["keptRunning"]))
     if diff["stopped"]:
         console.print("Running pods that would stop: " + ", ".join(
-            f"{p['pod']} (on {p['node']}" + (f"; replaced by {p['replacedBy']['pod']} on {p['replacedBy']['node'] or '-'}"
+            f"{named(p)} (on {p['node']}" + (f"; replaced by {p['replacedBy']['pod']} on {p['replacedBy']['node'] or '-'}"
                                              if p.get("replacedBy") else "") + ")" for p in diff["stopped"]))
     if diff["notStarted"]:
         console.print("Pods the baseline starts that would not start: " + ", ".join(
-            f"{p['pod']} (on {p['node']} in the baseline; {p['phaseAfter']} after)" for p in diff["notStarted"]))
+            f"{named(p)} (on {p['node']} in the baseline; {p['phaseAfter']} after)" for p in diff["notStarted"]))
     if diff["moved"]:
-        console.print("Pods on another node: " + ", ".join(f"{p['pod']} {p['from']} → {p['to']}" for p in diff["moved"]))
+        console.print("Pods on another node: " + ", ".join(f"{named(p)} {p['from']} → {p['to']}" for p in diff["moved"]))
     for drain in diff.get("drains", []):
         render_drain(console, drain, diff["changed"]["endTime"])
     changed_rows = [r for r in diff["impact"] if any(r[f"{what}Before"] != r[f"{what}After"]
@@ -192,7 +194,9 @@ def whatif_cmd(snapshot: str, enable_preemption: bool, disable_preemption: bool,
                delete_emptydir_data: bool, grace_period: int | None, drain_timeout: float | None) -> None:
     """Simulate SNAPSHOT (manifests, a scenario, a `kubectl get ... -A -o yaml` dump or a `kubesched
     snapshot` file; - for standard input) — or a live cluster read through --kubeconfig — as it is and
-    with the changes, from the same seed, and report the difference (docs/whatif.md)."""
+    with the changes, from the same seed, and report the difference (docs/whatif.md). A pod is the
+    same in both runs by its identity (its controller and creation order), not by its generated name:
+    one the changed run names otherwise is shown as `new-name (was old-name)`."""
     if enable_preemption and disable_preemption:
         raise click.UsageError("--enable-preemption and --disable-preemption exclude each other")
     preemption = True if enable_preemption else False if disable_preemption else None

@@ -7,6 +7,7 @@ from typing import Any
 
 from kubesched.report.cluster_plots import cluster_charts
 from kubesched.report.svg import bar_chart, step_chart
+from kubesched.sim.identity import named
 from kubesched.sim.series import pod_counts_over_time
 
 STYLE = """
@@ -67,21 +68,22 @@ def whatif_report(diff: dict[str, Any]) -> str:
         y_label="pods", x_end=max(base["endTime"], new["endTime"]), integer=True, emphasise_first=True))
     sections.append("<h2>Pods that would be preempted</h2>" + _table(
         ["t (s)", "victim", "priority", "preemptor", "node", "deciding criterion", "violates PDB"],
-        [[f"{p['time']:g}", p["victim"], p["victimPriority"], p["preemptor"], p["node"], p["criterion"],
+        [[f"{p['time']:g}", named(p, "victim", "baselineVictim"), p["victimPriority"],
+          named(p, "preemptor", "baselinePreemptor"), p["node"], p["criterion"],
           "yes" if p["violatesPDB"] else ""] for p in diff["preempted"]]))
     sections.append("<h2>Pending pods that would start</h2>" + _table(
-        ["pod", "node"], [[p["pod"], p["node"]] for p in diff["started"]]))
+        ["pod", "node"], [[named(p), p["node"]] for p in diff["started"]]))
     sections.append("<h2>Pods that would keep running</h2>" + _table(
-        ["pod", "node", "in the baseline"], [[p["pod"], p["node"], p["phaseInBaseline"]] for p in diff["keptRunning"]]))
+        ["pod", "node", "in the baseline"], [[named(p), p["node"], p["phaseInBaseline"]] for p in diff["keptRunning"]]))
     sections.append("<h2>Running pods that would stop</h2>" + _table(
         ["pod", "node", "phase after", "replaced by"],
-        [[p["pod"], p["node"], p["phaseAfter"],
+        [[named(p), p["node"], p["phaseAfter"],
           f"{p['replacedBy']['pod']} on {p['replacedBy']['node'] or '-'}" if p.get("replacedBy") else ""]
          for p in diff["stopped"]]))
     if diff["notStarted"]:
         sections.append("<h2>Pods the baseline starts that would not start</h2>" + _table(
             ["pod", "node in the baseline", "phase after"],
-            [[p["pod"], p["node"], p["phaseAfter"]] for p in diff["notStarted"]]))
+            [[named(p), p["node"], p["phaseAfter"]] for p in diff["notStarted"]]))
     for drain in diff.get("drains", []):
         sections.append(f"<h2>Drain of {escape(drain['node'])}: {escape(drain['outcome'])}</h2>" + _table(
             ["pod", "evicted at (s)", "blocked by PDB", "blocked for (s)", "replaced by"],

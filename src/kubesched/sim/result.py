@@ -17,6 +17,8 @@ def build_result(sim: Simulation, *, decisions: bool = False) -> dict[str, Any]:
     the scheduler's preemption decisions and scheduling attempts (empty unless it recorded them)."""
     events = sim.log.events
     pods = dict(sorted(sim.history.pods.items()))
+    for key, pod in pods.items():
+        pod["identity"] = sim.identities.of[key]
     scheduled = len({e["pod"] for e in events if e["reason"] == "Scheduled"})
     pending = sum(1 for p in pods.values() if p["phase"] == "Pending")
     preemptions = [r for r in sim.scheduler.records.preemptions if r.outcome == "preempted"]

@@ -24,11 +24,12 @@ from kubesched.cluster.embedded.drain import Drain, start_drain
 from kubesched.cluster.embedded.eventlog import EventLog
 from kubesched.des.clock import EventLoop
 from kubesched.des.heap import collector_paused, long_lived_heap
-from kubesched.k8s.objects import TERMINAL_PHASES, ApiError, Obj, key_of
+from kubesched.k8s.objects import TERMINAL_PHASES, ApiError, Obj, key_of, namespace_of
 from kubesched.scheduler.config import ConfigError
 from kubesched.scheduler.loop import SchedulerLoop
 from kubesched.scheduler.scheduler import Scheduler
 from kubesched.sim.gangs import GangHistory
+from kubesched.sim.identity import PodIdentities
 from kubesched.sim.outcome import SimulationOutcome
 from kubesched.sim.result import build_result
 
@@ -125,6 +126,12 @@ def _configuration_error(scenario: Scenario, err: ConfigError) -> KubeschedError
     return source.error(err.message, err.path)
 
 
+def _input_pod_keys(scenario: Scenario) -> set[str]:
+    """The keys of the pods the input names: the scenario's and those its steps create."""
+    objects = [*scenario.objects, *(step.obj for step in scenario.steps if step.action == "create" and step.obj)]
+    return {f"{namespace_of(o)}/{o['metadata']['name']}" for o in objects if o.get("kind") == "Pod"}
+
+
 class Simulation:
     """One simulation of ``scenario``, ready to :meth:`run`.
 
@@ -158,9 +165,11 @@ class Simulation:
         self.cluster = EmbeddedCluster(self.loop, self.log, np.random.default_rng(cluster_seq))
         self.history = PodHistory()
         self.gangs = GangHistory()
+        self.identities = PodIdentities(_input_pod_keys(scenario))
         self.drains: list[Drain] = []
         self.cluster.watch(self.history)
         self.cluster.watch(self.gangs)
+        self.cluster.watch(self.identities)
         self.cluster.api.ensure_system_priority_classes()
         self.cluster.configure(scenario.cluster)
         self.cluster.start_controllers()

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubesched.analysis.whatif.changes import Changes
+from kubesched.analysis.whatif.pairing import Pairing
 from kubesched.analysis.whatif.preemption import BaselinePreemption
 from kubesched.api.budgets import BudgetIndex
 from kubesched.api.loader import Scenario
@@ -86,8 +87,8 @@ def _impact(result: dict[str, Any], victims: set[str]) -> dict[tuple[str, str], 
     return impact
 
 
-def _running(result: dict[str, Any], key: str) -> bool:
-    return result["pods"].get(key, {}).get("phase") in ("Running", "Succeeded")
+def _running(result: dict[str, Any], key: str | None) -> bool:
+    return key is not None and result["pods"][key]["phase"] in ("Running", "Succeeded")
 
 
 #: the events that start a pod's going away (graceful deletion, or deletion at once), after which
@@ -122,6 +123,11 @@ def _replacements(run: Run, initial: set[str]) -> dict[str, str]:
     return {gone: new for owner, gone_pods in going.items() for gone, new in zip(gone_pods, made.get(owner, []))}
 
 
+def _replaced_by(run: Run, key: str) -> dict[str, Any]:
+    pod = run.result["pods"][key]
+    return {"pod": key, "node": pod["node"], "phase": pod["phase"], "identity": pod.get("identity") or key}
+
+
 def _drains(new: Run, replaced: dict[str, str]) -> list[dict[str, Any]]:
     drains = []
     for drain in new.result.get("drains", []):
@@ -130,8 +136,7 @@ def _drains(new: Run, replaced: dict[str, str]) -> list[dict[str, Any]]:
             entry = dict(entry)
             replacement = replaced.get(entry["pod"])
             if replacement is not None:
-                entry["replacedBy"] = {"pod": replacement, "node": new.result["pods"][replacement]["node"],
-                                       "phase": new.result["pods"][replacement]["phase"]}
+                entry["replacedBy"] = _replaced_by(new, replacement)
             elif entry["evicted"] is not None:
                 entry["lost"] = True  # nothing the drain evicted it for came back
             pods.append(entry)
@@ -154,36 +159,42 @@ def compare(baseline: Scenario, before: Before, base: Run | dict[str, Any], new:
     read of them before they ran)."""
     base = base if isinstance(base, Run) else Run(base)
     new = new if isinstance(new, Run) else Run(new)
-    base_pre, new_pre = _preemptions(base, before.budgets), _preemptions(new, before.budgets)
-    base_pairs = {(p["victim"], p["preemptor"]) for p in base_pre}
-    new_pairs = {(p["victim"], p["preemptor"]) for p in new_pre}
-    preempted = [p for p in new_pre if (p["victim"], p["preemptor"]) not in base_pairs]
-    not_preempted = [p for p in base_pre if (p["victim"], p["preemptor"]) not in new_pairs]
     b, n = base.result, new.result
-    keys = sorted(set(b["pods"]) | set(n["pods"]))
-    rescued = {p["victim"] for p in not_preempted}
-    now_running = [k for k in keys if _running(n, k) and not _running(b, k)]
-    started = [{"pod": k, "node": n["pods"][k]["node"]} for k in now_running
-               if k not in rescued and b["pods"].get(k, {}).get("phase", "Pending") == "Pending"]
-    kept = [{"pod": k, "node": n["pods"][k]["node"], "phaseInBaseline": b["pods"][k]["phase"]}
-            for k in now_running if k in b["pods"] and (k in rescued or b["pods"][k]["phase"] != "Pending")]
-    gone = [k for k in keys if _running(b, k) and not _running(n, k)]
+    pairs = Pairing.of(b, n)
+    base_pre, new_pre = _preemptions(base, before.budgets), _preemptions(new, before.budgets)
+    # a preemption is the same in both runs when the same victim falls to the same preemptor
+    base_pairs = {pairs.pair(p, in_baseline=True) for p in base_pre}
+    new_pairs = {pairs.pair(p, in_baseline=False) for p in new_pre}
+    preempted = [pairs.preemption(p, in_baseline=False) for p in new_pre
+                 if pairs.pair(p, in_baseline=False) not in base_pairs]
+    not_preempted = [pairs.preemption(p, in_baseline=True) for p in base_pre
+                     if pairs.pair(p, in_baseline=True) not in new_pairs]
+    ids = pairs.identities()
+    bk, nk = pairs.base_keys, pairs.new_keys  # identity -> the pod's key in each run
+    rescued = {p["victimIdentity"] for p in not_preempted}
+    now_running = [i for i in ids if _running(n, nk.get(i)) and not _running(b, bk.get(i))]
+    started = [{**pairs.names(i), "node": n["pods"][nk[i]]["node"]} for i in now_running
+               if i not in rescued and (i not in bk or b["pods"][bk[i]]["phase"] == "Pending")]
+    kept = [{**pairs.names(i), "node": n["pods"][nk[i]]["node"], "phaseInBaseline": b["pods"][bk[i]]["phase"]}
+            for i in now_running if i in bk and (i in rescued or b["pods"][bk[i]]["phase"] != "Pending")]
+    gone = [i for i in ids if _running(b, bk.get(i)) and not _running(n, nk.get(i))]
     replaced = _replacements(new, before.initial)
 
-    def no_longer_running(k: str) -> dict[str, Any]:
-        entry: dict[str, Any] = {"pod": k, "node": b["pods"][k]["node"],
-                                 "phaseAfter": n["pods"].get(k, {}).get("phase", "absent")}
-        if k in replaced:
-            entry["replacedBy"] = {"pod": replaced[k], "node": n["pods"][replaced[k]]["node"],
-                                   "phase": n["pods"][replaced[k]]["phase"]}
+    def no_longer_running(i: str) -> dict[str, Any]:
+        after = n["pods"][nk[i]] if i in nk else {}
+        entry: dict[str, Any] = {**pairs.names(i), "node": b["pods"][bk[i]]["node"],
+                                 "phaseAfter": after.get("phase", "absent")}
+        if nk.get(i) in replaced:
+            entry["replacedBy"] = _replaced_by(new, replaced[nk[i]])
         return entry
 
     # only a pod that runs before anything is simulated can stop; one the baseline starts (pending
     # in the input, or made during the run) and the changed run does not, would not start
-    stopped = [no_longer_running(k) for k in gone if k in before.placed]
-    not_started = [no_longer_running(k) for k in gone if k not in before.placed]
-    moved = [{"pod": k, "from": b["pods"][k]["node"], "to": n["pods"][k]["node"]} for k in keys
-             if _running(b, k) and _running(n, k) and b["pods"][k]["node"] != n["pods"][k]["node"]]
+    stopped = [no_longer_running(i) for i in gone if bk[i] in before.placed]
+    not_started = [no_longer_running(i) for i in gone if bk[i] not in before.placed]
+    moved = [{**pairs.names(i), "from": b["pods"][bk[i]]["node"], "to": n["pods"][nk[i]]["node"]} for i in ids
+             if _running(b, bk.get(i)) and _running(n, nk.get(i))
+             and b["pods"][bk[i]]["node"] != n["pods"][nk[i]]["node"]]
     impact_base = _impact(b, {p["victim"] for p in base_pre})
     impact_new = _impact(n, {p["victim"] for p in new_pre})
     groups = sorted(set(impact_base) | set(impact_new))
