@@ -72,6 +72,20 @@ def read_scheduler_config(path: str, param_hint: str) -> tuple[dict[str, Any], L
 INPUT_PATH = click.Path(exists=True, allow_dash=True)
 
 
+def add_class_and_config_changes(changes: Any, priority_classes: tuple[str, ...] | list[str],
+                                 scheduler_config: str | None) -> None:
+    """Into a what-if's ``Changes``: each ``--priority-class SELECTOR:CLASS`` and the
+    ``--scheduler-config`` file (the options whatif and replay share)."""
+    for item in priority_classes:
+        selector, sep, pc = item.rpartition(":")
+        if not sep or not selector or not pc:
+            raise click.BadParameter(f"{item!r}: expected SELECTOR:CLASS", param_hint="--priority-class")
+        changes.priority_classes.append((selector, pc))
+    if scheduler_config:
+        changes.scheduler_configuration, changes.scheduler_configuration_source = read_scheduler_config(
+            scheduler_config, "--scheduler-config")
+
+
 def strict_option() -> Callable[[Any], Any]:
     """``--strict``: unknown fields are errors instead of warnings."""
     return click.option("--strict", is_flag=True,

@@ -18,7 +18,7 @@ from kubesched.api.errors import KubeschedError, ManifestError
 from kubesched.api.loader import load_scenario
 from kubesched.cli.jsonout import write_json
 from kubesched.cli.options import (
-    read_scheduler_config,
+    add_class_and_config_changes,
     report_unknown_fields,
     scheduler_config_option,
     seed_option,
@@ -177,14 +177,7 @@ def replay_cmd(history: str, fmt: str, snapshot: str | None, nodes: str | None, 
         read = _read(history, fmt, snapshot, nodes, Window(start, end), seed or 0, warnings)
         changes = Changes(preemption=True if enable_preemption else False if disable_preemption else None,
                           apply=load_change_objects(list(apply_files), warnings), cordon=list(cordon))
-        for item in priority_classes:
-            selector, sep, pc = item.rpartition(":")
-            if not sep or not selector or not pc:
-                raise click.BadParameter(f"{item!r}: expected SELECTOR:CLASS", param_hint="--priority-class")
-            changes.priority_classes.append((selector, pc))
-        if scheduler_config:
-            changes.scheduler_configuration, changes.scheduler_configuration_source = read_scheduler_config(
-                scheduler_config, "--scheduler-config")
+        add_class_and_config_changes(changes, priority_classes, scheduler_config)
         report_unknown_fields(warnings, False)
         for line in read.report.lines():
             click.echo(line, err=True)

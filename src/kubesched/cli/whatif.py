@@ -18,12 +18,12 @@ from kubesched.api.errors import KubeschedError, ManifestError
 from kubesched.cli.jsonout import write_json
 from kubesched.cli.options import (
     INPUT_PATH,
+    add_class_and_config_changes,
     cluster_source_options,
     duration_option,
     load_source,
     one_standard_input,
     output_file_option,
-    read_scheduler_config,
     report_unknown_fields,
     scheduler_config_option,
     seed_option,
@@ -212,14 +212,7 @@ def whatif_cmd(snapshot: str, enable_preemption: bool, disable_preemption: bool,
         changes = Changes(preemption=preemption, apply=load_change_objects(list(apply_files), warnings),
                           cordon=list(cordon), drain=list(drain),
                           drain_options=options)
-        for item in priority_classes:
-            selector, sep, pc = item.rpartition(":")
-            if not sep or not selector or not pc:
-                raise click.BadParameter(f"{item!r}: expected SELECTOR:CLASS", param_hint="--priority-class")
-            changes.priority_classes.append((selector, pc))
-        if scheduler_config:
-            changes.scheduler_configuration, changes.scheduler_configuration_source = read_scheduler_config(
-                scheduler_config, "--scheduler-config")
+        add_class_and_config_changes(changes, priority_classes, scheduler_config)
         base = load_source(snapshot, kubeconfig, context)
         report_unknown_fields([*base.warnings, *warnings], strict)
         diff, changed = whatif(base, changes, seed=seed, until=until, keep_changed=save_changed is not None)
