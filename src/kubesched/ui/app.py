@@ -1,8 +1,9 @@
 """The web app: pages for people, the JSON API under ``/api`` for programs (documented by FastAPI at
 ``/docs`` and ``/openapi.json``). Pages are rendered on the server from templates; the one script,
 shipped in the package like the styles, filters tables, loads a pool's nodes (and the nodes a search
-finds) a page at a time from the API when they are asked for, moves the timeline's scrubber and reads
-the what-if form's files. Nothing is loaded from the network.
+finds) a page at a time from the API when they are asked for and reads the what-if form's files. The
+pods list and the timeline are routes of their own (:mod:`kubesched.ui.views`). Nothing is loaded from
+the network.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from pydantic import BaseModel, Field
 
 from kubesched.analysis.whatif.changes import Changes, WhatIfError
 from kubesched.api.errors import KubeschedError
-from kubesched.ui.cluster import MAX_PAGE
+from kubesched.ui.cluster import MAX_PAGE, NODE_SORTS
 from kubesched.ui.edits import (
     APPLY_FILE,
     MAX_EDIT_BYTES,
@@ -29,6 +30,7 @@ from kubesched.ui.edits import (
     read_scheduler_config_text,
 )
 from kubesched.ui.state import UiState, WhatIfRun
+from kubesched.ui.views import add_views
 
 HERE = Path(__file__).parent
 #: the longest name a Kubernetes object may have (a DNS subdomain)
@@ -42,6 +44,8 @@ PENDING_ROWS = 200
 #: the objects the edit page lists (the rest are found by their name)
 OBJECT_ROWS = 200
 AT = Query(None, ge=0, description="the simulated time to diagnose at (explain --at); the end of the run if omitted")
+NODE_SORT = Query("name", pattern="^(" + "|".join(NODE_SORTS) + ")$",
+                  description="name, or cpu, memory or pods: the share requested, the fullest first")
 
 
 def _attachment(filename: str) -> dict[str, str]:
@@ -147,6 +151,8 @@ def create_app(state: UiState) -> FastAPI:
                                            **context},
                                           status_code=status_code)
 
+    pods = add_views(app, templates, state, page)  # /pods, /api/pods, /timeline (kubesched.ui.views)
+
     # -- the JSON API ---------------------------------------------------------------------------
     @app.get("/api/result", summary="The SimulationResult (as kubesched simulate -o json, with the decisions)")
     def api_result() -> dict[str, Any]:
@@ -164,8 +170,8 @@ def create_app(state: UiState) -> FastAPI:
                                                    description="the zone (empty: nodes without a zone label)"),
                           q: str = Query("", max_length=MAX_NAME, description="part of a node's name or label"),
                           offset: int = Query(0, ge=0),
-                          limit: int = Query(CLUSTER_NODES_PAGE, ge=1, le=MAX_PAGE)) -> dict[str, Any]:
-        return state.cluster_nodes(pool=pool, zone=zone, find=q, offset=offset, limit=limit)
+                          limit: int = Query(CLUSTER_NODES_PAGE, ge=1, le=MAX_PAGE), sort: str = NODE_SORT) -> dict[str, Any]:
+        return state.cluster_nodes(pool=pool, zone=zone, find=q, offset=offset, limit=limit, sort=sort)
 
     @app.get("/api/cluster/nodes/{name}", summary="One node: its row, its labels and the pods on it at the end")
     def api_cluster_node(name: str) -> dict[str, Any]:
@@ -280,10 +286,10 @@ def create_app(state: UiState) -> FastAPI:
     @app.get("/nodes", response_class=HTMLResponse, include_in_schema=False)
     def nodes_page(request: Request, pool: str | None = Query(None, max_length=MAX_NAME),
                    zone: str | None = Query(None, max_length=MAX_NAME), q: str = Query("", max_length=MAX_NAME),
-                   offset: int = Query(0, ge=0)) -> HTMLResponse:
+                   offset: int = Query(0, ge=0), sort: str = NODE_SORT) -> HTMLResponse:
         """A page of nodes rendered on the server (the same as the cluster page's lists, which need
         JavaScript): a pool's (and zone's), or those whose name or a label contains ``q``."""
-        found = state.cluster_nodes(pool=pool, zone=zone, find=q, offset=offset, limit=CLUSTER_NODES_PAGE)
+        found = state.cluster_nodes(pool=pool, zone=zone, find=q, offset=offset, limit=CLUSTER_NODES_PAGE, sort=sort)
         return page(request, "nodes.html", found=found, pool=pool, zone=zone, find=q, page_size=CLUSTER_NODES_PAGE)
 
     @app.get("/nodes/{name}", response_class=HTMLResponse, include_in_schema=False)
@@ -300,8 +306,9 @@ def create_app(state: UiState) -> FastAPI:
         try:
             diagnosis = state.pod(namespace, name, at)
             scores = state.scores(namespace, name, at)["nodes"]
-        except KeyError as err:
-            return page(request, "error.html", 404, message=str(err.args[0]))
+        except KeyError as err:  # a pod gone at the end still has a page: what the run knows of it
+            gone = pods.gone_page(page, request, key) if at is None else None
+            return gone or page(request, "error.html", 404, message=str(err.args[0]))
         attempts = state.attempts(namespace, name)
         chosen = next((a for a in attempts if a["number"] == attempt), None)
         if chosen is None and attempts and attempt is None:
@@ -313,10 +320,6 @@ def create_app(state: UiState) -> FastAPI:
                     statuses=_grouped_statuses(chosen), scores=scores[:SCORE_ROWS], scored=len(scores),
                     verdicts=diagnosis["nodes"][(page_ - 1) * NODES_PER_PAGE:page_ * NODES_PER_PAGE],
                     page_number=page_, pages=pages)
-
-    @app.get("/timeline", response_class=HTMLResponse, include_in_schema=False)
-    def timeline_page(request: Request) -> HTMLResponse:
-        return page(request, "timeline.html", end=state.result["endTime"])
 
     def edit_page(request: Request, status_code: int = 200, /, **context: Any) -> HTMLResponse:
         find = request.query_params.get("find", "")

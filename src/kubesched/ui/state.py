@@ -89,9 +89,10 @@ class UiState:
         return self.view.summary
 
     def cluster_nodes(self, *, pool: str | None = None, zone: str | None = None, find: str = "",
-                      offset: int = 0, limit: int = 50) -> dict[str, Any]:
-        """A page of the nodes of a pool and zone, or of those whose name or a label contains ``find``."""
-        return self.view.nodes(pool=pool, zone=zone, find=find, offset=offset, limit=limit)
+                      offset: int = 0, limit: int = 50, sort: str = "name") -> dict[str, Any]:
+        """A page of the nodes of a pool and zone, or of those whose name or a label contains ``find``,
+        sorted by name or by a share requested (``cpu``, ``memory``, ``pods``: the fullest first)."""
+        return self.view.nodes(pool=pool, zone=zone, find=find, offset=offset, limit=limit, sort=sort)
 
     def node(self, name: str) -> dict[str, Any]:
         """One node, its labels and its pods (KeyError for a node the cluster has not)."""
