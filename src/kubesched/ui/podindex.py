@@ -19,8 +19,6 @@ from kubesched.ui.from_cli import Workload, cluster_facts
 POD_SORTS = ("name", "priority", "node", "pending", "created")
 #: the events that end a pod (it is gone afterwards), as the timeline's counts read them
 GONE_REASONS = ("Deleted", "Completed", "Evicted", "Failed")
-#: a pods list's filters, as the page's form and the API name them
-FILTERS = ("namespace", "phase", "node", "priorityClass", "owner", "q")
 
 
 @dataclass
@@ -94,7 +92,6 @@ def _preemptions(result: dict[str, Any]) -> list[Preemption]:
 @dataclass
 class PodIndex:
     rows: list[PodRow]
-    end_time: float
     #: pod -> the indices of its events in the result's ``events``
     events_of: dict[str, list[int]]
     victims_of: dict[str, list[Preemption]] = field(default_factory=dict)
@@ -133,7 +130,7 @@ class PodIndex:
                                workloads.get(key) or Workload("", key), start, scheduled.get(key),
                                went[0] if went else None, went[1] if went else None,
                                0.0 if start is None else max(0.0, waited_until - start)))
-        index = cls(rows, end, events_of)
+        index = cls(rows, events_of)
         for preemption in _preemptions(result):
             index.victims_of.setdefault(preemption.preemptor, []).append(preemption)
             index.preempted_by.setdefault(preemption.victim, preemption)
