@@ -106,7 +106,7 @@ def test_from_the_cluster_to_a_pending_pod_to_a_drain(server: str, page: Page) -
     assert page.locator("#whatif-preempted li").count() == len(diff["preempted"])
 
 
-def test_a_bad_change_shows_the_clis_error_and_the_timeline_scrubs(server: str, page: Page) -> None:
+def test_a_bad_change_shows_the_clis_error_and_the_timeline_goes_to_a_moment(server: str, page: Page) -> None:
     page.goto(server + "/whatif")
     page.fill("#cordon", "node-9")
     page.click("#run-whatif")
@@ -114,13 +114,36 @@ def test_a_bad_change_shows_the_clis_error_and_the_timeline_scrubs(server: str, 
     assert page.inner_text("#whatif-error").startswith("--cordon node-9: no Node of that name in the snapshot")
     assert page.is_hidden("#whatif-result")
     page.goto(server + "/timeline")
-    page.wait_for_function("document.getElementById('pending-count').textContent !== '-'")
     assert page.inner_text("#pending-count") == "2"  # at the end of the run
-    page.fill("#scrubber", "0")
-    page.dispatch_event("#scrubber", "input")
-    assert page.inner_text("#time-label") == "0"
-    page.fill("#event-filter", "FailedScheduling")
-    assert all("FailedScheduling" in row for row in page.locator("#events tbody tr").all_inner_texts())
+    assert page.locator("#chart svg line.mark").count() > 0  # the preemptions, marked
+    page.fill("input[name=at]", "0")
+    page.select_option("select[name=reason]", "FailedScheduling")
+    page.click("#timeline-form button")
+    page.wait_for_url("**/timeline?at=0*")
+    assert "at t=0s" in page.inner_text("#counts")
+    rows = page.locator("#events tbody tr").all_inner_texts()
+    assert rows and all("FailedScheduling" in row for row in rows)
+
+
+def test_from_the_pods_list_to_a_preempted_pod_to_its_preemptor(server: str, page: Page) -> None:
+    simulated = _cli("simulate", DEMO, "-o", "json")
+    preempted = {e["pod"]: e["preemptor"] for e in simulated["events"] if e["reason"] == "Preempted"}
+    page.goto(server + "/")
+    page.click("nav >> text=Pods")
+    page.select_option("select[name=phase]", "Deleted")
+    page.click("#pod-filters button")
+    page.wait_for_url("**/pods?*phase=Deleted*")
+    victim = sorted(preempted)[0]
+    page.click(f"#pods a.pod-link >> text={victim}")
+    page.wait_for_url(f"**/pods/{victim}")
+    assert page.inner_text("#pod-gone").startswith("Gone at the end of the run: Deleted at t=")
+    page.click("#preempted-by a.preemptor-link")
+    page.wait_for_url(f"**/pods/{preempted[victim]}")
+    assert page.inner_text("#pod-name") == preempted[victim]
+    assert victim in page.locator("#victims a.victim-link").all_inner_texts()
+    page.set_viewport_size({"width": 1440, "height": 900})
+    page.goto(server + "/pods")
+    assert page.evaluate("document.documentElement.scrollWidth") <= 1440  # no sideways scrolling
 
 
 def test_a_pods_attempts_and_scores_and_a_whatifs_downloads(server: str, page: Page, tmp_path: Path) -> None:
