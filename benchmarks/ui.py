@@ -69,6 +69,16 @@ def main() -> None:
         started = time.perf_counter()
         ClusterView.of(state.outcome)
         print(f"the cluster's sums and node lists made in {(time.perf_counter() - started) * 1000:.0f} ms", flush=True)
+    if hasattr(state.snapshot, "pods"):  # the pods list's index and the timeline, made with the run too
+        from kubesched.ui.podindex import PodIndex
+        from kubesched.ui.runtimeline import RunTimeline
+
+        started = time.perf_counter()
+        PodIndex.of(state.outcome).facets()
+        made = time.perf_counter()
+        RunTimeline.of(state.result)
+        print(f"the pods index made in {(made - started) * 1000:.0f} ms, the timeline (with its chart) in "
+              f"{(time.perf_counter() - made) * 1000:.0f} ms", flush=True)
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
