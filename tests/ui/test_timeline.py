@@ -107,3 +107,13 @@ def test_the_timeline_needs_no_script() -> None:
     html = client.get("/timeline").text
     assert 'class="event-row"' in html and 'id="pending-count">2<' in html
     assert "/api/timeline" not in client.get("/static/ui.js").text
+
+
+@pytest.mark.parametrize(("t", "text"), [(0.0, "0"), (35.0, "35"), (0.25, "0.25"), (1234567.5, "1234567.5"),
+                                         (1 / 3, "0.3333333333333333"), (1e16, "1e+16")])
+def test_a_moment_in_a_link_is_exact(t: float, text: str) -> None:
+    """The moments the pages link to (a preemption's mark, a gone pod's earlier moment, a ?at job's
+    result) come back as the same float: six digits would make t=1234567.5 another moment."""
+    from kubesched.ui.runtimeline import moment_text
+
+    assert moment_text(t) == text and float(text) == t

@@ -27,6 +27,7 @@ from kubesched.ui.edits import MAX_EDIT_BYTES, api_version, form_version, http_s
 from kubesched.ui.jobroutes import accepted, add_job_routes, see_job
 from kubesched.ui.pods import gone_page
 from kubesched.ui.requests import MAX_NAME, EditRequest, WhatIfRequest
+from kubesched.ui.runtimeline import moment_text
 from kubesched.ui.security import Safety, protect
 from kubesched.ui.state import MomentError, Running, Snapshot, UiState, WhatIfRun
 from kubesched.ui.views import add_views
@@ -79,6 +80,7 @@ def create_app(state: UiState, safety: Safety | None = None) -> FastAPI:
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
     templates = Jinja2Templates(directory=HERE / "templates")
     templates.env.globals.update(csrf_token=safety.token)  # every form that changes something carries it
+    templates.env.filters["moment"] = moment_text  # a moment in a link, exactly
 
     def page(request: Request, template: str, status_code: int = 200, /, snap: Snapshot | None = None,
              **context: Any) -> HTMLResponse:

@@ -21,6 +21,14 @@ MAX_EVENTS_PAGE = 2000
 SERIES = ("pending", "running", "terminating")
 
 
+def moment_text(t: float) -> str:
+    """A simulated moment as a link's ``at=`` writes it: exactly (``%g`` keeps six digits, so that
+    t=1234567.5 would come back as 1234570, another moment, maybe after the run's end), and without
+    a trailing ``.0`` (``35``, ``0.25``, ``1234567.5``)."""
+    text = repr(float(t))
+    return text[:-2] if text.endswith(".0") else text
+
+
 def value_at(points: list[tuple[float, float]], t: float) -> float:
     """A step series' value at ``t``: that of its last point at or before ``t`` (0 before the first)."""
     i = bisect.bisect_right([x for x, _ in points], t)
@@ -49,7 +57,7 @@ class RunTimeline:
         series = pod_counts_over_time(events, terminating=True)
         end = float(result["endTime"])
         preempted = Counter(e["time"] for e in events if e["reason"] == "Preempted")
-        marks = [(t, f"{n} pod{'' if n == 1 else 's'} preempted at t={t:g}s", f"/timeline?reason=Preempted&at={t:g}")
+        marks = [(t, f"{n} pod{'' if n == 1 else 's'} preempted at t={t:g}s", f"/timeline?reason=Preempted&at={moment_text(t)}")
                  for t, n in sorted(preempted.items())]
         chart = step_chart(f"Pods over time ({sum(preempted.values())} preempted, marked)",
                            {name: series[name] for name in SERIES}, x_label="simulated seconds", y_label="pods",

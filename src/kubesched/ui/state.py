@@ -50,7 +50,7 @@ from kubesched.ui.edits import (
 from kubesched.ui.jobs import CANCELLED, FAILED, Job, Jobs
 from kubesched.ui.podindex import PodIndex
 from kubesched.ui.runner import run_edit, run_moment, run_whatif
-from kubesched.ui.runtimeline import RunTimeline
+from kubesched.ui.runtimeline import RunTimeline, moment_text
 from kubesched.ui.scores import attempt_scores, scores_now, weights_for
 
 #: the pods diagnosed at an earlier moment kept per run, and the diagnoses at its end
@@ -238,7 +238,7 @@ class UiState:
                 snap.moments[key] = answer
                 while len(snap.moments) > MOMENTS_KEPT:
                     snap.moments.popitem(last=False)
-            query = urlencode({"at": f"{at:g}"})
+            query = urlencode({"at": moment_text(at)})
             return f"/pods/{quote(namespace)}/{quote(name)}?{query}", f"/api/pods/{quote(namespace)}/{quote(name)}?{query}"
 
         job = self.jobs.submit("moment", f"diagnose {key[0]} at t={at:g}s", run_moment,
