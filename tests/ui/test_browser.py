@@ -106,7 +106,7 @@ def test_from_the_cluster_to_a_pending_pod_to_a_drain(server: str, page: Page) -
     assert page.locator("#whatif-preempted li").count() == len(diff["preempted"])
 
 
-def test_a_bad_change_shows_the_clis_error_and_the_timeline_scrubs(server: str, page: Page) -> None:
+def test_a_bad_change_shows_the_clis_error_and_the_timeline_goes_to_a_moment(server: str, page: Page) -> None:
     page.goto(server + "/whatif")
     page.fill("#cordon", "node-9")
     page.click("#run-whatif")
@@ -114,13 +114,36 @@ def test_a_bad_change_shows_the_clis_error_and_the_timeline_scrubs(server: str, 
     assert page.inner_text("#whatif-error").startswith("--cordon node-9: no Node of that name in the snapshot")
     assert page.is_hidden("#whatif-result")
     page.goto(server + "/timeline")
-    page.wait_for_function("document.getElementById('pending-count').textContent !== '-'")
     assert page.inner_text("#pending-count") == "2"  # at the end of the run
-    page.fill("#scrubber", "0")
-    page.dispatch_event("#scrubber", "input")
-    assert page.inner_text("#time-label") == "0"
-    page.fill("#event-filter", "FailedScheduling")
-    assert all("FailedScheduling" in row for row in page.locator("#events tbody tr").all_inner_texts())
+    assert page.locator("#chart svg line.mark").count() > 0  # the preemptions, marked
+    page.fill("input[name=at]", "0")
+    page.select_option("select[name=reason]", "FailedScheduling")
+    page.click("#timeline-form button")
+    page.wait_for_url("**/timeline?at=0*")
+    assert "at t=0s" in page.inner_text("#counts")
+    rows = page.locator("#events tbody tr").all_inner_texts()
+    assert rows and all("FailedScheduling" in row for row in rows)
+
+
+def test_from_the_pods_list_to_a_preempted_pod_to_its_preemptor(server: str, page: Page) -> None:
+    simulated = _cli("simulate", DEMO, "-o", "json")
+    preempted = {e["pod"]: e["preemptor"] for e in simulated["events"] if e["reason"] == "Preempted"}
+    page.goto(server + "/")
+    page.click("nav >> text=Pods")
+    page.select_option("select[name=phase]", "Deleted")
+    page.click("#pod-filters button")
+    page.wait_for_url("**/pods?*phase=Deleted*")
+    victim = sorted(preempted)[0]
+    page.click(f"#pods a.pod-link >> text={victim}")
+    page.wait_for_url(f"**/pods/{victim}")
+    assert page.inner_text("#pod-gone").startswith("Gone at the end of the run: Deleted at t=")
+    page.click("#preempted-by a.preemptor-link")
+    page.wait_for_url(f"**/pods/{preempted[victim]}")
+    assert page.inner_text("#pod-name") == preempted[victim]
+    assert victim in page.locator("#victims a.victim-link").all_inner_texts()
+    page.set_viewport_size({"width": 1440, "height": 900})
+    page.goto(server + "/pods")
+    assert page.evaluate("document.documentElement.scrollWidth") <= 1440  # no sideways scrolling
 
 
 def test_a_pods_attempts_and_scores_and_a_whatifs_downloads(server: str, page: Page, tmp_path: Path) -> None:
@@ -273,3 +296,51 @@ def test_a_whatif_runs_as_a_job_with_its_progress_and_is_cancelled(page: Page, t
         assert page.inner_text("#job-cancelled") == "Cancelled: nothing was changed."
         page.goto(url + "/")
         assert "pending 0" in page.inner_text("#summary")
+
+
+def test_an_old_pod_link_works_after_an_edits_job(page: Page, tmp_path: Path) -> None:
+    """Links kept from before an edit lead, once its job is done, to the same pods of the new run:
+    the run's generated pod names are the same where the pod is (a ReplicaSet's pods are named as
+    before), so a victim of the first run now running has its pod page, and a pod running in the
+    first run but preempted in the new one its gone page, whose earlier moment goes through a job."""
+    from .conftest import BIG_NODE
+
+    first = _cli("simulate", DEMO, "-o", "json")
+    with _serving(DEMO) as url:
+        page.goto(url + "/pods?phase=Deleted")
+        links = page.locator("#pods a.pod-link").evaluate_all("links => links.map(a => a.getAttribute('href'))")
+        assert links and page.inner_text("#run-version") == "version 1"
+        page.goto(url + "/edit")
+        page.fill("#edit-yaml", BIG_NODE)
+        page.click("#apply-edit")  # its job's page, then (done) the edit page again
+        page.wait_for_selector("#edit-done", timeout=120_000)
+        assert page.inner_text("#run-version") == "version 2"
+        (tmp_path / "now.yaml").write_text(page.request.get(url + "/api/scenario.yaml").text())
+        second = _cli("simulate", str(tmp_path / "now.yaml"), "-o", "json")
+
+        # a victim of the first run that runs in the new one: its old link is its pod page now
+        back = next(k for k in sorted(first["pods"]) if first["pods"][k]["phase"] == "Deleted"
+                    and second["pods"].get(k, {}).get("phase") == "Running")
+        assert f"/pods/{back}" in links
+        page.goto(url + f"/pods/{back}")
+        assert page.inner_text("#pod-name") == back and page.locator("#pod-gone").count() == 0
+        assert page.inner_text("#run-version") == "version 2"
+        assert "(the end of the run)" in page.inner_text("#pod-state")
+        assert page.locator("#preempted-by").count() == 0
+
+        # a pod running in the first run and preempted in the new one: its gone page, whose link
+        # to an earlier moment is a job (its page, then the pod diagnosed then)
+        went = next(k for k in sorted(first["pods"]) if first["pods"][k]["phase"] == "Running"
+                    and second["pods"].get(k, {}).get("phase") == "Deleted")
+        page.goto(url + f"/pods/{went}")
+        assert page.inner_text("#pod-gone").startswith("Gone at the end of the run: Deleted at t=")
+        assert page.inner_text("#run-version") == "version 2"
+        preemptor = next(e["preemptor"] for e in second["events"] if e["pod"] == went and e["reason"] == "Preempted")
+        assert page.inner_text("#preempted-by a.preemptor-link") == preemptor
+        earlier = page.get_attribute("#diagnose-earlier", "href")
+        assert earlier is not None and earlier.startswith(f"/pods/{went}?at=")
+        page.click("#diagnose-earlier")
+        page.wait_for_url("**/jobs/*")
+        page.wait_for_url(f"**{earlier}", timeout=120_000)  # the job's page goes to its result
+        assert page.inner_text("#pod-name") == went
+        assert f"at t={earlier.split('=')[1]}s" in page.inner_text("#pod-state")

@@ -207,3 +207,38 @@ def test_docs_need_no_network_and_large_answers_are_gzipped(demo_state: UiState)
         wire = b"".join(streamed.iter_raw())
     assert len(wire) < len(client.get("/api/result").content) / 3
     assert gzip.decompress(wire) == client.get("/api/result", headers={"Accept-Encoding": "identity"}).content
+
+
+def test_every_pages_forms_follow_the_rules(demo_state: UiState) -> None:
+    """Every form of every page (the pods list's, the timeline's, a gone pod's and the node list's
+    filters with the rest): those that change something post this process's token (and an edit its
+    version); those that only choose what to show are GET forms without one, answered to any page,
+    another site's too, since they change nothing."""
+    client = ui_client(demo_state)
+    result = demo_state.result
+    victim = next(e["pod"] for e in result["events"] if e["reason"] == "Preempted")
+    running = next(k for k, p in result["pods"].items() if p["phase"] == "Running")
+    token = form_fields(client)["csrf_token"]
+    posts, gets = set(), set()
+    for path in ("/", "/nodes", "/nodes/node-1", "/pods", f"/pods/{victim}", f"/pods/{running}", "/timeline",
+                 "/whatif", "/edit"):
+        page = client.get(path)
+        assert page.status_code == 200, path
+        for tag, body in re.findall(r"<form([^>]*)>(.*?)</form>", page.text, flags=re.S):
+            method = re.search(r'method="(\w+)"', tag)
+            action = re.search(r'action="([^"]*)"', tag)
+            where = (action.group(1) if action else path).split("?")[0]
+            if method and method.group(1).lower() == "post":
+                assert f'name="csrf_token" value="{token}"' in body, (path, tag)
+                if where == "/edit":
+                    assert f'name="version" value="{demo_state.version}"' in body, (path, tag)
+                posts.add(where)
+            else:
+                assert "csrf_token" not in body, (path, tag)
+                gets.add(where)
+    assert posts == {"/edit", "/whatif"}
+    assert {"/pods", "/timeline", "/nodes", f"/pods/{victim}", f"/pods/{running}"} <= gets
+    before = client.get("/api/scenario.yaml").text
+    for path in ("/pods?phase=Deleted", "/timeline?reason=Preempted", "/nodes?sort=cpu"):
+        assert client.get(path, headers={"Origin": EVIL, "Sec-Fetch-Site": "cross-site"}).status_code == 200
+    assert client.get("/api/scenario.yaml").text == before and client.get("/api/jobs").json() == []

@@ -149,3 +149,42 @@ def format_quantity(resource_name: str, amount: int) -> str:
         if c is not None
     ]
     return min(candidates, key=len)  # min() keeps the first of equal lengths: binary, then decimal
+
+
+#: the binary units a byte amount is shown in, largest first (as ``kubectl top`` and ``describe`` read)
+_READABLE_BYTES = (("Ei", 2**60), ("Pi", 2**50), ("Ti", 2**40), ("Gi", 2**30), ("Mi", 2**20), ("Ki", 2**10))
+
+
+def _few_digits(value: float, decimals: int) -> str:
+    """``value`` with at most ``decimals`` decimals, trailing zeros (and a trailing point) dropped."""
+    text = f"{value:.{decimals}f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+def readable_quantity(resource_name: str, amount: int) -> str:
+    """An amount as returned by :func:`resource_amount` for a person to read, not to parse back:
+    cpu below a core in millicores (``250m``), from a core on in cores (``1.5``, ``7.25``, ``9662``:
+    two decimals below 10 cores, one below 100, none above); bytes in the largest binary unit they
+    reach (``512Mi``, ``1.5Gi``, ``9.9Ti``: one decimal below 10 of the unit, none above); anything
+    else as the plain integer. :func:`format_quantity` gives the exact form."""
+    if amount < 0:
+        return "-" + readable_quantity(resource_name, -amount)
+    if is_cpu_resource(resource_name):
+        if amount < 1000:
+            return f"{amount}m" if amount else "0"
+        cores = amount / 1000
+        return _few_digits(cores, 2 if cores < 10 else 1 if cores < 100 else 0)
+    if not is_byte_resource(resource_name):
+        return str(amount)
+    for unit, size in _READABLE_BYTES:
+        if amount >= size:
+            value = amount / size
+            return _few_digits(value, 1 if value < 10 else 0) + unit
+    return str(amount)
+
+
+def readable_share(resource_name: str, requested: int, allocatable: int) -> str:
+    """``requested / allocatable`` of one resource for a person to read (:func:`readable_quantity`
+    each): ``9.9Ti / 60Ti``, ``9662 / 15360 cores``, ``500m / 8 cores``, ``5 / 12``."""
+    text = f"{readable_quantity(resource_name, requested)} / {readable_quantity(resource_name, allocatable)}"
+    return text + " cores" if is_cpu_resource(resource_name) and allocatable >= 1000 else text

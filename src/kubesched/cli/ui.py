@@ -40,9 +40,11 @@ def ui(scenario: str | None, kubeconfig: str | None, context: str | None, host: 
     """Serve a web page over SCENARIO (a scenario, manifests or a kubectl dump; - for standard input)
     or over a live cluster read once through --kubeconfig (read-only: GET requests only; the pages
     show the cluster as it was then): the cluster summed by node pool and zone (a pool's nodes a page
-    at a time, any node found by name or label), each pod's filter verdicts
-    on every node, its attempts and scores per plugin and what preemption would cost, the timeline
-    with a scrubber, what-if drains, cordons, class changes, objects applied and scheduler
+    at a time, any node found by name or label, nodes sorted by name or by the share requested),
+    every pod of the run in a list filtered, sorted and paged (those gone at the end too, with who
+    preempted whom, linked both ways), each pod's filter verdicts on every node, its attempts and
+    scores per plugin and what preemption would cost, the timeline with a chart and every event a
+    page at a time, what-if drains, cordons, class changes, objects applied and scheduler
     configurations, and objects edited as YAML; the same documents as JSON under /api (documented
     at /docs). What-ifs, edits and a pod at an earlier moment (?at=, up to the run's end) are
     simulated as jobs in worker processes, each with a page of its progress and a cancel button;

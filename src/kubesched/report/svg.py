@@ -13,9 +13,12 @@ under a changed series stays visible where both coincide.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from html import escape
 
 PALETTE = ("#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1")
+#: the colour of the instants a step chart marks (preemptions)
+MARK_COLOR = "#b00020"
 WIDTH = 720
 PLOT_HEIGHT = 194
 LEFT, RIGHT, TOP = 60, 20, 36
@@ -182,11 +185,13 @@ def bar_chart(title: str, groups: list[str], series: dict[str, list[float]], y_l
 
 
 def step_chart(title: str, series: dict[str, list[tuple[float, float]]], x_label: str = "", y_label: str = "",
-               x_end: float | None = None, integer: bool = False, emphasise_first: bool = False) -> str:
+               x_end: float | None = None, integer: bool = False, emphasise_first: bool = False,
+               marks: Sequence[tuple[float, str, str | None]] = ()) -> str:
     """Step lines (values hold until the next point, or ``x_end``): counts over simulated time.
     ``emphasise_first``: the first series (a baseline) is drawn wide and pale under the others, so
-    it shows where they coincide."""
-    x_last = max([x for points in series.values() for x, _ in points] + [x_end or 0.0])
+    it shows where they coincide. ``marks``: instants marked across the plot as (x, what happened
+    then, a link or None), such as preemptions."""
+    x_last = max([x for points in series.values() for x, _ in points] + [x for x, _, _ in marks] + [x_end or 0.0])
     x_ticks = nice_ticks(x_last, integer=x_last >= 4)
     x_max = x_ticks[-1]
     y_ticks = nice_ticks(max((y for points in series.values() for _, y in points), default=0), integer)
@@ -210,6 +215,11 @@ def step_chart(title: str, series: dict[str, list[tuple[float, float]]], x_label
         style = 'stroke-width="7" stroke-opacity="0.35"' if emphasise_first and s == 0 else 'stroke-width="2"'
         parts.append(f'<path d="{"".join(path)}" fill="none" stroke="{PALETTE[s % len(PALETTE)]}" {style}>'
                      f'<title>{escape(name)}</title></path>')
+    for x, what, href in marks:
+        mark = (f'<line class="mark" x1="{sx(x):.1f}" y1="{TOP}" x2="{sx(x):.1f}" y2="{base}" stroke="{MARK_COLOR}" '
+                f'stroke-dasharray="3,2"><title>{escape(what)}</title></line>'
+                f'<path d="M{sx(x) - 5:.1f},{TOP - 8}h10l-5,8z" fill="{MARK_COLOR}"><title>{escape(what)}</title></path>')
+        parts.append(f'<a href="{escape(href)}">{mark}</a>' if href else mark)
     for x in x_ticks:
         parts.append(f'<text x="{sx(x):.1f}" y="{base + 14}" text-anchor="middle">{x:g}</text>')
     axis = x_label + (" (the run ended at t=0)" if x_last == 0 else "")

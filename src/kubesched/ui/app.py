@@ -1,8 +1,9 @@
 """The web app: pages for people, the JSON API under ``/api`` for programs (documented by FastAPI at
 ``/docs`` and ``/openapi.json``). Pages are rendered on the server from templates; the one script,
 shipped in the package like the styles, filters tables, loads a pool's nodes (and the nodes a search
-finds) a page at a time from the API when they are asked for, moves the timeline's scrubber and reads
-the what-if form's files. Nothing is loaded from the network.
+finds) a page at a time from the API when they are asked for and reads the what-if form's files. The
+pods list and the timeline are routes of their own (:mod:`kubesched.ui.views`). Nothing is loaded from
+the network.
 """
 
 from __future__ import annotations
@@ -20,13 +21,16 @@ from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 
 from kubesched.api.errors import KubeschedError
-from kubesched.ui.cluster import MAX_PAGE
+from kubesched.ui.cluster import MAX_PAGE, NODE_SORTS
 from kubesched.ui.docs import serve_docs
 from kubesched.ui.edits import MAX_EDIT_BYTES, api_version, form_version, http_status, object_keys
 from kubesched.ui.jobroutes import accepted, add_job_routes, see_job
+from kubesched.ui.pods import gone_page
 from kubesched.ui.requests import MAX_NAME, EditRequest, WhatIfRequest
+from kubesched.ui.runtimeline import moment_text
 from kubesched.ui.security import Safety, protect
-from kubesched.ui.state import MomentError, Running, UiState, WhatIfRun
+from kubesched.ui.state import MomentError, Running, Snapshot, UiState, WhatIfRun
+from kubesched.ui.views import add_views
 
 HERE = Path(__file__).parent
 #: the every-node verdict table's page, and the rows of the score table the pod's page shows
@@ -42,6 +46,8 @@ AT = Query(None, description="the simulated time to diagnose at (explain --at), 
                              "answer is then 202 with the job (its Location), and this again once it is done")
 IF_MATCH = Header(None, description="the scenario's version the change is based on (the Kubesched-Scenario-Version "
                                     "header): 409 if the scenario has changed since; omitted or *: any version")
+NODE_SORT = Query("name", pattern="^(" + "|".join(NODE_SORTS) + ")$",
+                  description="name, or cpu, memory or pods: the share requested, the fullest first")
 
 
 def _attachment(filename: str) -> dict[str, str]:
@@ -74,17 +80,25 @@ def create_app(state: UiState, safety: Safety | None = None) -> FastAPI:
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
     templates = Jinja2Templates(directory=HERE / "templates")
     templates.env.globals.update(csrf_token=safety.token)  # every form that changes something carries it
+    templates.env.filters["moment"] = moment_text  # a moment in a link, exactly
 
-    def page(request: Request, template: str, status_code: int = 200, /, **context: Any) -> HTMLResponse:
+    def page(request: Request, template: str, status_code: int = 200, /, snap: Snapshot | None = None,
+             **context: Any) -> HTMLResponse:
+        """``template`` rendered; ``snap``: the snapshot the page was made of (default: the one now),
+        whose scenario and version the header names."""
+        snap = snap or state.snapshot
+
         def query(**changes: Any) -> str:
             """This page's query string with ``changes`` (None: without that parameter)."""
             params = {**request.query_params, **changes}
             return urlencode({k: v for k, v in params.items() if v is not None})
 
         return templates.TemplateResponse(request, template,
-                                          {"scenario": state.result["scenario"], "source": state.source, "query": query,
-                                           **context},
+                                          {"scenario": snap.result["scenario"], "run_version": snap.version,
+                                           "source": state.source, "query": query, **context},
                                           status_code=status_code)
+
+    add_views(app, state, page)  # /pods, /api/pods, /timeline (kubesched.ui.views)
 
     # -- the JSON API ---------------------------------------------------------------------------
     @app.get("/api/result", summary="The SimulationResult (as kubesched simulate -o json, with the decisions)")
@@ -103,8 +117,8 @@ def create_app(state: UiState, safety: Safety | None = None) -> FastAPI:
                                                    description="the zone (empty: nodes without a zone label)"),
                           q: str = Query("", max_length=MAX_NAME, description="part of a node's name or label"),
                           offset: int = Query(0, ge=0),
-                          limit: int = Query(CLUSTER_NODES_PAGE, ge=1, le=MAX_PAGE)) -> dict[str, Any]:
-        return state.cluster_nodes(pool=pool, zone=zone, find=q, offset=offset, limit=limit)
+                          limit: int = Query(CLUSTER_NODES_PAGE, ge=1, le=MAX_PAGE), sort: str = NODE_SORT) -> dict[str, Any]:
+        return state.cluster_nodes(pool=pool, zone=zone, find=q, offset=offset, limit=limit, sort=sort)
 
     @app.get("/api/cluster/nodes/{name}", summary="One node: its row, its labels and the pods on it at the end")
     def api_cluster_node(name: str) -> dict[str, Any]:
@@ -223,53 +237,55 @@ def create_app(state: UiState, safety: Safety | None = None) -> FastAPI:
     # -- pages ------------------------------------------------------------------------------------
     @app.get("/", response_class=HTMLResponse, include_in_schema=False)
     def cluster_page(request: Request) -> HTMLResponse:
-        return page(request, "cluster.html", cluster=state.cluster(), pending_rows=PENDING_ROWS,
+        snap = state.snapshot  # one run throughout the page
+        return page(request, "cluster.html", snap=snap, cluster=snap.view.summary, pending_rows=PENDING_ROWS,
                     page_size=CLUSTER_NODES_PAGE)
 
     @app.get("/nodes", response_class=HTMLResponse, include_in_schema=False)
     def nodes_page(request: Request, pool: str | None = Query(None, max_length=MAX_NAME),
                    zone: str | None = Query(None, max_length=MAX_NAME), q: str = Query("", max_length=MAX_NAME),
-                   offset: int = Query(0, ge=0)) -> HTMLResponse:
+                   offset: int = Query(0, ge=0), sort: str = NODE_SORT) -> HTMLResponse:
         """A page of nodes rendered on the server (the same as the cluster page's lists, which need
         JavaScript): a pool's (and zone's), or those whose name or a label contains ``q``."""
-        found = state.cluster_nodes(pool=pool, zone=zone, find=q, offset=offset, limit=CLUSTER_NODES_PAGE)
-        return page(request, "nodes.html", found=found, pool=pool, zone=zone, find=q, page_size=CLUSTER_NODES_PAGE)
+        snap = state.snapshot
+        found = snap.view.nodes(pool=pool, zone=zone, find=q, offset=offset, limit=CLUSTER_NODES_PAGE, sort=sort)
+        return page(request, "nodes.html", snap=snap, found=found, pool=pool, zone=zone, find=q,
+                    page_size=CLUSTER_NODES_PAGE)
 
     @app.get("/nodes/{name}", response_class=HTMLResponse, include_in_schema=False)
     def node_page(request: Request, name: str) -> HTMLResponse:
+        snap = state.snapshot
         try:
-            return page(request, "node.html", node=state.node(name))
+            return page(request, "node.html", snap=snap, node=snap.view.node(name))
         except KeyError as err:
-            return page(request, "error.html", 404, message=str(err.args[0]))
+            return page(request, "error.html", 404, snap=snap, message=str(err.args[0]))
 
     @app.get("/pods/{namespace}/{name}", response_class=HTMLResponse, include_in_schema=False)
     def pod_page(request: Request, namespace: str, name: str, at: float | None = AT,
                  attempt: int | None = None, page_: int = Query(1, alias="page", ge=1)) -> Response:
-        key = f"{namespace}/{name}"
+        key, snap = f"{namespace}/{name}", state.snapshot  # one run throughout the page
         try:
-            diagnosis = state.pod(namespace, name, at)
-            scores = state.scores(namespace, name, at)["nodes"]
-        except KeyError as err:
-            return page(request, "error.html", 404, message=str(err.args[0]))
+            diagnosis = state.pod(namespace, name, at, snap=snap)
+            scores = state.scores(namespace, name, at, snap=snap)["nodes"]
+        except KeyError as err:  # a pod gone at the end still has a page: what the run knows of it
+            gone = gone_page(page, request, snap, key) if at is None else None
+            return gone or page(request, "error.html", 404, snap=snap, message=str(err.args[0]))
         except MomentError as err:
-            return page(request, "error.html", 400, message=str(err))
+            return page(request, "error.html", 400, snap=snap, message=str(err))
         except Running as running:  # the run up to that moment: its job's page leads back here
             return see_job(running.job)
-        attempts = state.attempts(namespace, name)
+        attempts = state.attempts(namespace, name, snap=snap)
         chosen = next((a for a in attempts if a["number"] == attempt), None)
         if chosen is None and attempts and attempt is None:
             chosen = attempts[-1]
         pages = max(1, -(-len(diagnosis["nodes"]) // NODES_PER_PAGE))
         page_ = min(page_, pages)
-        return page(request, "pod.html", d=diagnosis, key=key, at=at,
-                    record=state.result["pods"].get(key) or {}, attempts=attempts, chosen=chosen,
+        return page(request, "pod.html", snap=snap, d=diagnosis, key=key, at=at,
+                    record=snap.result["pods"].get(key) or {}, pre=snap.pods.preemptions(key),
+                    attempts=attempts, chosen=chosen,
                     statuses=_grouped_statuses(chosen), scores=scores[:SCORE_ROWS], scored=len(scores),
                     verdicts=diagnosis["nodes"][(page_ - 1) * NODES_PER_PAGE:page_ * NODES_PER_PAGE],
                     page_number=page_, pages=pages)
-
-    @app.get("/timeline", response_class=HTMLResponse, include_in_schema=False)
-    def timeline_page(request: Request) -> HTMLResponse:
-        return page(request, "timeline.html", end=state.result["endTime"])
 
     def edit_page(request: Request, status_code: int = 200, /, **context: Any) -> HTMLResponse:
         find = request.query_params.get("find", "")
@@ -284,7 +300,7 @@ def create_app(state: UiState, safety: Safety | None = None) -> FastAPI:
         snap = state.snapshot  # one version throughout: the objects listed are those the forms' version names
         objects = [o for o in object_keys(snap.scenario)
                    if not find or find in f"{o['kind']} {o['namespace']}/{o['name']}"]
-        return page(request, "edit.html", status_code, objects=objects[:OBJECT_ROWS], matching=len(objects),
+        return page(request, "edit.html", status_code, snap=snap, objects=objects[:OBJECT_ROWS], matching=len(objects),
                     find=find, summary_now=snap.result["summary"], version=snap.version, **{"text": "", **context})
 
     @app.get("/edit", response_class=HTMLResponse, include_in_schema=False)
@@ -314,8 +330,9 @@ def create_app(state: UiState, safety: Safety | None = None) -> FastAPI:
         return see_job(job)
 
     def whatif_page(request: Request, asked: WhatIfRequest, status_code: int = 200, **answer: Any) -> HTMLResponse:
-        nodes = [n["node"] for n in state.result["nodes"]]
-        return page(request, "whatif.html", status_code, nodes=nodes, asked=asked, max_text=MAX_EDIT_BYTES,
+        snap = state.snapshot
+        nodes = [n["node"] for n in snap.result["nodes"]]
+        return page(request, "whatif.html", status_code, snap=snap, nodes=nodes, asked=asked, max_text=MAX_EDIT_BYTES,
                     **answer)
 
     @app.get("/whatif", response_class=HTMLResponse, include_in_schema=False)

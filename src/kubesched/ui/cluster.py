@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubesched.analysis.grouping import POOL_LABELS, pool_by_name, pool_of
-from kubesched.api.quantity import format_quantity, resource_amount
+from kubesched.api.quantity import format_quantity, readable_share, resource_amount
 from kubesched.api.selectors import pod_matches_node_selector_and_affinity, required_node_affinity
 
 #: the node's label that names its zone
@@ -29,11 +29,21 @@ RESOURCES = ("cpu", "memory")
 PENDING_NAMED = 10
 #: the most nodes one request returns
 MAX_PAGE = 1000
+#: how a page of nodes may be sorted: by name, or by the share of cpu, memory or pods requested
+#: (the fullest first; a node with nothing allocatable last), ties by name
+NODE_SORTS = ("name", "cpu", "memory", "pods")
 
 
 def _share(requested: int, allocatable: int) -> float | None:
     """Requested over allocatable, None where nothing is allocatable."""
     return requested / allocatable if allocatable else None
+
+
+def _shown(amounts: Mapping[str, tuple[int, int]]) -> dict[str, str]:
+    """Each resource's requested / allocatable as a person reads them (``9.9Ti / 60Ti``, ``9662 /
+    15360 cores``): what the pages print, worked out here once for the pages and the script alike."""
+    return {resource: readable_share(resource, requested, allocatable)
+            for resource, (requested, allocatable) in amounts.items()}
 
 
 @dataclass
@@ -73,7 +83,8 @@ def _node(entry: dict[str, Any], obj: Mapping[str, Any], pool: str,
            **{f"{r}Share": _share(*amounts[r]) for r in RESOURCES},
            "podsShare": _share(entry["pods"], entry.get("allocatablePods") or 0),
            "extended": {r: {"requested": format_quantity(r, req), "allocatable": format_quantity(r, alloc)}
-                        for r, (req, alloc) in extended.items()}}
+                        for r, (req, alloc) in extended.items()},
+           "shown": _shown(amounts)}
     text = "\n".join([entry["node"], *(f"{k}={v}" for k, v in labels.items())]).lower()
     return _Node(row, obj, amounts, text)
 
@@ -134,6 +145,8 @@ def _totals(nodes: list[_Node], pending: list[_Pending]) -> dict[str, Any]:
     out["extended"] = {r: {"requested": format_quantity(r, req), "allocatable": format_quantity(r, alloc),
                            "share": _share(req, alloc)}
                        for r, (req, alloc) in sorted(sums.items()) if r not in RESOURCES}
+    out["shown"] = _shown({r: (both[0], both[1]) for r, both in sums.items()} | {
+        r: (0, 0) for r in RESOURCES if r not in sums})
     out["tainted"] = sum(1 for n in nodes if n.row["taints"])
     out["cordoned"] = sum(1 for n in nodes if n.row["unschedulable"])
     out["notReady"] = sum(1 for n in nodes if not n.row["ready"])
@@ -185,15 +198,19 @@ class ClusterView:
         return cls(nodes, summary, pods_on)
 
     def nodes(self, *, pool: str | None = None, zone: str | None = None, find: str = "", offset: int = 0,
-              limit: int = 50) -> dict[str, Any]:
-        """A page of the nodes (sorted by name) of ``pool`` and ``zone`` (None: any; zone "": the
-        nodes without a zone label) whose name or one of whose labels (``key=value``) contains
-        ``find`` (any case), with how many there are in all."""
+              limit: int = 50, sort: str = "name") -> dict[str, Any]:
+        """A page of the nodes of ``pool`` and ``zone`` (None: any; zone "": the nodes without a zone
+        label) whose name or one of whose labels (``key=value``) contains ``find`` (any case), with
+        how many there are in all; sorted by name or by a share requested (:data:`NODE_SORTS`)."""
+        if sort not in NODE_SORTS:
+            raise ValueError(f"sort {sort!r}: expected one of {', '.join(NODE_SORTS)}")
         wanted = find.strip().lower()
         found = [n for n in self.nodes_by_name
                  if (pool is None or n.row["pool"] == pool) and (zone is None or n.row["zone"] == zone)
                  and (not wanted or wanted in n.text)]
-        return {"total": len(found), "offset": offset, "limit": limit,
+        if sort != "name":  # stable: equal shares keep the order by name
+            found.sort(key=lambda n: 1.0 if n.row[f"{sort}Share"] is None else -n.row[f"{sort}Share"])
+        return {"total": len(found), "offset": offset, "limit": limit, "sort": sort,
                 "nodes": [n.row for n in found[offset:offset + limit]]}
 
     def node(self, name: str) -> dict[str, Any]:

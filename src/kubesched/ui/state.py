@@ -38,7 +38,6 @@ from kubesched.api.loader import Scenario, load_scenario
 from kubesched.k8s.objects import key_of
 from kubesched.report.html import whatif_report
 from kubesched.sim import Simulation, SimulationOutcome, simulate
-from kubesched.sim.series import pod_counts_over_time
 from kubesched.ui.cluster import ClusterView
 from kubesched.ui.edits import (
     EditError,
@@ -49,7 +48,9 @@ from kubesched.ui.edits import (
     without_object,
 )
 from kubesched.ui.jobs import CANCELLED, FAILED, Job, Jobs
+from kubesched.ui.podindex import PodIndex
 from kubesched.ui.runner import run_edit, run_moment, run_whatif
+from kubesched.ui.runtimeline import RunTimeline, moment_text
 from kubesched.ui.scores import attempt_scores, scores_now, weights_for
 
 #: the pods diagnosed at an earlier moment kept per run, and the diagnoses at its end
@@ -89,6 +90,11 @@ class Snapshot:
     outcome: SimulationOutcome
     #: the cluster by pool and zone at the end of the run, made with the run (before any diagnosis)
     view: ClusterView
+    #: every pod of the run (the pods list, who preempted whom, the pods gone at the end) and the
+    #: run's timeline (its events, counts over time and chart): made with the run too, so that the
+    #: pages reading them never wait and never read another run's
+    pods: PodIndex
+    timeline: RunTimeline
     #: the scenario's version: 1 as loaded, one more with each edit (an edit made on an earlier one
     #: is refused: :class:`~kubesched.ui.edits.StaleVersion`)
     version: int = 1
@@ -104,7 +110,12 @@ class Snapshot:
 
     @classmethod
     def of(cls, scenario: Scenario, outcome: SimulationOutcome, version: int = 1) -> Snapshot:
-        return cls(scenario, outcome, ClusterView.of(outcome), version)
+        """The snapshot of a finished run with every view of it worked out (on a big cluster the
+        objects they add wake the garbage collector over the whole run's heap: seconds a user would
+        otherwise wait for the first page that asks)."""
+        pods = PodIndex.of(outcome)
+        pods.facets()
+        return cls(scenario, outcome, ClusterView.of(outcome), pods, RunTimeline.of(outcome.result), version)
 
     @property
     def result(self) -> dict[str, Any]:
@@ -164,9 +175,10 @@ class UiState:
         return self.snapshot.view.summary
 
     def cluster_nodes(self, *, pool: str | None = None, zone: str | None = None, find: str = "",
-                      offset: int = 0, limit: int = 50) -> dict[str, Any]:
-        """A page of the nodes of a pool and zone, or of those whose name or a label contains ``find``."""
-        return self.snapshot.view.nodes(pool=pool, zone=zone, find=find, offset=offset, limit=limit)
+                      offset: int = 0, limit: int = 50, sort: str = "name") -> dict[str, Any]:
+        """A page of the nodes of a pool and zone, or of those whose name or a label contains ``find``,
+        sorted by name or by a share requested (``cpu``, ``memory``, ``pods``: the fullest first)."""
+        return self.snapshot.view.nodes(pool=pool, zone=zone, find=find, offset=offset, limit=limit, sort=sort)
 
     def node(self, name: str) -> dict[str, Any]:
         """One node, its labels and its pods (KeyError for a node the cluster has not)."""
@@ -181,13 +193,15 @@ class UiState:
             raise MomentError(f"at={at:g}: not a moment of the run, which ends at t={end:g}s "
                               f"(give 0 <= at <= {end:g}; leave it out for the end of the run)")
 
-    def pod(self, namespace: str, name: str, at: float | None = None) -> dict[str, Any]:
+    def pod(self, namespace: str, name: str, at: float | None = None, *,
+            snap: Snapshot | None = None) -> dict[str, Any]:
         """``kubesched explain NAMESPACE/NAME SCENARIO [--at AT] -o json``; KeyError for a pod the run
         does not have at that moment, MomentError for a moment it has not, Running while the run to
-        that moment is simulated (by the job it names)."""
+        that moment is simulated (by the job it names). ``snap``: the snapshot a page read (default:
+        the one now), so that a page made of several answers has them all of one run."""
         if at is not None:
-            return self._moment(namespace, name, at)["diagnosis"]
-        snap, key = self.snapshot, f"{namespace}/{name}"
+            return self._moment(namespace, name, at, snap)["diagnosis"]
+        snap, key = snap or self.snapshot, f"{namespace}/{name}"
         with snap.lock:
             if key not in snap.diagnoses:
                 outcome = snap.outcome
@@ -199,9 +213,9 @@ class UiState:
             snap.diagnoses.move_to_end(key)
             return snap.diagnoses[key]
 
-    def _moment(self, namespace: str, name: str, at: float) -> dict[str, Any]:
+    def _moment(self, namespace: str, name: str, at: float, snap: Snapshot | None = None) -> dict[str, Any]:
         """The pod at ``at`` (its diagnosis and scores), worked out by a job the first time."""
-        snap = self.snapshot
+        snap = snap or self.snapshot
         self.check_moment(at, snap)
         key = (f"{namespace}/{name}", float(at))
         with self._lock:
@@ -224,7 +238,7 @@ class UiState:
                 snap.moments[key] = answer
                 while len(snap.moments) > MOMENTS_KEPT:
                     snap.moments.popitem(last=False)
-            query = urlencode({"at": f"{at:g}"})
+            query = urlencode({"at": moment_text(at)})
             return f"/pods/{quote(namespace)}/{quote(name)}?{query}", f"/api/pods/{quote(namespace)}/{quote(name)}?{query}"
 
         job = self.jobs.submit("moment", f"diagnose {key[0]} at t={at:g}s", run_moment,
@@ -241,24 +255,25 @@ class UiState:
             nodes = [v for v in nodes if find in v["node"]]
         return {"total": len(nodes), "offset": offset, "nodes": nodes[offset:offset + limit]}
 
-    def attempts(self, namespace: str, name: str) -> list[dict[str, Any]]:
+    def attempts(self, namespace: str, name: str, *, snap: Snapshot | None = None) -> list[dict[str, Any]]:
         """The pod's scheduling attempts in the run (``attempts`` of ``simulate --decisions -o
         json``), numbered from 1, each score as raw (before NormalizeScore), normalised, weight, weighted."""
-        snap, key = self.snapshot, f"{namespace}/{name}"
+        snap, key = snap or self.snapshot, f"{namespace}/{name}"
         obj = snap.outcome.scheduler.cluster.get("Pod", namespace, name)
         with snap.lock:
             weights = weights_for(snap.outcome.scheduler, obj) if obj is not None else {}
         return [{**attempt, "number": number, "scores": attempt_scores(attempt, weights)}
                 for number, attempt in enumerate((a for a in snap.result.get("attempts", ()) if a["pod"] == key), 1)]
 
-    def scores(self, namespace: str, name: str, at: float | None = None) -> dict[str, Any]:
+    def scores(self, namespace: str, name: str, at: float | None = None, *,
+               snap: Snapshot | None = None) -> dict[str, Any]:
         """Every Score plugin's raw, normalised and weighted score on each node that passes the
         filters for the pod now (at the end of the run, or at ``at``)."""
         if at is not None:
-            found = self._moment(namespace, name, at)
+            found = self._moment(namespace, name, at, snap)
             return {"pod": found["diagnosis"]["pod"], "at": found["diagnosis"]["at"], "nodes": found["scores"]}
-        snap = self.snapshot
-        diagnosis = self.pod(namespace, name)
+        snap = snap or self.snapshot
+        diagnosis = self.pod(namespace, name, snap=snap)
         feasible = [v["node"] for v in diagnosis["nodes"] if v["fits"]]
         with snap.lock:
             return {"pod": diagnosis["pod"], "at": diagnosis["at"],
@@ -267,9 +282,8 @@ class UiState:
     # -- the timeline ---------------------------------------------------------------------------
     def timeline(self) -> dict[str, Any]:
         """Pods pending, running and terminating over time (those the run created) and every event."""
-        result = self.result
-        series = pod_counts_over_time(result["events"], terminating=True)
-        return {"endTime": result["endTime"], **series, "events": result["events"]}
+        snap = self.snapshot
+        return {"endTime": snap.result["endTime"], **snap.timeline.series, "events": snap.result["events"]}
 
     # -- editing ------------------------------------------------------------------------------
     def edit(self, text: str, based_on: int | None = None) -> Job:

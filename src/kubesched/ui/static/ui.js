@@ -1,5 +1,5 @@
-// kubesched ui: table filters, a pool's nodes and the node search, the timeline's scrubber and the
-// what-if form's files. No framework: the pages (the what-if's answer too) are rendered on the
+// kubesched ui: table filters, a pool's nodes and the node search, and the what-if form's
+// files. No framework: the pages (the what-if's answer too) are rendered on the
 // server; this only reads the JSON API where a page changes in place.
 "use strict";
 
@@ -40,9 +40,9 @@ function nodeRow(n, withPool) {
   if (withPool) cell(tr, n.pool);
   cell(tr, n.zone);
   cell(tr, n.pods + " / " + n.allocatablePods);
-  cell(tr, ...share(n.cpuShare, n.cpu.requested + " / " + n.cpu.allocatable));
-  cell(tr, ...share(n.memoryShare, n.memory.requested + " / " + n.memory.allocatable));
-  cell(tr, Object.entries(n.extended).map(([name, e]) => name + " " + e.requested + " / " + e.allocatable).join(", "));
+  cell(tr, ...share(n.cpuShare, n.shown.cpu));
+  cell(tr, ...share(n.memoryShare, n.shown.memory));
+  cell(tr, Object.keys(n.extended).map((name) => name + " " + n.shown[name]).join(", "));
   cell(tr, n.taints.join(", "));
   const state = cell(tr, !n.ready ? "NotReady" : n.unschedulable ? "cordoned" : "Ready");
   for (const c of n.conditions) {
@@ -144,52 +144,6 @@ function nodeSearch() {
   });
 }
 
-function valueAt(series, t) {
-  let value = 0;
-  for (const [time, count] of series) {
-    if (time > t) break;
-    value = count;
-  }
-  return value;
-}
-
-async function timeline() {
-  const scrubber = document.getElementById("scrubber");
-  if (!scrubber) return;
-  const data = await (await fetch("/api/timeline")).json();
-  const filter = document.getElementById("event-filter");
-  const body = document.querySelector("#events tbody");
-  const show = () => {
-    const t = Number(scrubber.value);
-    document.getElementById("time-label").textContent = t.toFixed(1).replace(/\.0$/, "");
-    document.getElementById("pending-count").textContent = valueAt(data.pending, t);
-    document.getElementById("running-count").textContent = valueAt(data.running, t);
-    document.getElementById("terminating-count").textContent = valueAt(data.terminating, t);
-    const wanted = filter.value.trim().toLowerCase();
-    const rows = [];
-    for (const e of data.events) {
-      if (e.time > t) break;
-      const text = [e.reason, e.pod, e.node || ""].join(" ").toLowerCase();
-      if (wanted && !text.includes(wanted)) continue;
-      rows.push(e);
-    }
-    body.replaceChildren(...rows.slice(-500).map((e) => {
-      const tr = document.createElement("tr");
-      for (const cell of [e.time, e.reason, e.pod, e.node || "", e.message || ""]) {
-        const td = document.createElement("td");
-        td.textContent = String(cell);
-        tr.appendChild(td);
-      }
-      return tr;
-    }));
-    document.getElementById("event-count").textContent =
-      rows.length + " events up to t" + (rows.length > 500 ? " (the last 500 shown)" : "");
-  };
-  scrubber.addEventListener("input", show);
-  filter.addEventListener("input", show);
-  show();
-}
-
 // A file chosen for one of the what-if form's texts (--apply, --scheduler-config) is read into its
 // text area, where it can be seen and changed before the form is posted as it is.
 async function readInto(input) {
@@ -206,5 +160,4 @@ document.addEventListener("DOMContentLoaded", () => {
   }
   pools();
   nodeSearch();
-  timeline();
 });
