@@ -3,32 +3,51 @@
 Builds the dump that ``kubectl get nodes,pods,pdb,priorityclasses,deploy,rs,sts,ds -A -o yaml`` (or
 ``-o json``; or JSON Lines, one item a line) prints for a production-shaped cluster, then times each
 command a user runs on it, each in a process of its own (``python -m kubesched``, the same entry point
-as the ``kubesched`` script), its output thrown away:
+as the ``kubesched`` script), its output read only for what it says about preemption:
 
-* ``simulate``: ``kubesched simulate DUMP``
+* ``simulate``: ``kubesched simulate DUMP`` (its preemptions and victims are reported)
+* ``simulate-without``: the same on the same dump without the preemptors (below), written beside it
+  as ``...-nopreempt.json`` (only when this command is run): what the preemptions cost
 * ``explain``: ``kubesched explain NS/POD DUMP``, POD one of the pending pods (one too big for any node)
+* ``explain-preemptor``: ``kubesched explain NS/POD DUMP``, POD one of the preemptors (reported:
+  where it ends up, and how many pods it preempted)
 * ``all-pending``: ``kubesched explain --all-pending DUMP -A``
 * ``whatif-drain``: ``kubesched whatif DUMP --drain NODE --ignore-daemonsets --force``, NODE the node
-  that runs the best mix of pods (a StatefulSet's, Deployment pods under a PDB, DaemonSets', and a bare
-  pod put there for ``--force`` to delete)
+  that runs the best mix of pods (a StatefulSet's, Deployment pods under a PDB that lets one go,
+  DaemonSets', and a bare pod put there for ``--force`` to delete)
+* ``whatif-no-preemption``: ``kubesched whatif DUMP --disable-preemption`` (reported: the
+  preemptions and victims of each side)
 
 For each it reports the wall-clock time (process start to exit: interpreter, reading the file,
-the work, the output) and its peak RSS (sampled from ``/proc``: for ``whatif``, whose two sides run in
-two processes, the two summed); a command that fails, runs
-past ``--timeout`` or grows past ``--max-rss`` (it is then killed) is a row saying so. The dumps' sizes on disk and the time taken to write them
-are reported too.
+the work, the output), the CPU seconds (user + system, from ``wait4``: the command's and its waited-for
+children's; on a shared machine these vary far less than the wall clock), its peak RSS (sampled from
+``/proc``: for ``whatif``, whose two sides run in two processes, the two summed), and the commit of
+the kubesched it ran (with a hash of uncommitted changes to its work tree, and both versions when
+they changed while it ran); a command that fails, runs past ``--timeout`` or grows past
+``--max-rss`` (it is then killed) is a row saying so. The dumps' sizes on disk and the time taken to
+write them are reported too, and the ratio of ``simulate`` with the preemptors to without.
 
 The cluster: nodes in 3 zones named as EKS names them (``--cloud gke``: as GKE does) in a general pool
 (70 %), a memory-optimised pool (25 %) and a GPU pool (5 %) tainted ``nvidia.com/gpu=present:NoSchedule``;
-the two system PriorityClasses and four more; 2 or 3 DaemonSets (a pod on every node); a few
-StatefulSets (required anti-affinity per host); Deployments of assorted sizes (mostly a few replicas,
-some hundreds) in 30 namespaces holding most pods, some with PDBs, zone spreading or anti-affinity,
-probes and limits; GPU Deployments filling the GPU pool; a few bare pods; and a few hundred pending
-pods whose PodScheduled condition holds kube-scheduler's message: GPU pods the full pool cannot take,
-pods for a node group scaled to zero, and pods too big for any node's free room. Pods go where
-kube-scheduler would roughly put them (the freest of a few nodes sampled), their requests scaled so
-that nodes are about two-thirds requested (less where the pods are too few: 5000 x 20 000 is about a
-third). Everything comes from ``--seed``: the same arguments write the same bytes.
+the two system PriorityClasses and five more; 2 or 3 DaemonSets (a pod on every node); a few
+StatefulSets (required anti-affinity per host, under PDBs); Deployments of assorted sizes (mostly a
+few replicas, some hundreds) in 30 namespaces holding most pods, some with zone spreading or
+anti-affinity, probes and limits, a third of them under a PDB (``maxUnavailable: 1``, ``minAvailable:
+50%``, now and then every replica, and ``minAvailable: 1`` on a single replica: so some allow no
+disruption at all; 2500-odd PDBs at 5000 x 150 000); GPU Deployments filling the GPU pool; a few bare
+pods; a few hundred pending pods whose PodScheduled condition holds kube-scheduler's message, which
+can never preempt: GPU pods the full pool cannot take, pods for a node group scaled to zero
+(``preemptionPolicy: Never``), and pods too big for any node; and the preemptors: the 5 pending pods
+(fewer below 50 general nodes) of a Deployment ``payments/payment-authorizer`` of a class
+``online-critical`` above every other but the system ones, each asking for 80 % of a general node's
+allocatable CPU, which no node has free but every general or memory node would have once some of
+its lower-priority pods were evicted (their message: the filters' reasons with no ``preemption:``
+clause, as kube-scheduler writes it on the attempt whose PostFilter nominates a node; the dump leaves
+the nomination out, so it is the cluster just before the preemption and the simulation makes it).
+Pods go where kube-scheduler would roughly put them (the freest of a few nodes sampled), their
+requests scaled so that nodes are about two-thirds requested (less where the pods are too few: 5000 x
+20 000 is about a third). Everything comes from ``--seed``: the same arguments write the same bytes,
+and the dump without the preemptors is the same bytes less their Deployment, ReplicaSet and pods.
 
 ``--keep DIR`` keeps the dumps (named by size, seed and cloud) and uses them again on the next run.
 Sizes: ``small`` (1000 nodes, 20 000 pods; the default), ``wide`` (5000 x 20 000), ``large``
@@ -36,6 +55,7 @@ Sizes: ``small`` (1000 nodes, 20 000 pods; the default), ``wide`` (5000 x 20 000
 
     python benchmarks/production_dump.py                          # small, yaml and json, all commands
     python benchmarks/production_dump.py --sizes large --formats json --keep /tmp/dumps
+    python benchmarks/production_dump.py --sizes large --formats json --commands simulate,simulate-without
     python benchmarks/production_dump.py --nodes 200 --pods 3000 --formats yaml,json,jsonl --json -
 """
 
@@ -687,13 +707,13 @@ def what_it_said(command: str, output: str) -> str:
     """The part of a command's (table) output about preemption: the preemptions and victims of
     ``simulate`` and of each side of ``whatif``, the verdict of ``explain`` on a preemptor."""
     if command.startswith("simulate"):
-        found = re.search(r"preemptions (\d+), victims (\d+)", output)
+        found = re.search(r"preemptions\s+(\d+),\s+victims\s+(\d+)", output)
         return f"{found[1]} preemptions, {found[2]} victims" if found else ""
     if command == "explain-preemptor":  # "POD (priority N) at t=..: Running on NODE", then "preempted VICTIM ..." lines
-        lines = [line.strip() for line in output.splitlines()]
-        state = lines[0].split("): ", 1)[-1] if lines else ""
-        victims = sum(1 for line in lines if line.startswith("preempted "))
-        return f"{state.split(' on ')[0]}, {victims} victim{'s' * (victims != 1)}" if state else ""
+        text = re.sub(r"\s+", " ", output.split("Filters that reject", 1)[0])  # as one line, however wrapped
+        state = re.search(r"\(end of the run\): (\w+)", text)
+        victims = len(re.findall(r"(?:^| )preempted \S+ \(priority", text))
+        return f"{state[1]}, {victims} victim{'s' * (victims != 1)}" if state else ""
     if command.startswith("whatif"):
         found = re.search(r"preemptions\s*[│|]\s*(\d+)\s*[│|]\s*(\d+)", output)
         victims = re.search(r"victims\s*[│|]\s*(\d+)\s*[│|]\s*(\d+)", output)
