@@ -88,7 +88,7 @@ from kubesched.testkit.dumps.workloads import fit_message
 Obj = dict[str, Any]
 
 #: bumped whenever the generated dumps change, so that kept dumps of another version are made again
-VERSION = 3
+VERSION = 4
 SIZES = {"small": (1000, 20000), "wide": (5000, 20000), "large": (5000, 150000)}
 COMMANDS = ("simulate", "simulate-without", "explain", "explain-preemptor", "all-pending", "whatif-drain",
             "whatif-no-preemption")
@@ -500,10 +500,11 @@ class _Builder:
                                  image=f"{self.cloud.registry}/data-pipeline/etl:3.2.0")
         biggest = max(n.cpu_m for n in self.nodes if n.pool < 2)
         cpu_m = min(self.cloud.pools[0].cpu_m, _nice(biggest + 500, 100) + 100)
+        short_of_memory = sum(1 for n in self.nodes if n.pool < 2 and n.memory_mi < 16384)
         for k, count in enumerate(_batches(n_big, 25)):
             name = f"report-builder-{k}"
-            message = fit_message(total, {"Insufficient cpu": general, taint: gpu_nodes},
-                                  {no_victims: general, not_helpful: gpu_nodes})
+            message = fit_message(total, {"Insufficient cpu": general, "Insufficient memory": short_of_memory,
+                                          taint: gpu_nodes}, {no_victims: general, not_helpful: gpu_nodes})
             _, _, pods = self.dump.deployment(name, count, [None] * count, "reporting", cpu=_cpu(cpu_m),
                                               memory="16Gi", resources=self._resources(cpu_m, 16384, 0.9),
                                               pending_message=message,
@@ -544,8 +545,9 @@ class _Builder:
                              f"preemption ({cpu_m}m > {pool.cpu_m - daemons}m)")
         memory_mi = 8192
         gpu_nodes = len(self.nodes) - len(general)
-        message = fit_message(len(self.nodes), {"Insufficient cpu": len(general),
-                                                f"node(s) had untolerated taint {{{GPU}: present}}": gpu_nodes}, None)
+        message = fit_message(len(self.nodes), {
+            "Insufficient cpu": len(general), "Insufficient memory": sum(1 for n in general if n.memory_mi < memory_mi),
+            f"node(s) had untolerated taint {{{GPU}: present}}": gpu_nodes}, None)
         _, _, pods = self.dump.deployment(
             name, self.n_preemptors, [None] * self.n_preemptors, namespace, cpu=_cpu(cpu_m), memory=_memory(memory_mi),
             resources=self._resources(cpu_m, memory_mi, 0.1), priority_class=priority_class, priority=priority,
