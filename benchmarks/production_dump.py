@@ -34,7 +34,7 @@ StatefulSets (required anti-affinity per host, under PDBs); Deployments of assor
 few replicas, some hundreds) in 30 namespaces holding most pods, some with zone spreading or
 anti-affinity, probes and limits, a third of them under a PDB (``maxUnavailable: 1``, ``minAvailable:
 50%``, now and then every replica, and ``minAvailable: 1`` on a single replica: so some allow no
-disruption at all; 2500-odd PDBs at 5000 x 150 000); GPU Deployments filling the GPU pool; a few bare
+disruption at all; 2600 PDBs at 5000 x 150 000); GPU Deployments filling the GPU pool; a few bare
 pods; a few hundred pending pods whose PodScheduled condition holds kube-scheduler's message, which
 can never preempt: GPU pods the full pool cannot take, pods for a node group scaled to zero
 (``preemptionPolicy: Never``), and pods too big for any node; and the preemptors: the 5 pending pods
