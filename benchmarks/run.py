@@ -38,6 +38,8 @@ def shapes(nodes: int) -> list[Callable[[], Measurement]]:
         lambda: mixed.run(nodes, 1000, 2000),
         lambda: preemption_basic.run(nodes // 10),
         lambda: preemption_basic.run(nodes),
+        # the victims under PodDisruptionBudgets (PreemptionPDB)
+        lambda: preemption_basic.run(nodes, pdbs=True),
         # preemptors whose filters depend on the node's pods (spreading, pod (anti-)affinity)
         lambda: preemption_basic.run(nodes // 10, "spread+anti-affinity"),
         lambda: preemption_basic.run(nodes // 10, "affinity"),

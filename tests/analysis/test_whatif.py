@@ -146,3 +146,21 @@ def test_drain_evicts_the_nodes_pods_as_kubectl_does(tmp_path: Path) -> None:
     (drain,) = diff["drains"]
     assert drain["outcome"] == "drained"
     assert drain["pods"] == [{"pod": "default/batch-1", "evicted": 0.0, "lost": True}]
+
+
+def test_a_baseline_already_simulated_with_explanations_gives_the_same_diff() -> None:
+    """``kubesched ui`` hands in the run it shows (simulated as explain simulates, every candidate
+    kept) as the baseline: the diff is the one of a what-if simulating both sides."""
+    import json
+
+    from kubesched.analysis.whatif.run import decided_run
+
+    demo = load_scenario(str(Path(__file__).resolve().parents[2] / "examples" / "demo.yaml"))
+    shown = simulate(demo, explain=True)
+    baseline = decided_run(shown.result, shown.simulation.history.owners, shown.simulation.history.labels)
+    assert baseline.result == simulate(demo, decisions=True).result  # what a what-if's baseline records
+    for changes in (Changes(cordon=["node-2"]), Changes(preemption=False), Changes(preemption=True),
+                    Changes(drain=["node-2"], drain_options={"force": True, "ignoreDaemonSets": True})):
+        alone, _ = whatif(demo, changes)
+        given, _ = whatif(demo, changes, baseline=baseline)
+        assert json.dumps(given, sort_keys=True) == json.dumps(alone, sort_keys=True)

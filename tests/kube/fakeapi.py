@@ -21,7 +21,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -286,17 +286,30 @@ class FakeApiServer:
                                      self.bookmark_interval)
                 self._record(method, path, query, agent, status, body)
                 return
-            status, payload = self._dispatch(method, path, query, body, h.headers.get("Content-Type", ""))
         except ApiError as err:
             status, payload = err.code, status_body(err.code, err.reason, err.message)
-        if fault is not None and fault.status is not None and fault.after:
-            status, payload = fault.status, status_body(fault.status, "Injected", "injected fault after the write")
-        self._record(method, path, query, agent, status, body)
+            self._record(method, path, query, agent, status, body)
+            h.send_json(status, payload, retry_after=fault.retry_after if fault else None)  # type: ignore[attr-defined]
+            return
+        # the request is in the log before its write is made, and its status is filled in under the
+        # same hold of the lock: whoever sees the write (a store watcher, a watch stream, a test
+        # reading the store) finds the request logged, with the status it was answered
+        with self.lock:
+            entry = self._record(method, path, query, agent, 0, body)
+            try:
+                status, payload = self._dispatch(method, path, query, body, h.headers.get("Content-Type", ""))
+            except ApiError as err:
+                status, payload = err.code, status_body(err.code, err.reason, err.message)
+            if fault is not None and fault.status is not None and fault.after:
+                status, payload = fault.status, status_body(fault.status, "Injected", "injected fault after the write")
+            self.requests[entry] = replace(self.requests[entry], status=status)
         h.send_json(status, payload, retry_after=fault.retry_after if fault else None)  # type: ignore[attr-defined]
 
-    def _record(self, method: str, path: str, query: dict[str, str], agent: str, status: int, body: Any) -> None:
+    def _record(self, method: str, path: str, query: dict[str, str], agent: str, status: int, body: Any) -> int:
+        """Log a request; returns its index in :attr:`requests`."""
         with self.lock:
             self.requests.append(Request(time.monotonic(), method, path, query, agent, status, body))
+            return len(self.requests) - 1
 
     def _route(self, path: str) -> _Route:
         segments = [unquote(s) for s in path.strip("/").split("/")]

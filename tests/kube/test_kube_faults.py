@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 from fakeapi import FakeApiServer, Fault
 
-from conftest import Replica, node_of, pod, wait_for
+from conftest import SCHEDULER, Replica, node_of, pod, wait_for
+from kubesched.cluster.kube import ClientOptions, KubeCluster, load_api_client
 from kubesched.testkit.builders import make_node, make_priority_class
 
 pytestmark = pytest.mark.timeout(60)
@@ -58,6 +60,32 @@ def test_connection_reset_on_bind_is_retried(fake: FakeApiServer, replicas: Call
     fake.create(pod("p"))
     wait_for(lambda: node_of(fake, "p") == "n1", what="p bound")
     assert [r.status for r in fake.requests_matching("POST", "/pods/p/binding$")] == [0, 201]
+
+
+def test_a_write_is_logged_before_anyone_can_see_it(fake: FakeApiServer, kubeconfig: str) -> None:
+    """The fake's own contract, which the tests above rely on when they wait for a pod to be bound
+    and then read the request log: the binding is in the log by the time the store (and so every
+    watch and every reader) has the pod bound; its answer is filled in before the lock is let go."""
+    logged_when_bound: list[int] = []
+
+    class Observer:
+        def on_add(self, kind: str, obj: dict[str, Any]) -> None:
+            pass
+
+        def on_update(self, kind: str, old: dict[str, Any], new: dict[str, Any]) -> None:
+            if kind == "Pod" and new["spec"].get("nodeName") and not old["spec"].get("nodeName"):
+                logged_when_bound.append(len(fake.requests_matching("POST", "/pods/p/binding$")))
+
+        def on_delete(self, kind: str, obj: dict[str, Any]) -> None:
+            pass
+
+    fake.store.watch(Observer())
+    fake.create(make_node("n1"))
+    created = fake.create(pod("p"))
+    cluster = KubeCluster(load_api_client(kubeconfig), profiles=[SCHEDULER], client_options=ClientOptions(qps=0))
+    cluster.bind(created, "n1")
+    assert logged_when_bound == [1]
+    assert [r.status for r in fake.requests_matching("POST", "/pods/p/binding$")] == [201]
 
 
 def test_429_retry_after_is_honoured(fake: FakeApiServer, replicas: Callable[..., Replica]) -> None:

@@ -5,6 +5,7 @@ file by `kubesched snapshot`, and says (or records) where the cluster came from.
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +50,7 @@ import uvicorn  # noqa: E402
 from fastapi.testclient import TestClient  # noqa: E402
 
 from kubesched.ui.app import create_app  # noqa: E402
+from kubesched.ui.jobs import Jobs  # noqa: E402
 from kubesched.ui.state import UiState  # noqa: E402
 
 
@@ -57,11 +59,15 @@ def test_ui_serves_a_live_cluster_read_once_as_it_serves_its_dump(fake: FakeApiS
     general = _eks_cluster(fake)
     served: list[Any] = []
     monkeypatch.setattr(uvicorn.Server, "run", lambda self, *a, **k: served.append(self.config))
+    # the command stops its jobs once the server returns (here at once): kept going, to ask the app after
+    stopped: list[Jobs] = []
+    monkeypatch.setattr(Jobs, "shutdown", lambda self: stopped.append(self))
     out = _invoke("ui", "--kubeconfig", kubeconfig, "--port", "8765")
     assert out.exit_code == 0, out.output
+    assert len(stopped) == 1
     assert f"live-cluster from live cluster (kubeconfig {kubeconfig}, context fake), read at" in out.output
     (config,) = served
-    live = TestClient(config.app)
+    live = TestClient(config.app, base_url="http://127.0.0.1:8765")  # a Host the ui answers to
     assert {r.method for r in fake.requests} == {"GET"}  # read-only
     read = len(fake.requests)
     paths = ("/api/result", "/api/cluster", "/api/timeline", "/api/objects")
@@ -70,16 +76,27 @@ def test_ui_serves_a_live_cluster_read_once_as_it_serves_its_dump(fake: FakeApiS
     assert pending.startswith("batch/etl-")
     diagnosis = live.get(f"/api/pods/{pending}").json()
     drain = {"drain": [general[0]], "ignoreDaemonSets": True, "force": True}
-    diff = live.post("/api/whatif", json=drain).json()
+    diff = _job_result(live, live.post("/api/whatif", json=drain))
     page = live.get("/").text
     assert f'id="source">from live cluster (kubeconfig {kubeconfig}, context fake), read at ' in page
     assert len(fake.requests) == read  # read once, at start: the pages serve what was read then
 
-    dumped = TestClient(create_app(UiState.load(str(_dumped(kubeconfig, tmp_path)))))
+    dumped = TestClient(create_app(UiState.load(str(_dumped(kubeconfig, tmp_path)))), base_url="http://127.0.0.1")
     for path in paths:
         assert answers[path] == dumped.get(path).json(), path
     assert diagnosis == dumped.get(f"/api/pods/{pending}").json()
-    assert diff == dumped.post("/api/whatif", json=drain).json()
+    assert diff == _job_result(dumped, dumped.post("/api/whatif", json=drain))
+
+
+def _job_result(client: TestClient, started: Any) -> Any:
+    """The result of the job a what-if started (202), once it is done."""
+    assert started.status_code == 202, started.text
+    deadline = time.monotonic() + 300
+    while (job := client.get(started.headers["location"]).json())["state"] in ("queued", "running"):
+        assert time.monotonic() < deadline, job
+        time.sleep(0.05)
+    assert job["state"] == "done", job
+    return client.get(job["apiResult"]).json()
 
 
 def test_ui_refuses_a_scenario_and_a_kubeconfig_together_and_a_context_the_file_has_not(

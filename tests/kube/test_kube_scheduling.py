@@ -156,6 +156,8 @@ def test_async_preemption_goes_on_with_other_pods_while_the_victims_go(
     assert victim is not None and victim["metadata"].get("deletionTimestamp")
     # bound while the victim's DELETE was held, to n2: n1's free cpu is the nominated preemptor's
     assert bound_meanwhile == ["n2"]
+    # the event is sent in the background, after the nomination: wait for it before counting
+    wait_for(lambda: events_for(fake, "preemptor", "FailedScheduling"), what="FailedScheduling event")
     assert len(events_for(fake, "preemptor", "FailedScheduling")) == 1  # not retried meanwhile
     fake.finish_deletion("default", "victim")  # the kubelet is done
     wait_for(lambda: node_of(fake, "preemptor") == "n1", what="preemptor bound after the victim left")

@@ -13,6 +13,7 @@ import yaml
 from hypothesis import HealthCheck, given, seed, settings
 from hypothesis import strategies as st
 
+from kubesched.scheduler.framework.candidates import BatchedVictims
 from kubesched.scheduler.plugins.defaultpreemption import DefaultPreemption
 from kubesched.sim import simulate
 from kubesched.testkit.builders import (
@@ -103,8 +104,10 @@ def test_the_batch_decides_where_it_can(tmp_path: Path, monkeypatch: pytest.Monk
     result = simulate(str(path)).result
     assert answers and all(a is not None for a in answers)
     decided = [x for a in answers for x in a]
-    assert decided and all(isinstance(x, tuple) and [p.name for p in x[0]] == ["r" + str(x[0][0].name[1:])]
-                           and x[1] == [] for x in decided)
+    listed = [x.make() for x in decided if isinstance(x, BatchedVictims)]
+    assert listed and len(listed) == len(decided)
+    assert all([p.name for p in victims] == ["r" + str(victims[0].name[1:])] and violating == []
+               for victims, violating in listed)
     preemptions = [e for e in result["events"] if e["reason"] == "Preempted"]
     assert len(preemptions) == 1
 
@@ -140,17 +143,18 @@ def test_a_nodes_pods_by_importance_follow_its_changes() -> None:
     handle = FakeHandle([node], time=10.0)
     plugin = DefaultPreemption({}, handle)  # type: ignore[arg-type]
     node.add_pod(new)
-    assert [p.name for p in plugin._most_important_first(node, 10.0)[0]] == ["new"]
+    assert [p.name for p in plugin._node_order(node, 10.0).ordered] == ["new"]
     node.add_pod(old)
     node.add_pod(unstarted)
-    assert [p.name for p in plugin._most_important_first(node, 10.0)[0]] == ["old", "new", "u"]
+    assert [p.name for p in plugin._node_order(node, 10.0).ordered] == ["old", "new", "u"]
     node.remove_pod(old)
-    assert [p.name for p in plugin._most_important_first(node, 10.0)[0]] == ["new", "u"]
+    assert [p.name for p in plugin._node_order(node, 10.0).ordered] == ["new", "u"]
     # an instant before "new" started: "u" counts as starting then, so it is the older one
-    assert [p.name for p in plugin._most_important_first(node, new.start_time - 1)[0]] == ["u", "new"]
+    assert [p.name for p in plugin._node_order(node, new.start_time - 1).ordered] == ["u", "new"]
     # the pods of lower priority than a preemptor's are the end of that order, as filtering finds them
     for name, prio in (("hi", 10), ("mid", 5), ("mid2", 5), ("lo", -3)):
         node.add_pod(pod(name, prio, "2024-01-01T00:00:02Z"))
-    ordered = plugin._most_important_first(node, 10.0)[0]
+    ordered = plugin._node_order(node, 10.0).ordered
     for priority in (-4, -3, 0, 1, 5, 6, 10, 11):
-        assert plugin._lower_priority(node, 10.0, priority) == [p for p in ordered if p.priority < priority]
+        order = plugin._node_order(node, 10.0)
+        assert order.ordered[order.cut(priority):] == [p for p in ordered if p.priority < priority]

@@ -18,6 +18,7 @@ import yaml
 from hypothesis import HealthCheck, given, seed, settings
 from hypothesis import strategies as st
 
+from kubesched.scheduler.framework.candidates import BatchedVictims
 from kubesched.scheduler.framework.runtime import Framework
 from kubesched.scheduler.plugins.defaultpreemption import DefaultPreemption
 from kubesched.testkit.builders import (
@@ -150,7 +151,7 @@ def test_the_batch_decides_spread_and_anti_affinity_nodes(tmp_path: Path, monkey
             assert all(x is None for x in decided)
             assert '"Preempted"' not in fast  # without its victim no node has the pod it needs
         else:
-            assert all(isinstance(x, tuple) for x in decided), name
+            assert all(isinstance(x, BatchedVictims) for x in decided), name
             assert '"Preempted"' in fast
         assert fast == reference(path, monkeypatch)
 

@@ -5,6 +5,7 @@ browser on this machine reaches the app, and the hidden fields its forms carry."
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Generator
 from typing import TYPE_CHECKING, Any
 
@@ -64,3 +65,27 @@ def form_fields(client: TestClient, path: str = "/edit") -> dict[str, str]:
     and (on the edit page) the version of the scenario the page was rendered from."""
     page = client.get(path).text
     return dict(re.findall(r'<input type="hidden" name="(csrf_token|version)" value="([^"]*)">', page))
+
+
+def followed(client: Any, answer: Any, timeout: float = 300) -> dict[str, Any]:
+    """The job a request started (its answer: the API's 202 with the job, or a page's 303 to the
+    job's page) followed to its end, as a script polls ``/api/jobs/ID``: the job as it ended."""
+    if answer.status_code == 303:
+        where = "/api" + answer.headers["location"]  # /jobs/ID -> /api/jobs/ID
+    else:
+        assert answer.status_code == 202, answer.text
+        where = answer.headers["location"]
+    deadline = time.monotonic() + timeout
+    while True:
+        job: dict[str, Any] = client.get(where).json()
+        if job["state"] in ("done", "failed", "cancelled"):
+            return job
+        assert time.monotonic() < deadline, f"job still {job['state']} after {timeout} s: {job}"
+        time.sleep(0.05)
+
+
+def job_result(client: Any, answer: Any) -> Any:
+    """The document a job's result is (its ``apiResult``), once the job is done."""
+    job = followed(client, answer)
+    assert job["state"] == "done", job
+    return client.get(job["apiResult"]).json()

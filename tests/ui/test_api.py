@@ -16,7 +16,7 @@ from fastapi.testclient import TestClient  # noqa: E402
 from kubesched.cli.main import cli  # noqa: E402
 from kubesched.ui.state import UiState  # noqa: E402
 
-from .conftest import every_node, form_fields, ui_client  # noqa: E402
+from .conftest import every_node, followed, form_fields, job_result, ui_client  # noqa: E402
 
 DEMO = str(Path(__file__).resolve().parents[2] / "examples" / "demo.yaml")
 
@@ -46,8 +46,8 @@ def test_the_cluster_and_the_pods_are_the_clis(client: TestClient) -> None:
 
 def test_a_whatif_is_the_clis_and_bad_changes_get_its_message(client: TestClient) -> None:
     answer = client.post("/api/whatif", json={"drain": ["node-2"], "ignoreDaemonSets": True, "force": True})
-    assert answer.status_code == 200
-    assert answer.json() == _cli("whatif", DEMO, "--drain", "node-2", "--ignore-daemonsets", "--force", "-o", "json")
+    assert answer.status_code == 202  # a job: followed to its end, its result is the diff
+    assert job_result(client, answer) == _cli("whatif", DEMO, "--drain", "node-2", "--ignore-daemonsets", "--force", "-o", "json")
     before = client.get("/api/cluster").json()
     bad = client.post("/api/whatif", json={"drain": ["node-9"]})
     assert bad.status_code == 400
@@ -85,7 +85,11 @@ def test_a_pod_not_there_gets_the_clis_words(client: TestClient, pod: str) -> No
 
 
 def test_the_whatif_page_posts_the_form_and_shows_the_diff_or_the_clis_error(client: TestClient) -> None:
-    answer = client.post("/whatif", data={**form_fields(client, "/whatif"), "drain": "node-2", "ignoreDaemonSets": "on", "force": "on", "preemption": ""})
+    started = client.post("/whatif", data={**form_fields(client, "/whatif"), "drain": "node-2", "ignoreDaemonSets": "on", "force": "on", "preemption": ""},
+                          follow_redirects=False)
+    assert started.status_code == 303 and started.headers["location"].startswith("/jobs/")
+    job = followed(client, started)
+    answer = client.get(job["result"])  # the job page leads there once it is done
     assert answer.status_code == 200
     diff = _cli("whatif", DEMO, "--drain", "node-2", "--ignore-daemonsets", "--force", "-o", "json")
     page = unescape(answer.text)

@@ -243,3 +243,33 @@ def test_a_300_node_cluster_by_pool_a_page_of_nodes_at_a_time_and_a_node_found_b
         simulated = _cli("simulate", str(path), "-o", "json")["pods"]
         assert pods == sorted(k for k, p in simulated.items() if p["node"] == wanted and p["phase"] != "Deleted")
         assert pods  # api pods run there
+
+
+def test_a_whatif_runs_as_a_job_with_its_progress_and_is_cancelled(page: Page, tmp_path: Path) -> None:
+    from .test_jobs import CHURN, QUIET  # a cluster quiet until t=1e6, and pods that churn for days
+
+    (tmp_path / "quiet.yaml").write_text(QUIET)
+    with _serving(str(tmp_path / "quiet.yaml")) as url:
+        page.goto(url + "/whatif")
+        page.fill("#apply", CHURN)
+        page.click("#run-whatif")
+        page.wait_for_url("**/jobs/*")  # answered at once: the job's page
+        assert page.inner_text("#job-title").endswith("what-if: apply 1 object")
+        # the page reloads itself until the progress shows simulated time (no script needed)
+        page.wait_for_selector("#job-bar", timeout=60_000)
+        page.wait_for_function("(document.getElementById('job-progress') || {textContent: ''})"
+                               ".textContent.includes('scheduling cycles')", timeout=60_000)
+        assert page.get_attribute("#job-state", "data-state") == "running"
+        assert "of 1e+06s" in page.inner_text("#job-progress")
+        for _ in range(20):  # a reload may come between finding the button and the click: click again
+            if page.locator("#job-cancelled").count():
+                break
+            try:
+                page.click("#cancel-job", timeout=5_000)
+                page.wait_for_selector("#job-cancelled", timeout=10_000)
+            except Exception:  # noqa: BLE001, S112 - the page reloaded under the click
+                continue
+        assert page.inner_text("#job-state") == "cancelled"
+        assert page.inner_text("#job-cancelled") == "Cancelled: nothing was changed."
+        page.goto(url + "/")
+        assert "pending 0" in page.inner_text("#summary")

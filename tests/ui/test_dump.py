@@ -16,7 +16,7 @@ from kubesched.cli.main import cli  # noqa: E402
 from kubesched.testkit.dumps.cluster import small_eks_cluster  # noqa: E402
 from kubesched.ui.state import UiState  # noqa: E402
 
-from .conftest import every_node, ui_client  # noqa: E402
+from .conftest import every_node, job_result, ui_client  # noqa: E402
 
 
 def _cli(*args: str) -> dict:
@@ -54,5 +54,4 @@ def test_an_eks_dump_by_node_group_with_its_pending_pod_and_a_drain(dump_path: P
 
     node = every_node(client, pool=cluster["pools"][0]["pool"])[0]["node"]
     diff = client.post("/api/whatif", json={"drain": [node], "ignoreDaemonSets": True, "force": True})
-    assert diff.status_code == 200
-    assert diff.json() == _cli("whatif", str(dump_path), "--drain", node, "--ignore-daemonsets", "--force", "-o", "json")
+    assert job_result(client, diff) == _cli("whatif", str(dump_path), "--drain", node, "--ignore-daemonsets", "--force", "-o", "json")

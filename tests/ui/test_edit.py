@@ -16,7 +16,7 @@ from fastapi.testclient import TestClient  # noqa: E402
 from kubesched.cli.main import cli  # noqa: E402
 from kubesched.ui.state import UiState  # noqa: E402
 
-from .conftest import BIG_NODE, form_fields, ui_client  # noqa: E402
+from .conftest import BIG_NODE, followed, form_fields, ui_client  # noqa: E402
 
 DEMO = str(Path(__file__).resolve().parents[2] / "examples" / "demo.yaml")
 
@@ -40,10 +40,11 @@ def test_an_added_node_runs_again_as_the_cli_runs_the_scenario_downloaded(client
     before = client.get("/api/result").json()
     assert before["summary"]["pending"] == 2
     answer = client.post("/api/objects", json={"yaml": BIG_NODE})
-    assert answer.status_code == 200, answer.text
-    assert answer.json()["applied"] == ["Node node-7"]
-    after = client.get("/api/result").json()
-    assert after["summary"]["pending"] == 0 == answer.json()["summary"]["pending"]
+    assert answer.status_code == 202, answer.text  # a job simulates again; the new run is swapped in when done
+    job = followed(client, answer)
+    assert job["state"] == "done" and job["notes"] == ["applied Node node-7"]
+    after = client.get(job["apiResult"]).json()
+    assert after["summary"]["pending"] == 0
     # the same change through the CLI: whatif --apply FILE --save-changed, then simulate that
     (tmp_path / "node.yaml").write_text(BIG_NODE)
     code, output = _invoke("whatif", DEMO, "--apply", str(tmp_path / "node.yaml"),
@@ -58,8 +59,8 @@ def test_an_added_node_runs_again_as_the_cli_runs_the_scenario_downloaded(client
     assert [n["node"] for n in client.get("/api/cluster/nodes", params={"q": "node-7"}).json()["nodes"]] == ["node-7"]
     assert client.get("/nodes/node-7").status_code == 200
 
-    deleted = client.delete("/api/objects/Node/node-7")
-    assert deleted.status_code == 200 and deleted.json()["deleted"] == "Node node-7"
+    deleted = followed(client, client.delete("/api/objects/Node/node-7"))
+    assert deleted["state"] == "done" and deleted["notes"] == ["deleted Node node-7"]
     assert client.get("/api/result").json() == before
     assert client.get("/api/cluster/nodes/node-7").status_code == 404
 
@@ -103,6 +104,8 @@ def test_the_edit_page_lists_loads_and_deletes_objects(client: TestClient) -> No
     assert page.text.count('class="object-row"') == 6
     node = client.get("/edit", params={"kind": "Node", "name": "node-6"}).text
     assert "name: node-6" in node
-    done = client.post("/edit", data={**form_fields(client), "action": "delete", "kind": "Node", "namespace": "", "name": "node-6"})
+    job = followed(client, client.post("/edit", data={**form_fields(client), "action": "delete", "kind": "Node", "namespace": "", "name": "node-6"},
+                                       follow_redirects=False))
+    done = client.get(job["result"])  # where the job's page leads once it is done
     assert done.status_code == 200 and "deleted Node node-6" in done.text
     assert [o["name"] for o in client.get("/api/objects").json() if o["kind"] == "Node"] == [f"node-{i}" for i in range(1, 6)]

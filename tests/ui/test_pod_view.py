@@ -19,7 +19,7 @@ from kubesched.testkit.dumps.cluster import ClusterDump  # noqa: E402
 from kubesched.ui.app import NODES_PER_PAGE  # noqa: E402
 from kubesched.ui.state import UiState  # noqa: E402
 
-from .conftest import every_node, ui_client  # noqa: E402
+from .conftest import every_node, followed, ui_client  # noqa: E402
 
 DEMO = str(Path(__file__).resolve().parents[2] / "examples" / "demo.yaml")
 
@@ -99,13 +99,17 @@ def _pools(client: TestClient) -> dict[str, str]:
 
 
 def test_a_pod_at_an_earlier_moment_is_explain_at(demo: TestClient) -> None:
+    first = followed(demo, demo.get("/api/pods/default/batch-vcrnf?at=70"))  # the run to t=70 is a job
+    assert first["state"] == "done" and first["apiResult"] == "/api/pods/default/batch-vcrnf?at=70"
     assert demo.get("/api/pods/default/batch-vcrnf?at=70").json() == \
         _cli("explain", "default/batch-vcrnf", DEMO, "--at", "70s", "-o", "json")
+    assert followed(demo, demo.get("/api/pods/default/batch-vcrnf?at=5"))["state"] == "done"
     early = demo.get("/api/pods/default/batch-vcrnf?at=5")
     assert early.status_code == 404
     out = CliRunner().invoke(cli, ["explain", "default/batch-vcrnf", DEMO, "--at", "5s"])
     assert early.json()["detail"] in out.output
-    assert demo.get("/api/pods/default/batch-vcrnf?at=-1").status_code == 422
+    refused = demo.get("/api/pods/default/batch-vcrnf?at=-1")
+    assert refused.status_code == 400 and "which ends at t=180s" in refused.json()["detail"]
     page = unescape(demo.get("/pods/default/batch-vcrnf?at=70").text)
     assert "at t=70s:" in page and "--at 70s -o json" in page
 

@@ -9,6 +9,7 @@ import gzip
 import re
 from pathlib import Path
 
+import httpx
 import pytest
 
 pytest.importorskip("fastapi")
@@ -17,7 +18,7 @@ from fastapi.testclient import TestClient  # noqa: E402
 from kubesched.ui.security import VERSION_HEADER, Safety  # noqa: E402
 from kubesched.ui.state import UiState  # noqa: E402
 
-from .conftest import BASE_URL, BIG_NODE, form_fields, ui_client  # noqa: E402
+from .conftest import BASE_URL, BIG_NODE, followed, form_fields, ui_client  # noqa: E402
 
 DEMO = str(Path(__file__).resolve().parents[2] / "examples" / "demo.yaml")
 EVIL = "http://evil.example"
@@ -35,6 +36,13 @@ def client() -> TestClient:
 
 def _nodes(client: TestClient) -> list[str]:
     return [o["name"] for o in client.get("/api/objects").json() if o["kind"] == "Node"]
+
+
+def _done(client: TestClient, answer: httpx.Response) -> dict:
+    """The job ``answer`` started (a 202's, or a form's 303 to its page), followed to its end: done."""
+    job = followed(client, answer)
+    assert job["state"] == "done", job
+    return job
 
 
 @pytest.mark.parametrize("host", ["127.0.0.1:8750", "localhost:8750", "[::1]:8750", "LOCALHOST", "127.0.0.1:9000"])
@@ -80,6 +88,7 @@ def test_a_cross_origin_form_post_deletes_nothing(client: TestClient) -> None:
         assert answer.text.startswith("refused: this change was sent by ")
         assert f"not by a page of this server ({BASE_URL})" in answer.text and "nothing was changed" in answer.text
     assert client.get("/api/scenario.yaml").text == before and "node-1" in _nodes(client)
+    assert client.get("/api/jobs").json() == []  # refused before any job started
 
 
 def test_the_json_api_refuses_other_sites_and_takes_curl(client: TestClient) -> None:
@@ -89,11 +98,14 @@ def test_the_json_api_refuses_other_sites_and_takes_curl(client: TestClient) -> 
         answer = client.request(method, path, json=body, headers={"Origin": EVIL})
         assert answer.status_code == 403 and answer.json()["detail"].startswith(f"refused: this change was sent by {EVIL}")
     assert "node-7" not in _nodes(client) and "node-1" in _nodes(client)
+    assert client.get("/api/jobs").json() == []  # refused before any job started
     # the same requests from this server's own page, or from a client that sends no Origin (curl)
-    assert client.post("/api/objects", json={"yaml": BIG_NODE}, headers={"Origin": BASE_URL}).status_code == 200
-    assert client.delete("/api/objects/Node/node-7").status_code == 200
-    assert client.post("/api/whatif", json={"cordon": ["node-1"]},
-                       headers={"Origin": BASE_URL, "Sec-Fetch-Site": "same-origin"}).status_code == 200
+    _done(client, client.post("/api/objects", json={"yaml": BIG_NODE}, headers={"Origin": BASE_URL}))
+    assert "node-7" in _nodes(client)
+    _done(client, client.delete("/api/objects/Node/node-7"))
+    assert "node-7" not in _nodes(client)
+    _done(client, client.post("/api/whatif", json={"cordon": ["node-1"]},
+                              headers={"Origin": BASE_URL, "Sec-Fetch-Site": "same-origin"}))
 
 
 def test_a_form_needs_this_processs_token(demo_state: UiState) -> None:
@@ -109,7 +121,7 @@ def test_a_form_needs_this_processs_token(demo_state: UiState) -> None:
                            ("/whatif", {"cordon": "node-1"})):
             answer = client.post(path, data={**fields, **data, "csrf_token": token}, headers={"Origin": BASE_URL})
             assert answer.status_code == 403 and said in answer.text and "Reload the page" in answer.text
-    assert client.get("/api/scenario.yaml").text == before
+    assert client.get("/api/scenario.yaml").text == before and client.get("/api/jobs").json() == []
 
 
 def test_an_edit_from_a_stale_version_is_refused_naming_both(client: TestClient) -> None:
@@ -117,48 +129,58 @@ def test_an_edit_from_a_stale_version_is_refused_naming_both(client: TestClient)
     assert first.headers[VERSION_HEADER] == "1"
     tab_a, tab_b = form_fields(client), form_fields(client)  # two tabs, both on version 1
     assert tab_a == tab_b and tab_a["version"] == "1"
-    applied = client.post("/edit", data={**tab_a, "action": "apply", "yaml": BIG_NODE})
+    started = client.post("/edit", data={**tab_a, "action": "apply", "yaml": BIG_NODE}, follow_redirects=False)
+    assert started.status_code == 303 and started.headers[VERSION_HEADER] == "1"  # the job runs: still version 1
+    job = _done(client, started)
+    assert job["basedOn"] == 1 and job["version"] == 2
+    applied = client.get(job["result"])  # where the job's page leads once it is done
     assert applied.status_code == 200 and "applied Node node-7" in applied.text
     assert applied.headers[VERSION_HEADER] == "2" and 'id="scenario-version">version 2<' in applied.text
-    after_a = client.get("/api/scenario.yaml").text
+    after_a, jobs = client.get("/api/scenario.yaml").text, client.get("/api/jobs").json()
     stale = client.post("/edit", data={**tab_b, "action": "delete", "kind": "Node", "name": "node-7"})
-    assert stale.status_code == 409
+    assert stale.status_code == 409  # at once: no job started
     message = re.search(r'id="edit-error" class="error">([^<]*)<', stale.text).group(1)
     assert message.startswith("the scenario is at version 2, and this edit was made on version 1")
     stale_apply = client.post("/edit", data={**tab_b, "action": "apply", "yaml": BIG_NODE.replace('"32"', '"2"')})
     assert stale_apply.status_code == 409 and "this edit was made on version 1" in stale_apply.text
     assert client.get("/api/scenario.yaml").text == after_a and "node-7" in _nodes(client)
+    assert client.get("/api/jobs").json() == jobs
     # the page the refusal shows is of version 2: sent again from there, the edit goes through
     again = re.search(r'name="version" value="(\d+)"', stale.text).group(1)
     assert again == "2"
-    done = client.post("/edit", data={**tab_b, "version": again, "action": "delete", "kind": "Node", "name": "node-7"})
+    job = _done(client, client.post("/edit", data={**tab_b, "version": again, "action": "delete", "kind": "Node",
+                                                   "name": "node-7"}, follow_redirects=False))
+    done = client.get(job["result"])
     assert done.status_code == 200 and "deleted Node node-7" in done.text and "node-7" not in _nodes(client)
+    assert 'id="scenario-version">version 3<' in done.text
 
 
 def test_a_form_without_its_version_is_refused(client: TestClient) -> None:
     token = form_fields(client)["csrf_token"]
     answer = client.post("/edit", data={"csrf_token": token, "action": "delete", "kind": "Node", "name": "node-1"})
     assert answer.status_code == 400 and "does not say which version" in answer.text and "node-1" in _nodes(client)
+    assert client.get("/api/jobs").json() == []
 
 
 def test_the_api_takes_a_version_field_or_if_match(client: TestClient) -> None:
     added = client.post("/api/objects", json={"yaml": BIG_NODE, "version": 1})
-    assert added.status_code == 200 and added.json()["version"] == 2 and added.headers[VERSION_HEADER] == "2"
+    assert added.status_code == 202 and added.json()["basedOn"] == 1
+    assert _done(client, added)["version"] == 2 and client.get("/api/result").headers[VERSION_HEADER] == "2"
+    jobs = client.get("/api/jobs").json()
     stale = client.post("/api/objects", json={"yaml": BIG_NODE}, headers={"If-Match": '"1"'})
     assert stale.status_code == 409
     assert stale.json()["detail"].startswith("the scenario is at version 2, and this edit was made on version 1")
     assert client.delete("/api/objects/Node/node-7", params={"version": 1}).status_code == 409
     assert client.delete("/api/objects/Node/node-7", headers={"If-Match": "1"}).status_code == 409
-    assert "node-7" in _nodes(client)
+    assert "node-7" in _nodes(client) and client.get("/api/jobs").json() == jobs  # no job was started
     bad = client.delete("/api/objects/Node/node-7", headers={"If-Match": "yesterday"})
     assert bad.status_code == 400 and "expected the scenario's version, a number" in bad.json()["detail"]
     both = client.delete("/api/objects/Node/node-7", params={"version": 2}, headers={"If-Match": '"3"'})
     assert both.status_code == 400 and "name one" in both.json()["detail"]
-    deleted = client.delete("/api/objects/Node/node-7", headers={"If-Match": 'W/"2"'})
-    assert deleted.status_code == 200 and deleted.json()["version"] == 3
+    assert _done(client, client.delete("/api/objects/Node/node-7", headers={"If-Match": 'W/"2"'}))["version"] == 3
     # no version at all (curl as before): applied to the scenario as it is
-    assert client.post("/api/objects", json={"yaml": BIG_NODE}).json()["version"] == 4
-    assert client.delete("/api/objects/Node/node-7", headers={"If-Match": "*"}).json()["version"] == 5
+    assert _done(client, client.post("/api/objects", json={"yaml": BIG_NODE}))["version"] == 4
+    assert _done(client, client.delete("/api/objects/Node/node-7", headers={"If-Match": "*"}))["version"] == 5
     # a refused edit (bad YAML) does not count as a version
     assert client.post("/api/objects", json={"yaml": "kind: Pod\n"}).status_code == 400
     assert client.get("/api/objects").headers[VERSION_HEADER] == "5"

@@ -16,7 +16,7 @@ from kubesched.cli.main import cli  # noqa: E402
 from kubesched.testkit.dumps.cluster import ClusterDump  # noqa: E402
 from kubesched.ui.state import WHATIFS_KEPT, UiState  # noqa: E402
 
-from .conftest import every_node, form_fields, ui_client  # noqa: E402
+from .conftest import every_node, followed, form_fields, ui_client  # noqa: E402
 
 DEMO = str(Path(__file__).resolve().parents[2] / "examples" / "demo.yaml")
 
@@ -35,13 +35,15 @@ def demo() -> TestClient:
 def test_a_whatifs_changed_scenario_and_report_are_the_clis_files(demo: TestClient, tmp_path: Path) -> None:
     answer = demo.post("/api/whatif", json={"drain": ["node-2"], "ignoreDaemonSets": True, "force": True,
                                             "priorityClass": ["app=web:payments"]})
-    assert answer.status_code == 200
-    where = answer.headers["Content-Location"]
+    assert answer.status_code == 202
+    job = followed(demo, answer)
+    where = job["apiResult"]
     saved, report = tmp_path / "changed.yaml", tmp_path / "report.html"
     printed = _invoke("whatif", DEMO, "--drain", "node-2", "--ignore-daemonsets", "--force",
                       "--priority-class", "app=web:payments", "--save-changed", str(saved), "--report", str(report),
                       "-o", "json")
-    assert answer.json() == json.loads(printed) == demo.get(where).json()
+    diff = demo.get(where).json()
+    assert diff == json.loads(printed)
     scenario = demo.get(where + "/scenario.yaml")
     assert scenario.headers["content-disposition"].startswith("attachment;")
     assert scenario.text == saved.read_text()
@@ -49,13 +51,15 @@ def test_a_whatifs_changed_scenario_and_report_are_the_clis_files(demo: TestClie
     # the changed scenario is one the CLI loads: its simulation is the what-if's changed side
     changed = json.loads(_invoke("simulate", str(saved), "-o", "json"))["summary"]
     counts = ("scheduled", "pending", "preemptions", "victims")
-    assert {k: changed[k] for k in counts} == {k: answer.json()["summary"]["changed"][k] for k in counts}
+    assert {k: changed[k] for k in counts} == {k: diff["summary"]["changed"][k] for k in counts}
 
-    page = demo.post("/whatif", data={**form_fields(demo, "/whatif"), "drain": "node-2", "ignoreDaemonSets": "on", "force": "on"})
+    job = followed(demo, demo.post("/whatif", data={**form_fields(demo, "/whatif"), "drain": "node-2", "ignoreDaemonSets": "on", "force": "on"},
+                                   follow_redirects=False))
+    page = demo.get(job["result"])
     link = page.text.split('id="whatif-scenario" href="')[1].split('"')[0]
     assert demo.get(link).status_code == 200 and "kind: Scenario" in demo.get(link).text
     for _ in range(WHATIFS_KEPT):
-        demo.post("/api/whatif", json={"cordon": ["node-1"]})
+        assert followed(demo, demo.post("/api/whatif", json={"cordon": ["node-1"]}))["state"] == "done"
     gone = demo.get(where + "/scenario.yaml")
     assert gone.status_code == 404 and "run it again" in gone.json()["detail"]
 

@@ -17,7 +17,7 @@ from fastapi.testclient import TestClient  # noqa: E402
 from kubesched.cli.main import cli  # noqa: E402
 from kubesched.ui.state import UiState  # noqa: E402
 
-from .conftest import BIG_NODE, form_fields, ui_client  # noqa: E402
+from .conftest import BIG_NODE, followed, form_fields, job_result, ui_client  # noqa: E402
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 DEMO = str(EXAMPLES / "demo.yaml")
@@ -70,16 +70,18 @@ def _files(tmp_path: Path, apply: str | None = None, config: str | None = None) 
 
 def test_apply_and_a_scheduler_config_answer_as_the_cli(client: TestClient, tmp_path: Path) -> None:
     answer = client.post("/api/whatif", json={"apply": APPLY, "schedulerConfig": NO_PREEMPTION, "cordon": ["node-1"]})
-    assert answer.status_code == 200, answer.text
+    assert answer.status_code == 202, answer.text
     code, output = _whatif(*_files(tmp_path, APPLY, NO_PREEMPTION), "--cordon", "node-1", "-o", "json")
     assert code == 0, output
     said = json.loads(output[output.index("{"):])  # after the warning about the typo
-    assert answer.json() == said
+    assert job_result(client, answer) == said
     assert said["changes"] == ["apply Node node-7", "apply PriorityClass urgent", "cordon node-1",
                                "new scheduler configuration"]
     assert said["summary"]["changed"]["preemptions"] == 0 < said["summary"]["baseline"]["preemptions"]  # the config
     # the form posts the same texts; the page shows the answer and the CLI's warning
-    page = client.post("/whatif", data={**form_fields(client, "/whatif"), "apply": APPLY, "schedulerConfig": NO_PREEMPTION, "cordon": "node-1"})
+    job = followed(client, client.post("/whatif", data={**form_fields(client, "/whatif"), "apply": APPLY, "schedulerConfig": NO_PREEMPTION,
+                                                         "cordon": "node-1"}, follow_redirects=False))
+    page = client.get(job["result"])
     assert page.status_code == 200
     text = unescape(page.text)
     assert f"<td>pending</td><td>{said['summary']['baseline']['pending']}</td>" \
@@ -118,3 +120,40 @@ def test_bad_texts_get_the_clis_error_and_nothing_runs(state: UiState, client: T
     assert f'<p id="whatif-error" class="error">{detail}</p>' in unescape(page.text)
     assert "whatif-result" not in page.text
     assert client.get("/api/result").json() == before and state.whatif_count == runs  # nothing ran
+
+
+def test_a_drains_grace_period_of_0_and_its_timeout_are_the_clis(client: TestClient) -> None:
+    code, out = _whatif("--drain", "node-2", "--ignore-daemonsets", "--force", "--grace-period", "0",
+                        "--drain-timeout", "2m", "-o", "json")
+    assert code == 0, out
+    said = json.loads(out)
+    assert said["drains"][0]["options"]["gracePeriod"] == 0 and said["drains"][0]["options"]["timeout"] == 120
+    body = {"drain": ["node-2"], "ignoreDaemonSets": True, "force": True, "gracePeriodSeconds": 0, "drainTimeout": "2m"}
+    assert job_result(client, client.post("/api/whatif", json=body)) == said  # 0 is 0, not "the pod's own"
+    # the form's fields, shown again with the answer
+    fields = {"drain": "node-2", "ignoreDaemonSets": "on", "force": "on", "gracePeriodSeconds": "0", "drainTimeout": "2m"}
+    job = followed(client, client.post("/whatif", data={**form_fields(client, "/whatif"), **fields},
+                                       follow_redirects=False))
+    assert job["state"] == "done", job
+    assert client.get(job["apiResult"]).json() == said
+    page = client.get(job["result"]).text
+    assert 'id="grace-period" min="0" step="1" size="6" placeholder="the pod\'s" value="0"' in page
+    assert 'id="drain-timeout" size="8" placeholder="none" value="2m"' in page
+    # without them, the pods' own grace period and no timeout, as the CLI without its options
+    plain = job_result(client, client.post("/api/whatif", json={**body, "gracePeriodSeconds": None, "drainTimeout": None}))
+    assert plain["drains"][0]["options"]["gracePeriod"] is None and plain["drains"][0]["options"]["timeout"] is None
+
+
+@pytest.mark.parametrize(("fields", "said"), [
+    ({"drain": "node-2", "gracePeriodSeconds": "-1"}, "gracePeriodSeconds '-1': expected a whole number of seconds"),
+    ({"drain": "node-2", "gracePeriodSeconds": "soon"}, "gracePeriodSeconds 'soon': expected a whole number"),
+    ({"drain": "node-2", "drainTimeout": "soon"}, "drainTimeout: invalid duration 'soon'"),
+    ({"drain": "node-2", "drainTimeout": "-5m"}, "drainTimeout '-5m': expected a duration of 0 or more"),
+    ({"cordon": "node-1", "gracePeriodSeconds": "0"}, "gracePeriodSeconds and drainTimeout go with drain"),
+])
+def test_a_bad_grace_period_or_timeout_is_refused_and_nothing_runs(client: TestClient, fields: dict, said: str) -> None:
+    jobs = client.get("/api/jobs").json()
+    answer = client.post("/whatif", data={**form_fields(client, "/whatif"), **fields})
+    assert answer.status_code == 400 and said in unescape(answer.text)
+    assert client.get("/api/jobs").json() == jobs  # refused before any job started
+    assert client.post("/api/whatif", json={"drain": ["node-2"], "gracePeriodSeconds": -1}).status_code == 422

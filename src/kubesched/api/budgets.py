@@ -106,13 +106,15 @@ class BudgetIndex:
     (a status update, the usual change, keeps it), and :attr:`selection` then changes: answers of
     :meth:`selecting` may be kept for as long as it is the same object."""
 
-    __slots__ = ("_budgets", "_filed", "selection")
+    __slots__ = ("_budgets", "_filed", "selection", "version")
 
     def __init__(self, pdbs: Iterable[Obj] = ()) -> None:
         self._budgets: dict[str, Budget] = {}
         self._filed: dict[str, _Filed] | None = None
         #: a token standing for the budgets' selectors: replaced whenever one of them changes
         self.selection = object()
+        #: counts the changes of any budget (its status included)
+        self.version = 0
         for pdb in pdbs:
             self.update(key_of(pdb), pdb)
 
@@ -135,6 +137,7 @@ class BudgetIndex:
         if pdb is None:
             if old is not None:
                 del self._budgets[key]
+                self.version += 1
                 if old.selector is not None:
                     self._reselect()
             return
@@ -142,6 +145,7 @@ class BudgetIndex:
             return
         budget = Budget.of(key, pdb)
         self._budgets[key] = budget
+        self.version += 1
         if old is None:
             if budget.selector is not None:
                 self._reselect()
@@ -178,8 +182,3 @@ class BudgetIndex:
         budgets = self._budgets
         return tuple(key for key in in_namespace.candidates(labels)
                      if budgets[key].selector.matches(labels))  # type: ignore[union-attr]
-
-
-def violated_budgets(index: BudgetIndex, namespace: str, labels: Mapping[str, str]) -> list[str]:
-    """The keys of the budgets selecting a pod, in name order (for reports)."""
-    return sorted(index.selecting(namespace, labels))

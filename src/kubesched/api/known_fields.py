@@ -17,7 +17,7 @@ import sys
 from collections.abc import Mapping, Set
 from typing import Any
 
-from kubesched.api._checks import idx_path, key_path
+from kubesched.api.checks import idx_path, key_path
 from kubesched.api.known_fields_data import KIND_TYPES, TYPES
 
 _PLUGIN_SET = "SchedPluginSet"

@@ -9,7 +9,7 @@ from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import Any
 
-from kubesched.api._checks import Errors, expect_dict, key_path
+from kubesched.api.checks import Errors, expect_dict, key_path
 from kubesched.api.cluster_settings import admission, autoscaler, eviction, storage, topology
 
 ClusterValidator = Callable[[dict[str, Any], str, Errors], None]

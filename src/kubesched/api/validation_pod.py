@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from kubesched.api._checks import (
+from kubesched.api.checks import (
     INT32_MAX,
     INT32_MIN,
     LABEL_SELECTOR_OPERATOR_ORDER,

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kubesched.api._checks import (
+from kubesched.api.checks import (
     Errors,
     check_dns_label,
     check_dns_subdomain,

@@ -165,8 +165,6 @@ def read_live_cluster(kubeconfig: str, context: str | None) -> tuple[Any, str]:
     try:
         transport = snapshot_transport(kubeconfig, context)
         used = kubeconfig_context(kubeconfig, context)
-    except ImportError:
-        raise
     except Exception as err:  # as kubesched snapshot says it: unreadable, no such context, bad credentials
         raise KubeschedError(f"cannot use {kubeconfig}: {err}") from err
     try:
@@ -183,11 +181,10 @@ def read_live_cluster(kubeconfig: str, context: str | None) -> tuple[Any, str]:
 def load_live_cluster(kubeconfig: str, context: str | None) -> LiveCluster:
     """The live cluster of ``--kubeconfig``/``--context``, read once, as a Scenario."""
     from kubesched.api.loader import scenario_from_objects
+    from kubesched.cli.extras import require_extra
 
-    try:
-        snapshot_read, used = read_live_cluster(kubeconfig, context)
-    except ImportError as err:
-        raise click.UsageError("--kubeconfig needs the kube extra: pip install 'kubesched[kube]'") from err
+    require_extra("--kubeconfig", "kube", ("kubernetes",))
+    snapshot_read, used = read_live_cluster(kubeconfig, context)
     scenario = scenario_from_objects(snapshot_read.objects, "live-cluster", f"cluster ({kubeconfig})")
     return LiveCluster(scenario, kubeconfig, used)
 

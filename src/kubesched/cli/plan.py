@@ -11,10 +11,11 @@ from rich.markup import escape
 from kubesched.api.errors import KubeschedError
 from kubesched.cli.jsonout import write_json
 from kubesched.cli.options import live_cluster_options, report_unknown_fields, strict_option
-from kubesched.cli.sweep import execution_options, executor, progress_bar, read_base
+from kubesched.cli.sweep import execution_options, executor, progress_bar, read_base, require_dask
 from kubesched.cli.tables import Table, make_console
-from kubesched.sweep.execute import ResultStore, run_sweep
-from kubesched.sweep.plan import PLAN_KIND, Round, load_plan, search
+from kubesched.sweep.execute import OtherInputs, ResultStore, run_sweep
+from kubesched.sweep.fingerprint import variant_inputs
+from kubesched.sweep.plan import PLAN_KIND, Round, check_goals_against_base, load_plan, search
 from kubesched.sweep.spec import Variant, check_against_base, pool_description
 from kubesched.sweep.summary import base_text
 
@@ -27,21 +28,23 @@ from kubesched.sweep.summary import base_text
 @click.option("--progress/--no-progress", default=None, help="Show progress (default: when stderr is a terminal).")
 @strict_option()
 def plan(plan_file: str, kubeconfig: str | None, context: str | None, workers: int | None, local: bool,
-         address: str | None, out_dir: str | None, output: str, progress: bool | None, strict: bool) -> None:
+         address: str | None, out_dir: str | None, redo: bool, output: str, progress: bool | None, strict: bool) -> None:
     """Find the fewest nodes of PLAN's pool (from its min to its max) for which every goal holds
     in every seed's simulation, by bisection; each round's simulations run in parallel, as a
     sweep's do (docs/sweeps.md). A min below the pool's size in the base searches downward too
     (counts below it leave out the pool's last nodes): how far an over-provisioned pool can shrink.
     With --kubeconfig the base is a live cluster, read once."""
+    require_dask("kubesched plan", workers, local, address)
     try:
         spec = load_plan(plan_file, base_given=kubeconfig is not None)
         base, origin = read_base(spec.sweep, kubeconfig, context)
         report_unknown_fields(base.warnings, strict)
         check_against_base(spec.sweep, base, PLAN_KIND)
+        check_goals_against_base(spec, base, plan_file)
     except KubeschedError as err:
         click.echo(f"error: {err}", err=True)
         sys.exit(2)
-    store = ResultStore(out_dir)
+    store = ResultStore(out_dir, variant_inputs(spec.sweep, base), redo)
     # one cluster, and the base sent to it once, for every round
     runner = executor(base, spec.sweep, workers, local, address, len(spec.sweep.seeds or [base.seed]))
     show = sys.stderr.isatty() if progress is None else progress
@@ -55,6 +58,9 @@ def plan(plan_file: str, kubeconfig: str | None, context: str | None, workers: i
     try:
         with runner:
             answer, rounds = search(spec, base.seed, run)
+    except OtherInputs as err:
+        click.echo(f"error: {err}", err=True)
+        sys.exit(2)
     except KeyboardInterrupt:
         click.echo("plan interrupted" + (f": the runs so far are kept in {out_dir}" if out_dir else ""), err=True)
         sys.exit(130)

@@ -10,7 +10,6 @@ command runs, so the rest of the CLI does not pay for it.
 
 from __future__ import annotations
 
-import importlib.util
 import signal
 import socket
 import sys
@@ -22,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from kubesched.api.durations import parse_duration
+from kubesched.cli.extras import require_extra
 from kubesched.cli.options import read_scheduler_config
 from kubesched.k8s.objects import DEFAULT_SCHEDULER_NAME, KUBE_SCHEDULER_LEASE_NAME, KUBESCHED_LEASE_NAME
 from kubesched.scheduler.features import FeatureGateError, parse_feature_gates
@@ -116,8 +116,7 @@ def run(kubeconfig: str | None, context: str | None, config_path: str | None, ku
     own (see docs/real-cluster.md). SIGTERM stops it cleanly: the cycle in flight finishes, the Lease
     is released, exit code 0. Losing the Lease exits with code 1 (as kube-scheduler does).
     """
-    if importlib.util.find_spec("kubernetes") is None:  # pragma: no cover - depends on the installed extras
-        raise click.ClickException("kubesched run needs the kube extra: pip install 'kubesched[kube]'")
+    require_extra("kubesched run", "kube")
     from kubesched.cluster.kube.logs import configure_logging
     from kubesched.serve.runner import STOPPED
 

@@ -20,6 +20,7 @@ import click
 import yaml
 
 from kubesched.api.loader import JSON_LINES_SUFFIXES
+from kubesched.cli.extras import require_extra
 
 if TYPE_CHECKING:  # the kube backend is imported when the command runs
     from kubesched.cluster.kube.resources import Resource
@@ -207,13 +208,12 @@ def snapshot(kubeconfig: str, context: str | None, output: str, fmt: str | None,
         raise click.UsageError(f"--output {output}: directory {target.parent} does not exist")
     fmt = format_of(output, fmt)
     progress = ProgressLine(sys.stderr.isatty())
-    try:
-        from kubesched.cluster.kube.snapshot import iter_snapshot, snapshot_transport
-        from kubesched.k8s.objects import ApiError
+    require_extra("kubesched snapshot", "kube", ("kubernetes",))
+    from kubesched.cluster.kube.snapshot import iter_snapshot, snapshot_transport
+    from kubesched.k8s.objects import ApiError
 
+    try:
         transport = snapshot_transport(kubeconfig, context)
-    except ImportError as err:
-        raise click.UsageError("snapshot needs the kube extra: pip install 'kubesched[kube]'") from err
     except Exception as err:  # the kubeconfig: unreadable, no such context, bad credentials file
         _fail(progress, f"cannot use {kubeconfig}: {err}")
     pages = iter_snapshot(transport, page_size)

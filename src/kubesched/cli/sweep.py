@@ -23,6 +23,7 @@ from rich.progress import (
 
 from kubesched.api.errors import KubeschedError
 from kubesched.api.loader import Scenario, load_scenario
+from kubesched.cli.extras import require_extra
 from kubesched.cli.jsonout import write_json
 from kubesched.cli.options import (
     live_cluster_options,
@@ -32,7 +33,8 @@ from kubesched.cli.options import (
     strict_option,
 )
 from kubesched.cli.tables import Table, make_console
-from kubesched.sweep.execute import Executor, OnOutcome, ResultStore, run_sweep
+from kubesched.sweep.execute import Executor, OnOutcome, OtherInputs, ResultStore, run_sweep
+from kubesched.sweep.fingerprint import variant_inputs
 from kubesched.sweep.metrics import BY_RESOURCE, OPTIONAL
 from kubesched.sweep.spec import Sweep, check_against_base, load_sweep
 from kubesched.sweep.summary import (
@@ -57,7 +59,12 @@ def execution_options(func: Any) -> Any:
     """Where the variants run (``--workers``, ``--local``, ``--dask``) and where they are kept (``--out``)."""
     func = click.option("--out", "out_dir", type=click.Path(file_okay=False), default=None,
                         help="Write each variant's record and SimulationResult there as it finishes; run again "
-                             "with the same directory, the variants already done are skipped.")(func)
+                             "with the same directory, the variants already done are skipped (results there made from other "
+                             "inputs are refused: see --redo).")(func)
+    func = click.option("--redo", is_flag=True, default=False,
+                        help="With --out: run again the variants whose results there were made from other inputs "
+                             "(the sweep file, its base or a file it names changed since), instead of refusing "
+                             "the directory.")(func)
     func = click.option("--dask", "address", metavar="ADDRESS", default=None,
                         help="Run on the Dask cluster whose scheduler is at ADDRESS (tcp://host:8786) instead; its "
                              "workers need kubesched installed.")(func)
@@ -66,6 +73,14 @@ def execution_options(func: Any) -> Any:
     return click.option("--workers", type=click.IntRange(min=0), default=None,
                         help="Worker processes of a local Dask cluster (default: one per core; 0: run the variants "
                              "here, one after another).")(func)
+
+
+def require_dask(command: str, workers: int | None, local: bool, address: str | None) -> None:
+    """Exit naming the sweep extra unless the variants run here (``--local``, ``--workers 0``) or
+    Dask can be imported."""
+    if address is not None or not (local or workers == 0):
+        require_extra(command, "sweep", ("dask", "distributed"),
+                      hint=" (or run the variants here, one after another, with --local)")
 
 
 def executor(base: Scenario, sweep: Sweep, workers: int | None, local: bool, address: str | None,
@@ -124,7 +139,7 @@ def progress_bar(name: str, total: int, show: bool) -> tuple[Progress, OnOutcome
 @click.option("--progress/--no-progress", default=None, help="Show progress (default: when stderr is a terminal).")
 @strict_option()
 def sweep(sweep_file: str, kubeconfig: str | None, context: str | None, workers: int | None, local: bool,
-          address: str | None, out_dir: str | None, output: str, parquet: str | None, report: str | None,
+          address: str | None, out_dir: str | None, redo: bool, output: str, parquet: str | None, report: str | None,
           progress: bool | None, strict: bool) -> None:
     """Simulate every variant of SWEEP (a Sweep file: a base cluster and the axes to vary, see
     docs/sweeps.md) and report each configuration's metrics over its seeds: mean and 95 % interval;
@@ -134,6 +149,9 @@ def sweep(sweep_file: str, kubeconfig: str | None, context: str | None, workers:
     nodes (their pods then go as when a Node is deleted: collected after 40 s, replaced by their
     controllers). With --kubeconfig the base is a live cluster, read once (read-only) and sent to the workers as
     a file's base is; the result records which kubeconfig and context."""
+    require_dask("kubesched sweep", workers, local, address)
+    if parquet:
+        require_extra("kubesched sweep --parquet", "sweep", ("pyarrow",))
     try:
         spec = load_sweep(sweep_file, base_given=kubeconfig is not None)
         base, origin = read_base(spec, kubeconfig, context)
@@ -144,7 +162,12 @@ def sweep(sweep_file: str, kubeconfig: str | None, context: str | None, workers:
         sys.exit(2)
     variants = spec.variants(base.seed)
     runner = executor(base, spec, workers, local, address, len(variants))
-    store = ResultStore(out_dir)
+    store = ResultStore(out_dir, variant_inputs(spec, base), redo)
+    try:
+        store.check(variants)  # before any worker starts
+    except OtherInputs as err:
+        click.echo(f"error: {err}", err=True)
+        sys.exit(2)
     started = time.monotonic()
     bar, advance = progress_bar(f"sweep {spec.name}", len(variants),
                                 sys.stderr.isatty() if progress is None else progress)

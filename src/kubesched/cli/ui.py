@@ -11,12 +11,15 @@ from typing import TYPE_CHECKING
 import click
 
 from kubesched.api.errors import KubeschedError
+from kubesched.cli.extras import require_extra
 from kubesched.cli.options import INPUT_PATH, live_cluster_options, load_live_cluster, load_source
 
 if TYPE_CHECKING:
     from kubesched.ui.state import UiState
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
+#: seconds the requests under way get to finish once the server is told to stop
+GRACE = 5
 
 
 @click.command()
@@ -41,23 +44,25 @@ def ui(scenario: str | None, kubeconfig: str | None, context: str | None, host: 
     on every node, its attempts and scores per plugin and what preemption would cost, the timeline
     with a scrubber, what-if drains, cordons, class changes, objects applied and scheduler
     configurations, and objects edited as YAML; the same documents as JSON under /api (documented
-    at /docs). Needs the ui extra: pip install 'kubesched[ui]'.
+    at /docs). What-ifs, edits and a pod at an earlier moment (?at=, up to the run's end) are
+    simulated as jobs in worker processes, each with a page of its progress and a cancel button;
+    no page waits for them. SIGTERM or Ctrl-C stops the server and its workers. Needs the ui extra:
+    pip install 'kubesched[ui]'.
 
     Safe on the loopback by default: requests naming another host are refused, and so are changes
-    (edits, what-ifs) sent by pages of other sites; the forms carry a token of this process, and an
-    edit made on an earlier version of the scenario (another tab's) is refused, not applied over it.
+    (edits, what-ifs, cancelling a job) sent by pages of other sites; the forms carry a token of this
+    process, and an edit made on an earlier version of the scenario (another tab's) is refused, not
+    applied over it.
 
     \b
     kubesched ui [OPTIONS] SCENARIO
     kubesched ui [OPTIONS] --kubeconfig FILE [--context CONTEXT]"""
-    try:
-        import uvicorn
+    require_extra("kubesched ui", "ui")
+    import uvicorn
 
-        from kubesched.ui.app import create_app
-        from kubesched.ui.security import Safety
-    except ImportError as err:
-        click.echo(f"error: kubesched ui needs the ui extra (pip install 'kubesched[ui]'): {err}", err=True)
-        sys.exit(2)
+    from kubesched.ui.app import create_app
+    from kubesched.ui.security import Safety
+
     try:
         safety = Safety.serving(host, allow_hosts)
     except ValueError as err:
@@ -77,13 +82,19 @@ def ui(scenario: str | None, kubeconfig: str | None, context: str | None, host: 
         with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as probe:
             probe.bind((host, 0))
             port = probe.getsockname()[1]
-    config = uvicorn.Config(create_app(state, safety), host=host, port=port, log_level="warning")
+    # SIGTERM or Ctrl-C: the server stops taking requests, gives those under way a few seconds, and
+    # terminates the simulations still running (their worker processes) before it exits
+    config = uvicorn.Config(create_app(state, safety), host=host, port=port, log_level="warning",
+                            timeout_graceful_shutdown=GRACE)
     server = uvicorn.Server(config)
     url = f"http://{'[' + host + ']' if ':' in host else host}:{port}/"
     click.echo(f"kubesched ui: {state.result['scenario']} from {state.source} at {url} (Ctrl-C to stop)")
     if open_browser:
         webbrowser.open(url)
-    server.run()
+    try:
+        server.run()
+    finally:
+        state.jobs.shutdown()
 
 
 def _state(scenario: str | None, kubeconfig: str | None, context: str | None) -> UiState:

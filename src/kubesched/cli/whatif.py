@@ -11,7 +11,7 @@ import yaml
 from rich.console import Console
 from rich.markup import escape
 
-from kubesched.analysis.whatif.changes import Changes, load_change_objects
+from kubesched.analysis.whatif.changes import Changes, drain_options, load_change_objects
 from kubesched.analysis.whatif.documents import scenario_documents
 from kubesched.analysis.whatif.run import whatif
 from kubesched.api.errors import KubeschedError, ManifestError
@@ -174,7 +174,7 @@ def render_drain(console: Console, drain: dict[str, Any], end: float) -> None:
 @click.option("--ignore-daemonsets", is_flag=True, help="With --drain: skip DaemonSet-managed pods.")
 @click.option("--delete-emptydir-data", is_flag=True, help="With --drain: also delete pods with emptyDir volumes.")
 @click.option("--grace-period", type=click.IntRange(min=0), default=None,
-              help="With --drain: seconds each pod gets to terminate (default: its own).")
+              help="With --drain: seconds each pod gets to terminate (default: its own; 0: at once).")
 @duration_option("--drain-timeout", help="With --drain: give up after this long (default: wait for ever), "
                                          "as kubectl drain's --timeout.")
 @scheduler_config_option("KubeSchedulerConfiguration for the changed run.")
@@ -199,14 +199,15 @@ def whatif_cmd(snapshot: str, enable_preemption: bool, disable_preemption: bool,
     one_standard_input(snapshot, scheduler_config, *apply_files)
     warnings: list[ManifestError] = []
     try:
-        drain_flags = {"force": force, "ignoreDaemonSets": ignore_daemonsets, "deleteEmptyDirData": delete_emptydir_data,
-                       "gracePeriodSeconds": grace_period, "timeout": None if drain_timeout is None else f"{drain_timeout:g}s"}
-        if not drain and any(v not in (None, False) for v in drain_flags.values()):
+        options = drain_options(force=force, ignore_daemonsets=ignore_daemonsets,
+                                delete_emptydir_data=delete_emptydir_data, grace_period=grace_period,
+                                timeout=None if drain_timeout is None else f"{drain_timeout:g}s")
+        if not drain and options:
             raise click.UsageError("--force, --ignore-daemonsets, --delete-emptydir-data, --grace-period and "
                                    "--drain-timeout go with --drain")
         changes = Changes(preemption=preemption, apply=load_change_objects(list(apply_files), warnings),
                           cordon=list(cordon), drain=list(drain),
-                          drain_options={k: v for k, v in drain_flags.items() if v not in (None, False)})
+                          drain_options=options)
         for item in priority_classes:
             selector, sep, pc = item.rpartition(":")
             if not sep or not selector or not pc:

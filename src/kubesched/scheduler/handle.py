@@ -17,8 +17,8 @@ from kubesched.scheduler.framework.types import PodInfo
 if TYPE_CHECKING:
     from kubesched.scheduler.binding import BindingMode
     from kubesched.scheduler.cache import Cache
+    from kubesched.scheduler.framework.candidates import PreemptionRecord
     from kubesched.scheduler.framework.extender import Extender
-    from kubesched.scheduler.framework.preemption import PreemptionRecord
     from kubesched.scheduler.framework.runtime import Framework
     from kubesched.scheduler.framework.waiting import WaitingPod
     from kubesched.scheduler.metrics import Metrics

@@ -20,7 +20,7 @@ from kubesched.scheduler.framework.extender import EXTENDER_NAME
 from kubesched.scheduler.framework.extenders import FilterVerdict, add_scores, apply_verdicts, filter_indices
 from kubesched.scheduler.framework.interface import Code, CycleState, PreFilterResult, Status
 from kubesched.scheduler.framework.runtime import Framework
-from kubesched.scheduler.framework.types import PodInfo
+from kubesched.scheduler.framework.types import NodeStatuses, PodInfo
 from kubesched.scheduler.messages import fit_error_message
 
 if TYPE_CHECKING:
@@ -59,8 +59,10 @@ class FitError(Exception):
         self.post_filter_msg = ""
 
     def message(self) -> str:
+        statuses = self.statuses
         return fit_error_message(
-            self.num_all_nodes, self.pre_filter_msg, self.statuses.values(), self.post_filter_msg
+            self.num_all_nodes, self.pre_filter_msg,
+            statuses if isinstance(statuses, NodeStatuses) else statuses.values(), self.post_filter_msg
         )
 
 
@@ -119,7 +121,7 @@ class NodeSearch:
         restricted) node list from ``nextStartNodeIndex`` until enough feasible nodes are found.
         The feasible nodes by index, in the scan's order."""
         pre_result = self._pre_filter()
-        diagnosis: dict[str, Status] = {}
+        diagnosis = NodeStatuses()
         plugins: set[str] = set()
         only, nominated_index = self._nominated_node(diagnosis, plugins)
         if only is not None:
@@ -133,10 +135,10 @@ class NodeSearch:
         if status.code == Code.ERROR:
             raise RuntimeError(status.message())
         nodes = self.cache.node_infos
-        raise FitError(len(nodes), {info.name: status for info in nodes},
+        raise FitError(len(nodes), NodeStatuses((info.name, status) for info in nodes),
                        {status.plugin} if status.plugin else set(), status.message())
 
-    def _nominated_node(self, diagnosis: dict[str, Status], plugins: set[str]) -> tuple[np.ndarray | None, int | None]:
+    def _nominated_node(self, diagnosis: NodeStatuses, plugins: set[str]) -> tuple[np.ndarray | None, int | None]:
         """Upstream ``evaluateNominatedNode``: the pod's nominated node, alone, first. Returns it (as
         the only feasible node) when it passes the filters and extenders; else None and its index when
         it failed with a status (recorded in ``diagnosis``)."""
@@ -180,7 +182,7 @@ class NodeSearch:
         start = self.next_start % len(order) if len(order) else 0
         return np.concatenate([order[start:], order[:start]]) if start else order
 
-    def _scan(self, order: np.ndarray, nominated_index: int | None, diagnosis: dict[str, Status],
+    def _scan(self, order: np.ndarray, nominated_index: int | None, diagnosis: NodeStatuses,
               plugins: set[str]) -> np.ndarray:
         """Upstream ``findNodesThatPassFilters`` and ``findNodesThatPassExtenders`` over ``order``:
         the feasible nodes, or a :class:`FitError` naming every node that failed."""
@@ -228,8 +230,8 @@ class NodeSearch:
         failed = scanned[~ok[:processed]]
         found = fwk.statuses_for(state, pod, cache, failed, first_fail, known)
         diagnosis.update(zip(map(_NAME, map(nodes.__getitem__, failed.tolist())), found))
-        plugins.update(st.plugin for st in dict(zip(map(id, found), found)).values())
         apply_verdicts(diagnosis, verdicts)
+        plugins.update(st.plugin for st, _ in diagnosis.alike())
         plugins.discard("")
         raise FitError(len(nodes), diagnosis, plugins)
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from kubesched.scheduler.framework.preemption import PreemptionRecord
+from kubesched.scheduler.framework.candidates import PreemptionRecord
 
 
 @dataclass

@@ -21,7 +21,9 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from kubesched.api.errors import KubeschedError
 from kubesched.api.loader import Scenario
+from kubesched.sweep.fingerprint import Inputs
 from kubesched.sweep.spec import Sweep, Variant
 from kubesched.sweep.variants import Outcome, run_variant
 
@@ -36,24 +38,55 @@ def outcome_record(outcome: Outcome) -> dict[str, Any]:
             "seconds": round(outcome.seconds, 3)}
 
 
-class ResultStore:
-    """The output directory: one file per finished variant, written whole or not at all."""
+class OtherInputs(KubeschedError):
+    """The output directory holds results made from other inputs than this sweep's."""
 
-    def __init__(self, directory: str | None) -> None:
+
+class ResultStore:
+    """The output directory: one file per finished variant, written whole or not at all, each
+    record with the digest of its inputs (``inputs``: :mod:`.fingerprint`). A record of other
+    inputs is refused (:class:`OtherInputs`), or run again when ``redo``."""
+
+    def __init__(self, directory: str | None, inputs: Inputs | None = None, redo: bool = False) -> None:
         self.directory = Path(directory) if directory else None
+        self.inputs = inputs
+        self.redo = redo
         if self.directory is not None:
             (self.directory / "variants").mkdir(parents=True, exist_ok=True)
             (self.directory / "results").mkdir(exist_ok=True)
 
-    def done(self, variant: Variant) -> dict[str, Any] | None:
-        """The record of a variant finished by an earlier run without error, if there is one."""
+    def record_of(self, variant: Variant) -> dict[str, Any] | None:
+        """What an earlier run wrote of the variant, if anything."""
         if self.directory is None:
             return None
         path = self.directory / "variants" / f"{variant.id}.json"
         if not path.exists():
             return None
         record: dict[str, Any] = json.loads(path.read_text())
-        return record if record.get("error") is None else None
+        return record
+
+    def same_inputs(self, variant: Variant, record: dict[str, Any]) -> bool:
+        return self.inputs is None or record.get("inputs") == self.inputs(variant)
+
+    def done(self, variant: Variant) -> dict[str, Any] | None:
+        """The record of a variant finished by an earlier run from the same inputs without error,
+        if there is one."""
+        record = self.record_of(variant)
+        if record is None or record.get("error") is not None or not self.same_inputs(variant, record):
+            return None
+        return {k: v for k, v in record.items() if k != "inputs"}
+
+    def check(self, variants: list[Variant]) -> None:
+        """Refuse a directory holding records of these variants made from other inputs (unless
+        ``redo``): the sweep file, its base or a file it names changed since they were written."""
+        if self.redo or self.inputs is None:
+            return
+        other = [v.id for v in variants if (r := self.record_of(v)) is not None and not self.same_inputs(v, r)]
+        if other:
+            raise OtherInputs(
+                f"{self.directory} holds results of {len(other)} of these variants (e.g. {other[0]}) made from other "
+                "inputs: the sweep file, its base or a file it names changed since. Use another --out directory, "
+                "or --redo to run them again there")
 
     def keep(self, outcome: Outcome) -> dict[str, Any]:
         record = outcome_record(outcome)
@@ -61,7 +94,8 @@ class ResultStore:
             if outcome.result is not None:
                 _write_whole(self.directory / "results" / f"{outcome.variant.id}.json",
                              json.dumps(outcome.result, indent=2) + "\n")
-            _write_whole(self.directory / "variants" / f"{outcome.variant.id}.json", json.dumps(record, indent=2) + "\n")
+            kept = record if self.inputs is None else {**record, "inputs": self.inputs(outcome.variant)}
+            _write_whole(self.directory / "variants" / f"{outcome.variant.id}.json", json.dumps(kept, indent=2) + "\n")
         return record
 
 
@@ -172,6 +206,7 @@ def run_sweep(executor: Executor, variants: list[Variant], store: ResultStore,
               progress: OnOutcome | None = None) -> list[dict[str, Any]]:
     """Every variant's record, in the order of ``variants``: those the store has from an earlier
     run, and the others run now by ``executor`` (entered)."""
+    store.check(variants)
     records: dict[Variant, dict[str, Any]] = {}
     todo = []
     for variant in variants:

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kubesched.api.loader import Scenario
 from kubesched.sweep.metrics import OPTIONAL, SCALARS
 from kubesched.sweep.spec import Checker, Sweep, Variant, common_fields, is_int, pool_source, read_document
 
@@ -86,7 +87,13 @@ def parse_goal(text: str) -> Goal | str:
         return f"unknown metric {metric!r} (metrics: {', '.join(SCALARS + OPTIONAL)})"
     if scope is not None and metric not in _SCOPED:
         return f"only {', '.join(_SCOPED)} are measured per class and namespace"
-    return Goal(text.strip(), metric, op, float(bound), scope, name or "")
+    if scope is not None and not name:
+        return f"the goal {text.strip()!r} names no {scope}"
+    try:
+        number = float(bound)
+    except ValueError:
+        return f"the goal {text.strip()!r}: {bound!r} is not a number"
+    return Goal(text.strip(), metric, op, number, scope, name or "")
 
 
 def load_plan(path: str | Path, base_given: bool = False) -> Plan:
@@ -120,6 +127,27 @@ def load_plan(path: str | Path, base_given: bool = False) -> Plan:
                 goals.append(goal)
     check.raise_any()
     return Plan(sweep, low, high, goals)
+
+
+def check_goals_against_base(plan: Plan, base: Scenario, file: str) -> None:
+    """A goal ``for class NAME`` or ``for namespace NAME`` must name a PriorityClass or a namespace
+    of the base (its objects, or those its steps create): one that is not there (a typo) would have
+    no pods, so its latency would have no value and the goal would hold whatever happens. Raises a
+    ManifestError naming the goal and the known names."""
+    check = Checker(file, PLAN_KIND)
+    objects = [*base.objects, *(s.obj for s in base.steps if s.obj is not None)]
+    known = {
+        "class": sorted({o["metadata"]["name"] for o in objects if o.get("kind") == "PriorityClass"}),
+        "namespace": sorted({o["metadata"]["name"] for o in objects if o.get("kind") == "Namespace"}
+                            | {o["metadata"]["namespace"] for o in objects if o["metadata"].get("namespace")}),
+    }
+    for i, goal in enumerate(plan.goals):
+        if goal.scope is not None and goal.scope_name not in known[goal.scope]:
+            names = ", ".join(known[goal.scope]) or "none"
+            kind = "PriorityClass" if goal.scope == "class" else "namespace"
+            check.error(f"spec.goals[{i}]", f"the goal {goal.text!r} names {kind} {goal.scope_name!r}, which the base "
+                                            f"does not have ({kind} names: {names})")
+    check.raise_any()
 
 
 @dataclass

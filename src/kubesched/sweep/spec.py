@@ -39,19 +39,18 @@ from pathlib import Path
 from typing import Any
 
 from kubesched.analysis.whatif.apply import check_changes
-from kubesched.analysis.whatif.changes import Changes, WhatIfError, load_change_objects
+from kubesched.analysis.whatif.changes import Changes, WhatIfError
 from kubesched.api.durations import parse_duration
 from kubesched.api.errors import Location, ManifestError
 from kubesched.api.loader import Scenario, read_scheduler_configuration
 from kubesched.api.manifest_text import yaml_documents
 from kubesched.api.selectors import LabelSelector
 from kubesched.scheduler.config import ConfigError, parse_configuration
+from kubesched.sweep.change_set import parse_change_set
 
 SWEEP_API_VERSION = "kubesched.io/v1alpha1"
 SWEEP_KIND = "Sweep"
 _SPEC_FIELDS = ("base", "until", "seeds", "schedulerConfigs", "changes", "nodePool", "replicaFactor", "arrivalRate")
-_CHANGE_FIELDS = ("drain", "cordon", "priorityClass", "apply", "enablePreemption", "disablePreemption", "force",
-                  "ignoreDaemonSets", "deleteEmptyDirData", "gracePeriodSeconds", "drainTimeout")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$")
 
 
@@ -169,7 +168,10 @@ def load_sweep(path: str | Path, base_given: bool = False) -> Sweep:
     here = Path(path).parent
     sweep = common_fields(doc, Path(path), check, base_given)
     _configs(spec.get("schedulerConfigs"), here, sweep, check)
-    _changes(spec.get("changes"), here, sweep, check)
+    for name, given in named(spec.get("changes"), "spec.changes", check).items():
+        changes = parse_change_set(given, f"spec.changes.{name}", here, check.error)
+        if changes is not None:
+            sweep.changes[name] = changes
     _pool(spec.get("nodePool"), sweep, check)
     sweep.replica_factors = _numbers(spec.get("replicaFactor"), "spec.replicaFactor", check)
     sweep.arrival_rates = _numbers(spec.get("arrivalRate"), "spec.arrivalRate", check)
@@ -212,8 +214,8 @@ def parse_seeds(raw: Any, check: Checker) -> list[int] | None:
         return None
     if isinstance(raw, dict):
         first, count = raw.get("first", 0), raw.get("count", 0)
-        if set(raw) - {"first", "count"} or not is_int(first) or not is_int(count) or count < 1:
-            check.error("spec.seeds", "{first: N, count: M} with integers, M at least 1")
+        if set(raw) - {"first", "count"} or not is_int(first) or not is_int(count) or count < 1 or first < 0:
+            check.error("spec.seeds", "{first: N, count: M} with integers, N 0 or more (a seed), M at least 1")
             return None
         return list(range(first, first + count))
     if not isinstance(raw, list) or not raw:
@@ -231,7 +233,7 @@ def is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _named(raw: Any, path: str, check: Checker) -> dict[str, Any]:
+def named(raw: Any, path: str, check: Checker) -> dict[str, Any]:
     if raw is None:
         return {}
     if not isinstance(raw, dict) or not raw:
@@ -244,7 +246,7 @@ def _named(raw: Any, path: str, check: Checker) -> dict[str, Any]:
 
 
 def _configs(raw: Any, here: Path, sweep: Sweep, check: Checker) -> None:
-    for name, file in _named(raw, "spec.schedulerConfigs", check).items():
+    for name, file in named(raw, "spec.schedulerConfigs", check).items():
         path = f"spec.schedulerConfigs.{name}"
         if file in ("", None):
             sweep.configs[name] = None
@@ -264,48 +266,6 @@ def _configs(raw: Any, here: Path, sweep: Sweep, check: Checker) -> None:
         sweep.configs[name] = (config, location)
 
 
-def _changes(raw: Any, here: Path, sweep: Sweep, check: Checker) -> None:
-    for name, given in _named(raw, "spec.changes", check).items():
-        path = f"spec.changes.{name}"
-        given = {} if given is None else given
-        if not isinstance(given, dict):
-            check.error(path, "a mapping of what-if changes (drain, cordon, priorityClass, apply, "
-                              "enablePreemption, disablePreemption and drain's flags)")
-            continue
-        for key in given:
-            if key not in _CHANGE_FIELDS:
-                check.error(f"{path}.{key}", f"unknown field (fields: {', '.join(_CHANGE_FIELDS)})")
-        lists = {}
-        for key in ("drain", "cordon", "priorityClass", "apply"):
-            value = given.get(key, [])
-            if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
-                check.error(f"{path}.{key}", "a list of names")
-                value = []
-            lists[key] = value
-        if given.get("enablePreemption") and given.get("disablePreemption"):
-            check.error(path, "enablePreemption and disablePreemption exclude each other")
-        preemption = True if given.get("enablePreemption") else False if given.get("disablePreemption") else None
-        changes = Changes(preemption=preemption, cordon=lists["cordon"], drain=lists["drain"])
-        for item in lists["priorityClass"]:
-            selector, sep, pc = item.rpartition(":")
-            if not sep or not selector or not pc:
-                check.error(f"{path}.priorityClass", f"{item!r}: expected SELECTOR:CLASS")
-            else:
-                changes.priority_classes.append((selector, pc))
-        try:
-            changes.apply = load_change_objects([str(here / f) for f in lists["apply"]])
-        except ManifestError as exc:
-            check.error(f"{path}.apply", str(exc))
-        flags = {"force": given.get("force"), "ignoreDaemonSets": given.get("ignoreDaemonSets"),
-                 "deleteEmptyDirData": given.get("deleteEmptyDirData"),
-                 "gracePeriodSeconds": given.get("gracePeriodSeconds"), "timeout": given.get("drainTimeout")}
-        if not changes.drain and any(v not in (None, False) for v in flags.values()):
-            check.error(path, "force, ignoreDaemonSets, deleteEmptyDirData, gracePeriodSeconds and drainTimeout "
-                              "go with drain")
-        changes.drain_options = {k: v for k, v in flags.items() if v not in (None, False)}
-        sweep.changes[name] = changes
-
-
 def _pool(raw: Any, sweep: Sweep, check: Checker) -> None:
     if raw is None:
         return
@@ -319,7 +279,8 @@ def _pool(raw: Any, sweep: Sweep, check: Checker) -> None:
     if not isinstance(counts, list) or not counts or not all(is_int(c) and c >= 1 for c in counts):
         check.error("spec.nodePool.counts", "a list of node counts, each 1 or more")
         return
-    sweep.pool_counts = list(counts)
+    if not repeated(counts, "spec.nodePool.counts", check):
+        sweep.pool_counts = list(counts)
 
 
 def pool_source(raw: dict[str, Any], sweep: Sweep, check: Checker) -> bool:
@@ -372,7 +333,23 @@ def _numbers(raw: Any, path: str, check: Checker) -> list[float]:
             isinstance(v, int | float) and not isinstance(v, bool) and v > 0 for v in raw):
         check.error(path, "a list of numbers above 0")
         return []
+    if repeated([float(v) for v in raw], path, check):
+        return []
     return [float(v) for v in raw]
+
+
+def repeated(values: list[Any], path: str, check: Checker) -> bool:
+    """Whether an axis repeats a value (two variants of one ID): told as an error naming the value."""
+    seen: set[Any] = set()
+    twice = []
+    for value in values:
+        if value in seen:
+            twice.append(value)
+        seen.add(value)
+    if twice:
+        check.error(path, f"{twice[0]:g} is given twice: each value makes one variant" if isinstance(twice[0], float)
+                    else f"{twice[0]} is given twice: each value makes one variant")
+    return bool(twice)
 
 
 def check_against_base(sweep: Sweep, base: Scenario, kind: str = SWEEP_KIND) -> None:

@@ -77,7 +77,7 @@ def class_rows(configuration: dict[str, Any]) -> list[tuple[str, list[str]]]:
     rows = []
     for name in classes:
         latencies = configuration["byClass"].get(name, {})
-        cells = [format_summary(latencies.get(c) or configuration[c].get(name) or _NO_VALUE)
+        cells = [format_summary(latencies.get(c) or _NO_VALUE)
                  if c in LATENCIES else format_summary(configuration[c].get(name) or {**_NO_VALUE, "mean": 0})
                  for c in CLASS_COLUMNS]
         rows.append((name or "-", cells))

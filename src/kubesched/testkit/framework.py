@@ -28,9 +28,9 @@ from kubesched.scheduler.ports import Cluster, ClusterEventHandler, T
 from kubesched.scheduler.queue import Nominator
 
 if TYPE_CHECKING:
+    from kubesched.scheduler.framework.candidates import PreemptionRecord
     from kubesched.scheduler.framework.extender import Extender
     from kubesched.scheduler.framework.interface import Handle
-    from kubesched.scheduler.framework.preemption import PreemptionRecord
     from kubesched.scheduler.framework.waiting import WaitingPod
 
 Obj = dict[str, Any]

@@ -7,37 +7,28 @@ the what-if form's files. Nothing is loaded from the network.
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlencode
 
 from fastapi import FastAPI, Header, HTTPException, Query, Request
 from fastapi.concurrency import run_in_threadpool
-from fastapi.responses import HTMLResponse, PlainTextResponse, Response
+from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
-from pydantic import BaseModel, Field
 
-from kubesched.analysis.whatif.changes import Changes, WhatIfError
 from kubesched.api.errors import KubeschedError
 from kubesched.ui.cluster import MAX_PAGE
 from kubesched.ui.docs import serve_docs
-from kubesched.ui.edits import (
-    APPLY_FILE,
-    MAX_EDIT_BYTES,
-    SCHEDULER_CONFIG_FILE,
-    api_version,
-    form_version,
-    http_status,
-    read_apply_text,
-    read_scheduler_config_text,
-)
+from kubesched.ui.edits import MAX_EDIT_BYTES, api_version, form_version, http_status, object_keys
+from kubesched.ui.jobroutes import accepted, add_job_routes, see_job
+from kubesched.ui.requests import MAX_NAME, EditRequest, WhatIfRequest
 from kubesched.ui.security import Safety, protect
-from kubesched.ui.state import UiState, WhatIfRun
+from kubesched.ui.state import MomentError, Running, UiState, WhatIfRun
 
 HERE = Path(__file__).parent
-#: the longest name a Kubernetes object may have (a DNS subdomain)
-MAX_NAME = 253
 #: the every-node verdict table's page, and the rows of the score table the pod's page shows
 NODES_PER_PAGE = 200
 SCORE_ROWS = 50
@@ -46,7 +37,9 @@ CLUSTER_NODES_PAGE = 50
 PENDING_ROWS = 200
 #: the objects the edit page lists (the rest are found by their name)
 OBJECT_ROWS = 200
-AT = Query(None, ge=0, description="the simulated time to diagnose at (explain --at); the end of the run if omitted")
+AT = Query(None, description="the simulated time to diagnose at (explain --at), at most the run's end; the end of "
+                             "the run if omitted. The first time, the run up to then is simulated by a job: the "
+                             "answer is then 202 with the job (its Location), and this again once it is done")
 IF_MATCH = Header(None, description="the scenario's version the change is based on (the Kubesched-Scenario-Version "
                                     "header): 409 if the scenario has changed since; omitted or *: any version")
 
@@ -63,92 +56,24 @@ def _grouped_statuses(attempt: dict[str, Any] | None) -> list[tuple[str, list[st
     return sorted(groups.items(), key=lambda item: (-len(item[1]), item[0]))
 
 
-class EditRequest(BaseModel):
-    """Objects to add or replace."""
-
-    yaml: str = Field(description="one or more YAML (or JSON) documents, as a file for kubesched whatif --apply")
-    version: int | None = Field(default=None, description="the scenario's version the edit is based on (as If-Match)")
-
-
-class WhatIfRequest(BaseModel):
-    """The changes of a what-if, as ``kubesched whatif`` takes them."""
-
-    drain: list[str] = Field(default_factory=list, description="nodes to drain at t=0, as kubectl drain")
-    cordon: list[str] = Field(default_factory=list, description="nodes to cordon")
-    ignoreDaemonSets: bool = False  # noqa: N815 - the JSON field's name
-    force: bool = False
-    deleteEmptyDirData: bool = False  # noqa: N815
-    preemption: bool | None = Field(default=None, description="true: enable preemption; false: disable it")
-    priorityClass: list[str] = Field(default_factory=list,  # noqa: N815
-                                     description="SELECTOR:CLASS, as whatif --priority-class")
-    apply: str = Field(default="", description=f"objects to add or replace: YAML or JSON documents, read as "
-                                               f"whatif --apply reads a file (named {APPLY_FILE} in errors)")
-    schedulerConfig: str = Field(default="",  # noqa: N815
-                                 description="a KubeSchedulerConfiguration for the changed run, read as whatif "
-                                             f"--scheduler-config reads a file (named {SCHEDULER_CONFIG_FILE} "
-                                             "in errors)")
-
-    @classmethod
-    def from_form(cls, body: bytes) -> WhatIfRequest:
-        """The changes the what-if page's form posts (``application/x-www-form-urlencoded``): names
-        comma-separated, a checkbox there when ticked, preemption "", "true" or "false"."""
-        fields = parse_qs(body.decode("utf-8", "replace"))
-
-        def names(key: str) -> list[str]:
-            return [name.strip() for value in fields.get(key, ()) for name in value.split(",") if name.strip()]
-
-        def text(key: str) -> str:
-            return (fields.get(key) or [""])[0]
-
-        preemption = text("preemption")
-        return cls(drain=names("drain"), cordon=names("cordon"), priorityClass=names("priorityClass"),
-                   ignoreDaemonSets="ignoreDaemonSets" in fields, force="force" in fields,
-                   deleteEmptyDirData="deleteEmptyDirData" in fields,
-                   preemption=None if preemption == "" else preemption == "true",
-                   apply=text("apply"), schedulerConfig=text("schedulerConfig"))
-
-    def changes(self, warnings: list[str] | None = None) -> Changes:
-        """The changes, as ``kubesched whatif`` makes them of its options (``warnings``: where the
-        warnings it would print go, such as unknown fields of the objects applied)."""
-        flags = {"force": self.force, "ignoreDaemonSets": self.ignoreDaemonSets,
-                 "deleteEmptyDirData": self.deleteEmptyDirData}
-        if not self.drain and any(flags.values()):
-            raise WhatIfError("force, ignoreDaemonSets and deleteEmptyDirData go with drain")
-        for option, names in (("--drain", self.drain), ("--cordon", self.cordon)):
-            for name in names:  # refused before the cluster is looked at, and not echoed whole
-                if len(name) > MAX_NAME:
-                    raise WhatIfError(f"{option} {name[:40]}…: not a node name ({len(name):,} characters; "
-                                      f"a Kubernetes object's name has at most {MAX_NAME})")
-        changes = Changes(preemption=self.preemption, cordon=list(self.cordon), drain=list(self.drain),
-                          drain_options={k: v for k, v in flags.items() if v})
-        for item in self.priorityClass:
-            if len(item) > 2 * MAX_NAME + 1000:  # a selector and a class name, with room to spare
-                raise WhatIfError(f"priorityClass {item[:40]}…: too long for SELECTOR:CLASS ({len(item):,} characters)")
-            selector, sep, pc = item.rpartition(":")
-            if not sep or not selector or not pc:
-                raise WhatIfError(f"priorityClass {item!r}: expected SELECTOR:CLASS")
-            changes.priority_classes.append((selector, pc))
-        if self.apply.strip():
-            changes.apply, said = read_apply_text(self.apply, APPLY_FILE)
-            if warnings is not None:
-                warnings.extend(said)
-        if self.schedulerConfig.strip():
-            changes.scheduler_configuration, changes.scheduler_configuration_source = read_scheduler_config_text(
-                self.schedulerConfig)
-        return changes
-
-
 def create_app(state: UiState, safety: Safety | None = None) -> FastAPI:
     """The app over ``state``; ``safety``: the names it answers to and its forms' token (default: a
-    server on 127.0.0.1; see :mod:`kubesched.ui.security`)."""
+    server on 127.0.0.1; see :mod:`kubesched.ui.security`). Its simulations run as ``state.jobs``,
+    stopped with the server (the app's lifespan)."""
+    @asynccontextmanager
+    async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        yield
+        state.jobs.shutdown()  # the server stops: so do its simulations
+
     app = FastAPI(title="kubesched ui", summary="The simulator's cluster, pods, timeline and what-ifs.",
-                  version="1", docs_url=None, redoc_url=None)
+                  version="1", docs_url=None, redoc_url=None, lifespan=lifespan)
     safety = safety or Safety.serving()
-    protect(app, safety, lambda: state.version)  # Host and same-origin checks, form tokens, gzip
+    # Host and same-origin checks on every request and write (the jobs' cancels too), form tokens, gzip
+    protect(app, safety, lambda: state.version)
     serve_docs(app)  # /docs with its files served here
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
     templates = Jinja2Templates(directory=HERE / "templates")
-    templates.env.globals.update(csrf_token=safety.token, scenario_version=lambda: state.version)
+    templates.env.globals.update(csrf_token=safety.token)  # every form that changes something carries it
 
     def page(request: Request, template: str, status_code: int = 200, /, **context: Any) -> HTMLResponse:
         def query(**changes: Any) -> str:
@@ -189,21 +114,15 @@ def create_app(state: UiState, safety: Safety | None = None) -> FastAPI:
             raise HTTPException(404, detail=str(err.args[0])) from err
 
     @app.get("/api/pods/{namespace}/{name}", summary="Why the pod is where it is (as kubesched explain -o json)")
-    def api_pod(namespace: str, name: str, at: float | None = AT) -> dict[str, Any]:
-        try:
-            return state.pod(namespace, name, at)
-        except KeyError as err:
-            raise HTTPException(404, detail=str(err.args[0])) from err
+    def api_pod(namespace: str, name: str, at: float | None = AT) -> Any:
+        return at_moment(lambda: state.pod(namespace, name, at))
 
     @app.get("/api/pods/{namespace}/{name}/nodes",
              summary="A page of the pod's per-node filter verdicts (explain's nodes), optionally by node name")
     def api_pod_nodes(namespace: str, name: str, at: float | None = AT, offset: int = Query(0, ge=0),
                       limit: int = Query(100, ge=1, le=5000),
-                      node: str = Query("", max_length=253, description="part of a node's name")) -> dict[str, Any]:
-        try:
-            return state.pod_nodes(namespace, name, at=at, offset=offset, limit=limit, find=node)
-        except KeyError as err:
-            raise HTTPException(404, detail=str(err.args[0])) from err
+                      node: str = Query("", max_length=253, description="part of a node's name")) -> Any:
+        return at_moment(lambda: state.pod_nodes(namespace, name, at=at, offset=offset, limit=limit, find=node))
 
     @app.get("/api/pods/{namespace}/{name}/attempts",
              summary="The pod's scheduling attempts (as simulate --decisions -o json), scores per plugin")
@@ -212,24 +131,35 @@ def create_app(state: UiState, safety: Safety | None = None) -> FastAPI:
 
     @app.get("/api/pods/{namespace}/{name}/scores",
              summary="Each Score plugin's raw, normalised and weighted score on every feasible node, now")
-    def api_pod_scores(namespace: str, name: str, at: float | None = AT) -> dict[str, Any]:
+    def api_pod_scores(namespace: str, name: str, at: float | None = AT) -> Any:
+        return at_moment(lambda: state.scores(namespace, name, at))
+
+    def at_moment(answer: Any) -> Any:
+        """A pod's document (404: the pod is not there; 400: a moment the run has not), or 202 and the
+        job simulating the run to that moment."""
         try:
-            return state.scores(namespace, name, at)
+            return answer()
         except KeyError as err:
             raise HTTPException(404, detail=str(err.args[0])) from err
+        except MomentError as err:
+            raise HTTPException(400, detail=str(err)) from err
+        except Running as running:
+            return accepted(running.job)
 
     @app.get("/api/timeline", summary="Pods pending and running over time, and every event")
     def api_timeline() -> dict[str, Any]:
         return state.timeline()
 
-    @app.post("/api/whatif", summary="Simulate the cluster as it is and with the changes (as kubesched whatif -o json)")
-    def api_whatif(body: WhatIfRequest, response: Response) -> dict[str, Any]:
+    @app.post("/api/whatif", status_code=202,
+              summary="Start a job simulating the cluster with the changes (its baseline: the run shown); when "
+                      "done, its result is the diff (as kubesched whatif -o json) at /api/whatif/{id}")
+    def api_whatif(body: WhatIfRequest) -> JSONResponse:
+        warnings: list[str] = []
         try:
-            run = state.whatif(body.changes())
-        except KubeschedError as err:  # WhatIfError and bad input: the CLI's message
+            job = state.whatif(body.changes(warnings), body, warnings)
+        except KubeschedError as err:  # WhatIfError and bad input: the CLI's message, and nothing runs
             raise HTTPException(400, detail=str(err)) from err
-        response.headers["Content-Location"] = f"/api/whatif/{run.id}"  # where its downloads are
-        return run.diff
+        return accepted(job, warnings=warnings)
 
     @app.get("/api/whatif/{run_id}", summary="A what-if run's diff (the last few runs are kept)")
     def api_whatif_run(run_id: int) -> dict[str, Any]:
@@ -264,19 +194,23 @@ def create_app(state: UiState, safety: Safety | None = None) -> FastAPI:
         except KeyError as err:
             raise HTTPException(404, detail=str(err.args[0])) from err
 
-    @app.post("/api/objects", summary="Add or replace objects (YAML or JSON, as whatif --apply reads a file), "
-                                      "then simulate again")
-    def api_edit(body: EditRequest, if_match: str | None = IF_MATCH) -> dict[str, Any]:
+    @app.post("/api/objects", status_code=202,
+              summary="Add or replace objects (YAML or JSON, as whatif --apply reads a file), then a job simulates "
+                      "again; the pages show the new run once it is done. 409 (and no job) for an edit made on an "
+                      "earlier version of the scenario")
+    def api_edit(body: EditRequest, if_match: str | None = IF_MATCH) -> JSONResponse:
         try:
-            return state.edit(body.yaml, api_version(body.version, if_match))
+            return accepted(state.edit(body.yaml, api_version(body.version, if_match)))
         except KubeschedError as err:  # the loader's error, naming the document and the field; a stale version
             raise HTTPException(http_status(err), detail=str(err)) from err
 
-    @app.delete("/api/objects/{kind}/{name}", summary="Delete one object, then simulate again")
+    @app.delete("/api/objects/{kind}/{name}", status_code=202,
+                summary="Delete one object, then a job simulates again (409, and no job, for a delete made on an "
+                        "earlier version of the scenario)")
     def api_delete(kind: str, name: str, namespace: str = "", version: int | None = None,
-                   if_match: str | None = IF_MATCH) -> dict[str, Any]:
+                   if_match: str | None = IF_MATCH) -> JSONResponse:
         try:
-            return state.delete(kind, namespace, name, api_version(version, if_match))
+            return accepted(state.delete(kind, namespace, name, api_version(version, if_match)))
         except KubeschedError as err:
             raise HTTPException(http_status(err), detail=str(err)) from err
 
@@ -310,13 +244,17 @@ def create_app(state: UiState, safety: Safety | None = None) -> FastAPI:
 
     @app.get("/pods/{namespace}/{name}", response_class=HTMLResponse, include_in_schema=False)
     def pod_page(request: Request, namespace: str, name: str, at: float | None = AT,
-                 attempt: int | None = None, page_: int = Query(1, alias="page", ge=1)) -> HTMLResponse:
+                 attempt: int | None = None, page_: int = Query(1, alias="page", ge=1)) -> Response:
         key = f"{namespace}/{name}"
         try:
             diagnosis = state.pod(namespace, name, at)
             scores = state.scores(namespace, name, at)["nodes"]
         except KeyError as err:
             return page(request, "error.html", 404, message=str(err.args[0]))
+        except MomentError as err:
+            return page(request, "error.html", 400, message=str(err))
+        except Running as running:  # the run up to that moment: its job's page leads back here
+            return see_job(running.job)
         attempts = state.attempts(namespace, name)
         chosen = next((a for a in attempts if a["number"] == attempt), None)
         if chosen is None and attempts and attempt is None:
@@ -335,9 +273,19 @@ def create_app(state: UiState, safety: Safety | None = None) -> FastAPI:
 
     def edit_page(request: Request, status_code: int = 200, /, **context: Any) -> HTMLResponse:
         find = request.query_params.get("find", "")
-        objects = [o for o in state.objects() if not find or find in f"{o['kind']} {o['namespace']}/{o['name']}"]
+        if "done" not in context and request.query_params.get("job", "").isdigit():  # an edit's job, done
+            try:
+                job = state.jobs.get(int(request.query_params["job"]))
+            except KeyError:
+                pass
+            else:
+                if job.state == "done" and job.notes:
+                    context = {"done": job.notes[0], "warnings": job.notes[1:], **context}
+        snap = state.snapshot  # one version throughout: the objects listed are those the forms' version names
+        objects = [o for o in object_keys(snap.scenario)
+                   if not find or find in f"{o['kind']} {o['namespace']}/{o['name']}"]
         return page(request, "edit.html", status_code, objects=objects[:OBJECT_ROWS], matching=len(objects),
-                    find=find, summary_now=state.result["summary"], **{"text": "", **context})
+                    find=find, summary_now=snap.result["summary"], version=snap.version, **{"text": "", **context})
 
     @app.get("/edit", response_class=HTMLResponse, include_in_schema=False)
     def edit_form(request: Request, kind: str = "", namespace: str = "", name: str = "") -> HTMLResponse:
@@ -349,20 +297,21 @@ def create_app(state: UiState, safety: Safety | None = None) -> FastAPI:
             return edit_page(request, 404, error=str(err.args[0]))
 
     @app.post("/edit", response_class=HTMLResponse, include_in_schema=False)
-    async def edit_answer(request: Request) -> HTMLResponse:
+    async def edit_answer(request: Request) -> Response:
         fields = {k: v[0] for k, v in parse_qs((await request.body()).decode("utf-8", "replace"),
                                                 keep_blank_values=True).items()}
         text = fields.get("yaml", "")
-        try:
+        try:  # the text read and checked here (the CLI's errors, a stale version: 409, at once); the run is a job
             based_on = form_version(fields.get("version"))
             if fields.get("action") == "delete":
-                done = await run_in_threadpool(state.delete, fields.get("kind", ""), fields.get("namespace", ""),
-                                               fields.get("name", ""), based_on)
-                return edit_page(request, done=f"deleted {done['deleted']}")
-            done = await run_in_threadpool(state.edit, text, based_on)
-        except KubeschedError as err:  # the CLI's words (a stale version: 409); the text stays as it was sent
-            return edit_page(request, http_status(err), error=str(err), text=text if len(text) <= MAX_EDIT_BYTES else "")
-        return edit_page(request, done="applied " + ", ".join(done["applied"]), warnings=done["warnings"], text=text)
+                job = await run_in_threadpool(state.delete, fields.get("kind", ""), fields.get("namespace", ""),
+                                              fields.get("name", ""), based_on)
+            else:
+                job = await run_in_threadpool(state.edit, text, based_on)
+        except KubeschedError as err:  # the CLI's words; the text stays as it was sent
+            return edit_page(request, http_status(err), error=str(err),
+                             text=text if len(text) <= MAX_EDIT_BYTES else "")
+        return see_job(job)
 
     def whatif_page(request: Request, asked: WhatIfRequest, status_code: int = 200, **answer: Any) -> HTMLResponse:
         nodes = [n["node"] for n in state.result["nodes"]]
@@ -370,21 +319,30 @@ def create_app(state: UiState, safety: Safety | None = None) -> FastAPI:
                     **answer)
 
     @app.get("/whatif", response_class=HTMLResponse, include_in_schema=False)
-    def whatif_form(request: Request) -> HTMLResponse:
-        return whatif_page(request, WhatIfRequest())
+    def whatif_form(request: Request, run: int | None = Query(None, description="a what-if run kept")) -> HTMLResponse:
+        if run is None:
+            return whatif_page(request, WhatIfRequest())
+        try:
+            kept = state.whatif_run(run)
+        except KeyError as err:
+            return whatif_page(request, WhatIfRequest(), 404, error=str(err.args[0]))
+        asked = kept.asked if isinstance(kept.asked, WhatIfRequest) else WhatIfRequest()
+        return whatif_page(request, asked, diff=kept.diff, run_id=kept.id, warnings=kept.warnings)
 
     @app.post("/whatif", response_class=HTMLResponse, include_in_schema=False)
-    async def whatif_answer(request: Request) -> HTMLResponse:
+    async def whatif_answer(request: Request) -> Response:
         asked = WhatIfRequest.from_form(await request.body())
-        warnings: list[str] = []
 
-        def run_whatif() -> WhatIfRun:  # seconds on a big cluster, and the texts to read first
-            return state.whatif(asked.changes(warnings))
+        def start() -> Any:  # the texts read and the changes checked here: their errors at once
+            warnings: list[str] = []
+            return state.whatif(asked.changes(warnings), asked, warnings)
 
         try:
-            run = await run_in_threadpool(run_whatif)
+            job = await run_in_threadpool(start)
         except KubeschedError as err:  # WhatIfError and bad input: the CLI's message, the form as it was
             return whatif_page(request, asked, 400, error=str(err))
-        return whatif_page(request, asked, diff=run.diff, run_id=run.id, warnings=warnings)
+        return see_job(job)
+
+    add_job_routes(app, state.jobs, page)
 
     return app

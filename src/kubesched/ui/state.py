@@ -2,40 +2,73 @@
 them (a pod's diagnosis is ``kubesched explain -o json``'s, a what-if ``kubesched whatif -o
 json``'s), and views of the SimulationResult (the cluster by pool, the timeline) where it has not.
 
-A :class:`UiState` holds one scenario and its simulation, run once when the state is made (with
-every attempt recorded, as ``explain`` runs it); a what-if runs two more simulations each time and
-changes nothing it holds. A pod diagnosed at an earlier moment (``explain --at``) needs a
-simulation up to that moment: the last few are kept, as are the last diagnoses (a page of a
-1000-node verdict list is a slice of one).
+A :class:`UiState` holds one :class:`Snapshot`: a scenario and its simulation, run once when the
+state is made (with every attempt recorded, as ``explain`` runs it). Whatever needs another
+simulation is a job (:mod:`kubesched.ui.jobs`) and no page waits for one: a what-if simulates its
+changed side (the snapshot's run is its baseline) and changes nothing the state holds; an edit
+simulates the edited scenario and swaps the new snapshot in when it is done; a pod diagnosed at an
+earlier moment (``explain --at``) needs a run up to that moment, whose diagnosis is kept in the
+snapshot. The last diagnoses are kept too (a page of a 1000-node verdict list is a slice of one).
+
+Each snapshot has a version (1 as loaded, one more with each edit swapped in). An edit names the
+version it was made on: one made on an earlier version than the snapshot now is refused at once
+(:class:`~kubesched.ui.edits.StaleVersion`, HTTP 409) and starts no job; an edit whose job finds
+another edit swapped in while it ran fails, and changes nothing.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import math
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import quote, urlencode
 
 import yaml
 
 from kubesched.analysis.diagnose import diagnose, missing_pod_text
+from kubesched.analysis.whatif.apply import check_changes
 from kubesched.analysis.whatif.changes import Changes
 from kubesched.analysis.whatif.documents import scenario_documents
-from kubesched.analysis.whatif.run import whatif
+from kubesched.analysis.whatif.run import decided_run
+from kubesched.api.errors import KubeschedError
 from kubesched.api.loader import Scenario, load_scenario
 from kubesched.k8s.objects import key_of
 from kubesched.report.html import whatif_report
-from kubesched.sim import SimulationOutcome, simulate
+from kubesched.sim import Simulation, SimulationOutcome, simulate
 from kubesched.sim.series import pod_counts_over_time
 from kubesched.ui.cluster import ClusterView
-from kubesched.ui.edits import StaleVersion, object_keys, read_objects, with_objects, without_object
+from kubesched.ui.edits import (
+    EditError,
+    StaleVersion,
+    object_keys,
+    read_objects,
+    with_objects,
+    without_object,
+)
+from kubesched.ui.jobs import CANCELLED, FAILED, Job, Jobs
+from kubesched.ui.runner import run_edit, run_moment, run_whatif
 from kubesched.ui.scores import attempt_scores, scores_now, weights_for
 
-#: how many runs to an earlier moment, and how many diagnoses, are kept
-MOMENTS_KEPT = 2
+#: the pods diagnosed at an earlier moment kept per run, and the diagnoses at its end
+MOMENTS_KEPT = 32
 DIAGNOSES_KEPT = 16
 #: the what-if runs kept for their downloads
 WHATIFS_KEPT = 8
+
+
+class MomentError(KubeschedError):
+    """A moment to diagnose at (``?at=``) that the run does not have."""
+
+
+class Running(Exception):  # noqa: N818 - not an error: the answer is on its way
+    """The answer needs a simulation: ``job`` runs it (its page says when the answer is there)."""
+
+    def __init__(self, job: Job) -> None:
+        super().__init__(f"job {job.id}: {job.title}")
+        self.job = job
 
 
 def missing_pod_message(result: dict[str, Any], namespace: str, name: str, at: float | None = None) -> str:
@@ -45,88 +78,159 @@ def missing_pod_message(result: dict[str, Any], namespace: str, name: str, at: f
     return missing_pod_text(result, namespace, name, at)
 
 
-@dataclass
-class UiState:
-    #: where the cluster came from, as the pages' header says it: a file's path, or the live
-    #: cluster's kubeconfig and context (read once, when the state was made)
-    source: str
+@dataclass(eq=False)
+class Snapshot:
+    """One scenario and its run, as the pages read them. A snapshot's scenario and run never change:
+    an edit makes a new snapshot, swapped in whole when its run is done, so a page that took one
+    reads it to its end without a lock. What is worked out of it on request is kept in it (its
+    diagnoses, the pods diagnosed at an earlier moment) and goes with it."""
+
     scenario: Scenario
     outcome: SimulationOutcome
-    #: one simulation at a time: the scheduler's cache is shared by the diagnoses
-    lock: threading.RLock = field(default_factory=threading.RLock)
-    #: the runs up to an earlier moment (``explain --at``), the most recent last
-    moments: OrderedDict[float, SimulationOutcome] = field(default_factory=OrderedDict)
-    #: the last what-if runs, by their number
-    whatifs: OrderedDict[int, WhatIfRun] = field(default_factory=OrderedDict)
-    whatif_count: int = 0
-    #: the last diagnoses, by (pod key, moment)
-    diagnoses: OrderedDict[tuple[str, float | None], dict[str, Any]] = field(default_factory=OrderedDict)
-    #: the scenario's version: 1 as loaded, one more with each edit (an edit based on an earlier
-    #: one is refused: :class:`StaleVersion`)
-    version: int = 1
     #: the cluster by pool and zone at the end of the run, made with the run (before any diagnosis)
-    view: ClusterView = field(init=False)
-
-    def __post_init__(self) -> None:
-        self.view = ClusterView.of(self.outcome)
+    view: ClusterView
+    #: the scenario's version: 1 as loaded, one more with each edit (an edit made on an earlier one
+    #: is refused: :class:`~kubesched.ui.edits.StaleVersion`)
+    version: int = 1
+    #: a diagnosis reads (and warms) the scheduler's cache: one at a time. Held for a diagnosis
+    #: (a fraction of a second), never for a simulation
+    lock: threading.RLock = field(default_factory=threading.RLock)
+    #: the last diagnoses at the end of the run, by pod key
+    diagnoses: OrderedDict[str, dict[str, Any]] = field(default_factory=OrderedDict)
+    #: pods diagnosed at an earlier moment, by (pod key, moment): explain's document and the scores
+    #: then, or explain's words for a pod the run has not then; and the jobs working them out
+    moments: OrderedDict[tuple[str, float], dict[str, Any]] = field(default_factory=OrderedDict)
+    moment_jobs: dict[tuple[str, float], Job] = field(default_factory=dict)
 
     @classmethod
-    def load(cls, path: str) -> UiState:
-        return cls.of(load_scenario(path), path)
-
-    @classmethod
-    def of(cls, scenario: Scenario, source: str) -> UiState:
-        """The state of a scenario already read (a live cluster's, say) from ``source``."""
-        outcome = simulate(scenario, explain=True)  # the scenario's objects are copied, not taken
-        return cls(source, scenario, outcome)
+    def of(cls, scenario: Scenario, outcome: SimulationOutcome, version: int = 1) -> Snapshot:
+        return cls(scenario, outcome, ClusterView.of(outcome), version)
 
     @property
     def result(self) -> dict[str, Any]:
         return self.outcome.result
 
+
+@dataclass
+class UiState:
+    #: where the cluster came from, as the pages' header says it: a file's path, or the live
+    #: cluster's kubeconfig and context (read once, when the state was made)
+    source: str
+    #: the scenario and its run now: replaced whole (one assignment) when an edit's run is done
+    snapshot: Snapshot
+    #: the simulations running off the request path
+    jobs: Jobs = field(default_factory=Jobs)
+    #: the last what-if runs, by their number
+    whatifs: OrderedDict[int, WhatIfRun] = field(default_factory=OrderedDict)
+    whatif_count: int = 0
+    #: guards the registries above (what-ifs kept, moment jobs started): held for a lookup only
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @classmethod
+    def load(cls, path: str, jobs: Jobs | None = None) -> UiState:
+        return cls.of(load_scenario(path), path, jobs)
+
+    @classmethod
+    def of(cls, scenario: Scenario, source: str, jobs: Jobs | None = None) -> UiState:
+        """The state of a scenario already read (a live cluster's, say) from ``source``."""
+        outcome = simulate(scenario, explain=True)  # the scenario's objects are copied, not taken
+        return cls(source, Snapshot.of(scenario, outcome), jobs or Jobs())
+
+    @property
+    def scenario(self) -> Scenario:
+        return self.snapshot.scenario
+
+    @property
+    def outcome(self) -> SimulationOutcome:
+        return self.snapshot.outcome
+
+    @property
+    def result(self) -> dict[str, Any]:
+        return self.snapshot.result
+
+    @property
+    def view(self) -> ClusterView:
+        return self.snapshot.view
+
+    @property
+    def version(self) -> int:
+        """The version of the scenario the pages show now."""
+        return self.snapshot.version
+
     # -- the cluster --------------------------------------------------------------------------
     def cluster(self) -> dict[str, Any]:
         """The nodes grouped by pool and zone, summed (not the nodes themselves), and the pods pending
         at the end (:mod:`kubesched.ui.cluster`)."""
-        return self.view.summary
+        return self.snapshot.view.summary
 
     def cluster_nodes(self, *, pool: str | None = None, zone: str | None = None, find: str = "",
                       offset: int = 0, limit: int = 50) -> dict[str, Any]:
         """A page of the nodes of a pool and zone, or of those whose name or a label contains ``find``."""
-        return self.view.nodes(pool=pool, zone=zone, find=find, offset=offset, limit=limit)
+        return self.snapshot.view.nodes(pool=pool, zone=zone, find=find, offset=offset, limit=limit)
 
     def node(self, name: str) -> dict[str, Any]:
         """One node, its labels and its pods (KeyError for a node the cluster has not)."""
-        return self.view.node(name)
+        return self.snapshot.view.node(name)
 
     # -- a pod ----------------------------------------------------------------------------------
-    def at(self, moment: float | None) -> SimulationOutcome:
-        """The run to the end (None), or up to ``moment`` as ``explain --at`` simulates it."""
-        if moment is None:
-            return self.outcome
-        with self.lock:
-            if moment not in self.moments:
-                self.moments[moment] = simulate(self.scenario, until=moment, explain=True)
-                while len(self.moments) > MOMENTS_KEPT:
-                    self.moments.popitem(last=False)
-            self.moments.move_to_end(moment)
-            return self.moments[moment]
+    def check_moment(self, at: float, snapshot: Snapshot | None = None) -> None:
+        """MomentError for a moment the run does not have: negative, not a number, infinite, or
+        after the run's end (a run to a later moment would go on past what the scenario simulates)."""
+        end = (snapshot or self.snapshot).result["endTime"]
+        if not math.isfinite(at) or at < 0 or at > end:
+            raise MomentError(f"at={at:g}: not a moment of the run, which ends at t={end:g}s "
+                              f"(give 0 <= at <= {end:g}; leave it out for the end of the run)")
 
     def pod(self, namespace: str, name: str, at: float | None = None) -> dict[str, Any]:
         """``kubesched explain NAMESPACE/NAME SCENARIO [--at AT] -o json``; KeyError for a pod the run
-        does not have at that moment."""
-        key = (f"{namespace}/{name}", at)
-        with self.lock:
-            if key not in self.diagnoses:
-                outcome = self.at(at)
+        does not have at that moment, MomentError for a moment it has not, Running while the run to
+        that moment is simulated (by the job it names)."""
+        if at is not None:
+            return self._moment(namespace, name, at)["diagnosis"]
+        snap, key = self.snapshot, f"{namespace}/{name}"
+        with snap.lock:
+            if key not in snap.diagnoses:
+                outcome = snap.outcome
                 if outcome.scheduler.cluster.get("Pod", namespace, name) is None:
-                    raise KeyError(missing_pod_message(outcome.result, namespace, name, at))
-                self.diagnoses[key] = diagnose(outcome.scheduler, namespace, name, run=outcome.result,
-                                               end_of_run=at is None).to_dict()
-                while len(self.diagnoses) > DIAGNOSES_KEPT:
-                    self.diagnoses.popitem(last=False)
-            self.diagnoses.move_to_end(key)
-            return self.diagnoses[key]
+                    raise KeyError(missing_pod_message(outcome.result, namespace, name))
+                snap.diagnoses[key] = diagnose(outcome.scheduler, namespace, name, run=outcome.result).to_dict()
+                while len(snap.diagnoses) > DIAGNOSES_KEPT:
+                    snap.diagnoses.popitem(last=False)
+            snap.diagnoses.move_to_end(key)
+            return snap.diagnoses[key]
+
+    def _moment(self, namespace: str, name: str, at: float) -> dict[str, Any]:
+        """The pod at ``at`` (its diagnosis and scores), worked out by a job the first time."""
+        snap = self.snapshot
+        self.check_moment(at, snap)
+        key = (f"{namespace}/{name}", float(at))
+        with self._lock:
+            found = snap.moments.get(key)
+            if found is None:
+                job = snap.moment_jobs.get(key)
+                if job is None or job.state in (FAILED, CANCELLED):
+                    job = self._start_moment(snap, key, namespace, name)
+                raise Running(job)
+            snap.moments.move_to_end(key)
+        if "missing" in found:
+            raise KeyError(found["missing"])
+        return found
+
+    def _start_moment(self, snap: Snapshot, key: tuple[str, float], namespace: str, name: str) -> Job:
+        at = key[1]
+
+        def keep(_job: Job, answer: dict[str, Any]) -> tuple[str, str]:
+            with self._lock:
+                snap.moments[key] = answer
+                while len(snap.moments) > MOMENTS_KEPT:
+                    snap.moments.popitem(last=False)
+            query = urlencode({"at": f"{at:g}"})
+            return f"/pods/{quote(namespace)}/{quote(name)}?{query}", f"/api/pods/{quote(namespace)}/{quote(name)}?{query}"
+
+        job = self.jobs.submit("moment", f"diagnose {key[0]} at t={at:g}s", run_moment,
+                               (snap.scenario, at, namespace, name), keep, end=at)
+        snap.moment_jobs[key] = job
+        return job
 
     def pod_nodes(self, namespace: str, name: str, *, at: float | None = None, offset: int = 0,
                   limit: int = 100, find: str = "") -> dict[str, Any]:
@@ -140,59 +244,70 @@ class UiState:
     def attempts(self, namespace: str, name: str) -> list[dict[str, Any]]:
         """The pod's scheduling attempts in the run (``attempts`` of ``simulate --decisions -o
         json``), numbered from 1, each score as raw (before NormalizeScore), normalised, weight, weighted."""
-        key = f"{namespace}/{name}"
-        obj = self.outcome.scheduler.cluster.get("Pod", namespace, name)
-        weights = weights_for(self.outcome.scheduler, obj) if obj is not None else {}
+        snap, key = self.snapshot, f"{namespace}/{name}"
+        obj = snap.outcome.scheduler.cluster.get("Pod", namespace, name)
+        with snap.lock:
+            weights = weights_for(snap.outcome.scheduler, obj) if obj is not None else {}
         return [{**attempt, "number": number, "scores": attempt_scores(attempt, weights)}
-                for number, attempt in enumerate((a for a in self.result.get("attempts", ()) if a["pod"] == key), 1)]
+                for number, attempt in enumerate((a for a in snap.result.get("attempts", ()) if a["pod"] == key), 1)]
 
     def scores(self, namespace: str, name: str, at: float | None = None) -> dict[str, Any]:
         """Every Score plugin's raw, normalised and weighted score on each node that passes the
         filters for the pod now (at the end of the run, or at ``at``)."""
-        diagnosis = self.pod(namespace, name, at)
+        if at is not None:
+            found = self._moment(namespace, name, at)
+            return {"pod": found["diagnosis"]["pod"], "at": found["diagnosis"]["at"], "nodes": found["scores"]}
+        snap = self.snapshot
+        diagnosis = self.pod(namespace, name)
         feasible = [v["node"] for v in diagnosis["nodes"] if v["fits"]]
-        with self.lock:
-            outcome = self.at(at)
+        with snap.lock:
             return {"pod": diagnosis["pod"], "at": diagnosis["at"],
-                    "nodes": scores_now(outcome.scheduler, namespace, name, feasible)}
+                    "nodes": scores_now(snap.outcome.scheduler, namespace, name, feasible)}
 
     # -- the timeline ---------------------------------------------------------------------------
     def timeline(self) -> dict[str, Any]:
         """Pods pending, running and terminating over time (those the run created) and every event."""
-        series = pod_counts_over_time(self.result["events"], terminating=True)
-        return {"endTime": self.result["endTime"], **series, "events": self.result["events"]}
+        result = self.result
+        series = pod_counts_over_time(result["events"], terminating=True)
+        return {"endTime": result["endTime"], **series, "events": result["events"]}
 
     # -- editing ------------------------------------------------------------------------------
-    def edit(self, text: str, based_on: int | None = None) -> dict[str, Any]:
-        """Add or replace the objects of ``text`` (YAML or JSON, as ``whatif --apply`` reads a file)
-        and simulate again; EditError (the loader's words), StaleVersion (``based_on`` is not the
-        version now) or the simulation's error changes nothing."""
+    def edit(self, text: str, based_on: int | None = None) -> Job:
+        """Add or replace the objects of ``text`` (YAML or JSON, as ``whatif --apply`` reads a file):
+        EditError (the loader's words) or StaleVersion (``based_on`` is not the version now) at once,
+        else the job simulating the scenario again, which swaps the new run in when it is done (a
+        failed or cancelled one changes nothing)."""
         objects, warnings = read_objects(text)
-        with self.lock:
-            self._rerun(with_objects(self.scenario, objects), based_on)
-            return {"applied": [f"{o['kind']} {key_of(o)}" for o in objects], "warnings": warnings,
-                    "summary": self.result["summary"], "version": self.version}
+        snap = self.snapshot
+        _check(snap, based_on)
+        applied = ", ".join(f"{o['kind']} {key_of(o)}" for o in objects)
+        return self._rerun(snap, with_objects(snap.scenario, objects), "edit", f"apply {applied}",
+                           [f"applied {applied}", *warnings])
 
-    def delete(self, kind: str, namespace: str, name: str, based_on: int | None = None) -> dict[str, Any]:
-        """Delete one object and simulate again (EditError for an object the scenario has not,
-        StaleVersion when ``based_on`` is not the version now)."""
-        with self.lock:
-            self._check(based_on)
-            self._rerun(without_object(self.scenario, kind, namespace, name), based_on)
-            return {"deleted": f"{kind} {namespace + '/' if namespace else ''}{name}",
-                    "summary": self.result["summary"], "version": self.version}
+    def delete(self, kind: str, namespace: str, name: str, based_on: int | None = None) -> Job:
+        """Delete one object (StaleVersion at once when ``based_on`` is not the version now, EditError
+        for an object the scenario has not), then the job simulating the scenario again."""
+        snap = self.snapshot
+        _check(snap, based_on)
+        scenario = without_object(snap.scenario, kind, namespace, name)
+        what = f"{kind} {namespace + '/' if namespace else ''}{name}"
+        return self._rerun(snap, scenario, "delete", f"delete {what}", [f"deleted {what}"])
 
-    def _check(self, based_on: int | None) -> None:
-        if based_on is not None and based_on != self.version:
-            raise StaleVersion(based_on, self.version)
+    def _rerun(self, base: Snapshot, scenario: Scenario, kind: str, title: str, notes: list[str]) -> Job:
+        def swap(job: Job, outcome: SimulationOutcome) -> tuple[str, str]:
+            new = Snapshot.of(scenario, outcome, base.version + 1)  # the views worked out before anyone reads them
+            with self._lock:
+                now = self.snapshot
+                if now is not base:
+                    raise EditError(f"the scenario was changed by another edit while this one ran (it is at version "
+                                    f"{now.version} now, and this edit was made on version {base.version}); "
+                                    "nothing was changed: apply it again")
+                self.snapshot = new
+            job.version = new.version
+            return f"/edit?job={job.id}", "/api/result"
 
-    def _rerun(self, scenario: Scenario, based_on: int | None) -> None:
-        self._check(based_on)  # under the lock: no other edit comes between the check and the new run
-        outcome = simulate(scenario, explain=True)  # raises before anything is replaced
-        self.scenario, self.outcome, self.view = scenario, outcome, ClusterView.of(outcome)
-        self.version += 1
-        self.moments.clear()
-        self.diagnoses.clear()
+        return self.jobs.submit(kind, title, run_edit, (scenario,), swap, end=scenario.until or base.result["endTime"],
+                                estimated=scenario.until is None, here=True, notes=notes, based_on=base.version)
 
     def objects(self) -> list[dict[str, Any]]:
         return object_keys(self.scenario)
@@ -210,17 +325,34 @@ class UiState:
         return yaml.safe_dump_all(scenario_documents(self.scenario), sort_keys=False)
 
     # -- what if --------------------------------------------------------------------------------
-    def whatif(self, changes: Changes) -> WhatIfRun:
-        """``kubesched whatif SCENARIO [changes] -o json`` (WhatIfError for changes the cluster
-        cannot take: an unknown node, say), kept with its changed scenario for the downloads."""
-        with self.lock:
-            diff, changed = whatif(self.scenario, changes)  # keeps the scenario as it is
-            self.whatif_count += 1
-            run = WhatIfRun(self.whatif_count, diff, changed)
-            self.whatifs[run.id] = run
-            while len(self.whatifs) > WHATIFS_KEPT:
-                self.whatifs.popitem(last=False)
-        return run
+    def whatif(self, changes: Changes, asked: Any = None, warnings: list[str] | None = None) -> Job:
+        """The job running ``kubesched whatif SCENARIO [changes] -o json`` on the run the pages show
+        (its baseline: only the changed side is simulated); WhatIfError at once for changes the
+        cluster cannot take (an unknown node, say). When done, the run is kept with its changed
+        scenario for the downloads (``asked``: the form's request, to show it again; ``warnings``:
+        what reading its texts warned of, shown with the answer)."""
+        snap = self.snapshot
+        check_changes(snap.scenario, changes)
+        if changes.scheduler_configuration is not None:  # its errors at once, as the CLI's run says them
+            Simulation(dataclasses.replace(snap.scenario, objects=[], steps=[], sources=[],
+                                           scheduler_configuration=changes.scheduler_configuration,
+                                           scheduler_configuration_source=changes.scheduler_configuration_source))
+        history = snap.outcome.simulation.history
+        baseline = decided_run(snap.result, history.owners, history.labels)
+
+        def keep(_job: Job, answer: tuple[dict[str, Any], Scenario]) -> tuple[str, str]:
+            diff, changed = answer
+            with self._lock:
+                self.whatif_count += 1
+                run = WhatIfRun(self.whatif_count, diff, changed, asked, list(warnings or ()))
+                self.whatifs[run.id] = run
+                while len(self.whatifs) > WHATIFS_KEPT:
+                    self.whatifs.popitem(last=False)
+            return f"/whatif?run={run.id}", f"/api/whatif/{run.id}"
+
+        return self.jobs.submit("whatif", "what-if: " + describe(changes), run_whatif,
+                                (snap.scenario, changes, baseline), keep, end=snap.result["endTime"],
+                                estimated=snap.scenario.until is None, notes=warnings)
 
     def whatif_run(self, run_id: int) -> WhatIfRun:
         """A what-if run kept (KeyError once it is no longer)."""
@@ -230,6 +362,23 @@ class UiState:
         return run
 
 
+def _check(snap: Snapshot, based_on: int | None) -> None:
+    """StaleVersion when an edit made on version ``based_on`` (None: on any) is not of ``snap``'s."""
+    if based_on is not None and based_on != snap.version:
+        raise StaleVersion(based_on, snap.version)
+
+
+def describe(changes: Changes) -> str:
+    """A what-if's changes in a line, as its job's title."""
+    parts = [f"drain {', '.join(changes.drain)}" if changes.drain else "",
+             f"cordon {', '.join(changes.cordon)}" if changes.cordon else "",
+             ", ".join(f"{selector}:{pc}" for selector, pc in changes.priority_classes),
+             "" if changes.preemption is None else f"preemption {'on' if changes.preemption else 'off'}",
+             f"apply {len(changes.apply)} object{'s' * (len(changes.apply) != 1)}" if changes.apply else "",
+             "a scheduler configuration" if changes.scheduler_configuration is not None else ""]
+    return "; ".join(p for p in parts if p) or "no change"
+
+
 @dataclass(frozen=True)
 class WhatIfRun:
     id: int
@@ -237,6 +386,10 @@ class WhatIfRun:
     diff: dict[str, Any]
     #: the scenario with the changes, as ``--save-changed`` writes it
     changed: Scenario
+    #: what was asked (the what-if form's request), to show the form again as it was sent
+    asked: Any = None
+    #: the warnings of reading its texts (unknown fields of the objects applied)
+    warnings: list[str] = field(default_factory=list)
 
     def changed_yaml(self) -> str:
         return yaml.safe_dump_all(scenario_documents(self.changed), sort_keys=False)

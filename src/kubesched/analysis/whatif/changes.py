@@ -41,6 +41,24 @@ class Changes:
         return out
 
 
+def drain_options(*, force: bool | None = None, ignore_daemonsets: bool | None = None,
+                  delete_emptydir_data: bool | None = None, grace_period: int | None = None,
+                  timeout: str | float | None = None) -> dict[str, Any]:
+    """A drain step's flags from kubectl drain's: the flags set (a flag False or None is left out)
+    and the grace period and timeout given, 0 included (``--grace-period 0``: the pods go at once,
+    not after their own grace period)."""
+    options: dict[str, Any] = {}
+    for key, flag in (("force", force), ("ignoreDaemonSets", ignore_daemonsets),
+                      ("deleteEmptyDirData", delete_emptydir_data)):
+        if flag:
+            options[key] = True
+    if grace_period is not None:
+        options["gracePeriodSeconds"] = grace_period
+    if timeout is not None:
+        options["timeout"] = timeout
+    return options
+
+
 class WhatIfError(KubeschedError):
     """A change that does not fit the snapshot (an unknown node or class, a selector matching nothing)."""
 

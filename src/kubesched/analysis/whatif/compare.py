@@ -11,11 +11,11 @@ from typing import Any
 
 from kubesched.analysis.whatif.changes import Changes
 from kubesched.analysis.whatif.preemption import BaselinePreemption
+from kubesched.api.budgets import BudgetIndex
 from kubesched.api.loader import Scenario
-from kubesched.api.selectors import LabelSelector
 from kubesched.api.snapshot import pod_state
 from kubesched.k8s.objcopy import deep_copy
-from kubesched.k8s.objects import DEFAULT_NAMESPACE, Obj, key_of
+from kubesched.k8s.objects import DEFAULT_NAMESPACE, Obj
 
 
 @dataclass
@@ -39,7 +39,7 @@ def _pod_key(pod: Obj) -> str:
 class Before:
     """What the comparison reads of the scenarios, taken before a simulation may take their objects."""
 
-    pdbs: list[Obj]  # the changed cluster's PodDisruptionBudgets
+    budgets: BudgetIndex  # the changed cluster's PodDisruptionBudgets
     placed: set[str]  # pods the input already has on a node (running, or bound and starting)
     initial: set[str]  # every pod of the changed scenario's input
     preemption: BaselinePreemption  # whether the baseline preempts, and why
@@ -48,20 +48,16 @@ class Before:
     def of(cls, baseline: Scenario, changed: Scenario, preemption: BaselinePreemption) -> Before:
         placed = {_pod_key(o) for o in baseline.objects if o["kind"] == "Pod" and pod_state(o) in ("running", "starting")}
         initial = {_pod_key(o) for o in changed.objects if o["kind"] == "Pod"}
-        pdbs = [deep_copy(o) for o in changed.objects if o["kind"] == "PodDisruptionBudget"]
-        return cls(pdbs, placed, initial, preemption)
+        budgets = BudgetIndex(deep_copy(o) for o in changed.objects if o["kind"] == "PodDisruptionBudget")
+        return cls(budgets, placed, initial, preemption)
 
 
-def _violated_budgets(victim: str, run: Run, pdbs: list[Obj]) -> list[str]:
-    ns = victim.split("/", 1)[0]
-    labels = run.labels.get(victim, {})
-    return [key_of(pdb) for pdb in pdbs
-            if (pdb["metadata"].get("namespace") or DEFAULT_NAMESPACE) == ns
-            and (pdb.get("spec") or {}).get("selector") is not None
-            and LabelSelector.from_dict(pdb["spec"]["selector"]).matches(labels)]
+def _violated_budgets(victim: str, run: Run, budgets: BudgetIndex) -> list[str]:
+    """The budgets selecting the victim (as the scheduler's preemption selects them), by name."""
+    return sorted(budgets.selecting(victim.split("/", 1)[0], run.labels.get(victim, {})))
 
 
-def _preemptions(run: Run, pdbs: list[Obj]) -> list[dict[str, Any]]:
+def _preemptions(run: Run, budgets: BudgetIndex) -> list[dict[str, Any]]:
     out = []
     for decision in run.result.get("preemptionDecisions", []):
         if decision["outcome"] != "preempted":
@@ -74,7 +70,7 @@ def _preemptions(run: Run, pdbs: list[Obj]) -> list[dict[str, Any]]:
                 "preemptor": decision["pod"], "preemptorPriority": decision["priority"],
                 "node": decision["chosen"], "criterion": decision["criterion"],
                 "violatesPDB": violates,
-                "violatedPDBs": _violated_budgets(victim["pod"], run, pdbs) if violates else [],
+                "violatedPDBs": _violated_budgets(victim["pod"], run, budgets) if violates else [],
             })
     return out
 
@@ -158,7 +154,7 @@ def compare(baseline: Scenario, before: Before, base: Run | dict[str, Any], new:
     read of them before they ran)."""
     base = base if isinstance(base, Run) else Run(base)
     new = new if isinstance(new, Run) else Run(new)
-    base_pre, new_pre = _preemptions(base, before.pdbs), _preemptions(new, before.pdbs)
+    base_pre, new_pre = _preemptions(base, before.budgets), _preemptions(new, before.budgets)
     base_pairs = {(p["victim"], p["preemptor"]) for p in base_pre}
     new_pairs = {(p["victim"], p["preemptor"]) for p in new_pre}
     preempted = [p for p in new_pre if (p["victim"], p["preemptor"]) not in base_pairs]

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kubesched.api._checks import Errors, expect_dict, expect_list, expect_str, key_path
+from kubesched.api.checks import Errors, expect_dict, expect_list, expect_str, key_path
 
 
 def validate_config(cfg: dict[str, Any], path: str, errs: Errors) -> None:

@@ -39,7 +39,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from kubesched.api._checks import (
+from kubesched.api.checks import (
     Errors,
     check_dns_label,
     check_duration,

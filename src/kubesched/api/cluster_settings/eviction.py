@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
-from kubesched.api._checks import (
+from kubesched.api.checks import (
     Errors,
     check_duration,
     check_label_selector,

@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from kubesched.api._checks import Errors, check_duration, expect_dict, expect_list, expect_str, key_path
+from kubesched.api.checks import Errors, check_duration, expect_dict, expect_list, expect_str, key_path
 from kubesched.api.durations import parse_duration
 
 ANY_PROVISIONER = "*"

@@ -31,7 +31,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from kubesched.api._checks import (
+from kubesched.api.checks import (
     Errors,
     check_duration,
     check_label_selector,

@@ -7,7 +7,7 @@ long as no selector changes. :meth:`DisruptionBudgets.split` is upstream's
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
 from kubesched.api.budgets import BudgetIndex
 from kubesched.k8s.objects import split_key
@@ -44,8 +44,15 @@ class DisruptionBudgets:
     def __bool__(self) -> bool:
         return bool(self.index)
 
+    @property
+    def selection(self) -> object:
+        """Stands for the budgets' selectors: a new object whenever one of them changes."""
+        return self.index.selection
+
     def selecting(self, pod: PodInfo) -> tuple[str, ...]:
-        """The keys of the budgets selecting ``pod``."""
+        """The keys of the budgets selecting ``pod`` (none for a pod without labels)."""
+        if not pod.labels:
+            return ()
         selection = self.index.selection
         cached = pod.cache.get(_CACHE_KEY)
         if cached is not None and cached[0] is selection:
@@ -55,31 +62,34 @@ class DisruptionBudgets:
         pod.cache[_CACHE_KEY] = (selection, keys)
         return keys
 
-    def covers_any(self, pods: Iterable[PodInfo]) -> bool:
-        """Whether some budget selects one of ``pods``."""
-        return bool(self.index) and any(self.selecting(pod) for pod in pods if pod.labels)
+    @property
+    def version(self) -> int:
+        """Changes whenever a budget does (its status included)."""
+        return self.index.version
 
-    def split(self, pods: Sequence[PodInfo]) -> tuple[list[PodInfo], list[PodInfo]]:
+    def split(self, pods: Sequence[PodInfo],
+              covers: Sequence[tuple[str, ...]] | None = None) -> tuple[list[PodInfo], list[PodInfo]]:
         """Upstream ``filterPodsWithPDBViolation``: ``pods`` (most important first) split into those
         whose eviction would violate a budget and the others, each budget's disruptionsAllowed
-        spent in that order (a pod the budget already counts as disrupted spends nothing)."""
+        spent in that order (a pod the budget already counts as disrupted spends nothing).
+        ``covers``: the keys of the budgets selecting each pod, when known."""
         if not self.index:
             return [], list(pods)
         index = self.index
         left: dict[str, int] = {}
         violating: list[PodInfo] = []
         non_violating: list[PodInfo] = []
-        for pod in pods:
+        for k, pod in enumerate(pods):
             violated = False
-            if pod.labels:
-                for key in self.selecting(pod):
-                    budget = index.get(key)
-                    assert budget is not None
-                    if pod.name in budget.disrupted:
-                        continue
-                    remaining = left.get(key, budget.allowed) - 1
-                    left[key] = remaining
-                    if remaining < 0:
-                        violated = True
+            keys = self.selecting(pod) if covers is None else covers[k]
+            for key in keys:
+                budget = index.get(key)
+                assert budget is not None
+                if pod.name in budget.disrupted:
+                    continue
+                remaining = left.get(key, budget.allowed) - 1
+                left[key] = remaining
+                if remaining < 0:
+                    violated = True
             (violating if violated else non_violating).append(pod)
         return violating, non_violating

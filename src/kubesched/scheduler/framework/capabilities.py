@@ -20,7 +20,7 @@ plugin to it).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
 
 from kubesched.scheduler.framework.interface import Plugin
@@ -129,6 +129,12 @@ class ResourceView(Protocol):
         off again where not; which were kept."""
 
 
+#: the requests of the named resources of a dry run's victims (all nodes' lists laid end to end),
+#: one row per resource and one column per victim, as int64: a policy that keeps them per node
+#: hands them over instead of the filter reading every victim's own
+VictimRequests = Callable[[tuple[str, ...]], "np.ndarray"]
+
+
 @runtime_checkable
 class PreemptionArithmetic(Plugin, Protocol):
     """The resource-only preemption fast path of a filter whose verdict depends on the node's pods
@@ -157,12 +163,13 @@ class PreemptionArithmetic(Plugin, Protocol):
 
     def reprieve_many(
         self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot, nodes: Sequence[NodeInfo],
-        nominated: NominatedLoad, victims: Sequence[Sequence[PodInfo]],
+        nominated: NominatedLoad, victims: Sequence[Sequence[PodInfo]], requests: VictimRequests | None = None,
     ) -> tuple[np.ndarray, np.ndarray] | None:
         """For every node at once, :meth:`preemption_view` of ``nodes[k]`` with its ``nominated``
         load added and ``victims[k]`` removed: whether ``filter()`` passes (per node) and, where it
         does, ``reprieve(victims[k])`` (per pod of the lists laid end to end; False elsewhere).
-        None when it cannot answer exactly. Obligation: exactly those per-node verdicts."""
+        None when it cannot answer exactly. ``requests``, when given, reads the victims' requests
+        (instead of each victim's own). Obligation: exactly those per-node verdicts."""
 
 
 # -- what the framework offers preemption plugins for their dry runs ---------------------------------
@@ -202,7 +209,7 @@ class DryRunBatch(Protocol):
     verdict depends on which of the victims are there (see :meth:`PluginsRunner.dry_run_batch`)."""
 
     def reprieve(
-        self, nodes: Sequence[NodeInfo], victims: Sequence[Sequence[PodInfo]]
+        self, nodes: Sequence[NodeInfo], victims: Sequence[Sequence[PodInfo]], requests: VictimRequests | None = None,
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None] | None:
         """For each of ``nodes``, with its higher-or-equal nominated pods added and ``victims[k]``
         removed: whether every filter passes (per node) and, where they do, which of ``victims[k]``

@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from kubesched.scheduler.framework.capabilities import PluginsRunner, PreemptionArithmetic
+from kubesched.scheduler.framework.capabilities import PluginsRunner, PreemptionArithmetic, VictimRequests
 from kubesched.scheduler.framework.interface import CycleState, FilterPlugin, Status
 from kubesched.scheduler.framework.nominated import NominatedLoad
 from kubesched.scheduler.framework.types import NodeInfo, PodInfo
@@ -154,12 +154,13 @@ class ArithmeticBatch:
         self._decided = decided
 
     def reprieve(
-        self, nodes: Sequence[NodeInfo], victims: Sequence[Sequence[PodInfo]]
+        self, nodes: Sequence[NodeInfo], victims: Sequence[Sequence[PodInfo]], requests: VictimRequests | None = None,
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None] | None:
         decided = None if self._decided is None else self._decided(nodes, victims)
         if decided is not None and not decided.any():
             return None
-        answer = self._arithmetic.reprieve_many(self._state, self._pod, self._snapshot, nodes, self._nominated, victims)
+        answer = self._arithmetic.reprieve_many(self._state, self._pod, self._snapshot, nodes, self._nominated, victims,
+                                                requests)
         if answer is None:
             return None
         fits, kept = answer

@@ -353,9 +353,10 @@ class FilterPoints(PluginSet):
             positions = np.flatnonzero(pending & (failing == f))
             name = self.filter_plugins[f].name
             found = vector.failure_statuses(state, pod, snapshot, indices[positions])
-            shared: dict[int, Status] = {}  # the plugin's nodes share Status objects: name each once
-            out[positions] = [named if (named := shared.get(id(st))) is not None
-                              else shared.setdefault(id(st), st.with_plugin(name)) for st in found]
+            # the plugin's nodes share Status objects: name each once
+            ids = list(map(id, found))
+            named = {key: st.with_plugin(name) for key, st in dict(zip(ids, found)).items()}
+            out[positions] = list(map(named.__getitem__, ids))
             pending[positions] = False
         for pos in np.flatnonzero(pending).tolist():
             j = int(indices[pos])

@@ -38,9 +38,9 @@ if TYPE_CHECKING:
     import numpy as np
 
     from kubesched.k8s.objects import Obj
+    from kubesched.scheduler.framework.candidates import PreemptionRecord
     from kubesched.scheduler.framework.capabilities import PluginsRunner, PreemptionMetrics
     from kubesched.scheduler.framework.extender import Extender
-    from kubesched.scheduler.framework.preemption import PreemptionRecord
     from kubesched.scheduler.framework.types import NodeInfo, PodInfo
     from kubesched.scheduler.framework.views import NodeTableSnapshot, NominatorView
     from kubesched.scheduler.framework.waiting import WaitingPod

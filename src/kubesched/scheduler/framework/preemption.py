@@ -14,90 +14,37 @@ the criterion that picked the node) that ``explain`` and the simulation result c
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
-from functools import partial
-from typing import Any, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 
 from kubesched.scheduler.features import ASYNC_PREEMPTION
 from kubesched.scheduler.framework.budgets import DisruptionBudgets
+from kubesched.scheduler.framework.candidates import (
+    CRITERIA,
+    BatchedVictims,
+    Candidate,
+    PreemptionRecord,
+    Victims,
+)
 from kubesched.scheduler.framework.capabilities import DryRunBatch, DryRunNode, PreemptionArithmetic
 from kubesched.scheduler.framework.extenders import narrow_victims, preempting
 from kubesched.scheduler.framework.interface import Code, CycleState, Handle, PostFilterResult, Status
 from kubesched.scheduler.framework.nominated import NominatedLoad
-from kubesched.scheduler.framework.types import NodeInfo, PodInfo, fit_error_message
+from kubesched.scheduler.framework.types import (
+    NodeInfo,
+    NodeStatuses,
+    PodInfo,
+    alike_statuses,
+    fit_error_message,
+)
 from kubesched.scheduler.framework.victims import VictimPreemption, clear_nominated_node_name
 
 NOT_HELPFUL = "Preemption is not helpful for scheduling"
-CRITERIA = (
-    "fewest PDB violations",
-    "lowest priority of the most important victim",
-    "smallest sum of victim priorities",
-    "fewest victims",
-    "latest start time of the most important victims",
-)
-INT32_OFFSET = 2**31
 #: a node :meth:`PreemptionPolicy.select_victims_on_nodes` rules out, its status not computed
 REJECTED = Status(Code.UNSCHEDULABLE, ("rejected by the batched dry run",))
 
-
-@dataclass(slots=True)
-class Candidate:
-    node: str
-    victims: list[PodInfo]
-    pdb_violations: int
-    violating: list[str] = field(default_factory=list)  # keys of victims whose eviction violates a PDB
-
-
-@dataclass(slots=True)
-class Victims:
-    """A candidate's victims as the node-picking functions see them (upstream ``extenderv1.Victims``)."""
-
-    pods: list[PodInfo]
-    num_pdb_violations: int
-
-
-@dataclass
-class PreemptionRecord:
-    """What one PostFilter call considered and decided."""
-
-    time: float
-    pod: str
-    priority: int
-    outcome: str = ""
-    message: str = ""
-    candidates: list[Candidate] = field(default_factory=list)
-    rejected_nodes: dict[str, str] = field(default_factory=dict)
-    chosen: str | None = None
-    criterion: str = ""
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "time": self.time,
-            "pod": self.pod,
-            "priority": self.priority,
-            "outcome": self.outcome,
-            "message": self.message,
-            "candidates": [
-                {
-                    "node": c.node,
-                    "pdbViolations": c.pdb_violations,
-                    "victims": [{"pod": v.key, "priority": v.priority} for v in c.victims],
-                    "pdbViolatingVictims": list(c.violating),
-                }
-                for c in self.candidates
-            ],
-            "rejectedNodes": dict(sorted(self.rejected_nodes.items())),
-            "chosen": self.chosen,
-            "criterion": self.criterion,
-        }
-
-
-#: a candidate node's victims (most important first) and the keys of those violating a PDB
-NodeVictims = tuple[list[PodInfo], list[str]]
 
 #: a node-picking criterion: its name (for explanations) and a score per candidate node, higher wins
 ScoreFunc = tuple[str, Callable[[str], float]]
@@ -110,6 +57,9 @@ class PreemptionPolicy(Protocol):
     #: True when the potential victims are exactly the node's pods of lower priority than the
     #: preemptor; lets the evaluator rule nodes out for all nodes at once from per-priority sums
     victims_are_lower_priority_pods: bool
+    #: False when :meth:`ordered_score_funcs` always answers None (the default criteria): the
+    #: candidates are then compared without listing their victims
+    custom_node_choice: bool
 
     def get_offset_and_num_candidates(self, num_nodes: int) -> tuple[int, int]:
         """Where the dry run starts among the potential nodes, and how many candidates suffice."""
@@ -127,10 +77,9 @@ class PreemptionPolicy(Protocol):
 
     def select_victims_on_nodes(
         self, pod: PodInfo, nodes: Sequence[NodeInfo], batch: DryRunBatch, budgets: DisruptionBudgets
-    ) -> list[NodeVictims | Status | None] | None:
+    ) -> list[BatchedVictims | Status | None] | None:
         """:meth:`select_victims_on_node` for many nodes at once where the policy can answer so:
-        per node its victims and the keys of the PDB-violating ones (a candidate), a Status (no
-        candidate; :data:`REJECTED`
+        per node a candidate's :class:`BatchedVictims`, a Status (no candidate; :data:`REJECTED`
         when the status itself is to be asked node by node, if it is wanted) or None (ask node by
         node). None altogether when the policy has no such form."""
 
@@ -142,24 +91,6 @@ class PreemptionPolicy(Protocol):
 class PostFilterDryRun(Protocol):
     def dry_run(self, state: CycleState, pod: PodInfo, statuses: dict[str, Status]) -> PreemptionRecord:
         """What preemption would do for ``pod`` now, without acting (for ``explain``/what-if)."""
-
-
-def start_time(pod: PodInfo, now: float) -> float:
-    """Upstream ``util.GetPodStartTime`` as the scheduler sees it: ``status.startTime`` is a
-    ``metav1.Time``, which the API carries with whole-second precision (JSON and protobuf), so a
-    start at 12.7 s reads as 12 s; a pod that has not started counts as starting now."""
-    return float(math.floor(pod.start_time)) if pod.start_time is not None else now
-
-
-def importance_key(pod: PodInfo, now: float) -> tuple[int, float]:
-    """Sort key, most important first (upstream ``util.MoreImportantPod``): higher priority, then
-    the earlier (whole-second) start time."""
-    started = pod.start_time  # start_time(pod, now), inline: this key sorts every dry run's pods
-    return (-pod.priority, float(math.floor(started)) if started is not None else now)
-
-
-def _key_at(keys: dict[str, tuple[float, ...]], i: int, node: str) -> float:
-    return keys[node][i]
 
 
 class Evaluator:
@@ -305,8 +236,10 @@ class Evaluator:
         extenders = preempting(self.handle.extenders(), pod)
         if not extenders or not candidates:
             return candidates, None
-        victims = narrow_victims(extenders, pod, {c.node: (list(c.victims), c.pdb_violations) for c in candidates},
-                                 self.handle.snapshot().get)
+        # upstream hands the extenders the policy's CandidatesToVictimsMap
+        asked = {node: (list(v.pods), v.num_pdb_violations)
+                 for node, v in self.policy.candidates_to_victims_map(candidates).items()}
+        victims = narrow_victims(extenders, pod, asked, self.handle.snapshot().get)
         if isinstance(victims, Status):
             return [], victims
         by_node = {c.node: c for c in candidates}
@@ -328,7 +261,8 @@ class Evaluator:
         node_infos = self.handle.snapshot().node_infos
         # nodes rejected alike share one Status object: look at each once
         unresolvable = any(st.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE
-                           for st in {id(st): st for st in statuses.values()}.values())
+                           for st, _ in alike_statuses(statuses if isinstance(statuses, NodeStatuses)
+                                                       else statuses.values()))
         if not unresolvable and not exclude:
             return list(node_infos), {}
         potential: list[NodeInfo] = []
@@ -372,18 +306,13 @@ class Evaluator:
             outcomes = self._batched(state, pod, potential, order.tolist(), fit, arithmetic, nominated,
                                      budgets, num_candidates)
         if outcomes is None:
-            outcomes = (
-                (k, *policy.select_victims_on_node(pod, fwk.dry_run_node(state, pod, potential[k], arithmetic),
-                                                  budgets))
-                for k in order.tolist()
-            )
+            outcomes = (self._on_node(state, pod, potential[k], arithmetic, budgets, k) for k in order.tolist())
         non_violating: list[Candidate] = []
         violating_candidates: list[Candidate] = []
-        for k, victims, violating, status in outcomes:
+        for k, candidate, status in outcomes:
             info = potential[k]
-            if status is None and victims:
-                candidate = Candidate(info.name, victims, len(violating), violating)
-                (violating_candidates if violating else non_violating).append(candidate)
+            if candidate is not None:
+                (violating_candidates if candidate.pdb_violations else non_violating).append(candidate)
                 if non_violating and len(non_violating) + len(violating_candidates) >= num_candidates:
                     break
                 continue
@@ -403,13 +332,24 @@ class Evaluator:
                 node_statuses[info.name] = rejected
         return candidates
 
+    def _on_node(
+        self, state: CycleState, pod: PodInfo, info: NodeInfo, arithmetic: PreemptionArithmetic | None,
+        budgets: DisruptionBudgets, k: int,
+    ) -> tuple[int, Candidate | None, Status | None]:
+        """The policy's ``SelectVictimsOnNode`` on one node: (``k``, the candidate, None), or (``k``,
+        None, why not; None when it found no victims and no failure)."""
+        dry = self.handle.framework.dry_run_node(state, pod, info, arithmetic)
+        victims, violating, status = self.policy.select_victims_on_node(pod, dry, budgets)
+        if status is None and victims:
+            return k, Candidate(info.name, victims, len(violating), violating), None
+        return k, None, status
+
     def _batched(
         self, state: CycleState, pod: PodInfo, potential: list[NodeInfo], todo: list[int],
         fit: PreemptionArithmetic, arithmetic: PreemptionArithmetic | None, nominated: NominatedLoad,
         budgets: DisruptionBudgets, chunk: int,
-    ) -> Iterator[tuple[int, list[PodInfo], list[str], Status | None]] | None:
-        """The dry run's outcomes node by node in ``todo`` as (node position, victims, PDB-violating
-        victims, status), found by the policy's batched form (with ``fit`` moving the pods) for
+    ) -> Iterator[tuple[int, Candidate | None, Status | None]] | None:
+        """The dry run's outcomes node by node in ``todo`` as (node position, candidate, status), found by the policy's batched form (with ``fit`` moving the pods) for
         about ``chunk`` nodes at a time (fewer once most candidates are found); None when the
         policy or the framework has none. Nodes left undecided are asked one by one (by
         ``arithmetic`` when it is exact on every node, else on cloned nodes)."""
@@ -421,8 +361,8 @@ class Evaluator:
         if first is None:
             return None
 
-        def outcomes() -> Iterator[tuple[int, list[PodInfo], list[str], Status | None]]:
-            answers: list[NodeVictims | Status | None] = first
+        def outcomes() -> Iterator[tuple[int, Candidate | None, Status | None]]:
+            answers: list[BatchedVictims | Status | None] = first
             base = found = 0  # answers[0] is todo[base]'s
             for done, k in enumerate(todo):
                 if done - base == len(answers):
@@ -434,14 +374,13 @@ class Evaluator:
                     assert more is not None
                     answers = more
                 answer = answers[done - base]
-                if isinstance(answer, tuple):
+                if isinstance(answer, BatchedVictims):
                     found += 1
-                    yield k, answer[0], answer[1], None
+                    yield k, Candidate.batched(potential[k].name, answer), None
                 elif answer is None:
-                    dry = fwk.dry_run_node(state, pod, potential[k], arithmetic)
-                    yield k, *policy.select_victims_on_node(pod, dry, budgets)
+                    yield self._on_node(state, pod, potential[k], arithmetic, budgets, k)
                 else:
-                    yield k, [], [], answer
+                    yield k, None, answer
 
         return outcomes()
 
@@ -453,13 +392,22 @@ class Evaluator:
         if len(candidates) == 1:
             record.criterion = "only candidate"
             return candidates[0]
-        victims = self.policy.candidates_to_victims_map(candidates)
         by_node = {c.node: c for c in candidates}
-        remaining = list(victims)
-        funcs = self.policy.ordered_score_funcs(victims)
+        remaining = list(by_node)
+        funcs = None
+        if self.policy.custom_node_choice:
+            funcs = self.policy.ordered_score_funcs(self.policy.candidates_to_victims_map(candidates))
         if funcs is None:
-            keys = self._default_keys(victims)
-            funcs = [(criterion, partial(_key_at, keys, i)) for i, criterion in enumerate(CRITERIA)]
+            now = self.handle.now()
+            keyed = [(c.criteria(now), c) for c in candidates]
+            for i, criterion in enumerate(CRITERIA):
+                best = max(key[i] for key, _ in keyed)
+                keyed = [(key, c) for key, c in keyed if key[i] == best]
+                if len(keyed) == 1:
+                    record.criterion = criterion
+                    return keyed[0][1]
+            record.criterion = "random tie-break"
+            return keyed[int(self.handle.rng.integers(len(keyed)))][1]
         for criterion, func in funcs:
             scores = [func(node) for node in remaining]
             best = max(scores)
@@ -469,18 +417,3 @@ class Evaluator:
                 return by_node[remaining[0]]
         record.criterion = "random tie-break"
         return by_node[remaining[int(self.handle.rng.integers(len(remaining)))]]
-
-    def _default_keys(self, victims: dict[str, Victims]) -> dict[str, tuple[float, ...]]:
-        """Per candidate node, its score on each of :data:`CRITERIA` (higher wins): fewest PDB
-        violations; the lowest priority of its first (most important) victim; the smallest sum of
-        its victims' priorities (each offset by 2^31 as upstream's int64 sum); fewest victims; the
-        latest earliest start among its victims of the highest priority."""
-        now = self.handle.now()
-        keys: dict[str, tuple[float, ...]] = {}
-        for node, v in victims.items():
-            pods = v.pods
-            top = max(p.priority for p in pods)
-            earliest = min(start_time(p, now) for p in pods if p.priority == top)
-            keys[node] = (-v.num_pdb_violations, -pods[0].priority,
-                          -(sum(p.priority for p in pods) + INT32_OFFSET * len(pods)), -len(pods), earliest)
-        return keys

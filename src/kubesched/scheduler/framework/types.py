@@ -269,20 +269,55 @@ class NodeInfo:
 
 
 # -- FitError (upstream framework/types.go FitError.Error) -----------------------------------------
-def reasons_histogram(statuses: Iterable[Status]) -> list[str]:
-    """``"<count> <reason>"`` strings sorted byte-wise, as upstream sorts them."""
-    statuses = list(statuses)
+if TYPE_CHECKING:
+    _StatusMap = dict[str, Status]
+else:  # Status is defined above this module (in interface.py, which imports it)
+    _StatusMap = dict
+
+
+class NodeStatuses(_StatusMap):
+    """Failed nodes' statuses by node name (upstream ``NodeToStatusMap``). Nodes that failed alike
+    share one Status object: :meth:`alike` counts each once, on first use (the map is not to
+    change after that)."""
+
+    __slots__ = ("_alike",)
+
+    def alike(self) -> list[tuple[Status, int]]:
+        """Each distinct Status object and how many nodes have it."""
+        try:
+            return self._alike
+        except AttributeError:
+            pass
+        self._alike: list[tuple[Status, int]] = _count_alike(list(self.values()))
+        return self._alike
+
+
+def _count_alike(statuses: list[Status]) -> list[tuple[Status, int]]:
     ids = list(map(id, statuses))
-    alike = dict(zip(ids, statuses))  # nodes that failed alike share one Status object: count those once
+    by_id = dict(zip(ids, statuses))
+    return [(by_id[key], n) for key, n in Counter(ids).items()]
+
+
+def alike_statuses(statuses: Iterable[Status] | NodeStatuses) -> list[tuple[Status, int]]:
+    """Each distinct Status object of ``statuses`` (some statuses, or a :class:`NodeStatuses`) and
+    how many times it occurs."""
+    if isinstance(statuses, NodeStatuses):
+        return statuses.alike()
+    return _count_alike(list(statuses))
+
+
+def reasons_histogram(statuses: Iterable[Status] | NodeStatuses) -> list[str]:
+    """``"<count> <reason>"`` strings sorted byte-wise, as upstream sorts them (``statuses``: some
+    statuses, or a :class:`NodeStatuses`)."""
     counts: Counter[str] = Counter()
-    for key, n in Counter(ids).items():
-        for reason in alike[key].reasons:
+    for status, n in alike_statuses(statuses):
+        for reason in status.reasons:
             counts[reason] += n
     return sorted((f"{n} {reason}" for reason, n in counts.items()), key=lambda s: s.encode())
 
 
 def fit_error_message(
-    num_all_nodes: int, pre_filter_msg: str, statuses: Iterable[Status], post_filter_msg: str
+    num_all_nodes: int, pre_filter_msg: str, statuses: Iterable[Status] | NodeStatuses, post_filter_msg: str
 ) -> str:
     msg = f"0/{num_all_nodes} nodes are available:"
     if pre_filter_msg:

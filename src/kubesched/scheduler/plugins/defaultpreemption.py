@@ -6,10 +6,25 @@ generic :class:`~kubesched.scheduler.framework.preemption.Evaluator` (upstream
 from __future__ import annotations
 
 import bisect
+import math
 from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import partial
+from itertools import chain
 from typing import Any
 
+import numpy as np
+
 from kubesched.scheduler.framework.budgets import DisruptionBudgets
+from kubesched.scheduler.framework.candidates import (
+    INT32_OFFSET,
+    BatchedVictims,
+    Candidate,
+    NodeVictims,
+    PreemptionRecord,
+    Victims,
+    importance_key,
+)
 from kubesched.scheduler.framework.capabilities import DryRunBatch, DryRunNode
 from kubesched.scheduler.framework.interface import (
     DELETE,
@@ -25,15 +40,10 @@ from kubesched.scheduler.framework.interface import (
 )
 from kubesched.scheduler.framework.preemption import (
     REJECTED,
-    Candidate,
     Evaluator,
-    NodeVictims,
     PostFilterDryRun,
     PreemptionPolicy,
-    PreemptionRecord,
     ScoreFunc,
-    Victims,
-    importance_key,
 )
 from kubesched.scheduler.framework.types import NodeInfo, PodInfo
 
@@ -65,9 +75,113 @@ def _victims(violating: list[PodInfo], non_violating: list[PodInfo], kept: Seque
     return victims, violating_keys
 
 
+@dataclass(slots=True)
+class _Split:
+    """A node's lower-priority pods split by the budgets: reprieved violating first, each part most
+    important first; ``positions``: where that order's pods are in the node's importance order."""
+
+    violating: list[PodInfo]
+    non_violating: list[PodInfo]
+    positions: np.ndarray
+
+
+def _listed_victims(pods: list[PodInfo], split: _Split | None, kept: np.ndarray, start: int, end: int,
+                    now: float) -> NodeVictims:
+    """One node's victims of a batched reprieve (``pods`` its order, ``kept[start:end]`` theirs)."""
+    stays = kept[start:end].tolist()
+    if split is None:
+        return [p for p, s in zip(pods, stays) if not s], []
+    return _victims(split.violating, split.non_violating, stays, now)
+
+
+def _criteria(lengths: np.ndarray, priority: np.ndarray, started: np.ndarray, violating: np.ndarray | None,
+              kept: np.ndarray) -> list[tuple[float, ...] | None]:
+    """Per node of a batched reprieve (its pods' ``lengths``; per pod laid end to end: ``priority``,
+    ``started``, ``violating`` and ``kept``), the
+    :func:`~kubesched.scheduler.framework.candidates.criteria_key` of its victims (those not kept),
+    None where it has none; for all nodes at once."""
+    count = len(lengths)
+    owner = np.repeat(np.arange(count, dtype=np.int64), lengths)
+    victim = ~kept
+    victims = np.bincount(owner[victim], minlength=count)
+    priority_sum = np.zeros(count, dtype=np.int64)
+    np.add.at(priority_sum, owner[victim], priority[victim])
+    top = np.full(count, np.iinfo(np.int64).min, dtype=np.int64)
+    np.maximum.at(top, owner[victim], priority[victim])
+    of_top = victim & (priority == top[owner])
+    earliest = np.full(count, np.inf)
+    np.minimum.at(earliest, owner[of_top], started[of_top])
+    violations = np.zeros(count, dtype=np.int64) if violating is None else \
+        np.bincount(owner[victim & violating], minlength=count)
+    return [None if n == 0 else (-v, -t, -(s + INT32_OFFSET * n), -n, e)
+            for n, v, t, s, e in zip(victims.tolist(), violations.tolist(), top.tolist(), priority_sum.tolist(),
+                                     earliest.tolist())]
+
+
+class _NodeOrder:
+    """A node's pods sorted by importance (stably: filtering them keeps the order sorting the
+    filtered pods gives) at one instant, their priorities negated (ascending, as importance sorts by
+    priority first), their priorities, start times and requests as arrays, and what the budgets
+    make of its lower-priority pods."""
+
+    __slots__ = ("info", "generation", "now", "ordered", "negated", "priorities", "starts", "_requests",
+                 "_selection", "_covers", "_last_covered", "_version", "_splits")
+
+    def __init__(self, info: NodeInfo, now: float) -> None:
+        self.info, self.generation, self.now = info, info.generation, now
+        ordered = self.ordered = sorted(info.pods, key=lambda p: importance_key(p, now))
+        self.negated = [-p.priority for p in ordered]
+        self.priorities = np.fromiter((p.priority for p in ordered), dtype=np.int64, count=len(ordered))
+        floor = math.floor
+        self.starts = np.fromiter((float(floor(p.start_time)) if p.start_time is not None else now for p in ordered),
+                                  dtype=np.float64, count=len(ordered))
+        self._requests: dict[tuple[str, ...], np.ndarray] = {}
+        self._selection: object | None = None  # the budgets' selection _covers were read under
+        self._covers: list[tuple[str, ...]] = []  # per pod of ordered: the budgets selecting it
+        self._last_covered = -1
+        self._version = -1  # the budgets' version _splits are of
+        self._splits: dict[int, _Split | None] = {}
+
+    def cut(self, priority: int) -> int:
+        """Where the pods of lower priority than ``priority`` start (by bisection)."""
+        return bisect.bisect_right(self.negated, -priority)
+
+    def requests(self, names: tuple[str, ...]) -> np.ndarray:
+        """The pods' requests of ``names``, a row per pod (OverflowError past int64)."""
+        found = self._requests.get(names)
+        if found is None:
+            ordered = self.ordered
+            flat = np.fromiter(chain.from_iterable(tuple(p.requests.get(n, 0) for n in names) for p in ordered),
+                               dtype=np.int64, count=len(ordered) * len(names))
+            found = self._requests[names] = flat.reshape(len(ordered), len(names))
+        return found
+
+    def split(self, cut: int, budgets: DisruptionBudgets) -> _Split | None:
+        """:meth:`DisruptionBudgets.split` of the pods from ``cut`` on, with their positions in
+        :attr:`ordered`; None when no budget selects any of them (their order is then the
+        importance order)."""
+        if self._selection is not budgets.selection:
+            self._covers = [budgets.selecting(p) for p in self.ordered]
+            self._last_covered = max((k for k, keys in enumerate(self._covers) if keys), default=-1)
+            self._selection, self._version = budgets.selection, -1
+        if self._last_covered < cut:
+            return None
+        if self._version != budgets.version:
+            self._splits.clear()
+            self._version = budgets.version
+        if cut not in self._splits:
+            lower = self.ordered[cut:]
+            violating, non_violating = budgets.split(lower, self._covers[cut:])
+            position = {id(p): cut + k for k, p in enumerate(lower)}
+            self._splits[cut] = _Split(violating, non_violating, np.fromiter(
+                (position[id(p)] for p in chain(violating, non_violating)), dtype=np.int64, count=len(lower)))
+        return self._splits[cut]
+
+
 class DefaultPreemption(PreEnqueuePlugin, EnqueueExtensions, PostFilterPlugin, PostFilterDryRun, PreemptionPolicy):
     name = "DefaultPreemption"
     victims_are_lower_priority_pods = True
+    custom_node_choice = False
 
     def __init__(self, args: dict[str, Any], handle: Handle) -> None:
         args = args or {}
@@ -78,7 +192,7 @@ class DefaultPreemption(PreEnqueuePlugin, EnqueueExtensions, PostFilterPlugin, P
             raise ValueError("minCandidateNodesPercentage and minCandidateNodesAbsolute cannot both be zero")
         self.evaluator = Evaluator(self.name, handle, self)
         # per node: its pods most important first, for the generation and instant they are of
-        self._by_importance: dict[str, tuple[NodeInfo, int, float, list[PodInfo], list[int]]] = {}
+        self._by_importance: dict[str, _NodeOrder] = {}
 
     def can_be_victim(self, victim: PodInfo, preemptor: PodInfo) -> bool:
         """Whether ``victim`` may be preempted for ``preemptor`` at all (a variant narrowing this
@@ -169,28 +283,18 @@ class DefaultPreemption(PreEnqueuePlugin, EnqueueExtensions, PostFilterPlugin, P
         victims, violating_keys = _victims(violating, non_violating, kept, now)
         return victims, violating_keys, None
 
-    def _most_important_first(self, info: NodeInfo, now: float) -> tuple[list[PodInfo], list[int]]:
-        """The node's pods sorted by importance (stably: filtering them keeps the order sorting the
-        filtered pods gives), and their priorities negated (ascending, as importance sorts by
-        priority first), kept until the node's pods change or time moves on (pods without a start
-        time count as starting now)."""
+    def _node_order(self, info: NodeInfo, now: float) -> _NodeOrder:
+        """The node's pods by importance, kept until the node's pods change or time moves on (pods
+        without a start time count as starting now)."""
         hit = self._by_importance.get(info.name)
-        if hit is not None and hit[0] is info and hit[1] == info.generation and hit[2] == now:
-            return hit[3], hit[4]
-        ordered = sorted(info.pods, key=lambda p: importance_key(p, now))
-        negated = [-p.priority for p in ordered]
-        self._by_importance[info.name] = (info, info.generation, now, ordered, negated)
-        return ordered, negated
-
-    def _lower_priority(self, info: NodeInfo, now: float, priority: int) -> list[PodInfo]:
-        """The node's pods of lower priority than ``priority``, most important first: the end of its
-        pods in importance order (found by bisection: importance sorts by priority first)."""
-        ordered, negated = self._most_important_first(info, now)
-        return ordered[bisect.bisect_right(negated, -priority):]
+        if hit is not None and hit.info is info and hit.generation == info.generation and hit.now == now:
+            return hit
+        order = self._by_importance[info.name] = _NodeOrder(info, now)
+        return order
 
     def select_victims_on_nodes(
         self, pod: PodInfo, nodes: Sequence[NodeInfo], batch: DryRunBatch, budgets: DisruptionBudgets
-    ) -> list[NodeVictims | Status | None] | None:
+    ) -> list[BatchedVictims | Status | None] | None:
         """:meth:`select_victims_on_node` for many nodes at once: every lower-priority pod removed
         and reprieved on all nodes together, on each node in the order the per-node form uses (the
         PDB-violating pods first, each part most important first)."""
@@ -201,19 +305,39 @@ class DefaultPreemption(PreEnqueuePlugin, EnqueueExtensions, PostFilterPlugin, P
 
     def _batched_victims(
         self, pod: PodInfo, nodes: Sequence[NodeInfo], batch: DryRunBatch, budgets: DisruptionBudgets
-    ) -> list[NodeVictims | Status | None]:
-        """DefaultPreemption's victims on ``nodes`` by ``batch`` (see :meth:`select_victims_on_nodes`)."""
-        priority, now = pod.priority, self.handle.now()
-        potential = [self._lower_priority(info, now, priority) for info in nodes]
-        # per node: (violating, non-violating) where some budget selects one of its pods
-        splits = [budgets.split(pods) if budgets.covers_any(pods) else None for pods in potential] \
-            if budgets else [None] * len(nodes)
-        order = [pods if split is None else split[0] + split[1] for pods, split in zip(potential, splits)]
-        answer = batch.reprieve(nodes, order)
+    ) -> list[BatchedVictims | Status | None]:
+        """DefaultPreemption's victims on ``nodes`` by ``batch`` (see :meth:`select_victims_on_nodes`):
+        the candidates' criteria computed for all nodes together, their victims listed on demand."""
+        now = self.handle.now()
+        node_orders = [self._node_order(info, now) for info in nodes]
+        cuts = [order.cut(pod.priority) for order in node_orders]
+        # per node: the budgets' split where some budget selects one of its lower-priority pods
+        splits = [order.split(cut, budgets) for order, cut in zip(node_orders, cuts)] if budgets \
+            else [None] * len(nodes)
+        order = [node_order.ordered[cut:] if split is None else split.violating + split.non_violating
+                 for node_order, cut, split in zip(node_orders, cuts, splits)]
+        # each node's pods in their reprieve order: a slice of its importance order, or the split's
+        where: list[slice | np.ndarray] = [slice(cut, None) if split is None else split.positions
+                                          for cut, split in zip(cuts, splits)]
+
+        def requests(names: tuple[str, ...]) -> np.ndarray:
+            pieces = [o.requests(names)[at] for o, at in zip(node_orders, where)]
+            return np.concatenate(pieces).T if pieces else np.zeros((len(names), 0), dtype=np.int64)
+
+        answer = batch.reprieve(nodes, order, requests)
         if answer is None:
             return [None] * len(nodes)
         fits, kept, decided = answer
-        out: list[NodeVictims | Status | None] = []
+        lengths = np.fromiter((len(pods) for pods in order), dtype=np.int64, count=len(order))
+        violating = None
+        if any(split is not None and split.violating for split in splits):
+            violating = np.concatenate([np.zeros(len(pods), dtype=bool) if split is None
+                                        else np.arange(len(pods)) < len(split.violating)
+                                        for pods, split in zip(order, splits)])
+        keys = _criteria(lengths, np.concatenate([o.priorities[at] for o, at in zip(node_orders, where)]),
+                         np.concatenate([o.starts[at] for o, at in zip(node_orders, where)]), violating, kept) \
+            if nodes else []
+        out: list[BatchedVictims | Status | None] = []
         end = 0
         for k, (pods, fit, split) in enumerate(zip(order, fits.tolist(), splits)):
             start, end = end, end + len(pods)
@@ -223,14 +347,11 @@ class DefaultPreemption(PreEnqueuePlugin, EnqueueExtensions, PostFilterPlugin, P
                 out.append(Status.unresolvable(NO_VICTIMS))
             elif not fit:
                 out.append(REJECTED)
+            elif (key := keys[k]) is None:  # no victims after all: the per-node form says why
+                out.append(None)
             else:
-                stays = kept[start:end].tolist()
-                violating_keys: list[str] = []
-                if split is None:
-                    victims = [p for p, s in zip(pods, stays) if not s]
-                else:
-                    victims, violating_keys = _victims(split[0], split[1], stays, now)
-                out.append((victims, violating_keys) if victims else None)
+                out.append(BatchedVictims(partial(_listed_victims, pods, split, kept, start, end, now), -int(key[0]),
+                                          key))
         return out
 
     def ordered_score_funcs(self, victims: dict[str, Victims]) -> list[ScoreFunc] | None:

@@ -20,8 +20,8 @@ from __future__ import annotations
 
 from kubesched.k8s.objects import ApiError
 from kubesched.k8s.timefmt import parse_rfc3339
+from kubesched.scheduler.framework.candidates import Candidate, PreemptionRecord
 from kubesched.scheduler.framework.interface import Code, CycleState, PostFilterResult, Status
-from kubesched.scheduler.framework.preemption import Candidate, PreemptionRecord
 from kubesched.scheduler.framework.types import PodInfo
 from kubesched.scheduler.plugins.coscheduling import assigned_members, group_members, group_name
 from kubesched.scheduler.plugins.defaultpreemption import DefaultPreemption

@@ -19,9 +19,9 @@ from typing import Any
 
 from kubesched.k8s.timefmt import parse_rfc3339
 from kubesched.scheduler.framework.budgets import DisruptionBudgets
+from kubesched.scheduler.framework.candidates import BatchedVictims
 from kubesched.scheduler.framework.capabilities import DryRunBatch, DryRunNode
 from kubesched.scheduler.framework.interface import Handle, Status
-from kubesched.scheduler.framework.preemption import NodeVictims
 from kubesched.scheduler.framework.types import NodeInfo, PodInfo
 from kubesched.scheduler.plugins.defaultpreemption import DefaultPreemption
 
@@ -94,7 +94,8 @@ class StrictPDBPreemption(DefaultPreemption):
 
     def select_victims_on_nodes(
         self, pod: PodInfo, nodes: Sequence[NodeInfo], batch: DryRunBatch, budgets: DisruptionBudgets
-    ) -> list[NodeVictims | Status | None] | None:
+    ) -> list[BatchedVictims | Status | None] | None:
         """DefaultPreemption's batched victims, a node whose victims violate a PDB ruled out."""
-        return [Status.unschedulable(PDB_VIOLATION) if isinstance(answer, tuple) and answer[1] else answer
+        return [Status.unschedulable(PDB_VIOLATION) if isinstance(answer, BatchedVictims) and answer.pdb_violations
+                else answer
                 for answer in self._batched_victims(pod, nodes, batch, budgets)]

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from itertools import chain
 from typing import Any
 
 import numpy as np
@@ -17,6 +18,7 @@ from kubesched.scheduler.framework.capabilities import (
     FilterVectorAt,
     PreemptionArithmetic,
     ScoreVector,
+    VictimRequests,
 )
 from kubesched.scheduler.framework.interface import (
     ADD,
@@ -75,7 +77,8 @@ def _amounts(pods: list[PodInfo], names: tuple[str, ...]) -> np.ndarray:
             requests = pod.requests
             row = pod.cache[key] = tuple(requests.get(name, 0) for name in names)
         rows.append(row)
-    amounts: np.ndarray = np.array(rows, dtype=np.int64).reshape(len(pods), len(names)).T
+    flat = np.fromiter(chain.from_iterable(rows), dtype=np.int64, count=len(pods) * len(names))
+    amounts: np.ndarray = flat.reshape(len(pods), len(names)).T
     return amounts
 
 
@@ -247,7 +250,7 @@ class NodeResourcesFit(
 
     def reprieve_many(
         self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot, nodes: Sequence[NodeInfo],
-        nominated: NominatedLoad, victims: Sequence[Sequence[PodInfo]],
+        nominated: NominatedLoad, victims: Sequence[Sequence[PodInfo]], requests: VictimRequests | None = None,
     ) -> tuple[np.ndarray, np.ndarray] | None:
         """:meth:`preemption_view` on every node at once: ``nodes[k]`` with its ``nominated`` load
         added and ``victims[k]`` removed, whether Filter passes (per node), and where it does, the
@@ -260,9 +263,10 @@ class NodeResourcesFit(
         count = len(nodes)
         idx = np.fromiter((info.index for info in nodes), dtype=np.int64, count=count)
         lengths = np.fromiter((len(pods) for pods in victims), dtype=np.int64, count=count)
-        flat = [p for pods in victims for p in pods]
+        names = tuple(name for name, _ in checked)
         try:
-            amounts = _amounts(flat, tuple(name for name, _ in checked))
+            amounts = requests(names) if requests is not None else \
+                _amounts([p for pods in victims for p in pods], names)
         except OverflowError:
             return None
         added = np.array([nominated.requested(name)[idx] for name, _ in checked],
@@ -279,7 +283,7 @@ class NodeResourcesFit(
             np.add.at(left[r], owner, amounts[r])
         pods_left = table.allowed_pods[idx] - table.pod_count[idx] - 1 + lengths - nominated.count[idx]
         fits: np.ndarray = (pods_left >= 0) & (left >= 0).all(axis=0)
-        kept = np.zeros(len(flat), dtype=bool)
+        kept = np.zeros(int(lengths.sum()), dtype=bool)
         starts = np.concatenate(([0], np.cumsum(lengths)[:-1])) if count else lengths
         for j in range(int(lengths[fits].max(initial=0))):
             at = np.flatnonzero(fits & (lengths > j))

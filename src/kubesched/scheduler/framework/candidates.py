@@ -1,0 +1,170 @@
+"""What a preemption dry run finds and how one candidate is picked: the candidate nodes with their
+victims, the criteria of upstream's ``pickOneNodeForPreemption``, and the record of a decision.
+
+A batched dry run (many nodes at once) finds hundreds of candidates whose victims mostly nobody
+looks at: only the chosen one's are acted on. :class:`BatchedVictims` carries such a candidate's
+criteria, computed for all nodes together, and makes its victims into lists only when asked.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from kubesched.scheduler.framework.types import PodInfo
+
+CRITERIA = (
+    "fewest PDB violations",
+    "lowest priority of the most important victim",
+    "smallest sum of victim priorities",
+    "fewest victims",
+    "latest start time of the most important victims",
+)
+#: upstream sums victims' priorities as int64 after adding MaxInt32 + 1 to each
+INT32_OFFSET = 2**31
+
+#: a candidate node's victims (most important first) and the keys of those violating a PDB
+NodeVictims = tuple[list[PodInfo], list[str]]
+#: a candidate's scores on :data:`CRITERIA`, in order (higher wins)
+CriteriaKey = tuple[float, ...]
+
+
+def start_time(pod: PodInfo, now: float) -> float:
+    """Upstream ``util.GetPodStartTime`` as the scheduler sees it: ``status.startTime`` is a
+    ``metav1.Time``, which the API carries with whole-second precision (JSON and protobuf), so a
+    start at 12.7 s reads as 12 s; a pod that has not started counts as starting now."""
+    return float(math.floor(pod.start_time)) if pod.start_time is not None else now
+
+
+def importance_key(pod: PodInfo, now: float) -> tuple[int, float]:
+    """Sort key, most important first (upstream ``util.MoreImportantPod``): higher priority, then
+    the earlier (whole-second) start time."""
+    started = pod.start_time  # start_time(pod, now), inline: this key sorts every dry run's pods
+    return (-pod.priority, float(math.floor(started)) if started is not None else now)
+
+
+def criteria_key(victims: list[PodInfo], pdb_violations: int, now: float) -> CriteriaKey:
+    """A candidate's scores on :data:`CRITERIA` (``victims`` most important first): fewest PDB
+    violations; the lowest priority of the first victim; the smallest sum of the victims'
+    priorities (each offset as upstream's int64 sum); fewest victims; the latest earliest start
+    among the victims of the highest priority."""
+    top = victims[0].priority
+    total = 0
+    for p in victims:
+        priority = p.priority
+        total += priority
+        if priority > top:
+            top = priority
+    earliest = math.inf
+    for p in victims:
+        if p.priority == top:
+            started = start_time(p, now)
+            if started < earliest:
+                earliest = started
+    return (-pdb_violations, -victims[0].priority, -(total + INT32_OFFSET * len(victims)), -len(victims), earliest)
+
+
+@dataclass(slots=True)
+class BatchedVictims:
+    """A candidate found by a batched dry run: how many of its victims violate a PDB, its
+    :func:`criteria_key`, and ``make``, which lists the victims (most important first) and the keys
+    of the violating ones."""
+
+    make: Callable[[], NodeVictims]
+    pdb_violations: int
+    key: CriteriaKey
+
+
+class Candidate:
+    """A node where preemption would let the pod fit, with the pods it would evict."""
+
+    __slots__ = ("node", "pdb_violations", "key", "_victims", "_violating", "_make")
+
+    def __init__(self, node: str, victims: list[PodInfo], pdb_violations: int, violating: list[str] | None = None,
+                 *, key: CriteriaKey | None = None) -> None:
+        self.node = node
+        self.pdb_violations = pdb_violations
+        #: the candidate's :func:`criteria_key`, when known already
+        self.key = key
+        self._victims: list[PodInfo] | None = victims
+        self._violating: list[str] = violating if violating is not None else []
+        self._make: Callable[[], NodeVictims] | None = None
+
+    @classmethod
+    def batched(cls, node: str, found: BatchedVictims) -> Candidate:
+        candidate = cls(node, [], found.pdb_violations, key=found.key)
+        candidate._victims, candidate._make = None, found.make
+        return candidate
+
+    def _materialise(self) -> None:
+        assert self._make is not None
+        self._victims, self._violating = self._make()
+        self._make = None
+
+    @property
+    def victims(self) -> list[PodInfo]:
+        if self._victims is None:
+            self._materialise()
+        assert self._victims is not None
+        return self._victims
+
+    @property
+    def violating(self) -> list[str]:
+        """The keys of the victims whose eviction violates a PDB."""
+        if self._make is not None:
+            self._materialise()
+        return self._violating
+
+    def criteria(self, now: float) -> CriteriaKey:
+        if self.key is None:
+            self.key = criteria_key(self.victims, self.pdb_violations, now)
+        return self.key
+
+    def __repr__(self) -> str:
+        return f"Candidate({self.node!r}, {[p.key for p in self.victims]!r}, {self.pdb_violations})"
+
+
+@dataclass(slots=True)
+class Victims:
+    """A candidate's victims as the node-picking functions see them (upstream ``extenderv1.Victims``)."""
+
+    pods: list[PodInfo]
+    num_pdb_violations: int
+
+
+@dataclass
+class PreemptionRecord:
+    """What one PostFilter call considered and decided."""
+
+    time: float
+    pod: str
+    priority: int
+    outcome: str = ""
+    message: str = ""
+    candidates: list[Candidate] = field(default_factory=list)
+    rejected_nodes: dict[str, str] = field(default_factory=dict)
+    chosen: str | None = None
+    criterion: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "time": self.time,
+            "pod": self.pod,
+            "priority": self.priority,
+            "outcome": self.outcome,
+            "message": self.message,
+            "candidates": [
+                {
+                    "node": c.node,
+                    "pdbViolations": c.pdb_violations,
+                    "victims": [{"pod": v.key, "priority": v.priority} for v in c.victims],
+                    "pdbViolatingVictims": list(c.violating),
+                }
+                for c in self.candidates
+            ],
+            "rejectedNodes": dict(sorted(self.rejected_nodes.items())),
+            "chosen": self.chosen,
+            "criterion": self.criterion,
+        }

@@ -1,0 +1,46 @@
+"""The work of the ui's jobs (:mod:`kubesched.ui.jobs`): what-ifs and pods diagnosed at an earlier
+moment, run in a worker process (each function is called there by name, with its inputs pickled,
+and returns a document that pickles back), and an edit's run, on the server's thread.
+
+Every function takes the simulator's ``progress`` callback, which reports how the run goes and is
+where a cancelled job stops.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kubesched.analysis.diagnose import diagnose, missing_pod_text
+from kubesched.analysis.whatif.changes import Changes
+from kubesched.analysis.whatif.compare import Run
+from kubesched.analysis.whatif.run import whatif
+from kubesched.api.loader import Scenario
+from kubesched.sim import SimulationOutcome, simulate
+from kubesched.sim.runner import ProgressCallback
+from kubesched.ui.scores import scores_now
+
+
+def run_whatif(base: Scenario, changes: Changes, baseline: Run | None, *,
+               progress: ProgressCallback | None = None) -> tuple[dict[str, Any], Scenario]:
+    """``kubesched whatif`` of ``base`` with ``changes`` (the diff, and the changed scenario for its
+    download), ``baseline`` being the run of ``base`` the ui already has: only the changed side is
+    simulated (unless the changes make the baseline another run)."""
+    return whatif(base, changes, baseline=baseline, progress=progress)
+
+
+def run_moment(scenario: Scenario, at: float, namespace: str, name: str, *,
+               progress: ProgressCallback | None = None) -> dict[str, Any]:
+    """The pod diagnosed at ``at``, as ``kubesched explain NAMESPACE/NAME --at AT -o json`` (the
+    run simulated up to then): ``{"diagnosis": ..., "scores": ...}`` (every feasible node's scores
+    then), or ``{"missing": explain's words}`` for a pod the run does not have at that moment."""
+    outcome = simulate(scenario, until=at, explain=True, progress=progress)
+    if outcome.scheduler.cluster.get("Pod", namespace, name) is None:
+        return {"missing": missing_pod_text(outcome.result, namespace, name, at)}
+    diagnosis = diagnose(outcome.scheduler, namespace, name, run=outcome.result, end_of_run=False).to_dict()
+    feasible = [v["node"] for v in diagnosis["nodes"] if v["fits"]]
+    return {"diagnosis": diagnosis, "scores": scores_now(outcome.scheduler, namespace, name, feasible)}
+
+
+def run_edit(scenario: Scenario, *, progress: ProgressCallback | None = None) -> SimulationOutcome:
+    """The edited scenario's run, as the ui's first (every attempt recorded, as ``explain`` runs it)."""
+    return simulate(scenario, explain=True, progress=progress)  # the scenario's objects are copied, not taken
