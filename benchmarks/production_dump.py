@@ -3,32 +3,51 @@
 Builds the dump that ``kubectl get nodes,pods,pdb,priorityclasses,deploy,rs,sts,ds -A -o yaml`` (or
 ``-o json``; or JSON Lines, one item a line) prints for a production-shaped cluster, then times each
 command a user runs on it, each in a process of its own (``python -m kubesched``, the same entry point
-as the ``kubesched`` script), its output thrown away:
+as the ``kubesched`` script), its output read only for what it says about preemption:
 
-* ``simulate``: ``kubesched simulate DUMP``
+* ``simulate``: ``kubesched simulate DUMP`` (its preemptions and victims are reported)
+* ``simulate-without``: the same on the same dump without the preemptors (below), written beside it
+  as ``...-nopreempt.json`` (only when this command is run): what the preemptions cost
 * ``explain``: ``kubesched explain NS/POD DUMP``, POD one of the pending pods (one too big for any node)
+* ``explain-preemptor``: ``kubesched explain NS/POD DUMP``, POD one of the preemptors (reported:
+  where it ends up, and how many pods it preempted)
 * ``all-pending``: ``kubesched explain --all-pending DUMP -A``
 * ``whatif-drain``: ``kubesched whatif DUMP --drain NODE --ignore-daemonsets --force``, NODE the node
-  that runs the best mix of pods (a StatefulSet's, Deployment pods under a PDB, DaemonSets', and a bare
-  pod put there for ``--force`` to delete)
+  that runs the best mix of pods (a StatefulSet's, Deployment pods under a PDB that lets one go,
+  DaemonSets', and a bare pod put there for ``--force`` to delete)
+* ``whatif-no-preemption``: ``kubesched whatif DUMP --disable-preemption`` (reported: the
+  preemptions and victims of each side)
 
 For each it reports the wall-clock time (process start to exit: interpreter, reading the file,
-the work, the output) and its peak RSS (sampled from ``/proc``: for ``whatif``, whose two sides run in
-two processes, the two summed); a command that fails, runs
-past ``--timeout`` or grows past ``--max-rss`` (it is then killed) is a row saying so. The dumps' sizes on disk and the time taken to write them
-are reported too.
+the work, the output), the CPU seconds (user + system, from ``wait4``: the command's and its waited-for
+children's; on a shared machine these vary far less than the wall clock), its peak RSS (sampled from
+``/proc``: for ``whatif``, whose two sides run in two processes, the two summed), and the commit of
+the kubesched it ran (with a hash of uncommitted changes to its work tree, and both versions when
+they changed while it ran); a command that fails, runs past ``--timeout`` or grows past
+``--max-rss`` (it is then killed) is a row saying so. The dumps' sizes on disk and the time taken to
+write them are reported too, and the ratio of ``simulate`` with the preemptors to without.
 
 The cluster: nodes in 3 zones named as EKS names them (``--cloud gke``: as GKE does) in a general pool
 (70 %), a memory-optimised pool (25 %) and a GPU pool (5 %) tainted ``nvidia.com/gpu=present:NoSchedule``;
-the two system PriorityClasses and four more; 2 or 3 DaemonSets (a pod on every node); a few
-StatefulSets (required anti-affinity per host); Deployments of assorted sizes (mostly a few replicas,
-some hundreds) in 30 namespaces holding most pods, some with PDBs, zone spreading or anti-affinity,
-probes and limits; GPU Deployments filling the GPU pool; a few bare pods; and a few hundred pending
-pods whose PodScheduled condition holds kube-scheduler's message: GPU pods the full pool cannot take,
-pods for a node group scaled to zero, and pods too big for any node's free room. Pods go where
-kube-scheduler would roughly put them (the freest of a few nodes sampled), their requests scaled so
-that nodes are about two-thirds requested (less where the pods are too few: 5000 x 20 000 is about a
-third). Everything comes from ``--seed``: the same arguments write the same bytes.
+the two system PriorityClasses and five more; 2 or 3 DaemonSets (a pod on every node); a few
+StatefulSets (required anti-affinity per host, under PDBs); Deployments of assorted sizes (mostly a
+few replicas, some hundreds) in 30 namespaces holding most pods, some with zone spreading or
+anti-affinity, probes and limits, a third of them under a PDB (``maxUnavailable: 1``, ``minAvailable:
+50%``, now and then every replica, and ``minAvailable: 1`` on a single replica: so some allow no
+disruption at all; 2600 PDBs at 5000 x 150 000); GPU Deployments filling the GPU pool; a few bare
+pods; a few hundred pending pods whose PodScheduled condition holds kube-scheduler's message, which
+can never preempt: GPU pods the full pool cannot take, pods for a node group scaled to zero
+(``preemptionPolicy: Never``), and pods too big for any node; and the preemptors: the 5 pending pods
+(fewer below 50 general nodes) of a Deployment ``payments/payment-authorizer`` of a class
+``online-critical`` above every other but the system ones, each asking for 80 % of a general node's
+allocatable CPU, which no node has free but every general or memory node would have once some of
+its lower-priority pods were evicted (their message: the filters' reasons with no ``preemption:``
+clause, as kube-scheduler writes it on the attempt whose PostFilter nominates a node; the dump leaves
+the nomination out, so it is the cluster just before the preemption and the simulation makes it).
+Pods go where kube-scheduler would roughly put them (the freest of a few nodes sampled), their
+requests scaled so that nodes are about two-thirds requested (less where the pods are too few: 5000 x
+20 000 is about a third). Everything comes from ``--seed``: the same arguments write the same bytes,
+and the dump without the preemptors is the same bytes less their Deployment, ReplicaSet and pods.
 
 ``--keep DIR`` keeps the dumps (named by size, seed and cloud) and uses them again on the next run.
 Sizes: ``small`` (1000 nodes, 20 000 pods; the default), ``wide`` (5000 x 20 000), ``large``
@@ -36,6 +55,7 @@ Sizes: ``small`` (1000 nodes, 20 000 pods; the default), ``wide`` (5000 x 20 000
 
     python benchmarks/production_dump.py                          # small, yaml and json, all commands
     python benchmarks/production_dump.py --sizes large --formats json --keep /tmp/dumps
+    python benchmarks/production_dump.py --sizes large --formats json --commands simulate,simulate-without
     python benchmarks/production_dump.py --nodes 200 --pods 3000 --formats yaml,json,jsonl --json -
 """
 
@@ -48,6 +68,7 @@ import json
 import math
 import os
 import random
+import re
 import signal
 import subprocess
 import sys
@@ -58,7 +79,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from kubesched.testkit.dumps.cluster import ClusterDump
 from kubesched.testkit.dumps.kubectl_list import FORMATS
@@ -67,9 +88,14 @@ from kubesched.testkit.dumps.workloads import fit_message
 Obj = dict[str, Any]
 
 #: bumped whenever the generated dumps change, so that kept dumps of another version are made again
-VERSION = 2
+VERSION = 4
 SIZES = {"small": (1000, 20000), "wide": (5000, 20000), "large": (5000, 150000)}
-COMMANDS = ("simulate", "explain", "all-pending", "whatif-drain")
+COMMANDS = ("simulate", "simulate-without", "explain", "explain-preemptor", "all-pending", "whatif-drain",
+            "whatif-no-preemption")
+#: the commands that need the dump without the preemptors beside the dump
+WITHOUT_COMMANDS = frozenset({"simulate-without"})
+#: what the name of the dump without the preemptors has before its suffix
+WITHOUT = "-nopreempt"
 GPU = "nvidia.com/gpu"
 GPU_TAINT = {"effect": "NoSchedule", "key": GPU, "value": "present"}
 #: target share of the general pools' CPU and memory that pods request
@@ -88,6 +114,12 @@ BASE_SIZES = ((50, 64, 8), (100, 128, 14), (100, 256, 12), (250, 256, 12), (250,
               (500, 1024, 10), (1000, 1024, 8), (1000, 2048, 6), (2000, 4096, 4), (4000, 8192, 2))
 #: replicas of a Deployment: (low, high, weight)
 REPLICAS = ((1, 3, 35), (4, 10, 35), (11, 30, 20), (31, 100, 8), (101, 400, 2))
+#: the share of Deployments under a PodDisruptionBudget
+PDB_SHARE = 0.34
+#: the Deployment whose pods can only run by preempting: namespace, name, PriorityClass and its value
+#: (above every class but the two system ones, which no user class may reach), share of a general
+#: node's allocatable CPU each pod asks for
+PREEMPTOR = ("payments", "payment-authorizer", "online-critical", 2000000, 0.8)
 STATEFULSETS = (("postgres", 3), ("kafka", 5), ("zookeeper", 3), ("redis", 3), ("elasticsearch-data", 5),
                 ("rabbitmq", 3), ("etcd", 3), ("clickhouse", 4))
 
@@ -171,8 +203,11 @@ class _Builder:
         self.dump = ClusterDump()
         self.nodes: list[_Node] = []
         self.counts: Counter[str] = Counter()
-        self.pdb_apps: set[tuple[str, str]] = set()
+        self.pdb_apps: dict[tuple[str, str], int] = {}  # (namespace, name) of a Deployment -> disruptions allowed
         self.explain_pod = ""
+        general = nodes - max(1, round(nodes * 0.05))
+        self.n_preemptors = max(1, min(5, general // 10))
+        self.preemptor_pod = ""
 
     # nodes ---------------------------------------------------------------------------------------------
     def _node_name(self, pool: Pool, zone: int, k: int) -> tuple[str, str, str]:
@@ -244,6 +279,7 @@ class _Builder:
         self.dump.priority_class("online", 100000)
         self.dump.priority_class("standard", 10000)
         self.dump.priority_class("batch-low", 100, preemption_policy="Never")
+        self.dump.priority_class(PREEMPTOR[2], PREEMPTOR[3])
 
     def add_daemonsets(self) -> None:
         count = 3 if self.n_pods >= 8 * self.n_nodes else 2
@@ -394,21 +430,29 @@ class _Builder:
                                  priority_class=priority_class, priority=priority, template_extra=template or None,
                                  container_extra=self._container_extra(self.rng.random() < 0.7),
                                  image=f"{self.cloud.registry}/{namespace}/{name}:1.{self.rng.randint(0, 40)}.0")
-            if replicas >= 2 and self.rng.random() < 0.3:
+            if self.rng.random() < PDB_SHARE:
                 self._pdb(namespace, name, replicas)
         self.counts["deployments"] += len(plan)
         self.counts["deployment pods"] += budget
 
     def _pdb(self, namespace: str, name: str, replicas: int) -> None:
-        if self.rng.random() < 0.5:
-            desired = replicas - 1
-            self.dump.pdb(name, namespace, {"app": name}, max_unavailable=1, allowed=1, healthy=replicas,
-                          expected=replicas)
+        """A PDB on the Deployment's pods (all of them running and ready), with the status the
+        disruption controller writes: one replica kept by ``minAvailable: 1`` (none may go), else
+        ``maxUnavailable: 1`` (one may), ``minAvailable: 50%`` or, now and then, every replica
+        (``minAvailable`` = replicas: none may go)."""
+        roll = self.rng.random()
+        if replicas == 1:
+            min_available: int | str | None = 1
+            max_unavailable, desired = None, 1
+        elif roll < 0.45:
+            min_available, max_unavailable, desired = None, 1, replicas - 1
+        elif roll < 0.88:
+            min_available, max_unavailable, desired = "50%", None, math.ceil(replicas / 2)
         else:
-            desired = math.ceil(replicas / 2)
-            self.dump.pdb(name, namespace, {"app": name}, min_available="50%", allowed=replicas - desired,
-                          healthy=replicas, expected=replicas)
-        self.pdb_apps.add((namespace, name))
+            min_available, max_unavailable, desired = replicas, None, replicas
+        self.dump.pdb(name, namespace, {"app": name}, min_available=min_available, max_unavailable=max_unavailable,
+                      allowed=replicas - desired, healthy=replicas, expected=replicas)
+        self.pdb_apps[(namespace, name)] = replicas - desired
 
     def add_bare_pods(self, count: int, first_on: _Node) -> None:
         """``count`` pods without a controller (``kubectl run``), the first on ``first_on``."""
@@ -456,10 +500,11 @@ class _Builder:
                                  image=f"{self.cloud.registry}/data-pipeline/etl:3.2.0")
         biggest = max(n.cpu_m for n in self.nodes if n.pool < 2)
         cpu_m = min(self.cloud.pools[0].cpu_m, _nice(biggest + 500, 100) + 100)
+        short_of_memory = sum(1 for n in self.nodes if n.pool < 2 and n.memory_mi < 16384)
         for k, count in enumerate(_batches(n_big, 25)):
             name = f"report-builder-{k}"
-            message = fit_message(total, {"Insufficient cpu": general, taint: gpu_nodes},
-                                  {no_victims: general, not_helpful: gpu_nodes})
+            message = fit_message(total, {"Insufficient cpu": general, "Insufficient memory": short_of_memory,
+                                          taint: gpu_nodes}, {no_victims: general, not_helpful: gpu_nodes})
             _, _, pods = self.dump.deployment(name, count, [None] * count, "reporting", cpu=_cpu(cpu_m),
                                               memory="16Gi", resources=self._resources(cpu_m, 16384, 0.9),
                                               pending_message=message,
@@ -469,13 +514,48 @@ class _Builder:
         self.counts["pending pods"] = self.n_pending
 
     def drain_node(self) -> _Node:
-        """The general node that runs the best mix: most kinds of owner, then pods under a PDB, then pods."""
-        def score(node: _Node) -> tuple[int, int, int, str]:
+        """The general node that runs the best mix: most kinds of owner, then pods under a PDB that
+        lets one go, then pods; none that runs a pod whose PDB lets none go (its drain would never end)."""
+        def allowed(kind: str, key: str) -> int | None:
+            namespace, _, name = key.partition("/")
+            return self.pdb_apps.get((namespace, name)) if kind == "ReplicaSet" else None
+
+        def score(node: _Node) -> tuple[bool, int, int, int, str]:
             kinds = {kind for kind, _ in node.hosts}
-            guarded = sum(1 for kind, key in node.hosts if kind == "ReplicaSet"
-                          and tuple(key.split("/", 1)) in self.pdb_apps)
-            return len(kinds), min(guarded, 3), len(node.hosts), node.name
+            budgets = [a for a in (allowed(kind, key) for kind, key in node.hosts) if a is not None]
+            guarded = sum(1 for a in budgets if a)
+            return 0 not in budgets, len(kinds), min(guarded, 3), len(node.hosts), node.name
         return max((n for n in self.nodes if n.pool < 2), key=score)
+
+    def add_preemptors(self) -> None:
+        """The pending pods of a Deployment of the highest class that no node has room for but every
+        general and memory node would have once lower-priority pods were evicted: each asks for
+        ``PREEMPTOR[4]`` of a general node's allocatable CPU (more where a node has that much free).
+        Their message is the one kube-scheduler writes on the attempt that preempts: the filters'
+        reasons alone, as a PostFilter that nominates a node adds nothing (upstream
+        ``FitError.Error``); the ``nominatedNodeName`` it writes with it is left out, so that the dump
+        is the cluster as it was before the preemption and the simulation makes it."""
+        namespace, name, priority_class, priority, share = PREEMPTOR
+        general = [n for n in self.nodes if n.pool < 2]
+        pool = self.cloud.pools[0]
+        cpu_m = max(int(pool.cpu_m * share) // 100 * 100, _nice(max(n.cpu_m for n in general) + 100, 100) + 100)
+        daemons = sum(cpu for ds, cpu, _ in self.cloud.daemonsets[:self.counts["daemonsets"]])
+        if cpu_m > pool.cpu_m - daemons:
+            raise SystemExit(f"a node of {self.n_nodes} x {self.n_pods} has too much CPU free for a pod to need "
+                             f"preemption ({cpu_m}m > {pool.cpu_m - daemons}m)")
+        memory_mi = 8192
+        gpu_nodes = len(self.nodes) - len(general)
+        message = fit_message(len(self.nodes), {
+            "Insufficient cpu": len(general), "Insufficient memory": sum(1 for n in general if n.memory_mi < memory_mi),
+            f"node(s) had untolerated taint {{{GPU}: present}}": gpu_nodes}, None)
+        _, _, pods = self.dump.deployment(
+            name, self.n_preemptors, [None] * self.n_preemptors, namespace, cpu=_cpu(cpu_m), memory=_memory(memory_mi),
+            resources=self._resources(cpu_m, memory_mi, 0.1), priority_class=priority_class, priority=priority,
+            pending_message=message, container_extra=self._container_extra(True),
+            image=f"{self.cloud.registry}/{namespace}/{name}:4.2.0")
+        self.preemptor_pod = f"{namespace}/{pods[0]['metadata']['name']}"
+        self.counts["preemptor pods"] = self.n_preemptors
+        self.counts["preemptor cpu millicores"] = cpu_m
 
     def build(self) -> tuple[ClusterDump, Obj]:
         self.add_classes()
@@ -485,23 +565,27 @@ class _Builder:
         self.add_gpu_deployments()
         bare = max(1, min(15, self.n_pods // 10000))
         budget = self.n_pods - sum(self.counts[k] for k in ("daemonset pods", "statefulset pods", "gpu pods"))
-        budget -= bare + self.n_pending
+        budget -= bare + self.n_pending + self.n_preemptors
         if budget < 1:
             raise SystemExit(f"{self.n_pods} pods are too few for {self.n_nodes} nodes' DaemonSets and the rest")
         self.add_deployments(budget)
         drain = self.drain_node()
         self.add_bare_pods(bare, drain)  # `--force` has one to delete there
         self.add_pending()
+        self.add_preemptors()  # last: the dump without them is this one with their objects taken out
         self.dump.sort()
         general = [n for n in self.nodes if n.pool < 2]
         pool = self.cloud.pools[0]
         used_cpu = 1 - sum(n.cpu_m for n in general) / sum(self.cloud.pools[n.pool].cpu_m for n in general)
         assert len(self.dump.pods) == self.n_pods, (len(self.dump.pods), self.n_pods)
         meta = {"version": VERSION, "nodes": self.n_nodes, "pods": self.n_pods, "cloud": self.cloud_name,
-                "explain_pod": self.explain_pod, "drain_node": drain.name, "drain_node_pods": len(drain.hosts),
+                "explain_pod": self.explain_pod, "preemptor_pod": self.preemptor_pod, "drain_node": drain.name, "drain_node_pods": len(drain.hosts),
                 "drain_node_kinds": dict(Counter(kind or "none (bare)" for kind, _ in drain.hosts)),
                 "requested_cpu_share": round(used_cpu, 3), "general_pool": pool.instance_type,
-                "counts": dict(self.counts) | {"pdbs": len(self.dump.pdbs), "classes": len(self.dump.classes)}}
+                "counts": dict(self.counts) | {"pdbs": len(self.dump.pdbs), "classes": len(self.dump.classes),
+                                               "pdbs allowing none": sum(1 for p in self.dump.pdbs
+                                                                         if not p["status"]["disruptionsAllowed"]),
+                                               "deployments under a pdb": len(self.pdb_apps)}}
         return self.dump, meta
 
 
@@ -516,23 +600,40 @@ def build(nodes: int, pods: int, *, seed: int = 1, cloud: str = "eks", pending: 
     return _Builder(nodes, pods, seed, cloud, pending).build()
 
 
+def without_preemptors(dump: ClusterDump) -> None:
+    """Take the preemptors' Deployment, ReplicaSet and pods out of ``dump`` (built last, so the rest
+    is the dump built without them byte for byte; their PriorityClass stays)."""
+    namespace, name = PREEMPTOR[:2]
+
+    def theirs(obj: Obj) -> bool:
+        meta = obj["metadata"]
+        return meta.get("namespace") == namespace and (meta.get("labels") or {}).get("app") == name
+    dump.pods[:] = [p for p in dump.pods if not theirs(p)]
+    dump.workloads[:] = [w for w in dump.workloads if not theirs(w)]
+
+
 # -- the dumps on disk -------------------------------------------------------------------------------------
 def dump_paths(directory: Path, nodes: int, pods: int, seed: int, cloud: str) -> tuple[Path, dict[str, Path]]:
+    """The meta data's path, and the dump's path per format; ``FMT-nopreempt``: the dump without the preemptors."""
     stem = f"{cloud}-{nodes}n-{pods}p-s{seed}"
-    return directory / f"{stem}.meta.json", {fmt: directory / f"{stem}{suffix}" for fmt, suffix in FORMATS.items()}
+    paths = {fmt: directory / f"{stem}{suffix}" for fmt, suffix in FORMATS.items()}
+    paths |= {fmt + WITHOUT: directory / f"{stem}{WITHOUT}{suffix}" for fmt, suffix in FORMATS.items()}
+    return directory / f"{stem}.meta.json", paths
 
 
 def ensure_dumps(directory: Path, nodes: int, pods: int, formats: list[str], *, seed: int = 1, cloud: str = "eks",
-                 log: Callable[[str], None] = print) -> tuple[Obj, list[Obj]]:
-    """The dump of this size in each of ``formats`` under ``directory``, written unless a dump of
-    this version is there already; returns its meta data and a row per format (file size, write time)."""
+                 without: bool = False, log: Callable[[str], None] = print) -> tuple[Obj, list[Obj]]:
+    """The dump of this size in each of ``formats`` under ``directory`` (``without``: and the same
+    dump without the preemptors beside it), written unless a dump of this version is there already;
+    returns its meta data and a row per format (file sizes, write times)."""
     meta_path, paths = dump_paths(directory, nodes, pods, seed, cloud)
     meta: Obj | None = None
     if meta_path.exists():
         meta = json.loads(meta_path.read_text())
         if meta.get("version") != VERSION:
             meta = None
-    missing = [fmt for fmt in formats if meta is None or not paths[fmt].exists() or fmt not in meta.get("written", {})]
+    wanted = [*formats, *(fmt + WITHOUT for fmt in formats if without)]
+    missing = [fmt for fmt in wanted if meta is None or not paths[fmt].exists() or fmt not in meta.get("written", {})]
     if missing:
         log(f"building the {nodes} x {pods} dump ...")
         start = time.perf_counter()
@@ -540,18 +641,27 @@ def ensure_dumps(directory: Path, nodes: int, pods: int, formats: list[str], *, 
         built["build_seconds"] = round(time.perf_counter() - start, 2)
         built["written"] = {} if meta is None else meta.get("written", {})
         meta = built
-        for fmt in missing:
+        stripped = False
+        for fmt in sorted(missing, key=lambda f: f.endswith(WITHOUT)):  # with the preemptors first
+            if fmt.endswith(WITHOUT) and not stripped:
+                without_preemptors(dump)
+                stripped = True
             start = time.perf_counter()
-            dump.write(paths[fmt], fmt)
+            dump.write(paths[fmt], fmt.removesuffix(WITHOUT))
             meta["written"][fmt] = round(time.perf_counter() - start, 2)
             log(f"  {paths[fmt].name}: {paths[fmt].stat().st_size / 2**20:.0f} MiB in {meta['written'][fmt]:.1f} s")
         meta_path.write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n")
         del dump
         gc.collect()
     assert meta is not None
-    rows = [{"size": f"{nodes}x{pods}", "format": fmt, "path": str(paths[fmt]),
-             "mib": round(paths[fmt].stat().st_size / 2**20, 1),
-             "write_seconds": meta["written"][fmt] if fmt in missing else None} for fmt in formats]
+    rows = []
+    for fmt in formats:
+        row = {"size": f"{nodes}x{pods}", "format": fmt, "path": str(paths[fmt]),
+               "mib": round(paths[fmt].stat().st_size / 2**20, 1),
+               "write_seconds": meta["written"][fmt] if fmt in missing else None}
+        if without:
+            row["without_path"] = str(paths[fmt + WITHOUT])
+        rows.append(row)
     return meta, rows
 
 
@@ -565,19 +675,68 @@ class Run:
     seconds: float
     peak_rss_mib: float
     detail: str = ""
+    cpu_seconds: float = 0.0  # user + system, the command's process and the children it waited for
+    result: str = ""  # what the command said about the preemptors (preemptions, victims), where it says it
+    code: str = ""  # the commit of the kubesched it ran (+ a hash of uncommitted changes)
+
+
+def without_path(path: Path) -> Path:
+    """The dump without the preemptors beside the dump at ``path``."""
+    suffix = next(s for s in sorted(FORMATS.values(), key=len, reverse=True) if path.name.endswith(s))
+    return path.with_name(path.name.removesuffix(suffix) + WITHOUT + suffix)
 
 
 def command_line(command: str, path: Path, meta: Obj) -> list[str]:
     """The arguments of ``kubesched`` for ``command`` on the dump at ``path``."""
     if command == "simulate":
         return ["simulate", str(path)]
+    if command == "simulate-without":
+        return ["simulate", str(without_path(path))]
     if command == "explain":
         return ["explain", meta["explain_pod"], str(path)]
+    if command == "explain-preemptor":
+        return ["explain", meta["preemptor_pod"], str(path)]
     if command == "all-pending":
         return ["explain", "--all-pending", str(path), "-A"]
     if command == "whatif-drain":
         return ["whatif", str(path), "--drain", meta["drain_node"], "--ignore-daemonsets", "--force"]
+    if command == "whatif-no-preemption":
+        return ["whatif", str(path), "--disable-preemption"]
     raise ValueError(f"unknown command {command!r}")
+
+
+def what_it_said(command: str, output: str) -> str:
+    """The part of a command's (table) output about preemption: the preemptions and victims of
+    ``simulate`` and of each side of ``whatif``, the verdict of ``explain`` on a preemptor."""
+    if command.startswith("simulate"):
+        found = re.search(r"preemptions\s+(\d+),\s+victims\s+(\d+)", output)
+        return f"{found[1]} preemptions, {found[2]} victims" if found else ""
+    if command == "explain-preemptor":  # "POD (priority N) at t=..: Running on NODE", then "preempted VICTIM ..." lines
+        text = re.sub(r"\s+", " ", output.split("Filters that reject", 1)[0])  # as one line, however wrapped
+        state = re.search(r"\(end of the run\): (\w+)", text)
+        victims = len(re.findall(r"(?:^| )preempted \S+ \(priority", text))
+        return f"{state[1]}, {victims} victim{'s' * (victims != 1)}" if state else ""
+    if command.startswith("whatif"):
+        found = re.search(r"preemptions\s*[│|]\s*(\d+)\s*[│|]\s*(\d+)", output)
+        victims = re.search(r"victims\s*[│|]\s*(\d+)\s*[│|]\s*(\d+)", output)
+        if found and victims:
+            return f"preemptions {found[1]} -> {found[2]}, victims {victims[1]} -> {victims[2]}"
+    return ""
+
+
+def code_version() -> str:
+    """The commit of the git work tree ``kubesched`` is imported from, with a hash of its uncommitted
+    changes under src/ (another engineer's work in progress changes the figures too); "" outside git."""
+    found = subprocess.run([*kubesched_argv()[:1], "-c", "import kubesched; print(kubesched.__file__)"],
+                           capture_output=True, text=True, check=False)
+    src = Path(found.stdout.strip()).parent.parent
+    head = subprocess.run(["git", "-C", str(src), "log", "-1", "--format=%h"], capture_output=True, text=True,
+                          check=False)
+    if head.returncode:
+        return ""
+    diff = subprocess.run(["git", "-C", str(src), "diff", "HEAD", "--", "."], capture_output=True, check=False)
+    dirty = f"+{hashlib.sha1(diff.stdout).hexdigest()[:8]}" if diff.stdout else ""
+    return head.stdout.strip() + dirty
 
 
 def memory_mib() -> float:
@@ -613,19 +772,30 @@ def _tree(pid: int) -> list[int]:
     return out
 
 
-def run_once(argv: list[str], timeout: float, max_rss_mib: float = float("inf")) -> tuple[str, float, float, str]:
-    """Run ``argv`` (stdout to /dev/null) and wait for it: its status (ok, exit N, signal N, timeout,
-    memory), wall-clock seconds, peak RSS (MiB) and the last line it wrote to stderr. It is killed
-    past ``timeout`` seconds, or once its RSS passes ``max_rss_mib`` (before the machine runs out).
+class Outcome(NamedTuple):
+    status: str  # ok, exit N, signal N, timeout, memory
+    seconds: float  # wall clock
+    peak_rss_mib: float
+    detail: str  # the last line it wrote to stderr, when not ok
+    cpu_seconds: float  # user + system
+    output: str  # the first 256 KiB it wrote to stdout
+
+
+def run_once(argv: list[str], timeout: float, max_rss_mib: float = float("inf")) -> Outcome:
+    """Run ``argv`` and wait for it: its status (ok, exit N, signal N, timeout, memory), wall-clock
+    seconds, peak RSS (MiB), the last line it wrote to stderr, its CPU seconds and the start of its
+    output. It is killed past ``timeout`` seconds, or once its RSS passes ``max_rss_mib`` (before the
+    machine runs out).
 
     The peak is sampled from ``/proc`` every 0.1 s: the process's own high-water mark (``VmHWM``),
     or the RSS of it and its children summed, whichever is larger (a what-if runs its two sides in
     two processes at once; pages they share count twice there). ``wait4``'s figure is not used: it
-    includes the RSS this process had when it forked the command, gigabytes after building a dump."""
-    with tempfile.TemporaryFile() as err:
+    includes the RSS this process had when it forked the command, gigabytes after building a dump.
+    The CPU seconds are ``wait4``'s (user + system of the process and of the children it waited
+    for: a what-if's forked side): on a shared machine they vary far less than the wall clock."""
+    with tempfile.TemporaryFile() as err, tempfile.TemporaryFile() as out:
         start = time.perf_counter()
-        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err,
-                                start_new_session=True)
+        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=err, start_new_session=True)
         done = threading.Event()
         killed: list[str] = []
 
@@ -650,7 +820,7 @@ def run_once(argv: list[str], timeout: float, max_rss_mib: float = float("inf"))
         watcher = threading.Thread(target=watch, daemon=True)
         watcher.start()
         try:
-            _, wait_status, _usage = os.wait4(proc.pid, 0)
+            _, wait_status, usage = os.wait4(proc.pid, 0)
         except BaseException:
             kill("interrupted")
             proc.wait()
@@ -662,6 +832,8 @@ def run_once(argv: list[str], timeout: float, max_rss_mib: float = float("inf"))
         proc.returncode = code = os.waitstatus_to_exitcode(wait_status)
         err.seek(0)
         lines = [line for line in err.read().decode(errors="replace").splitlines() if line.strip()]
+        out.seek(0)
+        output = out.read(256 * 1024).decode(errors="replace")
     if killed:
         status = killed[0]
     elif code == 0:
@@ -671,7 +843,7 @@ def run_once(argv: list[str], timeout: float, max_rss_mib: float = float("inf"))
     detail = "" if status == "ok" else (lines[-1].strip()[:200] if lines else "")
     if status == "memory":
         detail = f"killed at {max_rss_mib:.0f} MiB RSS"
-    return status, seconds, peak[0], detail
+    return Outcome(status, seconds, peak[0], detail, usage.ru_utime + usage.ru_stime, output)
 
 
 def kubesched_argv() -> list[str]:
@@ -684,22 +856,38 @@ def run_commands(size: str, fmt: str, path: Path, meta: Obj, commands: list[str]
     runs = []
     for command in commands:
         argv = kubesched_argv() + command_line(command, path, meta)
-        status, seconds, rss, detail = run_once(argv, timeout, max_rss_mib)
-        runs.append(Run(size, fmt, command, status, round(seconds, 2), round(rss, 1), detail))
-        log(f"  {command:<13} {fmt:<5} {size:<12} {status:<8} {seconds:8.1f} s {rss:8.0f} MiB  {detail}")
+        code = code_version()
+        run = run_once(argv, timeout, max_rss_mib)
+        after = code_version()
+        if after != code:  # the code changed under it: say both
+            code = f"{code} / {after}"
+        result = what_it_said(command, run.output) if run.status == "ok" else ""
+        runs.append(Run(size, fmt, command, run.status, round(run.seconds, 2), round(run.peak_rss_mib, 1), run.detail,
+                        round(run.cpu_seconds, 2), result, code))
+        log(f"  {command:<20} {fmt:<5} {size:<12} {run.status:<8} {run.seconds:8.1f} s {run.cpu_seconds:8.1f} s CPU "
+            f"{run.peak_rss_mib:8.0f} MiB  {code}  {result or run.detail}")
     return runs
 
 
 # -- output ----------------------------------------------------------------------------------------------
 def table(dumps: list[Obj], runs: list[Run]) -> str:
     mib = {(d["size"], d["format"]): d["mib"] for d in dumps}
-    lines = [f"{'size':<12} {'format':<6} {'dump MiB':>9} {'command':<13} {'seconds':>9} {'peak RSS MiB':>13}  status",
-             "-" * 78]
+    lines = [f"{'size':<12} {'format':<6} {'dump MiB':>9} {'command':<20} {'seconds':>9} {'CPU s':>8} "
+             f"{'peak RSS MiB':>13}  {'code':<18} status", "-" * 110]
     for r in runs:
         seconds = f">{r.seconds:.0f}" if r.status == "timeout" else f"{r.seconds:.1f}"
         status = r.status if r.status == "ok" else f"{r.status}: {r.detail}" if r.detail else r.status
-        lines.append(f"{r.size:<12} {r.format:<6} {mib[(r.size, r.format)]:>9.0f} {r.command:<13} {seconds:>9} "
-                     f"{r.peak_rss_mib:>13.0f}  {status}")
+        if r.result:
+            status += f" ({r.result})"
+        lines.append(f"{r.size:<12} {r.format:<6} {mib[(r.size, r.format)]:>9.0f} {r.command:<20} {seconds:>9} "
+                     f"{r.cpu_seconds:>8.1f} {r.peak_rss_mib:>13.0f}  {r.code:<18} {status}")
+    for key in sorted({(r.size, r.format) for r in runs}):
+        pair = {r.command: r for r in runs if (r.size, r.format) == key and r.status == "ok"}
+        if "simulate" in pair and "simulate-without" in pair:
+            with_, without = pair["simulate"], pair["simulate-without"]
+            lines.append(f"{key[0]} {key[1]}: simulate with the preemptors / without: "
+                         f"{with_.seconds / without.seconds:.2f}x wall, "
+                         f"{with_.cpu_seconds / max(without.cpu_seconds, 0.01):.2f}x CPU")
     return "\n".join(lines)
 
 
@@ -758,11 +946,16 @@ def main(argv: list[str] | None = None) -> int:
         runs: list[Run] = []
         metas: list[Obj] = []
         for nodes, pods in sizes:
-            meta, rows = ensure_dumps(directory, nodes, pods, args.formats, seed=args.seed, cloud=args.cloud, log=log)
+            without = bool(WITHOUT_COMMANDS & set(args.commands))
+            meta, rows = ensure_dumps(directory, nodes, pods, args.formats, seed=args.seed, cloud=args.cloud,
+                                      without=without, log=log)
             metas.append(meta)
             dumps += rows
-            log(f"{nodes} x {pods}: explain {meta['explain_pod']}, drain {meta['drain_node']} "
-                f"({meta['drain_node_pods']} pods), {meta['requested_cpu_share']:.0%} of the CPU requested")
+            log(f"{nodes} x {pods}: explain {meta['explain_pod']} and the preemptor {meta['preemptor_pod']} "
+                f"({meta['counts']['preemptor pods']} of {meta['counts']['preemptor cpu millicores']}m CPU; "
+                f"{meta['counts']['pdbs']} PDBs, {meta['counts']['pdbs allowing none']} allowing no disruption), "
+                f"drain {meta['drain_node']} ({meta['drain_node_pods']} pods), "
+                f"{meta['requested_cpu_share']:.0%} of the CPU requested")
             if args.generate_only:
                 continue
             for row in rows:

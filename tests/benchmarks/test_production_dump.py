@@ -33,9 +33,12 @@ class _NoAliases(yaml.CSafeDumper):
 @pytest.fixture(scope="module")
 def dumps(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], dict[str, Any], dict[str, Path]]:
     directory = tmp_path_factory.mktemp("dumps")
-    meta, rows = production_dump.ensure_dumps(directory, NODES, PODS, ["yaml", "json", "jsonl"], log=lambda _: None)
+    meta, rows = production_dump.ensure_dumps(directory, NODES, PODS, ["yaml", "json", "jsonl"], without=True,
+                                              log=lambda _: None)
     dump, _ = production_dump.build(NODES, PODS)
-    return dump.as_list(with_workloads=True), meta, {row["format"]: Path(row["path"]) for row in rows}
+    paths = {row["format"]: Path(row["path"]) for row in rows}
+    paths |= {row["format"] + "-nopreempt": Path(row["without_path"]) for row in rows}
+    return dump.as_list(with_workloads=True), meta, paths
 
 
 def test_each_format_has_the_bytes_kubectl_and_pyyaml_or_json_would_write(dumps) -> None:
@@ -105,7 +108,8 @@ def test_the_dump_is_a_cluster_as_kubectl_lists_it(dumps, fmt: str) -> None:
             assert scheduled["message"].startswith(f"0/{NODES} nodes are available: ")
             assert [m["manager"] for m in meta_["managedFields"]] == ["kube-controller-manager", "kube-scheduler"]
     assert bare == meta["counts"]["bare pods"] >= 1
-    assert pending == meta["counts"]["pending pods"] >= 3
+    assert pending == meta["counts"]["pending pods"] + meta["counts"]["preemptor pods"]
+    assert meta["counts"]["pending pods"] >= 3 and meta["counts"]["preemptor pods"] >= 1
     assert set(per_daemonset.values()) == {NODES} and len(per_daemonset) == meta["counts"]["daemonsets"]
     explained = next(p for p in pods if f"{p['metadata']['namespace']}/{p['metadata']['name']}" == meta["explain_pod"])
     assert not explained["spec"].get("nodeName")
@@ -123,23 +127,77 @@ def test_kubesched_loads_the_dump_without_a_warning(dumps, fmt: str) -> None:
     assert scenario.warnings == []  # every field is one its kind declares
 
 
+def test_the_preemptors_need_preemption_and_the_budgets_cover_their_victims(dumps) -> None:
+    """No node has room for a preemptor, every general and memory node would once its lower-priority
+    pods were gone; its class is above every other but the system ones; a third of the Deployments
+    are under a PDB, some allowing no disruption; the dump without the preemptors is the dump less
+    their Deployment, ReplicaSet and pods."""
+    listed, meta, paths = dumps
+    items = listed["items"]
+    namespace, name = production_dump.PREEMPTOR[:2]
+    pods = [i for i in items if i["kind"] == "Pod"]
+    theirs = [p for p in pods if p["metadata"]["namespace"] == namespace and p["metadata"]["labels"].get("app") == name]
+    assert len(theirs) == meta["counts"]["preemptor pods"] and meta["preemptor_pod"] in {
+        f"{namespace}/{p['metadata']['name']}" for p in theirs}
+    classes = {c["metadata"]["name"]: c["value"] for c in items if c["kind"] == "PriorityClass"}
+    assert theirs[0]["spec"]["priority"] == max(v for c, v in classes.items() if not c.startswith("system-"))
+    assert theirs[0]["spec"]["preemptionPolicy"] == "PreemptLowerPriority"
+    (scheduled,) = theirs[0]["status"]["conditions"]
+    assert " preemption: " not in scheduled["message"] and "Insufficient cpu" in scheduled["message"]
+
+    def millicores(value: str) -> int:
+        return int(value[:-1]) if value.endswith("m") else int(value) * 1000
+    ask = millicores(theirs[0]["spec"]["containers"][0]["resources"]["requests"]["cpu"])
+    used: Counter[str] = Counter()
+    kept: Counter[str] = Counter()  # what no preemption frees: pods of a priority not below the preemptor's
+    for pod in pods:
+        node = pod["spec"].get("nodeName")
+        if node:
+            cpu = sum(millicores(c["resources"].get("requests", {}).get("cpu", "0")) for c in pod["spec"]["containers"])
+            used[node] += cpu
+            kept[node] += cpu if pod["spec"]["priority"] >= theirs[0]["spec"]["priority"] else 0
+    nodes = [i for i in items if i["kind"] == "Node"]
+    for node in nodes:  # the GPU nodes' taint keeps the preemptors off
+        allocatable, node_name = millicores(node["status"]["allocatable"]["cpu"]), node["metadata"]["name"]
+        if not node["spec"].get("taints"):
+            assert allocatable - kept[node_name] >= ask > allocatable - used[node_name], node_name
+    pdbs = [i for i in items if i["kind"] == "PodDisruptionBudget"]
+    deployments = [i for i in items if i["kind"] == "Deployment"]
+    guarded = {(p["metadata"]["namespace"], p["spec"]["selector"]["matchLabels"]["app"]) for p in pdbs}
+    share = sum(1 for d in deployments if (d["metadata"]["namespace"], d["metadata"]["name"]) in guarded) / len(deployments)
+    assert 0.15 < share < 0.6
+    assert {p["status"]["disruptionsAllowed"] for p in pdbs} >= {0, 1}
+    without = json.loads(paths["json-nopreempt"].read_text())["items"]
+    assert without == [i for i in items if not (i["kind"] in ("Pod", "Deployment", "ReplicaSet")
+                                                and i["metadata"].get("namespace") == namespace
+                                                and i["metadata"]["labels"].get("app") == name)]
+
+
 @pytest.mark.parametrize("command", production_dump.COMMANDS)
 def test_each_command_runs_on_the_dump(dumps, command: str) -> None:
     _, meta, paths = dumps
     argv = production_dump.kubesched_argv() + production_dump.command_line(command, paths["json"], meta)
-    status, seconds, rss, detail = production_dump.run_once(argv, timeout=120)
-    assert status == "ok", detail
-    assert seconds > 0 and rss > 10
+    run = production_dump.run_once(argv, timeout=120)
+    assert run.status == "ok", run.detail
+    assert run.seconds > 0 and run.peak_rss_mib > 10 and run.cpu_seconds > 0
+    said = production_dump.what_it_said(command, run.output)
+    preemptors = meta["counts"]["preemptor pods"]
+    expected = {"simulate": f"{preemptors} preemptions, ", "simulate-without": "0 preemptions, 0 victims",
+                "explain-preemptor": "Running, ", "whatif-no-preemption": f"preemptions {preemptors} -> 0, "}
+    assert said.startswith(expected.get(command, "")), run.output[:2000]
 
 
 def test_a_failing_or_slow_command_is_a_row_not_a_crash() -> None:
     assert production_dump.run_once([sys.executable, "-c", "import sys; sys.exit('no such pod')"], 60)[::3] == (
         "exit 1", "no such pod")
-    status, seconds, _, _ = production_dump.run_once([sys.executable, "-c", "import time; time.sleep(30)"], 0.5)
-    assert status == "timeout" and seconds < 10
+    run = production_dump.run_once([sys.executable, "-c", "import time; time.sleep(30)"], 0.5)
+    assert run.status == "timeout" and run.seconds < 10
     grow = "import time; b = bytearray(300 * 2**20); b[::4096] = b'x' * len(b[::4096]); time.sleep(30)"
-    status, seconds, rss, detail = production_dump.run_once([sys.executable, "-c", grow], 60, max_rss_mib=200)
-    assert (status, detail) == ("memory", "killed at 200 MiB RSS") and seconds < 10 and rss > 200
+    run = production_dump.run_once([sys.executable, "-c", grow], 60, max_rss_mib=200)
+    assert (run.status, run.detail) == ("memory", "killed at 200 MiB RSS") and run.seconds < 10
+    assert run.peak_rss_mib > 200
+    spin = "import time; t = time.process_time(); exec('while time.process_time() - t < 0.3: pass')"
+    assert production_dump.run_once([sys.executable, "-c", spin], 60).cpu_seconds >= 0.3
 
 
 def test_the_benchmark_runs_from_its_command_line_and_keeps_its_dumps(tmp_path: Path) -> None:
