@@ -265,13 +265,17 @@ class Evaluator:
         if not unresolvable and not exclude:
             return list(node_infos), {}
         potential: list[NodeInfo] = []
-        node_statuses: dict[str, Status] = {}
+        node_statuses = NodeStatuses()
+        not_helpful = Status.unresolvable(NOT_HELPFUL)  # one object for all: counted once
+        unresolvable_code = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
+        get = statuses.get
         for info in node_infos:
-            if info.name in exclude:
+            name = info.name
+            if name in exclude:
                 continue
-            st = statuses.get(info.name)
-            if st is not None and st.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
-                node_statuses[info.name] = Status.unresolvable(NOT_HELPFUL)
+            st = get(name)
+            if st is not None and st.code == unresolvable_code:
+                node_statuses[name] = not_helpful
             else:
                 potential.append(info)
         return potential, node_statuses
