@@ -246,6 +246,10 @@ class PluginsRunner(Protocol):
         """The filter of this cycle offering :class:`PreemptionArithmetic` (not skipped), whatever
         the other filters are: a node it rejects is rejected by the dry run too."""
 
+    def rejections_noted_before(self, state: CycleState, plugin: object) -> bool:
+        """Whether a filter acting on its rejections (:class:`FilterRejectionsNoted`) runs before
+        ``plugin`` in this cycle: a dry run must then call it even on nodes ``plugin`` rules out."""
+
     def dry_run_node(
         self, state: CycleState, pod: PodInfo, node: NodeInfo, arithmetic: PreemptionArithmetic | None
     ) -> DryRunNode:

@@ -112,6 +112,19 @@ class FilterPoints(PluginSet):
         return next((pl for pl in self.pod_dependent_filters
                      if isinstance(pl, PreemptionArithmetic) and pl.name not in skip), None)
 
+    def rejections_noted_before(self, state: CycleState, plugin: object) -> bool:
+        """Whether a filter of this cycle that acts on its rejections (:class:`FilterRejectionsNoted`,
+        NodeResourceTopologyMatch noting a node for its cache's resync) runs before ``plugin``. Upstream's
+        dry run calls it on a node whatever ``plugin`` would then say, so a dry run may not rule
+        nodes out by ``plugin``'s verdict alone without calling it."""
+        skip = state.skip_filter_plugins
+        for pl, noted in zip(self.filter_plugins, self.rejections_noted):
+            if pl is plugin:
+                return False
+            if noted is not None and pl.name not in skip:
+                return True
+        return False
+
     def dry_run_node(
         self, state: CycleState, pod: PodInfo, node: NodeInfo, arithmetic: PreemptionArithmetic | None
     ) -> DryRunNode:

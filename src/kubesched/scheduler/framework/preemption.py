@@ -299,10 +299,11 @@ class Evaluator:
         if fit is not None:
             snapshot = handle.snapshot()
             nominated = fwk.nominated_load(pod, snapshot)
-            if policy.victims_are_lower_priority_pods:
+            if policy.victims_are_lower_priority_pods and not fwk.rejections_noted_before(state, fit):
                 # nodes that fail even with every lower-priority pod gone and the nominated pods
                 # added are no candidates (pass 1 rejects them, whatever the other filters say):
-                # ruled out for all nodes at once from per-priority sums
+                # ruled out for all nodes at once from per-priority sums (not when a filter before
+                # ``fit`` acts on its rejections: upstream calls it on those nodes too)
                 known_fail = fit.preemption_failures(state, pod, snapshot, potential, nominated)[order]
                 deferred = order[known_fail].tolist()
                 order = order[~known_fail]

@@ -281,7 +281,18 @@ class NodeResourceTopologyMatch(
 
     def _note_rejected(self, name: str) -> None:
         """Filter rejected node ``name`` (no victims taken off it): the reservation cache notes it
-        for its next resync, unless the node's data could not be used at all."""
+        for its next resync, unless the node's data could not be used at all.
+
+        As upstream, this holds in preemption dry runs too (DefaultPreemption calls Filter on a clone
+        of the node and of the cycle state): always with ``preemptionMode: Disabled``, and with
+        ``Enabled`` only where no victim was taken off the node (upstream's Filter skips the note
+        in its preemption flow). The dry run never bypasses this Filter: the plugin is neither a
+        ``PodIndependentFilter`` nor ``PodMovesNeutral``, so with it in a cycle a dry-run node is
+        always a ``ClonedNode`` whose filters are called, never an ``ArithmeticNode`` or an
+        ``ArithmeticBatch`` (those need NodeResourcesFit to be the only filter depending on the
+        node's pods, or the others to be neutral); and nodes NodeResourcesFit's arithmetic rules
+        out before any filter is asked are ruled out so only when no filter acting on its
+        rejections runs before it (``rejections_noted_before``)."""
         if self._view(name)[1]:
             self.cache.node_maybe_overreserved(name)
 
