@@ -197,6 +197,6 @@ def test_docs_render_with_every_other_host_unreachable(server: str, offline: tup
     tab.wait_for_selector(".opblock-summary-path[data-path='/api/timeline']", timeout=30_000)
     paths = tab.locator(".opblock-summary-path").all_inner_texts()
     assert "/api/result" in "".join(paths) and "/api/objects" in "".join(paths)
-    # POST: a what-if, an edit, a job's cancel; DELETE: an object, a job
-    assert tab.locator(".opblock-post").count() == 3 and tab.locator(".opblock-delete").count() == 2
+    # POST: a what-if, an edit, a scheduler configuration, a job's cancel; DELETE: an object, a job
+    assert tab.locator(".opblock-post").count() == 4 and tab.locator(".opblock-delete").count() == 2
     assert tried == []  # nothing was even asked of another host

@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 from kubesched.analysis.grouping import POOL_LABELS, cluster_facts
+from kubesched.analysis.scheduler_profiles import unserved_pods, unserved_warning
 from kubesched.api.errors import KubeschedError
 from kubesched.api.loader import Scenario, load_scenario
 from kubesched.cli.jsonout import write_json
@@ -124,6 +125,9 @@ def simulate(
         click.echo(f"error: {err}", err=True)
         sys.exit(2)
     result = outcome.result
+    unserved = unserved_warning(unserved_pods(outcome.scheduler), list(outcome.scheduler.frameworks))
+    if unserved is not None:  # the scheduler says nothing of pods it is not asked to schedule
+        click.echo(f"warning: {unserved}", err=True)
     if explain_pod is not None and find_pod(result, explain_pod) is None:
         click.echo(f"error: --explain: no pod {explain_pod!r} in this simulation", err=True)
         sys.exit(2)

@@ -38,6 +38,9 @@ def why_nothing_changed(diff: dict[str, Any]) -> str | None:
     """When the changed run places every pod as the baseline does: the likely reason, for people."""
     if diff.get("note"):
         return str(diff["note"])
+    if diff.get("rejected"):  # the changes did not all get in: the table of refusals says which and why
+        return (f"admission refused {len(diff['rejected'])} of the objects the changes create "
+                "(below): the changed run ran without them")
     if any(diff[k] for k in ("preempted", "noLongerPreempted", "started", "keptRunning", "stopped", "notStarted",
                              "moved")):
         return None
@@ -87,6 +90,7 @@ def render_whatif(console: Console, diff: dict[str, Any]) -> None:
     reason = why_nothing_changed(diff)
     if reason is not None:
         console.print(f"[yellow]Note:[/] {escape(reason)}.")
+    render_rejected(console, diff.get("rejected") or [])
     if diff["preempted"]:
         pre = Table(title=f"Pods that would be preempted ({len(diff['preempted'])})", title_justify="left")
         for col in ("t (s)", "victim", "prio", "preemptor", "node", "why this node", "PDB"):
@@ -130,6 +134,19 @@ def render_whatif(console: Console, diff: dict[str, Any]) -> None:
     if unchanged:
         console.print(f"Impact: {unchanged} (namespace, PriorityClass) pair(s) with no change are not shown "
                       f"({'none changed' if not changed_rows else f'{len(changed_rows)} changed'}; -o json lists all).")
+
+
+def render_rejected(console: Console, rejected: list[dict[str, Any]]) -> None:
+    """The objects admission refused in the changed run only (the WhatIfResult's ``rejected``)."""
+    if not rejected:
+        return
+    table = Table(title=f"Refused by admission in the changed run ({len(rejected)})", title_justify="left")
+    for col in ("t (s)", "kind", "namespace", "name", "code", "why"):
+        table.add_column(col, overflow="fold")
+    for r in rejected:
+        table.add_row(f"{r['time']:g}", r["kind"], r["namespace"] or "", r["name"], str(r["code"]),
+                      escape(r["reason"]))
+    console.print(table)
 
 
 def render_drain(console: Console, drain: dict[str, Any], end: float) -> None:

@@ -57,6 +57,11 @@ def whatif_report(diff: dict[str, Any]) -> str:
         f"{s['started']} pending pod(s) would start, {s['savedFromPreemption']} would keep running, "
         f"{s['stopped']} running pod(s) would stop, {s['notStarted']} the baseline starts would not start.</p>",
     ]
+    if diff.get("rejected"):
+        sections.append("<h2>Refused by admission</h2>" + _table(
+            ["t (s)", "kind", "namespace", "name", "code", "why"],
+            [[f"{r['time']:g}", r["kind"], r["namespace"] or "", r["name"], r["code"], r["reason"]]
+             for r in diff["rejected"]]))
     impact = diff["impact"]
     groups = [f"{r['priorityClass']} ({r['namespace']})" for r in impact]
     sections.append(bar_chart("Running pods per PriorityClass (namespace)", groups, {

@@ -22,6 +22,8 @@ from fastapi.templating import Jinja2Templates
 
 from kubesched.api.errors import KubeschedError
 from kubesched.ui.cluster import MAX_PAGE, NODE_SORTS
+from kubesched.ui.config import unserved_of
+from kubesched.ui.configroutes import add_config_routes
 from kubesched.ui.docs import serve_docs
 from kubesched.ui.edits import MAX_EDIT_BYTES, api_version, form_version, http_status, object_keys
 from kubesched.ui.jobroutes import accepted, add_job_routes, see_job
@@ -95,10 +97,12 @@ def create_app(state: UiState, safety: Safety | None = None) -> FastAPI:
 
         return templates.TemplateResponse(request, template,
                                           {"scenario": snap.result["scenario"], "run_version": snap.version,
-                                           "source": state.source, "query": query, **context},
+                                           "source": state.source, "query": query, "unserved": unserved_of(snap),
+                                           **context},
                                           status_code=status_code)
 
     add_views(app, state, page)  # /pods, /api/pods, /timeline (kubesched.ui.views)
+    add_config_routes(app, state, page, IF_MATCH)  # /config, /api/config (kubesched.ui.configroutes)
 
     # -- the JSON API ---------------------------------------------------------------------------
     @app.get("/api/result", summary="The SimulationResult (as kubesched simulate -o json, with the decisions)")

@@ -39,6 +39,7 @@ from kubesched.k8s.objects import key_of
 from kubesched.report.html import whatif_report
 from kubesched.sim import Simulation, SimulationOutcome, simulate
 from kubesched.ui.cluster import ClusterView
+from kubesched.ui.config import configured
 from kubesched.ui.edits import (
     EditError,
     StaleVersion,
@@ -307,7 +308,18 @@ class UiState:
         what = f"{kind} {namespace + '/' if namespace else ''}{name}"
         return self._rerun(snap, scenario, "delete", f"delete {what}", [f"deleted {what}"])
 
-    def _rerun(self, base: Snapshot, scenario: Scenario, kind: str, title: str, notes: list[str]) -> Job:
+    def configure(self, text: str, based_on: int | None = None) -> Job:
+        """Run the scenario under the KubeSchedulerConfiguration ``text`` (read and checked as
+        ``--scheduler-config`` reads a file: EditError at once) in place of its own: an edit, with its
+        version check and its job (:mod:`kubesched.ui.config`)."""
+        snap = self.snapshot
+        scenario = configured(snap.scenario, text)
+        _check(snap, based_on)
+        return self._rerun(snap, scenario, "config", "apply a scheduler configuration",
+                           ["applied the scheduler configuration"], page="/config")
+
+    def _rerun(self, base: Snapshot, scenario: Scenario, kind: str, title: str, notes: list[str],
+               page: str = "/edit") -> Job:
         def swap(job: Job, outcome: SimulationOutcome) -> tuple[str, str]:
             new = Snapshot.of(scenario, outcome, base.version + 1)  # the views worked out before anyone reads them
             with self._lock:
@@ -318,7 +330,7 @@ class UiState:
                                     "nothing was changed: apply it again")
                 self.snapshot = new
             job.version = new.version
-            return f"/edit?job={job.id}", "/api/result"
+            return f"{page}?job={job.id}", "/api/result"
 
         return self.jobs.submit(kind, title, run_edit, (scenario,), swap, end=scenario.until or base.result["endTime"],
                                 estimated=scenario.until is None, here=True, notes=notes, based_on=base.version)

@@ -153,6 +153,24 @@ def _preemption_note(preemption: BaselinePreemption, changes: Changes) -> str | 
             f"({preemption.reason}): {flag} changes nothing")
 
 
+def _rejected(base: dict[str, Any], new: dict[str, Any]) -> list[dict[str, Any]]:
+    """The objects admission refused in the changed run and not in the baseline (an object
+    ``--apply`` added that names a PriorityClass the cluster has not, say): what was refused and
+    the API server's words. The baseline's refusals are taken out one for one (same kind, name and
+    words), so a refusal both runs have is no difference."""
+    seen = Counter((r["kind"], r["name"], r["message"]) for r in base.get("rejected") or ())
+    out = []
+    for r in new.get("rejected") or ():
+        key = (r["kind"], r["name"], r["message"])
+        if seen[key]:
+            seen[key] -= 1
+            continue
+        namespace, _, name = str(r["name"]).rpartition("/")
+        out.append({"time": r["time"], "kind": r["kind"], "name": name, "namespace": namespace or None,
+                    "code": r["code"], "reason": r["message"]})
+    return out
+
+
 def compare(baseline: Scenario, before: Before, base: Run | dict[str, Any], new: Run | dict[str, Any],
             changes: Changes) -> dict[str, Any]:
     """The diff document of two runs of the ``baseline`` and changed scenarios (``before``: what was
@@ -197,6 +215,7 @@ def compare(baseline: Scenario, before: Before, base: Run | dict[str, Any], new:
              and b["pods"][bk[i]]["node"] != n["pods"][nk[i]]["node"]]
     impact_base = _impact(b, {p["victim"] for p in base_pre})
     impact_new = _impact(n, {p["victim"] for p in new_pre})
+    rejected = _rejected(b, n)
     groups = sorted(set(impact_base) | set(impact_new))
     impact = []
     for ns, pc in groups:
@@ -219,6 +238,7 @@ def compare(baseline: Scenario, before: Before, base: Run | dict[str, Any], new:
             "newlyPreempted": len(preempted), "started": len(started), "stopped": len(stopped),
             "notStarted": len(not_started), "savedFromPreemption": len(kept),
             "pdbViolations": sum(1 for p in preempted if p["violatesPDB"]),
+            "rejected": len(rejected),
         },
         "preempted": preempted,
         "noLongerPreempted": not_preempted,
@@ -228,6 +248,7 @@ def compare(baseline: Scenario, before: Before, base: Run | dict[str, Any], new:
         "notStarted": not_started,
         "moved": moved,
         "impact": impact,
+        "rejected": rejected,
     }
     if "drains" in n:
         result["drains"] = _drains(new, replaced)
