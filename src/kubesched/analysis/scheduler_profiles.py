@@ -16,42 +16,8 @@ from typing import Any
 from kubesched.k8s.objects import DEFAULT_SCHEDULER_NAME, is_terminal, scheduler_name_of
 from kubesched.scheduler.config import API_VERSION
 from kubesched.scheduler.framework.interface import EXTENSION_POINTS
+from kubesched.scheduler.plugins.defaults import DEFAULT_ARGS, with_defaults
 from kubesched.scheduler.scheduler import Scheduler
-
-_CPU_AND_MEMORY = [{"name": "cpu", "weight": 1}, {"name": "memory", "weight": 1}]
-
-#: the args kube-scheduler v1.28 gives the in-tree plugins that take any, where a profile's
-#: pluginConfig does not set them (upstream ``pkg/scheduler/apis/config/v1/defaults.go``, the
-#: ``SetDefaults_*Args`` functions); VolumeBinding's ``shape`` only exists behind an alpha gate
-DEFAULT_ARGS: dict[str, dict[str, Any]] = {
-    "DefaultPreemption": {"minCandidateNodesPercentage": 10, "minCandidateNodesAbsolute": 100},
-    "InterPodAffinity": {"hardPodAffinityWeight": 1, "ignorePreferredTermsOfExistingPods": False},
-    "NodeAffinity": {},
-    "NodeResourcesBalancedAllocation": {"resources": _CPU_AND_MEMORY},
-    "NodeResourcesFit": {"scoringStrategy": {"type": "LeastAllocated", "resources": _CPU_AND_MEMORY}},
-    "PodTopologySpread": {"defaultingType": "System"},
-    "VolumeBinding": {"bindTimeoutSeconds": 600},
-}
-
-
-def with_defaults(plugin: str, args: dict[str, Any]) -> dict[str, Any]:
-    """``args`` as kube-scheduler defaults them for ``plugin``: each field the profile leaves out
-    set to its default (a plugin without defaults: the args as given)."""
-    given = copy.deepcopy(args or {})
-    if plugin not in DEFAULT_ARGS:
-        return given
-    merged = {**copy.deepcopy(DEFAULT_ARGS[plugin]), **given}
-    if plugin == "NodeResourcesFit":  # a strategy given in part gets the rest of the default
-        strategy = {"type": "LeastAllocated", **(given.get("scoringStrategy") or {})}
-        if not strategy.get("resources"):
-            strategy["resources"] = copy.deepcopy(_CPU_AND_MEMORY)
-        merged["scoringStrategy"] = strategy
-    elif plugin == "NodeResourcesBalancedAllocation" and not merged.get("resources"):
-        merged["resources"] = copy.deepcopy(_CPU_AND_MEMORY)
-    elif plugin == "PodTopologySpread" and "defaultingType" not in given:
-        # upstream: constraints given and no defaultingType is List, else System (which has none)
-        merged["defaultingType"] = "List" if given.get("defaultConstraints") else "System"
-    return merged
 
 
 def configuration_view(scheduler: Scheduler, config: dict[str, Any] | None) -> dict[str, Any]:

@@ -48,6 +48,9 @@ from kubesched.scheduler.framework.types import NodeInfo, PodInfo
 __all__ = ["Candidate", "DefaultPreemption", "PreemptionRecord"]
 
 NO_VICTIMS = "No preemption victims found for incoming pod"
+#: upstream's defaults of DefaultPreemptionArgs
+DEFAULT_MIN_CANDIDATE_NODES_PERCENTAGE = 10
+DEFAULT_MIN_CANDIDATE_NODES_ABSOLUTE = 100
 NEVER = "not eligible due to preemptionPolicy=Never."
 TERMINATING = "not eligible due to a terminating pod on the nominated node."
 WAITING_FOR_PREEMPTION = "waiting for the preemption for this pod to be finished"
@@ -196,8 +199,10 @@ class DefaultPreemption(PreEnqueuePlugin, EnqueueExtensions, PostFilterPlugin, P
     def __init__(self, args: dict[str, Any], handle: Handle) -> None:
         args = args or {}
         self.handle = handle
-        self.min_candidate_nodes_percentage = _int_arg(args, "minCandidateNodesPercentage", 10, 0, 100)
-        self.min_candidate_nodes_absolute = _int_arg(args, "minCandidateNodesAbsolute", 100, 0, 2**31 - 1)
+        self.min_candidate_nodes_percentage = _int_arg(args, "minCandidateNodesPercentage",
+                                                       DEFAULT_MIN_CANDIDATE_NODES_PERCENTAGE, 0, 100)
+        self.min_candidate_nodes_absolute = _int_arg(args, "minCandidateNodesAbsolute",
+                                                     DEFAULT_MIN_CANDIDATE_NODES_ABSOLUTE, 0, 2**31 - 1)
         if self.min_candidate_nodes_percentage == 0 and self.min_candidate_nodes_absolute == 0:
             raise ValueError("minCandidateNodesPercentage and minCandidateNodesAbsolute cannot both be zero")
         self.evaluator = Evaluator(self.name, handle, self)

@@ -63,6 +63,8 @@ from kubesched.scheduler.plugins.noderesources.scoring import (
 )
 
 FIT = "NodeResourcesFit"
+#: upstream's default NodeResourcesFitArgs.scoringStrategy.type
+DEFAULT_SCORING_STRATEGY = "LeastAllocated"
 SIDECAR_REASON = "Pod has a restartable init container and the SidecarContainers feature is disabled"
 
 
@@ -107,7 +109,7 @@ class NodeResourcesFit(
         self.ignored_resources = set(args.get("ignoredResources") or ())
         self.ignored_groups = set(args.get("ignoredResourceGroups") or ())
         strategy = args.get("scoringStrategy") or {}
-        self.strategy = strategy.get("type") or "LeastAllocated"
+        self.strategy = strategy.get("type") or DEFAULT_SCORING_STRATEGY
         if self.strategy not in ("LeastAllocated", "MostAllocated", "RequestedToCapacityRatio"):
             raise ValueError(f"NodeResourcesFitArgs.scoringStrategy.type: unsupported value {self.strategy!r}")
         self.resources = resource_specs(strategy.get("resources"), "scoringStrategy")
