@@ -3,14 +3,18 @@ keeps one of them instead of giving the node up (the Pod Preemption design's ope
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
+
+from hypothesis import HealthCheck, given, seed, settings
+from hypothesis import strategies as st
 
 from kubesched.api.loader import load_scenario, read_scheduler_configuration
 from kubesched.scheduler.plugins.registry import DEFAULT_MULTIPOINT
 from kubesched.sim import simulate as simulate_scenario
 from kubesched.testkit.builders import make_pdb, make_priority_class, make_scheduler_config
-from kubesched.testkit.runs import ScenarioRun
+from kubesched.testkit.runs import ScenarioRun, run_docs
 from kubesched.testkit.scenarios import create_step
 
 from .conftest import node, pod, scenario
@@ -132,3 +136,33 @@ def test_no_option_fits_reports_default_preemptions_reason(simulate):
     assert run.victims() == set() and run.phase("p") == "Pending"
     assert run.failed("p")[0][1].endswith("preemption: 0/1 nodes are available: 1 node(s) didn't match pod "
                                           "affinity rules..")
+
+
+# -- pods without required pod affinity: exactly DefaultPreemption ---------------------------------------
+running_st = st.tuples(st.sampled_from([0, 100, 500]), st.integers(1, 3), st.integers(0, 5), st.sampled_from("ab"))
+pending_st = st.tuples(st.sampled_from([100, 500, 1000]), st.integers(1, 4), st.sampled_from("ab"), st.integers(0, 5),
+                       st.booleans())
+
+
+@seed(20240612)
+@settings(max_examples=25, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(nodes=st.integers(1, 6), running=st.lists(running_st, max_size=14),
+       pending=st.lists(pending_st, min_size=1, max_size=5),
+       budgets=st.lists(st.tuples(st.sampled_from("ab"), st.integers(0, 2)), max_size=2, unique_by=lambda t: t[0]))
+def test_same_decisions_as_default_preemption_without_required_affinity(
+        tmp_path: Path, nodes: int, running: list, pending: list, budgets: list) -> None:
+    """The whole run, every preemption decision included, is DefaultPreemption's for pods without
+    required pod affinity (with affinity only to pods of higher priority, too)."""
+    docs: list[dict] = [make_priority_class(f"p{v}", v) for v in (0, 100, 500, 1000)]
+    docs += [node(f"n{i}", cpu="4") for i in range(nodes)]
+    docs += [pod(f"r{k}", str(cpu), priority_class=f"p{prio}", node=f"n{n % nodes}", labels={"app": app},
+                 start_time=f"2024-01-01T00:00:{k:02d}Z") for k, (prio, cpu, n, app) in enumerate(running)]
+    docs += [make_pdb(f"pdb-{app}", {"matchLabels": {"app": app}}, min_available=m) for app, m in budgets]
+    steps = [create_step(at, pod(f"q{k}", str(cpu), priority_class=f"p{prio}", labels={"app": app},
+                                 **({"affinity": affinity({"app": "top"})} if with_affinity else {})))
+             for k, (prio, cpu, app, at, with_affinity) in enumerate(pending)]
+    steps.append(create_step(0, pod("top", "0", priority_class="p1000", labels={"app": "top"})))
+    default = run_docs(tmp_path, [*docs, scenario(steps, until="60s")], explain=True)
+    mine = run_docs(tmp_path, [*docs, scenario(steps, until="60s", config=aware())], explain=True)
+    assert json.dumps(mine.result) == json.dumps(default.result)

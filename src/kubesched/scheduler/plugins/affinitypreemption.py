@@ -122,23 +122,24 @@ class AffinityAwarePreemption(DefaultPreemption):
             return status
         failure = node.run_filters(pods_only=False)
         if failure is not None:
-            return failure if failure.code == Code.ERROR else _restored(node, removed, failure)
+            if failure.code == Code.ERROR:
+                return failure
+            error = _restored(node, removed)
+            return failure if error is None else error
         stays, status = node.reprieve(removed)
         if status is not None:
             return status
         victims = [p for p, stay in zip(removed, stays) if not stay]
         violating_keys = [p.key for p, stay in zip(removed_violating, stays) if not stay]
         victims.sort(key=lambda p: importance_key(p, now))  # most important first
-        restored = _restored(node, victims, None)
-        if restored is not None:
-            return restored
-        return victims, violating_keys
+        error = _restored(node, victims)
+        return (victims, violating_keys) if error is None else error
 
 
-def _restored(node: DryRunNode, pods: list[PodInfo], answer: Status | None) -> Status | None:
-    """Put ``pods`` back on ``node``; ``answer``, or the error adding one gave."""
+def _restored(node: DryRunNode, pods: list[PodInfo]) -> Status | None:
+    """Put ``pods`` back on ``node``; the failure adding one gave, if any."""
     for p in pods:
         status = node.add_pod(p)
         if status is not None:
             return status
-    return answer
+    return None
