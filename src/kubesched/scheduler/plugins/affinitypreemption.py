@@ -46,8 +46,9 @@ from kubesched.scheduler.plugins.affinityterms import (
 from kubesched.scheduler.plugins.defaultpreemption import DefaultPreemption
 
 #: what one option of the dry run gives: (victims most important first, keys of the PDB-violating
-#: ones), or the status saying why P does not fit with it
-Outcome = tuple[list[PodInfo], list[str]] | Status
+#: ones), or the status saying why P does not fit with it; and whether that status ends the node's
+#: dry run (a pod that could not be moved, a filter's error)
+Outcome = tuple[tuple[list[PodInfo], list[str]] | Status, bool]
 
 
 def required_affinity(pod: PodInfo) -> tuple[AffinityTerm, ...]:
@@ -91,9 +92,9 @@ class AffinityAwarePreemption(DefaultPreemption):
         best: tuple[CriteriaKey, list[PodInfo], list[str]] | None = None
         first_failure: Status | None = None
         for kept in [None, *matching]:
-            outcome = self._option(node, violating, non_violating, kept, now)
+            outcome, final = self._option(node, violating, non_violating, kept, now)
             if isinstance(outcome, Status):
-                if outcome.code == Code.ERROR:
+                if final:
                     return [], [], outcome
                 first_failure = first_failure or outcome
                 continue
@@ -113,27 +114,27 @@ class AffinityAwarePreemption(DefaultPreemption):
                 kept: PodInfo | None, now: float) -> Outcome:
         """The victims with ``kept`` (or nothing) kept: every other lower-priority pod removed, P's
         filters run, the removed pods reprieved violating first. The node is left as it was found
-        (an Error status aside, which ends the dry run of the node)."""
+        unless the outcome is final."""
         removed_violating = [p for p in violating if p is not kept]
         removed_other = [p for p in non_violating if p is not kept]
         removed = removed_violating + removed_other
         status = node.remove_pods(removed)
         if status is not None:
-            return status
+            return status, True
         failure = node.run_filters(pods_only=False)
         if failure is not None:
             if failure.code == Code.ERROR:
-                return failure
+                return failure, True
             error = _restored(node, removed)
-            return failure if error is None else error
+            return (failure, False) if error is None else (error, True)
         stays, status = node.reprieve(removed)
         if status is not None:
-            return status
+            return status, True
         victims = [p for p, stay in zip(removed, stays) if not stay]
         violating_keys = [p.key for p, stay in zip(removed_violating, stays) if not stay]
         victims.sort(key=lambda p: importance_key(p, now))  # most important first
         error = _restored(node, victims)
-        return (victims, violating_keys) if error is None else error
+        return ((victims, violating_keys), False) if error is None else (error, True)
 
 
 def _restored(node: DryRunNode, pods: list[PodInfo]) -> Status | None:
