@@ -166,3 +166,19 @@ def test_same_decisions_as_default_preemption_without_required_affinity(
     default = run_docs(tmp_path, [*docs, scenario(steps, until="60s")], explain=True)
     mine = run_docs(tmp_path, [*docs, scenario(steps, until="60s", config=aware())], explain=True)
     assert json.dumps(mine.result) == json.dumps(default.result)
+
+
+def test_the_documented_gap_greedy_reprieve(simulate):
+    """docs/preemption.md's gap: after the kept pod is chosen the reprieve is DefaultPreemption's
+    greedy one. P (3 cpu, affinity to cache) on a full node of 8: cache is kept, x (the most
+    important) is reprieved first, so y and z go where x alone would do."""
+    docs = [*classes(), node("n1", cpu="8"),
+            pod("cache", "1", priority_class="low", node="n1", labels={"app": "cache"},
+                start_time="2024-01-01T00:00:00Z"),
+            pod("x", "3", priority_class="low", node="n1", start_time="2024-01-01T00:00:01Z"),
+            pod("y", "2", priority_class="low", node="n1", start_time="2024-01-01T00:00:02Z"),
+            pod("z", "2", priority_class="low", node="n1", start_time="2024-01-01T00:00:03Z")]
+    p = pod("p", "3", priority_class="high", affinity=affinity({"app": "cache"}))
+    run = simulate(*docs, scenario([create_step(1, p)], config=aware()))
+    assert run.victims() == {"y", "z"}
+    assert run.node_of("p") == "n1" and run.phase("cache") == "Running"
