@@ -44,6 +44,7 @@ PluginFactory = Callable[[dict[str, Any], Handle], Plugin]
 def plugin_registry() -> dict[str, PluginFactory]:
     """Plugin name -> plugin class. The plugin modules are imported here, when a profile is built,
     not when the configuration parser is imported."""
+    from kubesched.scheduler.plugins.affinitypreemption import AffinityAwarePreemption
     from kubesched.scheduler.plugins.basic import (
         DefaultBinder,
         NodeName,
@@ -85,6 +86,7 @@ def plugin_registry() -> dict[str, PluginFactory]:
         DefaultPreemption,
         PreemptionToleration,
         StrictPDBPreemption,
+        AffinityAwarePreemption,
         NodeResourceTopologyMatch,
         VolumeRestrictions,
         NodeVolumeLimits,
