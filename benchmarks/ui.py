@@ -55,9 +55,21 @@ NAV = ("() => { const n = performance.getEntriesByType('navigation')[0];"
 
 
 def cpu_seconds(pid: int) -> tuple[float, float]:
-    """The process's own CPU seconds, and those of its children it has waited for (the job workers)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / TICK, (int(fields[13]) + int(fields[14])) / TICK
+    """The process's own CPU seconds, and those of the processes it started (the job workers: forked
+    by its fork server, whose CPU seconds count theirs once they have ended, or spawned by itself)."""
+    def stat(pid_: int) -> list[str]:
+        return Path(f"/proc/{pid_}/stat").read_text().rsplit(")", 1)[1].split()
+
+    fields = stat(pid)
+    children = (int(fields[13]) + int(fields[14])) / TICK
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        for child in (task / "children").read_text().split():
+            try:
+                theirs = stat(int(child))
+            except OSError:  # ended meanwhile: counted in ours once waited for
+                continue
+            children += sum(int(theirs[i]) for i in (11, 12, 13, 14)) / TICK
+    return (int(fields[11]) + int(fields[12])) / TICK, children
 
 
 def get(url: str) -> Any:
@@ -155,8 +167,15 @@ def wait_job(url: str, job: dict[str, Any], server_pid: int, page: Page | None =
             break
         if now["progress"].get("now") is not None and now["progress"] not in reports[-1:]:
             reports.append(now["progress"])
-        if page is not None and pages:
-            rounds.append(round_of(page, url, pages))
+        if page is not None and pages:  # a round of pages, the job's progress looked at after each
+            done: dict[str, dict[str, float]] = {}
+            for name, path in pages.items():
+                if not name.startswith("_"):
+                    done[name] = visit(page, url + path)
+                    seen = get(url + f"/api/jobs/{job['id']}")["progress"]
+                    if seen.get("now") is not None and seen not in reports[-1:]:
+                        reports.append(seen)
+            rounds.append(done)
         else:
             time.sleep(0.25)
     own1, children1 = cpu_seconds(server_pid)
