@@ -9,6 +9,7 @@ pickled once per run of the ui, not once per job.
 
 from __future__ import annotations
 
+import gc
 import pickle
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
@@ -18,7 +19,6 @@ from kubesched.analysis.whatif.changes import Changes
 from kubesched.analysis.whatif.compare import Run
 from kubesched.analysis.whatif.run import whatif
 from kubesched.api.loader import Scenario
-from kubesched.des.heap import collector_paused
 from kubesched.sim import SimulationOutcome, simulate
 from kubesched.sim.runner import ProgressCallback
 from kubesched.ui.scores import scores_now
@@ -39,18 +39,26 @@ class Packed(Generic[T]):
         return cls(pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
 
     def value(self) -> T:
-        """The object again: a worker's own copy (its many containers made with the cyclic collector
+        """The object again, a copy of its own (its many containers made with the cyclic collector
         paused, which would otherwise walk them again and again as they are made: 4 times the time)."""
-        with collector_paused():
-            return pickle.loads(self.data)  # noqa: S301 - our own bytes, from the server that started us
+        enabled = gc.isenabled()
+        gc.disable()
+        try:
+            return pickle.loads(self.data)  # noqa: S301 - our own bytes, from the server or its worker
+        finally:
+            if enabled:
+                gc.enable()
 
 
 def run_whatif(base: Packed[Scenario], changes: Changes, baseline: Packed[Run] | None, *,
-               progress: ProgressCallback | None = None) -> tuple[dict[str, Any], Scenario]:
+               progress: ProgressCallback | None = None) -> tuple[dict[str, Any], Packed[Scenario]]:
     """``kubesched whatif`` of ``base`` with ``changes`` (the diff, and the changed scenario for its
-    download), ``baseline`` being the run of ``base`` the ui already has: only the changed side is
-    simulated (unless the changes make the baseline another run)."""
-    return whatif(base.value(), changes, baseline=baseline.value() if baseline else None, progress=progress)
+    download, packed: the server reads it only if the download is asked, instead of every page
+    waiting the second it takes to unpickle it when the job is done), ``baseline`` being the run of
+    ``base`` the ui already has: only the changed side is simulated (unless the changes make the
+    baseline another run)."""
+    diff, changed = whatif(base.value(), changes, baseline=baseline.value() if baseline else None, progress=progress)
+    return diff, Packed.of(changed)
 
 
 def run_moment(scenario: Packed[Scenario], at: float, namespace: str, name: str, *,

@@ -379,7 +379,7 @@ class UiState:
             Simulation(dataclasses.replace(snap.scenario, objects=[], steps=[], sources=[],
                                            scheduler_configuration=changes.scheduler_configuration,
                                            scheduler_configuration_source=changes.scheduler_configuration_source))
-        def keep(_job: Job, answer: tuple[dict[str, Any], Scenario]) -> tuple[str, str]:
+        def keep(_job: Job, answer: tuple[dict[str, Any], Packed[Scenario]]) -> tuple[str, str]:
             diff, changed = answer
             with self._lock:
                 self.whatif_count += 1
@@ -423,15 +423,15 @@ class WhatIfRun:
     id: int
     #: the diff, as ``kubesched whatif -o json`` prints it
     diff: dict[str, Any]
-    #: the scenario with the changes, as ``--save-changed`` writes it
-    changed: Scenario
+    #: the scenario with the changes, as ``--save-changed`` writes it (pickled, read for its download)
+    changed: Packed[Scenario]
     #: what was asked (the what-if form's request), to show the form again as it was sent
     asked: Any = None
     #: the warnings of reading its texts (unknown fields of the objects applied)
     warnings: list[str] = field(default_factory=list)
 
     def changed_yaml(self) -> str:
-        return yaml.safe_dump_all(scenario_documents(self.changed), sort_keys=False)
+        return yaml.safe_dump_all(scenario_documents(self.changed.value()), sort_keys=False)
 
     def report(self) -> str:
         return whatif_report(self.diff)
