@@ -15,6 +15,7 @@ from kubesched.cli.extras import require_extra
 from kubesched.cli.options import INPUT_PATH, live_cluster_options, load_live_cluster, load_source
 
 if TYPE_CHECKING:
+    from kubesched.ui.jobs import Jobs
     from kubesched.ui.state import UiState
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
@@ -63,14 +64,17 @@ def ui(scenario: str | None, kubeconfig: str | None, context: str | None, host: 
     import uvicorn
 
     from kubesched.ui.app import create_app
+    from kubesched.ui.jobs import Jobs
     from kubesched.ui.security import Safety
 
     try:
         safety = Safety.serving(host, allow_hosts)
     except ValueError as err:
         raise click.BadParameter(str(err), param_hint="--allow-host") from err
+    jobs = Jobs()
+    jobs.warm()  # the jobs' fork server starts (and imports the simulator) while the scenario loads
     try:
-        state = _state(scenario, kubeconfig, context)
+        state = _state(scenario, kubeconfig, context, jobs)
     except KubeschedError as err:
         click.echo(f"error: {err}", err=True)
         sys.exit(2)
@@ -99,7 +103,7 @@ def ui(scenario: str | None, kubeconfig: str | None, context: str | None, host: 
         state.jobs.shutdown()
 
 
-def _state(scenario: str | None, kubeconfig: str | None, context: str | None) -> UiState:
+def _state(scenario: str | None, kubeconfig: str | None, context: str | None, jobs: Jobs) -> UiState:
     """The UiState of SCENARIO, or of the live cluster read once now (its header says which cluster
     and when it was read: the pages do not follow it afterwards)."""
     from kubesched.ui.state import UiState
@@ -107,5 +111,5 @@ def _state(scenario: str | None, kubeconfig: str | None, context: str | None) ->
     if kubeconfig is not None and scenario is None:
         live = load_live_cluster(kubeconfig, context)
         read = datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
-        return UiState.of(live.scenario, f"{live.describe()}, read at {read}")
-    return UiState.of(load_source(scenario, kubeconfig, context, "SCENARIO"), str(scenario))
+        return UiState.of(live.scenario, f"{live.describe()}, read at {read}", jobs)
+    return UiState.of(load_source(scenario, kubeconfig, context, "SCENARIO"), str(scenario), jobs)

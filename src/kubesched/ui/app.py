@@ -25,7 +25,7 @@ from kubesched.ui.cluster import MAX_PAGE, NODE_SORTS
 from kubesched.ui.config import unserved_of
 from kubesched.ui.configroutes import add_config_routes
 from kubesched.ui.docs import serve_docs
-from kubesched.ui.edits import MAX_EDIT_BYTES, api_version, form_version, http_status, object_keys
+from kubesched.ui.edits import MAX_EDIT_BYTES, api_version, form_version, http_status
 from kubesched.ui.jobroutes import accepted, add_job_routes, see_job
 from kubesched.ui.pods import gone_page
 from kubesched.ui.requests import MAX_NAME, EditRequest, WhatIfRequest
@@ -302,8 +302,7 @@ def create_app(state: UiState, safety: Safety | None = None) -> FastAPI:
                 if job.state == "done" and job.notes:
                     context = {"done": job.notes[0], "warnings": job.notes[1:], **context}
         snap = state.snapshot  # one version throughout: the objects listed are those the forms' version names
-        objects = [o for o in object_keys(snap.scenario)
-                   if not find or find in f"{o['kind']} {o['namespace']}/{o['name']}"]
+        objects = [o for o in snap.objects() if not find or find in f"{o['kind']} {o['namespace']}/{o['name']}"]
         return page(request, "edit.html", status_code, snap=snap, objects=objects[:OBJECT_ROWS], matching=len(objects),
                     find=find, summary_now=snap.result["summary"], version=snap.version, **{"text": "", **context})
 

@@ -6,10 +6,13 @@ earlier moment) submits a :class:`Job` and answers at once with where to follow 
 simulated time reached and where the run ends, the scheduling cycles run, the pods pending and
 running) and can be cancelled.
 
-Most jobs run in a worker process of their own, started with ``spawn`` (a fresh interpreter: the
-server runs threads, and a child forked from a threaded process may inherit a lock some other thread
-held). The job's inputs are pickled to it; it answers over a pipe, progress first and then the answer
-(or the error). Cancelling a job, or stopping the server, terminates its process (its process group:
+Most jobs run in a worker process of their own, forked by a fork server (``forkserver``: a process
+started once, without threads, that has imported what the workers run; the server itself runs
+threads, and a child forked from a threaded process may inherit a lock some other thread held). A
+worker so starts in milliseconds instead of the second or more a fresh interpreter takes to import
+the simulator (where there is no fork server, ``spawn`` starts one). The job's inputs are pickled to
+it (a scenario once per run of the ui: :class:`~kubesched.ui.runner.Packed`); it answers over a
+pipe, progress first and then the answer (or the error). Cancelling a job, or stopping the server, terminates its process (its process group:
 a what-if may fork a child of its own), so a run never outlives what asked for it. A worker whose
 server is gone (killed without a chance to stop it) sees so at its next progress report and exits.
 
@@ -49,6 +52,8 @@ REPORT_EVERY = 0.25
 STOP_GRACE = 5.0
 #: how often (seconds) a job's thread looks whether it was cancelled while it waits
 POLL = 0.1
+#: what the fork server imports once, for every worker it forks
+PRELOAD = ["kubesched.ui.runner"]
 
 #: a job's work: called with the job's arguments and ``progress=`` the simulator's progress callback
 Work = Callable[..., Any]
@@ -151,6 +156,15 @@ def _work(conn: Connection, work: Work, args: tuple[Any, ...]) -> None:
     conn.close()
 
 
+def worker_context() -> multiprocessing.context.ForkServerContext | multiprocessing.context.SpawnContext:
+    """How workers start: forked by the fork server (:data:`PRELOAD` imported), else spawned."""
+    if "forkserver" not in multiprocessing.get_all_start_methods():
+        return multiprocessing.get_context("spawn")
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(PRELOAD)
+    return context
+
+
 def _stop(process: multiprocessing.process.BaseProcess) -> None:
     """Terminate a worker and its children (its process group), killing them if they linger."""
     for sig in (signal.SIGTERM, signal.SIGKILL):
@@ -176,8 +190,16 @@ class Jobs:
         self._processes: dict[int, multiprocessing.process.BaseProcess] = {}
         self._lock = threading.Lock()  # the registry only: held for no more than a lookup
         self._ids = itertools.count(1)
-        self._context = multiprocessing.get_context("spawn")
+        self._context = worker_context()
         self._closed = False
+
+    def warm(self) -> None:
+        """Start the fork server now (it imports the simulator: a second or two, best spent while the
+        server loads its scenario on the other core, rather than by the first job)."""
+        if self._context.get_start_method() == "forkserver":
+            from multiprocessing import forkserver
+
+            forkserver.ensure_running()
 
     def submit(self, kind: str, title: str, work: Work, args: tuple[Any, ...], finish: Finish, *,
                end: float | None = None, estimated: bool = False, here: bool = False,

@@ -35,6 +35,7 @@ from kubesched.analysis.whatif.documents import scenario_documents
 from kubesched.analysis.whatif.run import decided_run
 from kubesched.api.errors import KubeschedError
 from kubesched.api.loader import Scenario, load_scenario
+from kubesched.des.heap import collector_paused
 from kubesched.k8s.objects import key_of
 from kubesched.report.html import whatif_report
 from kubesched.sim import Simulation, SimulationOutcome, simulate
@@ -50,7 +51,7 @@ from kubesched.ui.edits import (
 )
 from kubesched.ui.jobs import CANCELLED, FAILED, Job, Jobs
 from kubesched.ui.podindex import PodIndex
-from kubesched.ui.runner import run_edit, run_moment, run_whatif
+from kubesched.ui.runner import Packed, run_edit, run_moment, run_whatif
 from kubesched.ui.runtimeline import RunTimeline, moment_text
 from kubesched.ui.scores import attempt_scores, scores_now, weights_for
 
@@ -108,6 +109,10 @@ class Snapshot:
     #: then, or explain's words for a pod the run has not then; and the jobs working them out
     moments: OrderedDict[tuple[str, float], dict[str, Any]] = field(default_factory=OrderedDict)
     moment_jobs: dict[tuple[str, float], Job] = field(default_factory=dict)
+    #: what the jobs' workers are handed (the scenario, the run as a what-if's baseline), pickled
+    #: the first time a job needs them, and the scenario's objects as the edit page lists them
+    _packed: dict[str, Packed[Any]] = field(default_factory=dict, repr=False)
+    _objects: list[dict[str, Any]] | None = field(default=None, repr=False)
 
     @classmethod
     def of(cls, scenario: Scenario, outcome: SimulationOutcome, version: int = 1) -> Snapshot:
@@ -121,6 +126,23 @@ class Snapshot:
     @property
     def result(self) -> dict[str, Any]:
         return self.outcome.result
+
+    def packed(self, what: str) -> Packed[Any]:
+        """``scenario`` or ``baseline`` (the run as ``whatif`` compares it), pickled once for every job."""
+        with self.lock:
+            if what not in self._packed:
+                if what == "scenario":
+                    self._packed[what] = Packed.of(self.scenario)
+                else:
+                    history = self.outcome.simulation.history
+                    self._packed[what] = Packed.of(decided_run(self.result, history.owners, history.labels))
+            return self._packed[what]
+
+    def objects(self) -> list[dict[str, Any]]:
+        """The scenario's objects' kind, namespace and name (the edit page's list), listed once."""
+        if self._objects is None:
+            self._objects = object_keys(self.scenario)
+        return self._objects
 
 
 @dataclass
@@ -145,8 +167,14 @@ class UiState:
     @classmethod
     def of(cls, scenario: Scenario, source: str, jobs: Jobs | None = None) -> UiState:
         """The state of a scenario already read (a live cluster's, say) from ``source``."""
-        outcome = simulate(scenario, explain=True)  # the scenario's objects are copied, not taken
-        return cls(source, Snapshot.of(scenario, outcome), jobs or Jobs())
+        # The run and its views live as long as the server: built with the cyclic collector paused and
+        # then kept out of its passes (each pass would walk millions of objects that are no garbage,
+        # a second and more at 20 000 pods: while building them, and on whichever page's request
+        # sets one off afterwards)
+        with collector_paused():
+            outcome = simulate(scenario, explain=True)  # the scenario's objects are copied, not taken
+            snapshot = Snapshot.of(scenario, outcome)
+        return cls(source, snapshot, jobs or Jobs())
 
     @property
     def scenario(self) -> Scenario:
@@ -243,7 +271,7 @@ class UiState:
             return f"/pods/{quote(namespace)}/{quote(name)}?{query}", f"/api/pods/{quote(namespace)}/{quote(name)}?{query}"
 
         job = self.jobs.submit("moment", f"diagnose {key[0]} at t={at:g}s", run_moment,
-                               (snap.scenario, at, namespace, name), keep, end=at)
+                               (snap.packed("scenario"), at, namespace, name), keep, end=at)
         snap.moment_jobs[key] = job
         return job
 
@@ -336,7 +364,7 @@ class UiState:
                                 estimated=scenario.until is None, here=True, notes=notes, based_on=base.version)
 
     def objects(self) -> list[dict[str, Any]]:
-        return object_keys(self.scenario)
+        return self.snapshot.objects()
 
     def object_yaml(self, kind: str, namespace: str, name: str) -> str:
         """One object of the scenario as YAML, to edit (KeyError if there is none such)."""
@@ -363,10 +391,7 @@ class UiState:
             Simulation(dataclasses.replace(snap.scenario, objects=[], steps=[], sources=[],
                                            scheduler_configuration=changes.scheduler_configuration,
                                            scheduler_configuration_source=changes.scheduler_configuration_source))
-        history = snap.outcome.simulation.history
-        baseline = decided_run(snap.result, history.owners, history.labels)
-
-        def keep(_job: Job, answer: tuple[dict[str, Any], Scenario]) -> tuple[str, str]:
+        def keep(_job: Job, answer: tuple[dict[str, Any], Packed[Scenario]]) -> tuple[str, str]:
             diff, changed = answer
             with self._lock:
                 self.whatif_count += 1
@@ -377,7 +402,7 @@ class UiState:
             return f"/whatif?run={run.id}", f"/api/whatif/{run.id}"
 
         return self.jobs.submit("whatif", "what-if: " + describe(changes), run_whatif,
-                                (snap.scenario, changes, baseline), keep, end=snap.result["endTime"],
+                                (snap.packed("scenario"), changes, snap.packed("baseline")), keep, end=snap.result["endTime"],
                                 estimated=snap.scenario.until is None, notes=warnings)
 
     def whatif_run(self, run_id: int) -> WhatIfRun:
@@ -410,15 +435,15 @@ class WhatIfRun:
     id: int
     #: the diff, as ``kubesched whatif -o json`` prints it
     diff: dict[str, Any]
-    #: the scenario with the changes, as ``--save-changed`` writes it
-    changed: Scenario
+    #: the scenario with the changes, as ``--save-changed`` writes it (pickled, read for its download)
+    changed: Packed[Scenario]
     #: what was asked (the what-if form's request), to show the form again as it was sent
     asked: Any = None
     #: the warnings of reading its texts (unknown fields of the objects applied)
     warnings: list[str] = field(default_factory=list)
 
     def changed_yaml(self) -> str:
-        return yaml.safe_dump_all(scenario_documents(self.changed), sort_keys=False)
+        return yaml.safe_dump_all(scenario_documents(self.changed.value()), sort_keys=False)
 
     def report(self) -> str:
         return whatif_report(self.diff)
