@@ -39,9 +39,9 @@ def _indented(data: bytes) -> bytes:
     return head + b"items:\n" + indented + b"kind: List\n" + tail
 
 
-@pytest.fixture(autouse=True)
 def _small_pieces(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(list_stream, "BLOCK", 4096)  # items cut across blocks
+    """Blocks of 4 KB and 3 items a piece: items cut across blocks, several pieces per dump."""
+    monkeypatch.setattr(list_stream, "BLOCK", 4096)
     monkeypatch.setattr(list_stream, "YAML_ITEMS_PER_PIECE", 3)
 
 
@@ -53,7 +53,8 @@ def _never_whole(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.mark.parametrize("indent", [0, 2])
-def test_a_dump_read_item_by_item_equals_the_whole_document(tmp_path: Path, indent: int) -> None:
+def test_a_dump_read_item_by_item_equals_the_whole_document(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, indent: int) -> None:
+    _small_pieces(monkeypatch)
     path = _dump(tmp_path)
     if indent:
         path.write_bytes(_indented(path.read_bytes()))
@@ -94,6 +95,7 @@ def _item_starts(data: bytes) -> list[int]:
 @pytest.mark.parametrize("where", [0.13, 0.5, 0.77, 0.9])
 def test_a_dump_cut_inside_an_item_is_refused_naming_the_file_and_the_item(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, indent: int, where: float) -> None:
+    _small_pieces(monkeypatch)
     data = _dump(tmp_path).read_bytes()
     if indent:
         data = _indented(data)
@@ -114,7 +116,8 @@ def test_a_dump_cut_inside_an_item_is_refused_naming_the_file_and_the_item(
     assert "document 1" in output
 
 
-def test_a_parse_error_names_the_line_of_the_file(tmp_path: Path) -> None:
+def test_a_parse_error_names_the_line_of_the_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _small_pieces(monkeypatch)
     data = _dump(tmp_path).read_bytes()
     lines = data.split(b"\n")
     # the last line of the file's 6th item: a quoted string left open, where the file is cut
@@ -130,6 +133,7 @@ def test_a_parse_error_names_the_line_of_the_file(tmp_path: Path) -> None:
 
 def test_a_dump_cut_between_items_is_refused_naming_the_last_item(tmp_path: Path,
                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    _small_pieces(monkeypatch)
     data = _dump(tmp_path).read_bytes()
     starts = _item_starts(data)
     whole = _whole(data)["items"]
@@ -148,6 +152,7 @@ def test_a_dump_cut_between_items_is_refused_naming_the_last_item(tmp_path: Path
                                   "kind: List\nmetadata:\n  resourceVersion: '"])
 def test_a_dump_cut_in_the_closing_fields_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                       keep: str) -> None:
+    _small_pieces(monkeypatch)
     data = _dump(tmp_path).read_bytes()
     closing = data.rindex(b"kind: List\n")
     path = _cut(tmp_path, data[:closing] + keep.encode(), closing + len(keep))
@@ -156,7 +161,8 @@ def test_a_dump_cut_in_the_closing_fields_is_refused(tmp_path: Path, monkeypatch
 
 
 @pytest.mark.parametrize("keep", ["kind: List\n", "kind: List\nmetadata:\n", "kind: List\nmetadata:\n  resourceVersion: "])
-def test_a_dump_cut_after_its_kind_reads_as_the_whole_document_does(tmp_path: Path, keep: str) -> None:
+def test_a_dump_cut_after_its_kind_reads_as_the_whole_document_does(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, keep: str) -> None:
+    _small_pieces(monkeypatch)
     data = _dump(tmp_path).read_bytes()
     closing = data.rindex(b"kind: List\n")
     cut = data[:closing] + keep.encode()
@@ -165,13 +171,15 @@ def test_a_dump_cut_after_its_kind_reads_as_the_whole_document_does(tmp_path: Pa
     assert listed is not None and listed[0] == _whole(cut)["items"]
 
 
-def test_a_dump_cut_right_after_items_is_refused(tmp_path: Path) -> None:
+def test_a_dump_cut_right_after_items_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _small_pieces(monkeypatch)
     path = _cut(tmp_path, b"apiVersion: v1\nitems:\n", 22)
     _refused(_cli("simulate", str(path)), str(path), "items: the file ends right after `items:`")
 
 
 def test_a_broken_item_in_the_middle_is_refused_without_reading_the_rest(tmp_path: Path,
                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    _small_pieces(monkeypatch)
     data = _dump(tmp_path).read_bytes()
     line = data.count(b"\n", 0, _item_starts(data)[5])  # the 5th item's last line, indented one space too few
     lines = data.split(b"\n")
@@ -202,7 +210,8 @@ def _namespace(name: str, annotations: str) -> str:
     "      a: yes\n      b: 0x1F\n      c: ~\n",  # YAML 1.1 scalars (the general reader's)
     "      # a comment\n      a: b\n",
 ])
-def test_odd_but_valid_yaml_inside_items_reads_as_the_whole_document(tmp_path: Path, annotations: str) -> None:
+def test_odd_but_valid_yaml_inside_items_reads_as_the_whole_document(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, annotations: str) -> None:
+    _small_pieces(monkeypatch)
     text = ("apiVersion: v1\nitems:\n" + _namespace("a", annotations) + "# between items\n"
             + _namespace("b", annotations) + "kind: List\nmetadata:\n  resourceVersion: ''\n").encode()
     path = tmp_path / "odd.yaml"
@@ -223,6 +232,7 @@ def test_odd_but_valid_yaml_inside_items_reads_as_the_whole_document(tmp_path: P
 ])
 def test_items_that_the_next_item_completes_are_read_as_one_document(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                                      text: str) -> None:
+    _small_pieces(monkeypatch)
     monkeypatch.setattr(list_stream, "YAML_ITEMS_PER_PIECE", 1)  # each item parsed alone
     path = tmp_path / "f.yaml"
     path.write_text(text)
@@ -232,6 +242,7 @@ def test_items_that_the_next_item_completes_are_read_as_one_document(tmp_path: P
 
 def test_a_generated_dump_with_workloads_reads_the_same_in_any_piece_size(tmp_path: Path,
                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    _small_pieces(monkeypatch)
     dump = ClusterDump()
     dump.system_classes()
     for i in range(4):
