@@ -192,12 +192,15 @@ class _YamlList:
             if text.strip():
                 raise _NotTheLayout
             return
-        skip = self.skip_managed_fields and self.indent == 0
         for first in range(0, len(starts), YAML_ITEMS_PER_PIECE):
             last = min(first + YAML_ITEMS_PER_PIECE, len(starts))
             piece = text[starts[first]:starts[last]] if last < len(starts) else text[starts[first]:]
+            if self.skip_managed_fields:
+                piece = _without_managed_fields(piece, self.indent)
             try:
-                docs = yaml_documents(_without_managed_fields(piece) if skip else piece, self.file)
+                # the file is refused if it ends in these items: read them without the fast reader,
+                # whose complaints about a cut item (on standard error) would only add noise
+                docs = yaml_documents(piece, self.file, fast=not (final and last == len(starts)))
             except (ManifestError, UnicodeDecodeError, RecursionError):
                 docs = []
             parsed = docs[0][1] if len(docs) == 1 else None
@@ -216,7 +219,7 @@ class _YamlList:
             item = text[start:end]
             ends_file = final and end == len(text)
             try:
-                docs = yaml_documents(item, self.file)
+                docs = yaml_documents(item, self.file, fast=False)  # the general reader words the errors
             except UnicodeDecodeError as exc:
                 error = ManifestError(f"cannot read file: {exc}", file=self.file)
             except ManifestError as exc:
@@ -262,26 +265,34 @@ class _YamlList:
         raise _NotTheLayout
 
 
-#: an item's ``metadata.managedFields`` as kubectl writes it: the key indented by 4 (the metadata's
-#: fields), then the list's entries, each line either an entry's first (``    - ``) or indented by
-#: 6 or more (YAML indents what is inside an entry, multi-line values included, further)
-_YAML_MANAGED_FIELDS = re.compile(rb"\n    managedFields:\n(?:    - [^\n]*\n|      [^\n]*\n)*")
-_YAML_METADATA = b"\n  metadata:\n"
-#: a line indented by 2 or less: an item's own field, or the next item
-_YAML_SHALLOW_LINE = re.compile(rb"\n {0,2}[^ \n]")
+def _managed_fields_layout(indent: int) -> tuple[re.Pattern[bytes], bytes, re.Pattern[bytes]]:
+    """For items whose dashes are at column ``indent``: an item's ``metadata.managedFields`` as kubectl
+    writes it (the key indented by ``indent`` + 4, the metadata's fields, then the list's entries,
+    each line either an entry's first (``- `` at that column) or indented 2 further or more: YAML
+    indents what is inside an entry, multi-line values included, further); the line that opens an
+    item's metadata; and a line indented by ``indent`` + 2 or less (an item's own field, or the next
+    item)."""
+    field, inside = b" " * (indent + 4), b" " * (indent + 6)
+    return (re.compile(rb"\n%smanagedFields:\n(?:%s- [^\n]*\n|%s[^\n]*\n)*" % (field, field, inside)),
+            b"\n%smetadata:\n" % (b" " * (indent + 2)), re.compile(rb"\n {0,%d}[^ \n]" % (indent + 2)))
 
 
-def _without_managed_fields(piece: bytes) -> bytes:
-    """``piece`` (items of a kubectl List) without the items' ``metadata.managedFields``: which
-    manager wrote which field, nearly half of a dump's YAML and read by nothing, cut out before the
-    text is checked and parsed. A managedFields key is cut only where it is a field of an item's
-    metadata: the last line indented by 2 before it opens the metadata."""
+_MANAGED_FIELDS_LAYOUTS = {indent: _managed_fields_layout(indent) for indent in (0, 2)}
+
+
+def _without_managed_fields(piece: bytes, indent: int = 0) -> bytes:
+    """``piece`` (items of a kubectl List, their dashes at column ``indent``) without the items'
+    ``metadata.managedFields``: which manager wrote which field, nearly half of a dump's YAML and
+    read by nothing, cut out before the text is checked and parsed. A managedFields key is cut only
+    where it is a field of an item's metadata: the last line indented by ``indent`` + 2 before it
+    opens the metadata."""
+    managed_fields, metadata_line, shallow_line = _MANAGED_FIELDS_LAYOUTS[indent]
     kept: list[bytes] = []
     at = 0
-    for found in _YAML_MANAGED_FIELDS.finditer(piece):
+    for found in managed_fields.finditer(piece):
         start = found.start()
-        metadata = piece.rfind(_YAML_METADATA, at, start + 1)
-        if metadata < 0 or _YAML_SHALLOW_LINE.search(piece, metadata + len(_YAML_METADATA) - 1, start + 1):
+        metadata = piece.rfind(metadata_line, at, start + 1)
+        if metadata < 0 or shallow_line.search(piece, metadata + len(metadata_line) - 1, start + 1):
             continue
         kept.append(piece[at:start + 1])
         at = found.end()
