@@ -7,8 +7,8 @@ file and all of its objects at once.
   ``{`` and closed by ``}`` or ``},`` alone on a line indented by 8 (JSON strings hold no raw
   newline, so such a line closes an item and nothing else), then ``],`` and the List's other fields;
 * YAML: ``apiVersion: v1`` / ``items:`` then each item as a block sequence entry starting with
-  ``- `` at the first column (everything inside an item is indented further), then the List's other
-  fields at the first column.
+  ``- `` at the first column (or at the third, where ``items:`` indents its sequence; everything
+  inside an item is indented further), then the List's other fields at the first column.
 
 The file is read in blocks of 4 MB; every complete item (JSON) or run of 100 items (YAML) is parsed as soon as
 it is there, by the same readers a whole document would be read with, and tidied at once (what is
@@ -17,6 +17,12 @@ each piece must parse to exactly the items it was cut around and the List's fiel
 too; otherwise :func:`read_list_items` answers None and the file is read as one document, by the
 readers that word the errors. Cutting a valid layout at those lines gives the same items the whole
 document holds, so the result is the same either way.
+
+A YAML List that is laid out so but broken is refused as it is read (a ManifestError naming the
+file's line and the item, see :mod:`kubesched.api.list_refusal`), not read again whole (which took
+gigabytes for a cut dump of a few hundred megabytes): one that ends among its items, without the
+List's closing ``kind: List`` (cut short), an item that does not parse where no later text could
+mend it, or List fields that do not parse.
 """
 
 from __future__ import annotations
@@ -29,7 +35,9 @@ from typing import Any
 import orjson
 
 from kubesched.api.errors import ManifestError
+from kubesched.api.list_refusal import item_refusal, shifted
 from kubesched.api.manifest_text import yaml_documents
+from kubesched.api.validation import object_ref
 
 #: bytes read at a time
 BLOCK = 4 * 1024 * 1024
@@ -43,7 +51,7 @@ _JSON_EMPTY_HEAD = b'{\n    "apiVersion": "v1",\n    "items": [],\n'
 _JSON_ITEM_END = re.compile(rb"\n        },?\n")
 _YAML_HEAD = b"apiVersion: v1\nitems:\n"
 _YAML_ITEM_START = re.compile(rb"^-(?: |$)", re.MULTILINE)
-_YAML_ITEMS_END = re.compile(rb"^[^ \-\n]", re.MULTILINE)
+_YAML_ITEMS_END = re.compile(rb"^[^ \-\n#]", re.MULTILINE)
 
 Tidy = Callable[[Any], None]
 
@@ -66,6 +74,8 @@ def read_list_items(path: Path, tidy: Tidy, *, skip_managed_fields: bool = False
             if json:
                 return _json_items(f, head, tidy)
             return _yaml_items(f, head, tidy, str(path), skip_managed_fields)
+    except _Refused as refused:
+        raise refused.error from None
     except (_NotTheLayout, ManifestError, orjson.JSONDecodeError, UnicodeDecodeError, RecursionError):
         return None
 
@@ -113,73 +123,176 @@ def _json_rest(tail: bytes) -> dict[str, Any]:
 
 
 # -- YAML ---------------------------------------------------------------------------------------------
+class _Refused(Exception):
+    """The List is laid out as kubectl writes one but is broken (typically cut short): ``error`` says
+    where, and the file is refused without being read again as one document."""
+
+    def __init__(self, error: ManifestError) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
 def _yaml_items(f: Any, head: bytes, tidy: Tidy, file: str, skip_managed_fields: bool
                 ) -> tuple[list[Any], dict[str, Any]]:
     if head != _YAML_HEAD:
         raise _NotTheLayout
-    items: list[Any] = []
-    buffer = b""
-    while True:
-        block = f.read(BLOCK)
-        buffer += block
-        end = _YAML_ITEMS_END.search(buffer)
-        if end is not None:  # the List's other fields: everything from there on is read
-            text = buffer[:end.start()]
-            _parse_yaml_items(text, _item_starts(text), items, tidy, file, skip_managed_fields)
-            return items, _yaml_rest(buffer[end.start():] + f.read(), file)
-        if not block:
+    return _YamlList(file, tidy, skip_managed_fields).read(f)
+
+
+class _YamlList:
+    """The items of a kubectl YAML List, read from a file a block at a time (see the module's
+    description); what is broken past repair is refused (:class:`_Refused`), naming the item."""
+
+    def __init__(self, file: str, tidy: Tidy, skip_managed_fields: bool) -> None:
+        self.file = file
+        self.tidy = tidy
+        self.skip_managed_fields = skip_managed_fields
+        self.items: list[Any] = []
+        #: the file's line (1-based) that the text being read starts on: after the List's first two
+        self.line = 3
+        #: the column of the items' dashes (kubectl: 0; 2 where ``items:`` indents its sequence)
+        self.indent = 0
+        self.item_start = _YAML_ITEM_START
+        self.items_end = _YAML_ITEMS_END
+
+    def read(self, f: Any) -> tuple[list[Any], dict[str, Any]]:
+        buffer = f.read(BLOCK)
+        if not buffer.strip():
+            raise _Refused(ManifestError("the file ends right after `items:`: it looks cut short", file=self.file,
+                                         document=1, path="items"))
+        if buffer.startswith((b"  - ", b"  -\n")):
+            self.indent = 2
+            self.item_start = re.compile(rb"^  -(?: |$)", re.MULTILINE)
+            self.items_end = re.compile(rb"^ ?[^ \n#]", re.MULTILINE)
+        block = buffer
+        while True:
+            end = self.items_end.search(buffer)
+            if end is not None:  # the List's other fields: everything from there on is read
+                text = buffer[:end.start()]
+                self._parse(text, self._starts(text), final=False)
+                self.line += text.count(b"\n")
+                return self.items, self._rest(buffer[end.start():] + f.read())
+            starts = self._starts(buffer)
+            if not block:  # the file ends among the items
+                self._parse(buffer, starts, final=True)
+                raise _Refused(self._cut_short())
+            if len(starts) > 1:  # every item but the last is complete
+                self._parse(buffer[:starts[-1]], starts[:-1], final=False)
+                self.line += buffer.count(b"\n", 0, starts[-1])
+                buffer = buffer[starts[-1]:]
+            block = f.read(BLOCK)
+            buffer += block
+
+    def _starts(self, text: bytes) -> list[int]:
+        return [m.start() for m in self.item_start.finditer(text)]
+
+    def _parse(self, text: bytes, starts: list[int], *, final: bool) -> None:
+        """Parse the items of ``text``, which begin at ``starts``; ``final``: the file ends in them."""
+        if not starts or starts[0] != 0:
+            if text.strip():
+                raise _NotTheLayout
+            return
+        for first in range(0, len(starts), YAML_ITEMS_PER_PIECE):
+            last = min(first + YAML_ITEMS_PER_PIECE, len(starts))
+            piece = text[starts[first]:starts[last]] if last < len(starts) else text[starts[first]:]
+            if self.skip_managed_fields:
+                piece = _without_managed_fields(piece, self.indent)
+            try:
+                # the file is refused if it ends in these items: read them without the fast reader,
+                # whose complaints about a cut item (on standard error) would only add noise
+                docs = yaml_documents(piece, self.file, fast=not (final and last == len(starts)))
+            except (ManifestError, UnicodeDecodeError, RecursionError):
+                docs = []
+            parsed = docs[0][1] if len(docs) == 1 else None
+            if not isinstance(parsed, list) or len(parsed) != last - first:
+                self._diagnose(text, starts[first:last], final=final)
+                raise _NotTheLayout
+            for item in parsed:
+                self.tidy(item)
+            self.items.extend(parsed)
+
+    def _diagnose(self, text: bytes, starts: list[int], *, final: bool) -> None:
+        """Parse each item at ``starts`` (of ``text``, the first the next of the List's) alone, and refuse
+        the file at the first that does not parse, unless the text after it might mend it."""
+        for k, start in enumerate(starts):
+            end = starts[k + 1] if k + 1 < len(starts) else len(text)
+            item = text[start:end]
+            ends_file = final and end == len(text)
+            try:
+                docs = yaml_documents(item, self.file, fast=False)  # the general reader words the errors
+            except UnicodeDecodeError as exc:
+                error = ManifestError(f"cannot read file: {exc}", file=self.file)
+            except ManifestError as exc:
+                error = exc
+            else:
+                if len(docs) != 1 or not isinstance(docs[0][1], list) or len(docs[0][1]) != 1:
+                    raise _NotTheLayout
+                continue
+            refusal = item_refusal(error, item, self.line + text.count(b"\n", 0, start), index=len(self.items) + k,
+                                   indent=self.indent, final=final, ends_file=ends_file)
+            if refusal is None:
+                raise _NotTheLayout
+            raise _Refused(refusal)
+
+    def _cut_short(self) -> ManifestError:
+        """The error for a file that ends among its items, every one of which parses."""
+        what = "the file ends after this item, without the List's closing `kind: List`: it looks cut short"
+        if not self.items:
+            return ManifestError(what.replace("after this item", "before any item"), file=self.file, document=1,
+                                 path="items")
+        return ManifestError(what, file=self.file, document=1, path=f"items[{len(self.items) - 1}]",
+                             object_ref=object_ref(self.items[-1]) or None)
+
+    def _rest(self, tail: bytes) -> dict[str, Any]:
+        """The List's fields after ``items``, from ``tail`` (which starts on the file's line ``self.line``)."""
+        after = f"after the last item (items[{len(self.items) - 1}])" if self.items else "after `items:`"
+        try:
+            docs = yaml_documents(b"apiVersion: v1\n" + tail, self.file)
+        except ManifestError as exc:
+            if "undefined alias" in exc.message:
+                raise _NotTheLayout from exc
+            raise _Refused(ManifestError(f"{shifted(exc.message, self.line - 2)} (in the List's fields {after}: "
+                                         "the file looks cut short)", file=self.file, document=1)) from exc
+        rest = docs[0][1] if len(docs) == 1 else None
+        if not isinstance(rest, dict) or "items" in rest:
             raise _NotTheLayout
-        starts = _item_starts(buffer)
-        if len(starts) > 1:  # every item but the last is complete
-            _parse_yaml_items(buffer[:starts[-1]], starts[:-1], items, tidy, file, skip_managed_fields)
-            buffer = buffer[starts[-1]:]
+        kind = rest.get("kind")
+        if kind == "List" and isinstance(rest.get("metadata") or {}, dict):
+            return rest
+        if kind is None or (isinstance(kind, str) and "List".startswith(kind)):  # "List" with its metadata cut
+            raise _Refused(ManifestError(f"the List's fields {after} end before `kind: List` and its metadata: the "
+                                         "file looks cut short", file=self.file, document=1))
+        raise _NotTheLayout
 
 
-def _item_starts(text: bytes) -> list[int]:
-    return [m.start() for m in _YAML_ITEM_START.finditer(text)]
+def _managed_fields_layout(indent: int) -> tuple[re.Pattern[bytes], bytes, re.Pattern[bytes]]:
+    """For items whose dashes are at column ``indent``: an item's ``metadata.managedFields`` as kubectl
+    writes it (the key indented by ``indent`` + 4, the metadata's fields, then the list's entries,
+    each line either an entry's first (``- `` at that column) or indented 2 further or more: YAML
+    indents what is inside an entry, multi-line values included, further); the line that opens an
+    item's metadata; and a line indented by ``indent`` + 2 or less (an item's own field, or the next
+    item)."""
+    field, inside = b" " * (indent + 4), b" " * (indent + 6)
+    return (re.compile(rb"\n%smanagedFields:\n(?:%s- [^\n]*\n|%s[^\n]*\n)*" % (field, field, inside)),
+            b"\n%smetadata:\n" % (b" " * (indent + 2)), re.compile(rb"\n {0,%d}[^ \n]" % (indent + 2)))
 
 
-def _parse_yaml_items(text: bytes, starts: list[int], items: list[Any], tidy: Tidy, file: str,
-                      skip_managed_fields: bool = False) -> None:
-    """Parse the items of ``text``, which begin at ``starts``."""
-    if not starts or starts[0] != 0:
-        if text.strip():
-            raise _NotTheLayout
-        return
-    for first in range(0, len(starts), YAML_ITEMS_PER_PIECE):
-        last = first + YAML_ITEMS_PER_PIECE
-        piece = text[starts[first]:starts[last]] if last < len(starts) else text[starts[first]:]
-        docs = yaml_documents(_without_managed_fields(piece) if skip_managed_fields else piece, file)
-        if len(docs) != 1 or not isinstance(docs[0][1], list):
-            raise _NotTheLayout
-        parsed = docs[0][1]
-        if len(parsed) != min(last, len(starts)) - first:
-            raise _NotTheLayout
-        for item in parsed:
-            tidy(item)
-        items.extend(parsed)
+_MANAGED_FIELDS_LAYOUTS = {indent: _managed_fields_layout(indent) for indent in (0, 2)}
 
 
-#: an item's ``metadata.managedFields`` as kubectl writes it: the key indented by 4 (the metadata's
-#: fields), then the list's entries, each line either an entry's first (``    - ``) or indented by
-#: 6 or more (YAML indents what is inside an entry, multi-line values included, further)
-_YAML_MANAGED_FIELDS = re.compile(rb"\n    managedFields:\n(?:    - [^\n]*\n|      [^\n]*\n)*")
-_YAML_METADATA = b"\n  metadata:\n"
-#: a line indented by 2 or less: an item's own field, or the next item
-_YAML_SHALLOW_LINE = re.compile(rb"\n {0,2}[^ \n]")
-
-
-def _without_managed_fields(piece: bytes) -> bytes:
-    """``piece`` (items of a kubectl List) without the items' ``metadata.managedFields``: which
-    manager wrote which field, nearly half of a dump's YAML and read by nothing, cut out before the
-    text is checked and parsed. A managedFields key is cut only where it is a field of an item's
-    metadata: the last line indented by 2 before it opens the metadata."""
+def _without_managed_fields(piece: bytes, indent: int = 0) -> bytes:
+    """``piece`` (items of a kubectl List, their dashes at column ``indent``) without the items'
+    ``metadata.managedFields``: which manager wrote which field, nearly half of a dump's YAML and
+    read by nothing, cut out before the text is checked and parsed. A managedFields key is cut only
+    where it is a field of an item's metadata: the last line indented by ``indent`` + 2 before it
+    opens the metadata."""
+    managed_fields, metadata_line, shallow_line = _MANAGED_FIELDS_LAYOUTS[indent]
     kept: list[bytes] = []
     at = 0
-    for found in _YAML_MANAGED_FIELDS.finditer(piece):
+    for found in managed_fields.finditer(piece):
         start = found.start()
-        metadata = piece.rfind(_YAML_METADATA, at, start + 1)
-        if metadata < 0 or _YAML_SHALLOW_LINE.search(piece, metadata + len(_YAML_METADATA) - 1, start + 1):
+        metadata = piece.rfind(metadata_line, at, start + 1)
+        if metadata < 0 or shallow_line.search(piece, metadata + len(metadata_line) - 1, start + 1):
             continue
         kept.append(piece[at:start + 1])
         at = found.end()
@@ -187,12 +300,3 @@ def _without_managed_fields(piece: bytes) -> bytes:
         return piece
     kept.append(piece[at:])
     return b"".join(kept)
-
-
-def _yaml_rest(tail: bytes, file: str) -> dict[str, Any]:
-    docs = yaml_documents(b"apiVersion: v1\n" + tail, file)
-    if len(docs) != 1 or not isinstance(docs[0][1], dict) or docs[0][1].get("kind") != "List" \
-            or "items" in docs[0][1]:
-        raise _NotTheLayout
-    rest: dict[str, Any] = docs[0][1]
-    return rest

@@ -93,12 +93,14 @@ def plain_yaml(data: bytes) -> bool:
 
 
 # -- YAML -----------------------------------------------------------------------------------------------
-def yaml_documents(text: str | bytes, file: str) -> list[tuple[int, Any]]:
+def yaml_documents(text: str | bytes, file: str, *, fast: bool = True) -> list[tuple[int, Any]]:
     """The documents of a YAML stream (text, or UTF-8 bytes) as ``(1-based number, object)``;
-    raises ManifestError (UnicodeDecodeError for bytes that are not UTF-8)."""
+    raises ManifestError (UnicodeDecodeError for bytes that are not UTF-8). ``fast=False``: the
+    general reader only (the same objects, slower; for text expected to hold an error, whose
+    message the general reader writes anyway)."""
     with collector_paused():
         data = text.encode("utf-8") if isinstance(text, str) else text
-        if _ryml is not None and plain_yaml(data):
+        if fast and _ryml is not None and plain_yaml(data):
             try:
                 return _fast_yaml_documents(data)
             except Exception:  # noqa: BLE001 - the general reader decides, and words the error
