@@ -99,7 +99,7 @@ class CrossNodePreemption(DefaultPreemption):
         """DefaultPreemption's batched form unless pods elsewhere may matter: P has required pod
         anti-affinity or hard spreading, or some existing pod has required anti-affinity (node by
         node then)."""
-        if _spreads_or_repels(pod) or self.handle.snapshot().have_pods_with_required_anti_affinity():
+        if _spreads_or_repels(pod) or self.handle.snapshot().have_pods_with_required_anti_affinity:
             return None
         return self._batched_victims(pod, nodes, batch, budgets)
 
