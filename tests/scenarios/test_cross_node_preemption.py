@@ -10,7 +10,11 @@ from pathlib import Path
 from kubesched.api.loader import load_scenario, read_scheduler_configuration
 from kubesched.scheduler.plugins.registry import DEFAULT_MULTIPOINT
 from kubesched.sim import simulate as simulate_scenario
-from kubesched.testkit.runs import ScenarioRun
+from kubesched.testkit.builders import make_pdb, make_priority_class, make_scheduler_config
+from kubesched.testkit.runs import ScenarioRun, run_docs
+from kubesched.testkit.scenarios import create_step
+
+from .conftest import node, pod, scenario, std_classes
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "preemption-design"
 CONFIG = "cross-node-preemption.yaml"
@@ -84,3 +88,31 @@ def test_without_pods_elsewhere_in_the_way_it_decides_as_default_preemption():
 def test_default_profile_is_kube_schedulers():
     names = [name for name, _ in DEFAULT_MULTIPOINT]
     assert "CrossNodePreemption" not in names and "DefaultPreemption" in names
+
+
+def test_pdb_violations_are_those_of_the_victim_set(tmp_path: Path):
+    """a (100, 1 cpu) and b (50, 3 cpu) share a budget allowing one eviction; P needs 3 cpu. The
+    reprieve's split labels b violating (a spends the allowance first), yet evicting b alone
+    violates nothing: CrossNodePreemption counts the victim set's own violations (0), where
+    DefaultPreemption reports upstream's count (1)."""
+    anti = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+        {"labelSelector": {"matchLabels": {"app": "none"}}, "topologyKey": "topology.kubernetes.io/zone"}]}}
+    docs = [*std_classes(), make_priority_class("lowest", 50),
+            node("n1", labels={"topology.kubernetes.io/zone": "z"}),
+            pod("a", "1", priority_class="low", node="n1", labels={"app": "x"}, start_time="2024-01-01T00:00:00Z"),
+            pod("b", "3", priority_class="lowest", node="n1", labels={"app": "x"}, start_time="2024-01-01T00:00:01Z"),
+            make_pdb("pdb-x", {"matchLabels": {"app": "x"}}, min_available=1)]
+
+    def decided(policy: str) -> dict:
+        config = make_scheduler_config({"schedulerName": "default-scheduler", "plugins": {"multiPoint": {
+            "enabled": [{"name": policy}], "disabled": [{"name": "DefaultPreemption"}]}}})
+        preemptor = pod("p", "3", priority_class="high", affinity=anti)
+        (tmp_path / policy).mkdir()
+        r = run_docs(tmp_path / policy, [*docs, scenario([create_step(1, preemptor)], until="1s", config=config)],
+                     explain=True)
+        [decision] = [d for d in r.decisions("p") if d["outcome"] == "preempted"]
+        return decision["candidates"][0]
+
+    cross, default = decided("CrossNodePreemption"), decided("DefaultPreemption")
+    assert [v["pod"] for v in cross["victims"]] == [v["pod"] for v in default["victims"]] == ["default/b"]
+    assert (cross["pdbViolations"], default["pdbViolations"]) == (0, 1)

@@ -138,7 +138,8 @@ class CrossNodePreemption(DefaultPreemption):
             return super().select_victims_on_node(pod, node, budgets)
         elsewhere = self._named_elsewhere(pod, node)
         if not elsewhere:
-            return super().select_victims_on_node(pod, node, budgets)
+            victims, violating_keys, status = super().select_victims_on_node(pod, node, budgets)
+            return victims, _violating(victims, violating_keys, budgets), status
         priority = pod.priority
         local = [p for p in node.pods if p.priority < priority]
         status = node.remove_pods(local)
@@ -172,7 +173,7 @@ class CrossNodePreemption(DefaultPreemption):
         victims = [p for p, stays in zip(violating + non_violating, kept) if not stays]
         violating_keys = [p.key for p, stays in zip(violating, kept) if not stays]
         victims.sort(key=lambda p: importance_key(p, now))  # most important first
-        return victims, violating_keys, None
+        return victims, _violating(victims, violating_keys, budgets), None
 
     def _named_elsewhere(self, pod: PodInfo, node: ClonedNode) -> list[_Counted]:
         """The lower-priority pods on other nodes that a filter counts in one of ``node``'s
@@ -210,6 +211,15 @@ class CrossNodePreemption(DefaultPreemption):
                 if domains:
                     found.append(_Counted(p, info, domains))
         return found
+
+
+def _violating(victims: list[PodInfo], violating_keys: list[str], budgets: DisruptionBudgets) -> list[str]:
+    """The keys of the victims whose eviction violates a budget, counted over the victim set itself
+    (most important first): the reprieve's split is over every pod it considered, so a victim it
+    labelled violating may be within its budget once the pods that stayed are left out."""
+    if not violating_keys:
+        return violating_keys
+    return [p.key for p in budgets.split(victims)[0]]
 
 
 def _topology_keys(pod: PodInfo) -> list[str]:
