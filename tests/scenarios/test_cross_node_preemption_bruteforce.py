@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from hypothesis import HealthCheck, assume, event, given, seed, settings
+from hypothesis import HealthCheck, assume, event, example, given, seed, settings
 from hypothesis import strategies as st
 
 from kubesched.testkit.builders import (
@@ -188,6 +188,13 @@ def documents(c: Cluster) -> list[dict]:
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.filter_too_much,
                                  HealthCheck.too_slow])
 @given(c=clusters())
+# found at 2000 examples before violations were counted over the victim set: r3 (zone anti-affinity
+# against P) is the only victim needed on n0-n5 but the reprieve labelled it violating (r2 spent
+# the web budget first), so n3's r4, truly violating, tied with it and won
+@example(c=Cluster(zones=("z0", "z0", "z0", "z1", "z0", "z0"), pods=(
+    Pod("r0", 0, 1, 0, "a", None), Pod("r1", 0, 1, 0, "a", None), Pod("r2", 0, 1, 0, "web", None),
+    Pod("r3", 0, 1, 0, "web", ZONE), Pod("r4", 0, 2, 3, "b", None)),
+    pdbs=(("b", 1), ("web", 1)), p_cpu=1, terms=(("b", ZONE),), spread=("web", 2)))
 def test_victims_across_nodes_against_every_subset(tmp_path: Path, c: Cluster) -> None:
     model = Model(c)
     assume(not model.ok[0].any())  # P fits nowhere as things are
