@@ -53,6 +53,21 @@ class ClonedNode:
                 return status
         return None
 
+    @property
+    def state(self) -> CycleState:
+        """The clone's cycle state (to read the PreFilter states; move pods through the methods)."""
+        return self._state
+
+    def remove_pod_elsewhere(self, pod: PodInfo, node: NodeInfo) -> Status | None:
+        """Take ``pod``, running on another ``node``, out of the clone's cycle state (the PreFilter
+        extensions' RemovePod with that node's labels): what the filters count of other nodes
+        follows, the node being dry-run is left as it is."""
+        return self._runner.run_remove_pod(self._state, self._pod, pod, node)
+
+    def add_pod_elsewhere(self, pod: PodInfo, node: NodeInfo) -> Status | None:
+        """Undo :meth:`remove_pod_elsewhere`."""
+        return self._runner.run_add_pod(self._state, self._pod, pod, node)
+
     def run_filters(self, pods_only: bool) -> Status | None:
         return self._runner.run_filter_with_nominated(self._state, self._pod, self._node, pods_only)
 

@@ -53,6 +53,7 @@ def plugin_registry() -> dict[str, PluginFactory]:
         SchedulingGates,
     )
     from kubesched.scheduler.plugins.coscheduling import Coscheduling
+    from kubesched.scheduler.plugins.crossnodepreemption import CrossNodePreemption
     from kubesched.scheduler.plugins.defaultpreemption import DefaultPreemption
     from kubesched.scheduler.plugins.gangpreemption import GangPreemption
     from kubesched.scheduler.plugins.imagelocality import ImageLocality
@@ -87,6 +88,7 @@ def plugin_registry() -> dict[str, PluginFactory]:
         PreemptionToleration,
         StrictPDBPreemption,
         AffinityAwarePreemption,
+        CrossNodePreemption,
         NodeResourceTopologyMatch,
         VolumeRestrictions,
         NodeVolumeLimits,
