@@ -152,15 +152,15 @@ class NodeResourcesFit(
     ) -> list[Status]:
         """Filter's rejection for each node of ``idx`` (nodes known to fail), computed as a vector;
         nodes failing for the same reasons share one Status."""
-        return [Status.unschedulable() if status is None else status
-                for status in self._vector_failures(state, pod, snapshot, idx)]
+        return self._vector_failures(state, pod, snapshot, idx, passing=Status.unschedulable())  # type: ignore[return-value]
 
     def _vector_failures(
         self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot, idx: np.ndarray,
-        nominated: NominatedLoad | None = None,
+        nominated: NominatedLoad | None = None, passing: Status | None = None,
     ) -> list[Status | None]:
         """Filter on each node ``idx[k]`` as a vector, with the ``nominated`` load added when given:
-        None where it passes, else its rejection (nodes failing for the same reasons share one Status)."""
+        ``passing`` where it passes, else its rejection (nodes failing for the same reasons share one
+        Status)."""
         checked = self._state(state, pod).checked
         table = snapshot.table
         for resource, _ in checked:
@@ -180,13 +180,13 @@ class NodeResourcesFit(
         code = np.zeros(count, dtype=np.int64)
         for bit, (_, failing) in enumerate(checks):
             code |= failing.astype(np.int64) << bit
-        shared: dict[int, Status | None] = {0: None}
-        out: list[Status | None] = []
-        for value in code.tolist():
-            if value not in shared:
-                shared[value] = Status.unschedulable(*(reason for bit, (reason, _) in enumerate(checks)
-                                                       if value >> bit & 1))
-            out.append(shared[value])
+        # one Status per combination of reasons, picked for every node at once
+        values, which = np.unique(code, return_inverse=True)
+        shared = np.empty(len(values), dtype=object)
+        for k, value in enumerate(values.tolist()):
+            shared[k] = passing if value == 0 else Status.unschedulable(
+                *(reason for bit, (reason, _) in enumerate(checks) if value >> bit & 1))
+        out: list[Status | None] = shared[which.reshape(-1)].tolist()
         return out
 
     def filter_vector(self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot) -> np.ndarray | None:
