@@ -15,10 +15,10 @@ from click.testing import CliRunner
 if not os.environ.get("KUBESCHED_REQUIRE_BROWSER"):  # CI sets it: there, a missing extra fails
     pytest.importorskip("playwright.sync_api")
 from playwright.sync_api import sync_playwright  # noqa: E402
+from tests.report.test_browser import MEASURE  # noqa: E402
 
 from kubesched.cli.main import cli  # noqa: E402
 from kubesched.report import replay_report  # noqa: E402
-from tests.report.test_browser import MEASURE  # noqa: E402
 
 BROWSER = shutil.which("chromium") or shutil.which("chromium-browser")
 if BROWSER is None and os.environ.get("KUBESCHED_REQUIRE_BROWSER"):
