@@ -1,7 +1,7 @@
 """kubesched replay: the audit log reader (dirty lines counted and skipped), replays that agree
 with the recording where the answer is forced, preemption on vs off, and the openb excerpt end to
-end. The audit logs here are written by the tests in the audit.k8s.io/v1 Event schema (not recorded
-from an API server)."""
+end. The audit logs here are written by the tests in the audit.k8s.io/v1 Event schema, for what the
+log recorded from a real API server (test_recorded.py) does not show."""
 
 from __future__ import annotations
 

@@ -19,6 +19,7 @@ from kubesched.api.loader import load_scenario
 from kubesched.cli.jsonout import write_json
 from kubesched.cli.options import (
     add_class_and_config_changes,
+    output_file_option,
     report_unknown_fields,
     scheduler_config_option,
     seed_option,
@@ -26,6 +27,7 @@ from kubesched.cli.options import (
 from kubesched.cli.tables import Table, make_console
 from kubesched.replay import History, read_audit_log, read_openb, replay
 from kubesched.replay.timeline import Window
+from kubesched.report.replay_report import differs, replay_report
 
 #: rows of the table of pods whose outcome differs (``-o json`` has every pod)
 DIFFERING_ROWS = 30
@@ -61,13 +63,6 @@ def _outcome(side: dict[str, Any]) -> str:
     if side.get("evicted") is not None:
         text += f", evicted at {side['evicted']:g}s"
     return text
-
-
-def differs(row: dict[str, Any]) -> bool:
-    rec, rep = row["recorded"], row["replay"]
-    if (rec["bound"] is None) != (rep["bound"] is None) or (rec["preempted"] is None) != (rep["preempted"] is None):
-        return True
-    return bool(rec["node"] and rep["node"] and rec["node"] != rep["node"])
 
 
 def render_replay(console: Console, doc: dict[str, Any]) -> None:
@@ -158,10 +153,13 @@ def _read(history: str, fmt: str, snapshot: str | None, nodes: str | None, windo
               help="The node label whose value is a node's pool (default: the first of the cloud providers' "
                    "node-pool labels and node.kubernetes.io/instance-type that a node has).")
 @click.option("--output", "-o", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@output_file_option("--report", help="Also write the self-contained HTML report here: agreement, time to bind by "
+                    "PriorityClass, pending pods over time recorded and replayed, and the pods (those that differ "
+                    "first).")
 def replay_cmd(history: str, fmt: str, snapshot: str | None, nodes: str | None, start: str | None, end: str | None,
                enable_preemption: bool, disable_preemption: bool, apply_files: tuple[str, ...],
                priority_classes: tuple[str, ...], cordon: tuple[str, ...], scheduler_config: str | None,
-               seed: int | None, pool_label: str | None, output: str) -> None:
+               seed: int | None, pool_label: str | None, output: str, report: str | None) -> None:
     """Replay a recorded HISTORY (an API server audit log, or Alibaba's openb GPU trace) under another
     scheduler configuration, and compare each pod's outcome with the recorded one (docs/replay.md).
 
@@ -188,6 +186,8 @@ def replay_cmd(history: str, fmt: str, snapshot: str | None, nodes: str | None, 
     except KubeschedError as err:
         click.echo(f"error: {err}", err=True)
         sys.exit(2)
+    if report:
+        Path(report).write_text(replay_report(doc), encoding="utf-8")
     if output == "json":
         write_json(doc)
     else:

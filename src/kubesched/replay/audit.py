@@ -128,8 +128,11 @@ def _event(line: bytes, where: str, seq: int, seen: set[str], report: ReadReport
     if not isinstance(raw, dict) or raw.get("kind") != "Event" or not str(raw.get("apiVersion", "")).startswith("audit.k8s.io/"):
         report.skip("lines that are not audit Events", where)
         return None
+    report.counts[f"events at {raw.get('level') or 'no'} level"] += 1
     if raw.get("stage") != "ResponseComplete":
-        return None  # RequestReceived, ResponseStarted: the request's ResponseComplete event follows
+        # RequestReceived, ResponseStarted: the request's ResponseComplete event follows
+        report.counts["events of earlier stages (ignored)"] += 1
+        return None
     verb = raw.get("verb")
     if verb not in WRITES:
         report.counts["read requests (ignored)"] += 1

@@ -18,7 +18,7 @@ th{background:#f3f3f3;text-align:left}h1{font-size:22px}h2{font-size:17px;margin
 """
 
 
-def _table(headers: list[str], rows: list[list[Any]]) -> str:
+def table(headers: list[str], rows: list[list[Any]]) -> str:
     if not rows:
         return '<p class="muted">none</p>'
     head = "".join(f"<th>{escape(h)}</th>" for h in headers)
@@ -26,7 +26,7 @@ def _table(headers: list[str], rows: list[list[Any]]) -> str:
     return f"<table><tr>{head}</tr>{body}</table>"
 
 
-def _page(title: str, sections: list[str]) -> str:
+def page(title: str, sections: list[str]) -> str:
     return (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{escape(title)}</title>"
             f"<style>{STYLE}</style></head><body><h1>{escape(title)}</h1>" + "\n".join(sections) + "</body></html>\n")
 
@@ -50,7 +50,7 @@ def whatif_report(diff: dict[str, Any]) -> str:
     sections = [
         "<p>Changes: " + escape("; ".join(diff["changes"]) or "none") + f" &middot; seed {diff['seed']}</p>",
         _baseline_preemption(diff),
-        _table(["", "baseline", "changed"], [
+        table(["", "baseline", "changed"], [
             [k, base["summary"][k], new["summary"][k]] for k in ("scheduled", "pending", "preemptions", "victims")
         ]),
         f"<p>{s['newlyPreempted']} pod(s) newly preempted ({s['pdbViolations']} violating a PDB), "
@@ -58,7 +58,7 @@ def whatif_report(diff: dict[str, Any]) -> str:
         f"{s['stopped']} running pod(s) would stop, {s['notStarted']} the baseline starts would not start.</p>",
     ]
     if diff.get("rejected"):
-        sections.append("<h2>Refused by admission</h2>" + _table(
+        sections.append("<h2>Refused by admission</h2>" + table(
             ["t (s)", "kind", "namespace", "name", "code", "why"],
             [[f"{r['time']:g}", r["kind"], r["namespace"] or "", r["name"], r["code"], r["reason"]]
              for r in diff["rejected"]]))
@@ -71,38 +71,38 @@ def whatif_report(diff: dict[str, Any]) -> str:
     sections.append(step_chart("Pending pods over time", {
         "baseline": base_series["pending"], "changed": new_series["pending"]}, x_label="simulated seconds",
         y_label="pods", x_end=max(base["endTime"], new["endTime"]), integer=True, emphasise_first=True))
-    sections.append("<h2>Pods that would be preempted</h2>" + _table(
+    sections.append("<h2>Pods that would be preempted</h2>" + table(
         ["t (s)", "victim", "priority", "preemptor", "node", "deciding criterion", "violates PDB"],
         [[f"{p['time']:g}", named(p, "victim", "baselineVictim"), p["victimPriority"],
           named(p, "preemptor", "baselinePreemptor"), p["node"], p["criterion"],
           "yes" if p["violatesPDB"] else ""] for p in diff["preempted"]]))
-    sections.append("<h2>Pending pods that would start</h2>" + _table(
+    sections.append("<h2>Pending pods that would start</h2>" + table(
         ["pod", "node"], [[named(p), p["node"]] for p in diff["started"]]))
-    sections.append("<h2>Pods that would keep running</h2>" + _table(
+    sections.append("<h2>Pods that would keep running</h2>" + table(
         ["pod", "node", "in the baseline"], [[named(p), p["node"], p["phaseInBaseline"]] for p in diff["keptRunning"]]))
-    sections.append("<h2>Running pods that would stop</h2>" + _table(
+    sections.append("<h2>Running pods that would stop</h2>" + table(
         ["pod", "node", "phase after", "replaced by"],
         [[named(p), p["node"], p["phaseAfter"],
           f"{p['replacedBy']['pod']} on {p['replacedBy']['node'] or '-'}" if p.get("replacedBy") else ""]
          for p in diff["stopped"]]))
     if diff["notStarted"]:
-        sections.append("<h2>Pods the baseline starts that would not start</h2>" + _table(
+        sections.append("<h2>Pods the baseline starts that would not start</h2>" + table(
             ["pod", "node in the baseline", "phase after"],
             [[named(p), p["node"], p["phaseAfter"]] for p in diff["notStarted"]]))
     for drain in diff.get("drains", []):
-        sections.append(f"<h2>Drain of {escape(drain['node'])}: {escape(drain['outcome'])}</h2>" + _table(
+        sections.append(f"<h2>Drain of {escape(drain['node'])}: {escape(drain['outcome'])}</h2>" + table(
             ["pod", "evicted at (s)", "blocked by PDB", "blocked for (s)", "replaced by"],
             [[p["pod"], "-" if p["evicted"] is None else f"{p['evicted']:g}", p.get("blockedBy") or "",
               _blocked_for(p),
               (f"{p['replacedBy']['pod']} on {p['replacedBy']['node'] or '-'}" if p.get("replacedBy")
                else "lost" if p.get("lost") else "")] for p in drain["pods"]]
             + [[p["pod"], f"skipped ({p['why']})", "", "", ""] for p in drain["skipped"]]))
-    sections.append("<h2>Impact per PriorityClass and namespace</h2>" + _table(
+    sections.append("<h2>Impact per PriorityClass and namespace</h2>" + table(
         ["namespace", "PriorityClass", "running before", "running after", "pending before", "pending after",
          "preempted before", "preempted after"],
         [[r["namespace"], r["priorityClass"], r["runningBefore"], r["runningAfter"], r["pendingBefore"],
           r["pendingAfter"], r["preemptedBefore"], r["preemptedAfter"]] for r in impact]))
-    return _page(f"What if: {diff['scenario']}", sections)
+    return page(f"What if: {diff['scenario']}", sections)
 
 
 #: above this many nodes the per-node chart becomes a histogram of nodes by requested share
@@ -144,7 +144,7 @@ def _topology_section(cluster: dict[str, Any]) -> list[str]:
         **{f"rejected: {reason}": [float(r[3 + i]) for r in rows] for i, reason in enumerate(reasons)}},
         y_label="pods", integer=True) if rows else ""
     return ["<h2>NUMA topology: kubelet admissions</h2>", chart,
-            _table(["node", "policy", "admitted", *[f"rejected ({r})" for r in reasons]], rows)]
+            table(["node", "policy", "admitted", *[f"rejected ({r})" for r in reasons]], rows)]
 
 
 def simulation_report(result: dict[str, Any]) -> str:
@@ -158,12 +158,12 @@ def simulation_report(result: dict[str, Any]) -> str:
         node_chart(result["nodes"]),
         *(svg for _, svg in cluster_charts(result)),
         *_topology_section(result.get("cluster") or {}),
-        "<h2>Pods</h2>" + _table(["pod", "priority", "phase", "node", "nominated node"], [
+        "<h2>Pods</h2>" + table(["pod", "priority", "phase", "node", "nominated node"], [
             [k, p["priority"], p["phase"], p["node"] or "-", p["nominatedNodeName"] or "-"]
             for k, p in result["pods"].items()]),
-        "<h2>Timeline</h2>" + _table(["t (s)", "event", "pod", "node", "preemptor", "message"], [
+        "<h2>Timeline</h2>" + table(["t (s)", "event", "pod", "node", "preemptor", "message"], [
             [f"{e['time']:g}", e["reason"], e["pod"], e.get("node") or "", e.get("preemptor") or "",
              e.get("message") or ""]
             for e in result["events"] if e["reason"] not in ("Created", "Started")]),
     ]
-    return _page(f"Simulation: {result['scenario']}", sections)
+    return page(f"Simulation: {result['scenario']}", sections)
