@@ -35,10 +35,11 @@ OnOutcome = Callable[[Outcome | None, int], None]
 
 
 def outcome_record(outcome: Outcome) -> dict[str, Any]:
-    """What ``variants/ID.json`` holds."""
-    return {"id": outcome.variant.id, "configuration": outcome.variant.configuration,
-            "axes": outcome.variant.axes(), "metrics": outcome.metrics, "error": outcome.error,
-            "seconds": round(outcome.seconds, 3)}
+    """What ``variants/ID.json`` holds (``pendingPods`` when pods were pending at the end)."""
+    record = {"id": outcome.variant.id, "configuration": outcome.variant.configuration,
+              "axes": outcome.variant.axes(), "metrics": outcome.metrics, "error": outcome.error,
+              "seconds": round(outcome.seconds, 3)}
+    return {**record, "pendingPods": outcome.pending} if outcome.pending else record
 
 
 class OtherInputs(KubeschedError):

@@ -24,7 +24,7 @@ from kubesched.api.loader import Scenario
 from kubesched.api.volumes.claims import pod_claims
 from kubesched.k8s.objcopy import deep_copy
 from kubesched.sim import simulate
-from kubesched.sweep.metrics import variant_metrics
+from kubesched.sweep.metrics import pending_pods, variant_metrics
 from kubesched.sweep.spec import Sweep, Variant, pool_nodes
 
 #: workload kinds whose ``spec.replicas`` a replica factor scales
@@ -148,6 +148,8 @@ class Outcome:
     result: dict[str, Any] | None = None
     error: str | None = None
     seconds: float = 0.0
+    #: the first pods pending at the end, with their last FailedScheduling message
+    pending: list[dict[str, str]] = dataclasses.field(default_factory=list)
 
 
 def run_variant(base: Scenario, sweep: Sweep, variant: Variant, keep_result: bool = True) -> Outcome:
@@ -160,6 +162,7 @@ def run_variant(base: Scenario, sweep: Sweep, variant: Variant, keep_result: boo
         metrics = variant_metrics(result, claims=has_claims(scenario), extended=outcome.extended_resources())
         for section in _DECISION_SECTIONS:
             result.pop(section, None)
-        return Outcome(variant, metrics, result if keep_result else None, seconds=time.monotonic() - started)
+        return Outcome(variant, metrics, result if keep_result else None, seconds=time.monotonic() - started,
+                       pending=pending_pods(result))
     except Exception as exc:  # noqa: BLE001 - reported with the variant's inputs; the others go on
         return Outcome(variant, error=f"{type(exc).__name__}: {exc}", seconds=time.monotonic() - started)
