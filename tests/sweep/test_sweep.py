@@ -218,3 +218,26 @@ def test_per_class_metrics_add_up_and_are_aggregated_over_seeds(tmp_path: Path) 
     columns = pq.read_table(parquet).to_pydict()
     assert columns["byClass.payments.schedulingLatencyP99"][:5] == p99
     assert columns["victimsByClass.batch"][:5] == batch
+
+
+def test_a_replica_factor_scales_the_replicas_the_scenario_s_patches_set(tmp_path: Path) -> None:
+    """A Deployment of 2 replicas patched to 3 at one minute: at a factor of 2 it has 4, then 6 (the
+    patch would otherwise bring it back to 3); a patch not setting replicas is left as it is."""
+    base = tmp_path / "base"
+    base.mkdir()
+    (base / "cluster.yaml").write_text(yaml.safe_dump_all(
+        [make_node("node-1", cpu="16"), make_deployment("web", 2, make_pod("web", cpu="100m"))]))
+    (base / "scenario.yaml").write_text(yaml.safe_dump({
+        "apiVersion": "kubesched.io/v1alpha1", "kind": "Scenario", "metadata": {"name": "grow"},
+        "spec": {"until": "3m", "steps": [
+            {"at": "1m", "patch": {"kind": "Deployment", "namespace": "default", "name": "web",
+                                   "merge": {"spec": {"replicas": 3}}}},
+            {"at": "2m", "patch": {"kind": "Deployment", "namespace": "default", "name": "web",
+                                   "merge": {"metadata": {"labels": {"tier": "web"}}}}}]}}))
+    sweep = tmp_path / "sweep.yaml"
+    sweep.write_text(yaml.safe_dump({"apiVersion": "kubesched.io/v1alpha1", "kind": "Sweep", "metadata": {"name": "r"},
+                                     "spec": {"base": "base", "replicaFactor": [1, 1.5, 2]}}))
+    out = _invoke(str(sweep), "--local", "-o", "json")
+    assert out.exit_code == 0, out.output
+    scheduled = {v["axes"]["replicaFactor"]: v["metrics"]["scheduled"] for v in json.loads(out.output)["variants"]}
+    assert scheduled == {1: 3, 1.5: 5, 2: 6}  # 3 x 1.5 = 4.5, rounded half up

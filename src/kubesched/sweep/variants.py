@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from kubesched.analysis.whatif.apply import apply_changes, check_changes
-from kubesched.api.loader import Scenario
+from kubesched.api.loader import Scenario, Step
 from kubesched.api.volumes.claims import pod_claims
 from kubesched.k8s.objcopy import deep_copy
 from kubesched.sim import simulate
@@ -118,8 +118,25 @@ def _scale_workloads(scenario: Scenario, factor: float) -> None:
         out["spec"]["replicas"] = math.floor(out["spec"]["replicas"] * factor + 0.5)
         return out
 
+    def scaled_patch(step: Step) -> Step:
+        replicas = ((step.merge or {}).get("spec") or {}).get("replicas") if step.action == "patch" else None
+        if step.kind not in SCALED_KINDS or not isinstance(replicas, int) or isinstance(replicas, bool):
+            return step
+        if step.kind == "ReplicaSet" and any(
+                o.get("kind") == "ReplicaSet" and o["metadata"]["name"] == step.name
+                and o["metadata"].get("namespace", "") in ("", step.namespace)
+                and any(r.get("controller") for r in o["metadata"].get("ownerReferences") or [])
+                for o in scenario.objects):
+            return step  # as above: its Deployment's replicas are scaled instead
+        merge = deep_copy(step.merge)
+        merge["spec"]["replicas"] = math.floor(replicas * factor + 0.5)
+        return dataclasses.replace(step, merge=merge)
+
     scenario.objects = [scaled(o) for o in scenario.objects]
-    scenario.steps = [dataclasses.replace(s, obj=scaled(s.obj)) if s.obj is not None else s for s in scenario.steps]
+    # the objects the steps create and the replicas the steps' patches set: a patch to 4 replicas is
+    # one to 8 at a factor of 2, or the patch would undo the factor
+    scenario.steps = [scaled_patch(dataclasses.replace(s, obj=scaled(s.obj)) if s.obj is not None else s)
+                      for s in scenario.steps]
 
 
 def has_claims(scenario: Scenario) -> bool:
