@@ -241,3 +241,24 @@ def test_a_replica_factor_scales_the_replicas_the_scenario_s_patches_set(tmp_pat
     assert out.exit_code == 0, out.output
     scheduled = {v["axes"]["replicaFactor"]: v["metrics"]["scheduled"] for v in json.loads(out.output)["variants"]}
     assert scheduled == {1: 3, 1.5: 5, 2: 6}  # 3 x 1.5 = 4.5, rounded half up
+
+
+def test_the_tables_read_at_80_columns(tmp_path: Path) -> None:
+    """At 80 columns every heading and every cell reads whole: the configurations by their axes'
+    values under a heading naming the axes, the metrics in as many tables as they need."""
+    sweep = EXAMPLES / "sweeps" / "preemption-plans.yaml"
+    out = CliRunner(env={"COLUMNS": "80"}).invoke(cli, ["sweep", str(sweep), "--local"], catch_exceptions=False)
+    assert out.exit_code == 0, out.output
+    lines = out.output.splitlines()
+    assert max(map(len, lines)) <= 80
+    for heading in ("schedulerConfig, change", "runs", "pending", "schedulingLatencyP99", "preemptions", "victims",
+                    "pdbViolations", "evictions", "cpuAllocation", "schedulingLatencyP50"):
+        assert any(heading in line for line in lines), heading
+    rows = {tuple(cell.strip() for cell in line.strip("│").split("│")) for line in lines if line.startswith("│")}
+    assert ("default,drain-node-1", "5", "5.8 ± 0.56", "51.3 ± 1.5") in rows  # runs, pending, p99
+    assert ("no-preemption,drain-node-1", "0", "0", "0") in rows  # preemptions, victims, pdbViolations
+    assert ("default,as-is", "payments", "63 ± 2.7", "5.8 ± 0.56") in rows  # by class: p99, preemptions
+    # piped, with no width: one table, the configurations' whole names
+    wide = CliRunner().invoke(cli, ["sweep", str(sweep), "--local"], catch_exceptions=False).output
+    assert any("schedulerConfig=default,change=drain-node-1" in line and "cpuAllocation" not in line
+               and "0.773 ± 0.028" in line for line in wide.splitlines())

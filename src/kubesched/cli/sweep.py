@@ -32,7 +32,8 @@ from kubesched.cli.options import (
     report_unknown_fields,
     strict_option,
 )
-from kubesched.cli.tables import Table, make_console
+from kubesched.cli.tables import make_console, print_split
+from kubesched.report.svg import shorten_distinct
 from kubesched.sweep.execute import Executor, OnOutcome, OtherInputs, ResultStore, run_sweep
 from kubesched.sweep.fingerprint import variant_inputs
 from kubesched.sweep.metrics import BY_RESOURCE, OPTIONAL
@@ -199,33 +200,47 @@ def _render(document: dict[str, Any], seconds: float) -> None:
                   f"{_count(len(document['configurations']), 'configuration')}, {seconds:.1f} s; means over seeds "
                   "± the half-width of their 95 % interval")
     console.print(f"base: {escape(base_text(document['base']))}")
-    table = Table()
-    table.add_column("configuration")
-    table.add_column("runs", justify="right")
-    shown = TABLE_METRICS + tuple(m for m in present_metrics([c["metrics"] for c in document["configurations"]])
+    configurations = document["configurations"]
+    shown = TABLE_METRICS + tuple(m for m in present_metrics([c["metrics"] for c in configurations])
                                   if m in OPTIONAL)
-    resources = sorted({r for c in document["configurations"] for r in c.get(BY_RESOURCE, {})})
-    for metric in (*shown, *(f"{r} allocation" for r in resources)):
-        table.add_column(metric, justify="right")
-    for c in document["configurations"]:
-        runs = str(c["runs"]) + (f" ({c['failed']} failed)" if c["failed"] else "")
-        by_resource = c.get(BY_RESOURCE, {})
-        table.add_row(c["configuration"], runs, *(format_summary(c["metrics"][m]) if m in c["metrics"] else "-"
-                                                  for m in shown),
-                      *(format_summary(by_resource[r]) if r in by_resource else "-" for r in resources))
-    console.print(table)
-    by_class = Table(title="By PriorityClass (-: pods of none; preemptions under the preemptor's class)",
-                     title_justify="left")
-    for column in ("configuration", "class", *CLASS_HEADINGS):
-        by_class.add_column(column, justify="left" if column in ("configuration", "class") else "right")
-    for c in document["configurations"]:
-        for name, cells in class_rows(c):
-            by_class.add_row(c["configuration"], name, *cells)
-    if by_class.row_count:
-        console.print(by_class)
+    resources = sorted({r for c in configurations for r in c.get(BY_RESOURCE, {})})
+    columns = [("runs", [str(c["runs"]) + (f" ({c['failed']} failed)" if c["failed"] else "") for c in configurations])]
+    columns += [(m, [format_summary(c["metrics"][m]) if m in c["metrics"] else "-" for c in configurations])
+                for m in shown]
+    columns += [(f"{r} allocation", [format_summary(c[BY_RESOURCE][r]) if r in c.get(BY_RESOURCE, {}) else "-"
+                                     for c in configurations]) for r in resources]
+    heading, labels = configuration_labels(configurations, console.width)
+    print_split(console, [(heading, [labels[c["configuration"]] for c in configurations])], columns)
+    names, classes, cells = [], [], []
+    for c in configurations:
+        for name, row in class_rows(c):
+            names.append(labels[c["configuration"]])
+            classes.append(name)
+            cells.append(row)
+    if cells:
+        print_split(console, [(heading, names), ("class", classes)],
+                    [(h, [row[i] for row in cells]) for i, h in enumerate(CLASS_HEADINGS)],
+                    title="By PriorityClass (-: pods of none; preemptions under the preemptor's class)")
     for v in variants:
         if v["error"]:
             console.print(f"[red]failed[/] {v['id']}: {v['error']}")
+
+
+def configuration_labels(configurations: list[dict[str, Any]], width: int) -> tuple[str, dict[str, str]]:
+    """The configuration column's heading and each configuration's name in it: the whole name
+    (``schedulerConfig=default,change=as-is``) on a console wide enough for it beside a few columns
+    (a third of its width), else the axes' values alone under a heading naming the axes (``default,as-is``
+    under ``schedulerConfig,change``), shortened where they stay distinct if still too long."""
+    names = [c["configuration"] for c in configurations]
+    room = max(width // 3, 16)
+    axes = list(configurations[0]["axes"]) if configurations else []
+    if max(map(len, names), default=0) <= room or not axes \
+            or any(list(c["axes"]) != axes for c in configurations):
+        return "configuration", dict(zip(names, shorten_distinct(names, room), strict=True))
+    values = [",".join(str(v) for v in c["axes"].values()) for c in configurations]
+    if len(set(values)) < len(values):
+        return "configuration", dict(zip(names, names, strict=True))
+    return ", ".join(axes), dict(zip(names, shorten_distinct(values, room), strict=True))
 
 
 def _count(n: int, noun: str) -> str:
