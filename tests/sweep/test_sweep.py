@@ -13,7 +13,12 @@ import pytest
 import yaml
 from click.testing import CliRunner, Result
 
+from kubesched.api.loader import load_scenario
 from kubesched.cli.main import cli
+from kubesched.cli.sweep import progress_bar
+from kubesched.sweep.execute import Executor, ResultStore, run_sweep
+from kubesched.sweep.fingerprint import variant_inputs
+from kubesched.sweep.spec import load_sweep
 from kubesched.testkit.builders import make_deployment, make_node, make_pod
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -262,3 +267,18 @@ def test_the_tables_read_at_80_columns(tmp_path: Path) -> None:
     wide = CliRunner().invoke(cli, ["sweep", str(sweep), "--local"], catch_exceptions=False).output
     assert any("schedulerConfig=default,change=drain-node-1" in line and "cpuAllocation" not in line
                and "0.773 ± 0.028" in line for line in wide.splitlines())
+
+
+def test_after_a_resume_the_progress_counts_only_the_variants_left_to_run(tmp_path: Path) -> None:
+    out_dir = tmp_path / "out"
+    assert _invoke(str(_sweep_file(tmp_path, seeds={"first": 1, "count": 3})), "--local", "--out", str(out_dir)).exit_code == 0
+    spec = load_sweep(_sweep_file(tmp_path, seeds={"first": 1, "count": 5}))
+    base = load_scenario(spec.base_path)
+    bar, advance = progress_bar("sweep t", 5, show=False)
+    with Executor(base, spec) as here:
+        records = run_sweep(here, spec.variants(base.seed), ResultStore(str(out_dir), variant_inputs(spec, base)),
+                            progress=advance)
+    assert [r["id"] for r in records] == [f"seed={i}" for i in range(1, 6)]
+    task = bar.tasks[0]
+    assert (task.total, task.completed) == (2, 2)  # seeds 4 and 5: the three done before are not counted
+    assert task.fields["state"] == "done 2, running 0, failed 0"

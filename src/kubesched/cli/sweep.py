@@ -114,17 +114,18 @@ def read_base(spec: Sweep, kubeconfig: str | None, context: str | None) -> tuple
 
 def progress_bar(name: str, total: int, show: bool) -> tuple[Progress, OnOutcome]:
     """A progress bar on stderr (shown when ``show``): variants done, running and failed, the time
-    so far and the time left; and the callback that advances it."""
+    so far and the time left; and the callback that advances it. ``total`` is a first guess: the
+    callback sets it to the variants left to run (with ``--out``, those not done by an earlier run)."""
     bar = Progress(TextColumn("[bold]{task.description}[/]"), BarColumn(), MofNCompleteColumn(),
                    TextColumn("{task.fields[state]}"), TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
                    console=Console(stderr=True), transient=True, disable=not show)
     task = bar.add_task(name, total=total, state="")
     counts = {"done": 0, "failed": 0}
 
-    def advance(outcome: Outcome | None, running: int) -> None:
+    def advance(outcome: Outcome | None, running: int, to_run: int) -> None:
         if outcome is not None:
             counts["failed" if outcome.error else "done"] += 1
-        bar.update(task, completed=counts["done"] + counts["failed"],
+        bar.update(task, total=to_run, completed=counts["done"] + counts["failed"],
                    state=f"done {counts['done']}, running {running}, failed {counts['failed']}")
 
     return bar, advance

@@ -30,8 +30,9 @@ from kubesched.sweep.fingerprint import Inputs
 from kubesched.sweep.spec import Sweep, Variant
 from kubesched.sweep.variants import Outcome, run_variant
 
-#: told each outcome as it is kept (None: before the first) and how many variants are running then
-OnOutcome = Callable[[Outcome | None, int], None]
+#: told each outcome as it is kept (None: before the first), how many variants are running then, and
+#: how many run in all (those an earlier run left to do: the ones done are not counted)
+OnOutcome = Callable[[Outcome | None, int, int], None]
 
 
 def outcome_record(outcome: Outcome) -> dict[str, Any]:
@@ -230,7 +231,7 @@ def run_sweep(executor: Executor, variants: list[Variant], store: ResultStore,
         else:
             records[variant] = record
     if progress is not None:
-        progress(None, min(len(todo), executor.slots()))
+        progress(None, min(len(todo), executor.slots()), len(todo))
     left = len(todo)
     for outcome in executor.run(todo, keep_results=store.directory is not None) if todo else ():
         if outcome.variant in records:
@@ -238,5 +239,5 @@ def run_sweep(executor: Executor, variants: list[Variant], store: ResultStore,
         records[outcome.variant] = store.keep(outcome)
         left -= 1
         if progress is not None:
-            progress(outcome, min(left, executor.slots()))
+            progress(outcome, min(left, executor.slots()), len(todo))
     return [records[v] for v in variants]
