@@ -4,6 +4,7 @@ the one `kubesched simulate` / `kubesched whatif` gives with the same inputs, by
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -282,3 +283,31 @@ def test_after_a_resume_the_progress_counts_only_the_variants_left_to_run(tmp_pa
     task = bar.tasks[0]
     assert (task.total, task.completed) == (2, 2)  # seeds 4 and 5: the three done before are not counted
     assert task.fields["state"] == "done 2, running 0, failed 0"
+
+
+def test_the_report_s_bars_draw_the_95_percent_intervals_their_titles_promise(tmp_path: Path) -> None:
+    report = tmp_path / "r.html"
+    out = _invoke(str(EXAMPLES / "sweeps" / "preemption-plans.yaml"), "--local", "--report", str(report))
+    assert out.exit_code == 0, out.output
+    charts = {re.search(r"<title>([^<]*)</title>", svg).group(1): svg  # type: ignore[union-attr]
+              for svg in re.findall(r"<svg.*?</svg>", report.read_text(), re.S)}
+    pending = charts["pending (mean over seeds, 95 % interval)"]
+    # default,as-is: 2.2 ± 0.56 (five seeds); no-preemption's runs all agree: no whisker
+    whiskers = re.findall(r'<path class="interval" d="M[\d.]+,([\d.]+)V([\d.]+)[^"]*"[^>]*><title>([^<]*)</title>', pending)
+    tips = [w[2] for w in whiskers]
+    assert tips == ["schedulerConfig=default,change=as-is pending: 2.2 ± 0.56 (95 % interval)",
+                    "schedulerConfig=default,change=drain-node-1 pending: 5.8 ± 0.56 (95 % interval)"]
+    low, high = float(whiskers[0][0]), float(whiskers[0][1])
+    ticks = [float(t) for t in re.findall(r'text-anchor="end">([\d.]+)</text>', pending)]
+    scale = 194 / max(ticks)  # the plot's height over its top tick
+    assert low - high == pytest.approx(2 * 0.56 * scale, abs=0.6)
+
+
+def test_a_bar_s_whisker_stays_within_its_chart() -> None:
+    from kubesched.report.svg import bar_chart
+
+    svg = bar_chart("t", ["a", "b"], {"m": [10.0, 1.0]}, errors={"m": [5.0, 3.0]})
+    ticks = [float(t) for t in re.findall(r'text-anchor="end">([\d.]+)</text>', svg)]
+    assert max(ticks) >= 15  # the axis reaches the top of the highest interval, not just the highest bar
+    whiskers = re.findall(r'class="interval" d="M[\d.]+,([\d.]+)V([\d.]+)', svg)
+    assert len(whiskers) == 2 and float(whiskers[1][0]) == pytest.approx(36 + 194)  # 1 - 3 drawn from the axis
