@@ -4,6 +4,7 @@ the one `kubesched simulate` / `kubesched whatif` gives with the same inputs, by
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 from pathlib import Path
@@ -16,7 +17,7 @@ from click.testing import CliRunner, Result
 
 from kubesched.api.loader import load_scenario
 from kubesched.cli.main import cli
-from kubesched.cli.sweep import progress_bar
+from kubesched.cli.sweep import executor, progress_bar
 from kubesched.sweep.execute import Executor, ResultStore, run_sweep
 from kubesched.sweep.fingerprint import variant_inputs
 from kubesched.sweep.spec import load_sweep
@@ -311,3 +312,17 @@ def test_a_bar_s_whisker_stays_within_its_chart() -> None:
     assert max(ticks) >= 15  # the axis reaches the top of the highest interval, not just the highest bar
     whiskers = re.findall(r'class="interval" d="M[\d.]+,([\d.]+)V([\d.]+)', svg)
     assert len(whiskers) == 2 and float(whiskers[1][0]) == pytest.approx(36 + 194)  # 1 - 3 drawn from the axis
+
+
+def test_a_small_sweep_runs_in_process_by_default_and_says_so(tmp_path: Path) -> None:
+    sweep = EXAMPLES / "sweeps" / "preemption-plans.yaml"
+    lines = _invoke(str(sweep)).output.splitlines()
+    assert lines[1].startswith("run in this process (20 variants") and "--workers N" in lines[1]
+    assert "run in this process" not in _invoke(str(sweep), "--workers", "1").output  # asked for: a worker
+    spec = load_sweep(sweep)
+    base = load_scenario(spec.base_path)
+    small, note = executor(base, spec, None, False, None, 20)
+    assert small.here and note is not None
+    # a thousand variants of the demo's 24 pods: a local cluster of a worker per core
+    (big, note) = executor(base, spec, None, False, None, 1000)
+    assert not big.here and note is None and big.workers == min(1000, os.cpu_count() or 1)

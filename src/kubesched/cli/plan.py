@@ -46,7 +46,7 @@ def plan(plan_file: str, kubeconfig: str | None, context: str | None, workers: i
         sys.exit(2)
     store = ResultStore(out_dir, variant_inputs(spec.sweep, base), redo)
     # one cluster, and the base sent to it once, for every round
-    runner = executor(base, spec.sweep, workers, local, address, len(spec.sweep.seeds or [base.seed]))
+    runner, note = executor(base, spec.sweep, workers, local, address, len(spec.sweep.seeds or [base.seed]))
     show = sys.stderr.isatty() if progress is None else progress
 
     def run(variants: list[Variant]) -> list[dict[str, Any]]:
@@ -70,7 +70,7 @@ def plan(plan_file: str, kubeconfig: str | None, context: str | None, workers: i
     if output == "json":
         write_json(document)
     else:
-        _render(document)
+        _render(document, note)
     if answer is None:
         sys.exit(1)
 
@@ -90,7 +90,7 @@ def plan_document(name: str, base: dict[str, str], template: str, answer: int | 
     }
 
 
-def _render(document: dict[str, Any]) -> None:
+def _render(document: dict[str, Any], note: str | None = None) -> None:
     console = make_console()
     goals = "; ".join(document["goals"])
     if document["answer"] is None:
@@ -110,6 +110,8 @@ def _render(document: dict[str, Any]) -> None:
     for warning in document.get("warnings", []):
         console.print(f"  [yellow]warning[/]: {escape(warning)}")
     console.print(f"  base: {escape(base_text(document['base']))}")
+    if note is not None:
+        console.print(f"  each round {note}")
     table = Table(title="Rounds", title_justify="left")
     for column in ("nodes", "goals hold", "runs failing a goal"):
         table.add_column(column)

@@ -48,7 +48,7 @@ from kubesched.sweep.summary import (
     sweep_report,
     write_parquet,
 )
-from kubesched.sweep.variants import Outcome
+from kubesched.sweep.variants import Outcome, pod_count
 
 #: the metrics of the table output (all of them are in the JSON and Parquet outputs), and after them
 #: the gang and volume metrics where the base has PodGroups or claims
@@ -72,8 +72,9 @@ def execution_options(func: Any) -> Any:
     func = click.option("--local", is_flag=True, default=False,
                         help="Run the variants here, one after another, without Dask (as --workers 0).")(func)
     return click.option("--workers", type=click.IntRange(min=0), default=None,
-                        help="Worker processes of a local Dask cluster (default: one per core; 0: run the variants "
-                             "here, one after another).")(func)
+                        help="Worker processes of a local Dask cluster (default: one per core, or, for a small "
+                             "sweep (fewer variants than twice the cores, or under 20,000 pods in all), none: run here, "
+                             "as the header says; 0: run the variants here, one after another).")(func)
 
 
 def require_dask(command: str, workers: int | None, local: bool, address: str | None) -> None:
@@ -84,21 +85,37 @@ def require_dask(command: str, workers: int | None, local: bool, address: str | 
                       hint=" (or run the variants here, one after another, with --local)")
 
 
+#: below this many pods in all (variants x the base's pods), a sweep given no --workers runs in
+#: process: a local Dask cluster takes seconds to start, more than it can save on a sweep this small
+#: (on two cores, the demo's 20 variants take 2.7 s in process and 7.5 s on two workers)
+SMALL_SWEEP_PODS = 20_000
+
+
 def executor(base: Scenario, sweep: Sweep, workers: int | None, local: bool, address: str | None,
-             variants: int) -> Executor:
+             variants: int) -> tuple[Executor, str | None]:
     """The executor the options ask for: here (``--local``, ``--workers 0``), on the Dask cluster at
     ``--dask``, else on a local Dask cluster of ``--workers`` processes (by default one per core,
-    no more than there are variants)."""
+    no more than there are variants); and, when the default chose to run here, why. Without
+    ``--workers`` a small sweep runs here: fewer variants than twice the cores (the workers would
+    each run one or two) or fewer than :data:`SMALL_SWEEP_PODS` pods in all."""
     if address is not None:
         if local or workers is not None:
             raise click.UsageError("--dask runs on that cluster's workers: --local and --workers go without it")
-        return Executor(base, sweep, address=address)
+        return Executor(base, sweep, address=address), None
     if local:
         if workers not in (None, 0):
             raise click.UsageError("--local runs the variants here: --workers goes without it")
-        workers = 0
-    count = max(1, min(variants, os.cpu_count() or 1)) if workers is None else workers
-    return Executor(base, sweep, workers=count)
+        return Executor(base, sweep), None
+    if workers is not None:
+        return Executor(base, sweep, workers=workers), None
+    cores = os.cpu_count() or 1
+    pods = pod_count(base)
+    if variants < 2 * cores or variants * pods < SMALL_SWEEP_PODS:
+        why = (f"{variants} variants, fewer than twice the {cores} cores" if variants < 2 * cores
+               else f"{variants} variants of about {pods} pods")
+        return Executor(base, sweep), (f"run in this process ({why}: too small for a local Dask cluster to pay "
+                                       "for its start; --workers N for one)")
+    return Executor(base, sweep, workers=max(1, min(variants, cores))), None
 
 
 def read_base(spec: Sweep, kubeconfig: str | None, context: str | None) -> tuple[Scenario, dict[str, str]]:
@@ -163,7 +180,7 @@ def sweep(sweep_file: str, kubeconfig: str | None, context: str | None, workers:
         click.echo(f"error: {err}", err=True)
         sys.exit(2)
     variants = spec.variants(base.seed)
-    runner = executor(base, spec, workers, local, address, len(variants))
+    runner, note = executor(base, spec, workers, local, address, len(variants))
     store = ResultStore(out_dir, variant_inputs(spec, base), redo)
     try:
         store.check(variants)  # before any worker starts
@@ -189,17 +206,19 @@ def sweep(sweep_file: str, kubeconfig: str | None, context: str | None, workers:
     if output == "json":
         write_json(document)
     else:
-        _render(document, time.monotonic() - started)
+        _render(document, time.monotonic() - started, note)
     if any(r["error"] for r in records):
         sys.exit(1)
 
 
-def _render(document: dict[str, Any], seconds: float) -> None:
+def _render(document: dict[str, Any], seconds: float, note: str | None = None) -> None:
     console = make_console()
     variants = document["variants"]
     console.print(f"[bold]Sweep {document['sweep']}[/]: {_count(len(variants), 'variant')} in "
                   f"{_count(len(document['configurations']), 'configuration')}, {seconds:.1f} s; means over seeds "
                   "± the half-width of their 95 % interval")
+    if note is not None:
+        console.print(note)
     console.print(f"base: {escape(base_text(document['base']))}")
     configurations = document["configurations"]
     shown = TABLE_METRICS + tuple(m for m in present_metrics([c["metrics"] for c in configurations])

@@ -139,6 +139,27 @@ def _scale_workloads(scenario: Scenario, factor: float) -> None:
                       for s in scenario.steps]
 
 
+def pod_count(scenario: Scenario) -> int:
+    """About how many pods the scenario runs: its Pods and its workloads' replicas (those its steps
+    create included; a DaemonSet counts one pod per node). A measure of a variant's work, not of
+    its result."""
+    nodes = sum(1 for o in scenario.objects if o.get("kind") == "Node")
+    count = 0
+    for obj in itertools.chain(scenario.objects, (s.obj for s in scenario.steps if s.obj is not None)):
+        kind, spec = obj.get("kind"), obj.get("spec") or {}
+        if kind == "Pod":
+            count += 1
+        elif kind == "DaemonSet":
+            count += nodes
+        elif kind in SCALED_KINDS and not (obj.get("metadata") or {}).get("ownerReferences"):
+            replicas = spec.get("replicas", 1)
+            count += replicas if isinstance(replicas, int) else 1
+        elif kind == "Job":
+            parallelism = spec.get("parallelism", 1)
+            count += parallelism if isinstance(parallelism, int) else 1
+    return count
+
+
 def has_claims(scenario: Scenario) -> bool:
     """Whether the scenario has PersistentVolumeClaims, among its objects or those its steps create:
     claims, StatefulSets with claim templates, pods or workloads' pod templates that mount claims
