@@ -10,7 +10,9 @@ timed from start to exit, its results written with ``--out`` as a user would:
   per-variant times (the records' ``seconds``) sum to the simulations' own cost;
 * ``1 worker`` / ``2 workers``: a local Dask cluster of that many worker processes.
 
-Reported: wall-clock seconds of each, the 2-worker speed-up over 1 worker, and the sweep
+Reported: wall-clock seconds of each and its CPU seconds (the command's and its worker processes',
+user and system: what the machine spent, where the wall time is what the user waits), the 2-worker
+speed-up over 1 worker, and the sweep
 machinery's overhead per variant (1 worker's wall time less the simulations' own cost, per variant,
 as a share of a variant's simulation). Every way gives the same metrics (checked).
 
@@ -22,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import resource
 import subprocess
 import sys
 import tempfile
@@ -55,11 +58,18 @@ def write_base(directory: Path, nodes: int, deployments: int, pods: int) -> Path
     return path
 
 
-def run(sweep: Path, out: Path, *args: str) -> tuple[float, dict]:
+def run(sweep: Path, out: Path, *args: str) -> tuple[float, float, dict]:
+    """Wall-clock and CPU seconds of one ``kubesched sweep`` process, and its JSON answer. The CPU
+    seconds are the process's and its workers' (children it waited for count in its own children's
+    usage, which is ours when it exits), user and system time together."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.monotonic()
     done = subprocess.run([sys.executable, "-m", "kubesched", "sweep", str(sweep), "--out", str(out), "-o", "json",
                            "--no-progress", *args], capture_output=True, check=True)
-    return time.monotonic() - started, json.loads(done.stdout)
+    wall = time.monotonic() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, cpu, json.loads(done.stdout)
 
 
 def main() -> None:
@@ -81,9 +91,10 @@ def main() -> None:
         documents = {}
         for name, extra in (("in-process", ["--workers", "0"]), ("1 worker", ["--workers", "1"]),
                             ("2 workers", ["--workers", "2"])):
-            seconds, documents[name] = run(sweep, directory / name.replace(" ", "-"), *extra)
+            seconds, cpu, documents[name] = run(sweep, directory / name.replace(" ", "-"), *extra)
             figures[name] = round(seconds, 2)
-            print(f"{name:>11}: {seconds:7.1f} s", flush=True)
+            figures[f"{name} CPU"] = round(cpu, 2)
+            print(f"{name:>11}: {seconds:7.1f} s wall, {cpu:7.1f} s CPU", flush=True)
     metrics = {name: [v["metrics"] for v in doc["variants"]] for name, doc in documents.items()}
     assert metrics["in-process"] == metrics["1 worker"] == metrics["2 workers"], "the ways of running disagree"
     simulations = sum(v["seconds"] for v in documents["in-process"]["variants"])

@@ -107,3 +107,54 @@ def test_a_worker_killed_mid_sweep_has_its_variants_run_elsewhere_once(tmp_path:
     for name in ids:
         assert (out_dir / "results" / f"{name}.json").read_bytes() == \
             (tmp_path / "here" / "results" / f"{name}.json").read_bytes(), name
+
+
+def _worker_pid(address: str) -> int:
+    """The process id of the one worker of the cluster (a child of its nanny)."""
+    from dask.distributed import Client
+
+    with Client(address, timeout=30) as client:
+        client.wait_for_workers(1, timeout=60)
+        pids = list(client.run(os.getpid).values())
+    assert len(pids) == 1
+    return int(pids[0])
+
+
+def test_the_base_survives_the_restart_of_a_cluster_s_only_worker(tmp_path: Path) -> None:
+    """The base and the sweep were on the one worker only: killed mid-sweep, its nanny starts a new
+    worker, and the variants left still run there (the base is sent again), none failing."""
+    objects = [make_node(f"node-{i:03d}", cpu="8") for i in range(60)]
+    objects += [make_deployment(f"app-{i}", 60, make_pod(f"app-{i}", cpu="300m")) for i in range(12)]
+    (tmp_path / "cluster.yaml").write_text(yaml.safe_dump_all(objects))
+    sweep = tmp_path / "sweep.yaml"
+    sweep.write_text(yaml.safe_dump({"apiVersion": "kubesched.io/v1alpha1", "kind": "Sweep", "metadata": {"name": "r"},
+                                     "spec": {"base": "cluster.yaml", "seeds": {"first": 0, "count": 6}}}))
+    port = _free_port()
+    address = f"tcp://127.0.0.1:{port}"
+    scheduler = _start("scheduler", "--host", "127.0.0.1", "--port", str(port), "--dashboard-address", ":0",
+                       log=tmp_path / "scheduler.log")
+    # with its nanny (the default): a worker process that dies is started again
+    worker = _start("worker", address, "--nthreads", "1", "--nworkers", "1", "--no-dashboard", "--host", "127.0.0.1",
+                    log=tmp_path / "worker.log")
+    out_dir = tmp_path / "out"
+    try:
+        _wait_for_workers(address, 1)
+        first_pid = _worker_pid(address)
+        run = subprocess.Popen([sys.executable, "-m", "kubesched", "sweep", str(sweep), "--dask", address,
+                                "--out", str(out_dir), "-o", "json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        deadline = time.monotonic() + 120
+        while not any((out_dir / "variants").glob("*.json")) if (out_dir / "variants").exists() else True:
+            assert time.monotonic() < deadline and run.poll() is None, "no variant finished"
+            time.sleep(0.05)
+        os.kill(first_pid, signal.SIGKILL)  # mid-sweep: one variant done, the others queued on it
+        assert run.poll() is None, "the sweep ended before the worker was killed"
+        stdout, stderr = run.communicate(timeout=300)
+        second_pid = _worker_pid(address)
+    finally:
+        for process in (worker, scheduler):
+            _stop(process)
+    assert second_pid != first_pid  # the nanny's new worker ran the rest
+    document = json.loads(stdout)
+    assert [(v["id"], v["error"]) for v in document["variants"]] == [(f"seed={i}", None) for i in range(6)]
+    assert run.returncode == 0, stderr.decode()
+    assert sorted(p.name for p in (out_dir / "results").iterdir()) == sorted(f"seed={i}.json" for i in range(6))

@@ -63,3 +63,35 @@ def test_goals_out_of_reach_and_bad_goals(tmp_path: Path) -> None:
     assert out.exit_code == 2 and f"{bad}: document 1 (Plan): spec.goals[0]: a goal is METRIC OP NUMBER" in out.output
     assert parse_goal("pending == 0 for class online") == \
         "only schedulingLatencyP50, schedulingLatencyP95, schedulingLatencyP99 are measured per class and namespace"
+
+
+def test_an_impossible_plan_names_the_run_the_goal_and_the_pod_left_pending_with_its_reason(tmp_path: Path) -> None:
+    plan = _plan(tmp_path, "small.yaml", base="web-tier/cluster.yaml", nodePool={"template": "pool-a", "min": 1, "max": 2},
+                 goals=["pending == 0"])
+    out = CliRunner().invoke(cli, ["plan", str(plan), "--workers", "0", "-o", "json"])
+    assert out.exit_code == 1
+    document = json.loads(out.output)
+    failure = document["rounds"][0]["failures"][0]
+    assert document["rounds"][0]["count"] == 2 and failure["goal"] == "pending == 0" and failure["value"] > 0
+    pod = failure["pendingPods"][0]
+    assert pod["message"].startswith("0/2 nodes are available: ") and "Insufficient" in pod["message"]
+    assert document["warnings"] == []  # pending == 0 goes with the search
+    out = CliRunner().invoke(cli, ["plan", str(plan), "--workers", "0"])
+    lines = out.output.splitlines()
+    assert lines[1] == f"  with 2: {failure['variant']} fails pending == 0 ({failure['value']})"
+    assert lines[2] == f"    pending: {pod['pod']}: {pod['message']}"
+
+
+def test_a_goal_that_more_nodes_break_is_said_to_go_against_the_search(tmp_path: Path) -> None:
+    plan = _plan(tmp_path, "alloc.yaml", base="web-tier/cluster.yaml", nodePool={"template": "pool-a", "min": 1, "max": 40},
+                 goals=["cpuAllocation >= 0.5"])
+    out = CliRunner().invoke(cli, ["plan", str(plan), "--workers", "0"])
+    # with 40 nodes the pods fill less than half of them: no answer, and the reason said
+    assert out.exit_code == 1 and "do not hold even with 40 nodes like pool-a" in out.output
+    assert "fails cpuAllocation >= 0.5 (0." in out.output and "pending:" not in out.output
+    said = " ".join(out.output.split())
+    assert ("warning: the search assumes that a goal holding with some nodes holds with more, but 'cpuAllocation >= "
+            "0.5' can go the other way (cpuAllocation falls as nodes are added)") in said
+    assert parse_goal("scheduled >= 10").against_more_nodes() is None  # type: ignore[union-attr]
+    assert "scheduled rises" in (parse_goal("scheduled < 10").against_more_nodes() or "")  # type: ignore[union-attr]
+    assert parse_goal("pending != 0").against_more_nodes() is not None  # type: ignore[union-attr]

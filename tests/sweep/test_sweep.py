@@ -4,6 +4,8 @@ the one `kubesched simulate` / `kubesched whatif` gives with the same inputs, by
 from __future__ import annotations
 
 import json
+import os
+import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -13,7 +15,12 @@ import pytest
 import yaml
 from click.testing import CliRunner, Result
 
+from kubesched.api.loader import load_scenario
 from kubesched.cli.main import cli
+from kubesched.cli.sweep import executor, progress_bar
+from kubesched.sweep.execute import Executor, ResultStore, run_sweep
+from kubesched.sweep.fingerprint import variant_inputs
+from kubesched.sweep.spec import load_sweep
 from kubesched.testkit.builders import make_deployment, make_node, make_pod
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -218,3 +225,104 @@ def test_per_class_metrics_add_up_and_are_aggregated_over_seeds(tmp_path: Path) 
     columns = pq.read_table(parquet).to_pydict()
     assert columns["byClass.payments.schedulingLatencyP99"][:5] == p99
     assert columns["victimsByClass.batch"][:5] == batch
+
+
+def test_a_replica_factor_scales_the_replicas_the_scenario_s_patches_set(tmp_path: Path) -> None:
+    """A Deployment of 2 replicas patched to 3 at one minute: at a factor of 2 it has 4, then 6 (the
+    patch would otherwise bring it back to 3); a patch not setting replicas is left as it is."""
+    base = tmp_path / "base"
+    base.mkdir()
+    (base / "cluster.yaml").write_text(yaml.safe_dump_all(
+        [make_node("node-1", cpu="16"), make_deployment("web", 2, make_pod("web", cpu="100m"))]))
+    (base / "scenario.yaml").write_text(yaml.safe_dump({
+        "apiVersion": "kubesched.io/v1alpha1", "kind": "Scenario", "metadata": {"name": "grow"},
+        "spec": {"until": "3m", "steps": [
+            {"at": "1m", "patch": {"kind": "Deployment", "namespace": "default", "name": "web",
+                                   "merge": {"spec": {"replicas": 3}}}},
+            {"at": "2m", "patch": {"kind": "Deployment", "namespace": "default", "name": "web",
+                                   "merge": {"metadata": {"labels": {"tier": "web"}}}}}]}}))
+    sweep = tmp_path / "sweep.yaml"
+    sweep.write_text(yaml.safe_dump({"apiVersion": "kubesched.io/v1alpha1", "kind": "Sweep", "metadata": {"name": "r"},
+                                     "spec": {"base": "base", "replicaFactor": [1, 1.5, 2]}}))
+    out = _invoke(str(sweep), "--local", "-o", "json")
+    assert out.exit_code == 0, out.output
+    scheduled = {v["axes"]["replicaFactor"]: v["metrics"]["scheduled"] for v in json.loads(out.output)["variants"]}
+    assert scheduled == {1: 3, 1.5: 5, 2: 6}  # 3 x 1.5 = 4.5, rounded half up
+
+
+def test_the_tables_read_at_80_columns(tmp_path: Path) -> None:
+    """At 80 columns every heading and every cell reads whole: the configurations by their axes'
+    values under a heading naming the axes, the metrics in as many tables as they need."""
+    sweep = EXAMPLES / "sweeps" / "preemption-plans.yaml"
+    out = CliRunner(env={"COLUMNS": "80"}).invoke(cli, ["sweep", str(sweep), "--local"], catch_exceptions=False)
+    assert out.exit_code == 0, out.output
+    lines = out.output.splitlines()
+    assert max(map(len, lines)) <= 80
+    for heading in ("schedulerConfig, change", "runs", "pending", "schedulingLatencyP99", "preemptions", "victims",
+                    "pdbViolations", "evictions", "cpuAllocation", "schedulingLatencyP50"):
+        assert any(heading in line for line in lines), heading
+    rows = {tuple(cell.strip() for cell in line.strip("│").split("│")) for line in lines if line.startswith("│")}
+    assert ("default,drain-node-1", "5", "5.8 ± 0.56", "51.3 ± 1.5") in rows  # runs, pending, p99
+    assert ("no-preemption,drain-node-1", "0", "0", "0") in rows  # preemptions, victims, pdbViolations
+    assert ("default,as-is", "payments", "63 ± 2.7", "5.8 ± 0.56") in rows  # by class: p99, preemptions
+    # piped, with no width: one table, the configurations' whole names
+    wide = CliRunner().invoke(cli, ["sweep", str(sweep), "--local"], catch_exceptions=False).output
+    assert any("schedulerConfig=default,change=drain-node-1" in line and "cpuAllocation" not in line
+               and "0.773 ± 0.028" in line for line in wide.splitlines())
+
+
+def test_after_a_resume_the_progress_counts_only_the_variants_left_to_run(tmp_path: Path) -> None:
+    out_dir = tmp_path / "out"
+    assert _invoke(str(_sweep_file(tmp_path, seeds={"first": 1, "count": 3})), "--local", "--out", str(out_dir)).exit_code == 0
+    spec = load_sweep(_sweep_file(tmp_path, seeds={"first": 1, "count": 5}))
+    base = load_scenario(spec.base_path)
+    bar, advance = progress_bar("sweep t", 5, show=False)
+    with Executor(base, spec) as here:
+        records = run_sweep(here, spec.variants(base.seed), ResultStore(str(out_dir), variant_inputs(spec, base)),
+                            progress=advance)
+    assert [r["id"] for r in records] == [f"seed={i}" for i in range(1, 6)]
+    task = bar.tasks[0]
+    assert (task.total, task.completed) == (2, 2)  # seeds 4 and 5: the three done before are not counted
+    assert task.fields["state"] == "done 2, running 0, failed 0"
+
+
+def test_the_report_s_bars_draw_the_95_percent_intervals_their_titles_promise(tmp_path: Path) -> None:
+    report = tmp_path / "r.html"
+    out = _invoke(str(EXAMPLES / "sweeps" / "preemption-plans.yaml"), "--local", "--report", str(report))
+    assert out.exit_code == 0, out.output
+    charts = {re.search(r"<title>([^<]*)</title>", svg).group(1): svg  # type: ignore[union-attr]
+              for svg in re.findall(r"<svg.*?</svg>", report.read_text(), re.S)}
+    pending = charts["pending (mean over seeds, 95 % interval)"]
+    # default,as-is: 2.2 ± 0.56 (five seeds); no-preemption's runs all agree: no whisker
+    whiskers = re.findall(r'<path class="interval" d="M[\d.]+,([\d.]+)V([\d.]+)[^"]*"[^>]*><title>([^<]*)</title>', pending)
+    tips = [w[2] for w in whiskers]
+    assert tips == ["schedulerConfig=default,change=as-is pending: 2.2 ± 0.56 (95 % interval)",
+                    "schedulerConfig=default,change=drain-node-1 pending: 5.8 ± 0.56 (95 % interval)"]
+    low, high = float(whiskers[0][0]), float(whiskers[0][1])
+    ticks = [float(t) for t in re.findall(r'text-anchor="end">([\d.]+)</text>', pending)]
+    scale = 194 / max(ticks)  # the plot's height over its top tick
+    assert low - high == pytest.approx(2 * 0.56 * scale, abs=0.6)
+
+
+def test_a_bar_s_whisker_stays_within_its_chart() -> None:
+    from kubesched.report.svg import bar_chart
+
+    svg = bar_chart("t", ["a", "b"], {"m": [10.0, 1.0]}, errors={"m": [5.0, 3.0]})
+    ticks = [float(t) for t in re.findall(r'text-anchor="end">([\d.]+)</text>', svg)]
+    assert max(ticks) >= 15  # the axis reaches the top of the highest interval, not just the highest bar
+    whiskers = re.findall(r'class="interval" d="M[\d.]+,([\d.]+)V([\d.]+)', svg)
+    assert len(whiskers) == 2 and float(whiskers[1][0]) == pytest.approx(36 + 194)  # 1 - 3 drawn from the axis
+
+
+def test_a_small_sweep_runs_in_process_by_default_and_says_so(tmp_path: Path) -> None:
+    sweep = EXAMPLES / "sweeps" / "preemption-plans.yaml"
+    lines = _invoke(str(sweep)).output.splitlines()
+    assert lines[1].startswith("run in this process (20 variants") and "--workers N" in lines[1]
+    assert "run in this process" not in _invoke(str(sweep), "--workers", "1").output  # asked for: a worker
+    spec = load_sweep(sweep)
+    base = load_scenario(spec.base_path)
+    small, note = executor(base, spec, None, False, None, 20)
+    assert small.here and note is not None
+    # a thousand variants of the demo's 24 pods: a local cluster of a worker per core
+    (big, note) = executor(base, spec, None, False, None, 1000)
+    assert not big.here and note is None and big.workers == min(1000, os.cpu_count() or 1)

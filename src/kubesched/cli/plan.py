@@ -46,7 +46,7 @@ def plan(plan_file: str, kubeconfig: str | None, context: str | None, workers: i
         sys.exit(2)
     store = ResultStore(out_dir, variant_inputs(spec.sweep, base), redo)
     # one cluster, and the base sent to it once, for every round
-    runner = executor(base, spec.sweep, workers, local, address, len(spec.sweep.seeds or [base.seed]))
+    runner, note = executor(base, spec.sweep, workers, local, address, len(spec.sweep.seeds or [base.seed]))
     show = sys.stderr.isatty() if progress is None else progress
 
     def run(variants: list[Variant]) -> list[dict[str, Any]]:
@@ -66,10 +66,11 @@ def plan(plan_file: str, kubeconfig: str | None, context: str | None, workers: i
         sys.exit(130)
     document = plan_document(spec.sweep.name, origin, pool_description(spec.sweep), answer, rounds,
                              [g.text for g in spec.goals], spec.low, spec.high)
+    document["warnings"] = [w for g in spec.goals if (w := g.against_more_nodes()) is not None]
     if output == "json":
         write_json(document)
     else:
-        _render(document)
+        _render(document, note)
     if answer is None:
         sys.exit(1)
 
@@ -89,22 +90,28 @@ def plan_document(name: str, base: dict[str, str], template: str, answer: int | 
     }
 
 
-def _render(document: dict[str, Any]) -> None:
+def _render(document: dict[str, Any], note: str | None = None) -> None:
     console = make_console()
     goals = "; ".join(document["goals"])
     if document["answer"] is None:
+        top = document["range"]["max"]
         console.print(f"[bold]{document['plan']}[/]: the goals ({goals}) do not hold even with "
-                      f"{document['range']['max']} nodes like {document['template']}")
+                      f"{top} nodes like {document['template']}")
+        failures: list[dict[str, Any]] = next((r["failures"] for r in document["rounds"] if r["count"] == top), [])
+        if failures:
+            _print_failure(console, top, failures[0])
     else:
         console.print(f"[bold]{document['plan']}[/]: {document['answer']} nodes like {document['template']} "
                       f"are the fewest for which every goal holds in every run ({goals})")
         if document["oneFewerFails"]:
-            first = document["oneFewerFails"][0]
-            console.print(f"  with {document['answer'] - 1}: {first['variant']} fails "
-                          f"{first['goal'] or 'to run'} ({first['value']})")
+            _print_failure(console, document["answer"] - 1, document["oneFewerFails"][0])
         elif document["answer"] == document["range"]["min"]:
             console.print("  (the smallest count of the range: fewer were not tried)")
+    for warning in document.get("warnings", []):
+        console.print(f"  [yellow]warning[/]: {escape(warning)}")
     console.print(f"  base: {escape(base_text(document['base']))}")
+    if note is not None:
+        console.print(f"  each round {note}")
     table = Table(title="Rounds", title_justify="left")
     for column in ("nodes", "goals hold", "runs failing a goal"):
         table.add_column(column)
@@ -112,3 +119,12 @@ def _render(document: dict[str, Any]) -> None:
         failing = sorted({f["variant"] for f in r["failures"]})
         table.add_row(str(r["count"]), "yes" if r["holds"] else "no", ", ".join(failing) or "-")
     console.print(table)
+
+
+def _print_failure(console: Any, count: int, failure: dict[str, Any]) -> None:
+    """A run that fails a goal at ``count`` nodes, and the first pod left pending in it, with
+    kube-scheduler's reason: what decides the answer."""
+    console.print(f"  with {count}: {failure['variant']} fails {failure['goal'] or 'to run'} ({failure['value']})")
+    pods = failure.get("pendingPods") or []
+    if pods:
+        console.print(f"    pending: {escape(pods[0]['pod'])}: {escape(pods[0]['message'] or 'not tried yet')}")

@@ -32,7 +32,8 @@ from kubesched.cli.options import (
     report_unknown_fields,
     strict_option,
 )
-from kubesched.cli.tables import Table, make_console
+from kubesched.cli.tables import make_console, print_split
+from kubesched.report.svg import shorten_distinct
 from kubesched.sweep.execute import Executor, OnOutcome, OtherInputs, ResultStore, run_sweep
 from kubesched.sweep.fingerprint import variant_inputs
 from kubesched.sweep.metrics import BY_RESOURCE, OPTIONAL
@@ -47,7 +48,7 @@ from kubesched.sweep.summary import (
     sweep_report,
     write_parquet,
 )
-from kubesched.sweep.variants import Outcome
+from kubesched.sweep.variants import Outcome, pod_count
 
 #: the metrics of the table output (all of them are in the JSON and Parquet outputs), and after them
 #: the gang and volume metrics where the base has PodGroups or claims
@@ -71,8 +72,9 @@ def execution_options(func: Any) -> Any:
     func = click.option("--local", is_flag=True, default=False,
                         help="Run the variants here, one after another, without Dask (as --workers 0).")(func)
     return click.option("--workers", type=click.IntRange(min=0), default=None,
-                        help="Worker processes of a local Dask cluster (default: one per core; 0: run the variants "
-                             "here, one after another).")(func)
+                        help="Worker processes of a local Dask cluster (default: one per core, or, for a small "
+                             "sweep (fewer variants than twice the cores, or under 20,000 pods in all), none: run here, "
+                             "as the header says; 0: run the variants here, one after another).")(func)
 
 
 def require_dask(command: str, workers: int | None, local: bool, address: str | None) -> None:
@@ -83,21 +85,37 @@ def require_dask(command: str, workers: int | None, local: bool, address: str | 
                       hint=" (or run the variants here, one after another, with --local)")
 
 
+#: below this many pods in all (variants x the base's pods), a sweep given no --workers runs in
+#: process: a local Dask cluster takes seconds to start, more than it can save on a sweep this small
+#: (on two cores, the demo's 20 variants take 2.7 s in process and 7.5 s on two workers)
+SMALL_SWEEP_PODS = 20_000
+
+
 def executor(base: Scenario, sweep: Sweep, workers: int | None, local: bool, address: str | None,
-             variants: int) -> Executor:
+             variants: int) -> tuple[Executor, str | None]:
     """The executor the options ask for: here (``--local``, ``--workers 0``), on the Dask cluster at
     ``--dask``, else on a local Dask cluster of ``--workers`` processes (by default one per core,
-    no more than there are variants)."""
+    no more than there are variants); and, when the default chose to run here, why. Without
+    ``--workers`` a small sweep runs here: fewer variants than twice the cores (the workers would
+    each run one or two) or fewer than :data:`SMALL_SWEEP_PODS` pods in all."""
     if address is not None:
         if local or workers is not None:
             raise click.UsageError("--dask runs on that cluster's workers: --local and --workers go without it")
-        return Executor(base, sweep, address=address)
+        return Executor(base, sweep, address=address), None
     if local:
         if workers not in (None, 0):
             raise click.UsageError("--local runs the variants here: --workers goes without it")
-        workers = 0
-    count = max(1, min(variants, os.cpu_count() or 1)) if workers is None else workers
-    return Executor(base, sweep, workers=count)
+        return Executor(base, sweep), None
+    if workers is not None:
+        return Executor(base, sweep, workers=workers), None
+    cores = os.cpu_count() or 1
+    pods = pod_count(base)
+    if variants < 2 * cores or variants * pods < SMALL_SWEEP_PODS:
+        why = (f"{variants} variants, fewer than twice the {cores} cores" if variants < 2 * cores
+               else f"{variants} variants of about {pods} pods")
+        return Executor(base, sweep), (f"run in this process ({why}: too small for a local Dask cluster to pay "
+                                       "for its start; --workers N for one)")
+    return Executor(base, sweep, workers=max(1, min(variants, cores))), None
 
 
 def read_base(spec: Sweep, kubeconfig: str | None, context: str | None) -> tuple[Scenario, dict[str, str]]:
@@ -113,17 +131,18 @@ def read_base(spec: Sweep, kubeconfig: str | None, context: str | None) -> tuple
 
 def progress_bar(name: str, total: int, show: bool) -> tuple[Progress, OnOutcome]:
     """A progress bar on stderr (shown when ``show``): variants done, running and failed, the time
-    so far and the time left; and the callback that advances it."""
+    so far and the time left; and the callback that advances it. ``total`` is a first guess: the
+    callback sets it to the variants left to run (with ``--out``, those not done by an earlier run)."""
     bar = Progress(TextColumn("[bold]{task.description}[/]"), BarColumn(), MofNCompleteColumn(),
                    TextColumn("{task.fields[state]}"), TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
                    console=Console(stderr=True), transient=True, disable=not show)
     task = bar.add_task(name, total=total, state="")
     counts = {"done": 0, "failed": 0}
 
-    def advance(outcome: Outcome | None, running: int) -> None:
+    def advance(outcome: Outcome | None, running: int, to_run: int) -> None:
         if outcome is not None:
             counts["failed" if outcome.error else "done"] += 1
-        bar.update(task, completed=counts["done"] + counts["failed"],
+        bar.update(task, total=to_run, completed=counts["done"] + counts["failed"],
                    state=f"done {counts['done']}, running {running}, failed {counts['failed']}")
 
     return bar, advance
@@ -161,7 +180,7 @@ def sweep(sweep_file: str, kubeconfig: str | None, context: str | None, workers:
         click.echo(f"error: {err}", err=True)
         sys.exit(2)
     variants = spec.variants(base.seed)
-    runner = executor(base, spec, workers, local, address, len(variants))
+    runner, note = executor(base, spec, workers, local, address, len(variants))
     store = ResultStore(out_dir, variant_inputs(spec, base), redo)
     try:
         store.check(variants)  # before any worker starts
@@ -187,45 +206,61 @@ def sweep(sweep_file: str, kubeconfig: str | None, context: str | None, workers:
     if output == "json":
         write_json(document)
     else:
-        _render(document, time.monotonic() - started)
+        _render(document, time.monotonic() - started, note)
     if any(r["error"] for r in records):
         sys.exit(1)
 
 
-def _render(document: dict[str, Any], seconds: float) -> None:
+def _render(document: dict[str, Any], seconds: float, note: str | None = None) -> None:
     console = make_console()
     variants = document["variants"]
     console.print(f"[bold]Sweep {document['sweep']}[/]: {_count(len(variants), 'variant')} in "
                   f"{_count(len(document['configurations']), 'configuration')}, {seconds:.1f} s; means over seeds "
                   "± the half-width of their 95 % interval")
+    if note is not None:
+        console.print(note)
     console.print(f"base: {escape(base_text(document['base']))}")
-    table = Table()
-    table.add_column("configuration")
-    table.add_column("runs", justify="right")
-    shown = TABLE_METRICS + tuple(m for m in present_metrics([c["metrics"] for c in document["configurations"]])
+    configurations = document["configurations"]
+    shown = TABLE_METRICS + tuple(m for m in present_metrics([c["metrics"] for c in configurations])
                                   if m in OPTIONAL)
-    resources = sorted({r for c in document["configurations"] for r in c.get(BY_RESOURCE, {})})
-    for metric in (*shown, *(f"{r} allocation" for r in resources)):
-        table.add_column(metric, justify="right")
-    for c in document["configurations"]:
-        runs = str(c["runs"]) + (f" ({c['failed']} failed)" if c["failed"] else "")
-        by_resource = c.get(BY_RESOURCE, {})
-        table.add_row(c["configuration"], runs, *(format_summary(c["metrics"][m]) if m in c["metrics"] else "-"
-                                                  for m in shown),
-                      *(format_summary(by_resource[r]) if r in by_resource else "-" for r in resources))
-    console.print(table)
-    by_class = Table(title="By PriorityClass (-: pods of none; preemptions under the preemptor's class)",
-                     title_justify="left")
-    for column in ("configuration", "class", *CLASS_HEADINGS):
-        by_class.add_column(column, justify="left" if column in ("configuration", "class") else "right")
-    for c in document["configurations"]:
-        for name, cells in class_rows(c):
-            by_class.add_row(c["configuration"], name, *cells)
-    if by_class.row_count:
-        console.print(by_class)
+    resources = sorted({r for c in configurations for r in c.get(BY_RESOURCE, {})})
+    columns = [("runs", [str(c["runs"]) + (f" ({c['failed']} failed)" if c["failed"] else "") for c in configurations])]
+    columns += [(m, [format_summary(c["metrics"][m]) if m in c["metrics"] else "-" for c in configurations])
+                for m in shown]
+    columns += [(f"{r} allocation", [format_summary(c[BY_RESOURCE][r]) if r in c.get(BY_RESOURCE, {}) else "-"
+                                     for c in configurations]) for r in resources]
+    heading, labels = configuration_labels(configurations, console.width)
+    print_split(console, [(heading, [labels[c["configuration"]] for c in configurations])], columns)
+    names, classes, cells = [], [], []
+    for c in configurations:
+        for name, row in class_rows(c):
+            names.append(labels[c["configuration"]])
+            classes.append(name)
+            cells.append(row)
+    if cells:
+        print_split(console, [(heading, names), ("class", classes)],
+                    [(h, [row[i] for row in cells]) for i, h in enumerate(CLASS_HEADINGS)],
+                    title="By PriorityClass (-: pods of none; preemptions under the preemptor's class)")
     for v in variants:
         if v["error"]:
             console.print(f"[red]failed[/] {v['id']}: {v['error']}")
+
+
+def configuration_labels(configurations: list[dict[str, Any]], width: int) -> tuple[str, dict[str, str]]:
+    """The configuration column's heading and each configuration's name in it: the whole name
+    (``schedulerConfig=default,change=as-is``) on a console wide enough for it beside a few columns
+    (a third of its width), else the axes' values alone under a heading naming the axes (``default,as-is``
+    under ``schedulerConfig,change``), shortened where they stay distinct if still too long."""
+    names = [c["configuration"] for c in configurations]
+    room = max(width // 3, 16)
+    axes = list(configurations[0]["axes"]) if configurations else []
+    if max(map(len, names), default=0) <= room or not axes \
+            or any(list(c["axes"]) != axes for c in configurations):
+        return "configuration", dict(zip(names, shorten_distinct(names, room), strict=True))
+    values = [",".join(str(v) for v in c["axes"].values()) for c in configurations]
+    if len(set(values)) < len(values):
+        return "configuration", dict(zip(names, names, strict=True))
+    return ", ".join(axes), dict(zip(names, shorten_distinct(values, room), strict=True))
 
 
 def _count(n: int, noun: str) -> str:

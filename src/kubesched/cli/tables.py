@@ -76,3 +76,35 @@ class Table(RichTable):
                 self.columns[i].width = widths[i]
         for row in rows:
             self.add_row(*row)
+
+
+def _width(header: str, cells: list[str]) -> int:
+    return max([len(header), *(len(c) for c in cells)])
+
+
+def print_split(console: Console, keys: list[tuple[str, list[str]]], columns: list[tuple[str, list[str]]],
+                title: str | None = None) -> None:
+    """Print a table of ``keys`` (left-aligned columns naming each row) and ``columns`` (right-aligned
+    values, headers and cells whole): as one table when it fits ``console``, else as several, each
+    with the keys and as many of the columns as fit beside them, so that no header or cell is cut
+    (a table too wide for ``console`` would have rich fold every cell into pieces). Only a key
+    wider than the console itself folds."""
+    key_room = sum(_width(h, cells) + 3 for h, cells in keys) + 1  # each column: two spaces and a rule
+    groups: list[list[int]] = []
+    used = console.width
+    for i, (header, cells) in enumerate(columns):
+        width = _width(header, cells) + 3
+        if not groups or used + width > console.width:
+            groups.append([])
+            used = key_room
+        groups[-1].append(i)
+        used += width
+    for n, group in enumerate(groups or [[]]):
+        table = Table(title=title if n == 0 else None, title_justify="left")
+        for header, cells in keys:
+            table.add_column(header, min_width=_width(header, cells))
+        for i in group:
+            table.add_column(columns[i][0], justify="right", min_width=_width(*columns[i]))
+        for r in range(len(keys[0][1])):
+            table.add_row(*(cells[r] for _, cells in keys), *(columns[i][1][r] for i in group))
+        console.print(table)

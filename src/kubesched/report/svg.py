@@ -151,10 +151,16 @@ def fold_groups(groups: list[str], series: dict[str, list[float]],
 
 
 def bar_chart(title: str, groups: list[str], series: dict[str, list[float]], y_label: str = "",
-              integer: bool = False) -> str:
-    """Grouped bars: one group per category, one bar per series (``integer``: counts)."""
+              integer: bool = False, errors: dict[str, list[float]] | None = None) -> str:
+    """Grouped bars: one group per category, one bar per series (``integer``: counts). ``errors``:
+    for a series, each bar's half-width of its interval, drawn as a whisker with caps from the value
+    less it to the value plus it (none where it is 0, nor on a folded "others" bar)."""
+    names = list(groups)
     groups, series = fold_groups(groups, series)
-    ticks = nice_ticks(max((v for values in series.values() for v in values), default=0), integer)
+    halves = {name: [dict(zip(names, values, strict=True)).get(g, 0.0) for g in groups]
+              for name, values in (errors or {}).items()}
+    tops = [v + halves.get(name, [0.0] * len(values))[i] for name, values in series.items() for i, v in enumerate(values)]
+    ticks = nice_ticks(max(tops, default=0), integer)
     plot_w = WIDTH - LEFT - RIGHT
     n_groups, n_series = max(len(groups), 1), max(len(series), 1)
     group_w = plot_w / n_groups
@@ -171,6 +177,10 @@ def bar_chart(title: str, groups: list[str], series: dict[str, list[float]], y_l
             parts.append(f'<rect x="{gx + s * bar_w:.1f}" y="{base - h:.1f}" width="{bar_w:.1f}" height="{h:.1f}" '
                          f'fill="{PALETTE[s % len(PALETTE)]}"><title>{escape(group)} {escape(name)}: '
                          f'{value:.4g}</title></rect>')
+            half = halves.get(name, [0.0] * len(groups))[g]
+            if half > 0:
+                parts.append(_whisker(gx + (s + 0.5) * bar_w, value, half, ticks[-1], bar_w,
+                                      f"{group} {name}: {value:.4g} ± {half:.2g} (95 % interval)"))
         cx = LEFT + g * group_w + group_w / 2
         if slanted:
             parts.append(f'<text class="category" x="{cx + 4:.1f}" y="{base + 8}" text-anchor="end" '
@@ -182,6 +192,18 @@ def bar_chart(title: str, groups: list[str], series: dict[str, list[float]], y_l
     legend_top = base + _label_extent(labels, slanted) + 12
     legend, legend_h = _legend(list(series), legend_top)
     return _svg(title, legend_top + legend_h + 6, parts + legend)
+
+
+def _whisker(x: float, value: float, half: float, top: float, bar_w: float, tip: str) -> str:
+    """An interval's whisker over a bar: a vertical line from ``value - half`` (not below the axis)
+    to ``value + half``, a cap at each end."""
+    base = TOP + PLOT_HEIGHT
+    low, high = (base - PLOT_HEIGHT * max(0.0, v) / top for v in (value - half, value + half))
+    cap = min(6.0, bar_w / 3)
+    path = (f"M{x:.1f},{low:.1f}V{high:.1f}M{x - cap:.1f},{high:.1f}H{x + cap:.1f}"
+            f"M{x - cap:.1f},{low:.1f}H{x + cap:.1f}")
+    return (f'<path class="interval" d="{path}" stroke="#222" stroke-width="1.2" fill="none">'
+            f'<title>{escape(tip)}</title></path>')
 
 
 def step_chart(title: str, series: dict[str, list[tuple[float, float]]], x_label: str = "", y_label: str = "",

@@ -1,7 +1,8 @@
 """Running a sweep's variants: here, one after another, or as tasks of a Dask cluster.
 
-With Dask (``dask.distributed``) the base scenario and the sweep are sent to every worker once
-(scattered, broadcast) and each variant is one task. Results come back as they finish; each is
+With Dask (``dask.distributed``) the base scenario and the sweep are sent to the cluster once, each
+as a task of its own that the scheduler can run again if the workers holding it are lost (a
+restarted worker), and each variant is one task depending on them. Results come back as they finish; each is
 written at once to the output directory (``variants/ID.json``: the variant, its metrics, its
 error if any; ``results/ID.json``: its SimulationResult), so a sweep run again with the same
 directory skips what is there. A worker that dies has its tasks run again elsewhere by Dask's
@@ -15,8 +16,10 @@ import contextlib
 import json
 import logging
 import os
+import pickle
 import signal
 import uuid
+import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -27,15 +30,17 @@ from kubesched.sweep.fingerprint import Inputs
 from kubesched.sweep.spec import Sweep, Variant
 from kubesched.sweep.variants import Outcome, run_variant
 
-#: told each outcome as it is kept (None: before the first) and how many variants are running then
-OnOutcome = Callable[[Outcome | None, int], None]
+#: told each outcome as it is kept (None: before the first), how many variants are running then, and
+#: how many run in all (those an earlier run left to do: the ones done are not counted)
+OnOutcome = Callable[[Outcome | None, int, int], None]
 
 
 def outcome_record(outcome: Outcome) -> dict[str, Any]:
-    """What ``variants/ID.json`` holds."""
-    return {"id": outcome.variant.id, "configuration": outcome.variant.configuration,
-            "axes": outcome.variant.axes(), "metrics": outcome.metrics, "error": outcome.error,
-            "seconds": round(outcome.seconds, 3)}
+    """What ``variants/ID.json`` holds (``pendingPods`` when pods were pending at the end)."""
+    record = {"id": outcome.variant.id, "configuration": outcome.variant.configuration,
+              "axes": outcome.variant.axes(), "metrics": outcome.metrics, "error": outcome.error,
+              "seconds": round(outcome.seconds, 3)}
+    return {**record, "pendingPods": outcome.pending} if outcome.pending else record
 
 
 class OtherInputs(KubeschedError):
@@ -108,7 +113,7 @@ def _write_whole(path: Path, text: str) -> None:
 class Executor:
     """Where variants run: here, one after another (``address`` None and ``workers`` 0), or as tasks
     of a Dask cluster (at ``address``, or a local one of ``workers`` processes started on entry and
-    closed on exit). On entry the base and the sweep are sent to the workers, once for every
+    closed on exit). On entry the base and the sweep are sent to the cluster, once for every
     ``run`` until exit (a plan's rounds share them)."""
 
     def __init__(self, base: Scenario, sweep: Sweep, *, address: str | None = None, workers: int = 0) -> None:
@@ -137,12 +142,22 @@ class Executor:
                 self._client = Client(self._cluster)
             else:
                 self._client = Client(self.address)
-            base_data, sweep_data = self._client.scatter([self.base, self.sweep], broadcast=True)
-            self._data = (base_data, sweep_data)
+            self._data = (self._given("base", self.base), self._given("sweep", self.sweep))
         except BaseException:
             self.__exit__(None, None, None)
             raise
         return self
+
+    def _given(self, name: str, value: object) -> Any:
+        """``value`` on the cluster as the result of a task that unpickles it, not scattered: the
+        scheduler keeps a task's inputs, so a value lost with its workers (the one worker of a
+        cluster restarted by its nanny) is made again by running that task again, where scattered
+        data would be gone and every variant needing it cancelled. Pickled here, so that Dask takes
+        it as one opaque argument instead of looking through it for other tasks."""
+        blob = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+        with warnings.catch_warnings():  # "large graph": sent once, as a scatter would send it
+            warnings.filterwarnings("ignore", message=".*[Ll]arge graph.*")
+            return self._client.submit(pickle.loads, blob, pure=False, key=f"sweep-{name}-{self._token}")
 
     def __exit__(self, *exc: object) -> None:
         if self._client is not None:
@@ -216,7 +231,7 @@ def run_sweep(executor: Executor, variants: list[Variant], store: ResultStore,
         else:
             records[variant] = record
     if progress is not None:
-        progress(None, min(len(todo), executor.slots()))
+        progress(None, min(len(todo), executor.slots()), len(todo))
     left = len(todo)
     for outcome in executor.run(todo, keep_results=store.directory is not None) if todo else ():
         if outcome.variant in records:
@@ -224,5 +239,5 @@ def run_sweep(executor: Executor, variants: list[Variant], store: ResultStore,
         records[outcome.variant] = store.keep(outcome)
         left -= 1
         if progress is not None:
-            progress(outcome, min(left, executor.slots()))
+            progress(outcome, min(left, executor.slots()), len(todo))
     return [records[v] for v in variants]

@@ -107,14 +107,33 @@ def names_volume(message: str) -> bool:
     return any(reason in filters for reason in VOLUME_REASONS) or _VOLUME_ERRORS.search(filters) is not None
 
 
-def volume_pending(result: dict[str, Any]) -> int:
-    """The pods pending (not bound) at the end whose last FailedScheduling message names a volume."""
+def _last_failures(result: dict[str, Any]) -> dict[str, str]:
+    """Each pod's last FailedScheduling message."""
     last: dict[str, str] = {}
     for event in result["events"]:
         if event["reason"] == "FailedScheduling":
             last[event["pod"]] = event.get("message") or ""
+    return last
+
+
+def volume_pending(result: dict[str, Any]) -> int:
+    """The pods pending (not bound) at the end whose last FailedScheduling message names a volume."""
+    last = _last_failures(result)
     return sum(1 for key, pod in result["pods"].items()
                if pod["phase"] == "Pending" and not pod["node"] and names_volume(last.get(key, "")))
+
+
+#: how many of the pods pending at the end a variant's record names
+PENDING_NAMED = 3
+
+
+def pending_pods(result: dict[str, Any]) -> list[dict[str, str]]:
+    """The first pods (by namespace/name) pending, not bound, at the end of the run, each with its
+    last FailedScheduling message (``""``: none yet): what keeps a plan's goal on ``pending`` from
+    holding, in kube-scheduler's own words."""
+    last = _last_failures(result)
+    keys = sorted(key for key, pod in result["pods"].items() if pod["phase"] == "Pending" and not pod["node"])
+    return [{"pod": key, "message": last.get(key, "")} for key in keys[:PENDING_NAMED]]
 
 
 def gang_metrics(result: dict[str, Any]) -> dict[str, int]:

@@ -19,7 +19,9 @@ A goal is ``METRIC OP NUMBER``, optionally ``for class NAME`` or ``for namespace
 scheduling-latency metrics only); the metrics are a sweep's (docs/sweeps.md), the gang and volume
 ones included. ``min`` may be below the pool's size in the base: a count below it leaves out the
 pool's last nodes, so a plan also finds how far an over-provisioned pool can shrink. More nodes are
-assumed never to make a goal fail that held with fewer, so the answer is found by bisection over
+assumed never to make a goal fail that held with fewer (a goal going the other way, such as
+``cpuAllocation >= 0.5``, is reported with the answer: :meth:`Goal.against_more_nodes`), so the
+answer is found by bisection over
 ``min..max``: each round simulates every seed at one count (in parallel, as a sweep does), and the
 rounds needed are about log2(max - min) + 2. A plan whose base has no steps and no end asks the
 static question (do the pods fit at all: ``pending == 0``); one with steps, over time.
@@ -43,6 +45,10 @@ _OPS: dict[str, Callable[[float, float], bool]] = {
     "==": operator.eq, "!=": operator.ne, "<=": operator.le, ">=": operator.ge, "<": operator.lt, ">": operator.gt}
 _GOAL = re.compile(r"^\s*(\w+)\s*(==|!=|<=|>=|<|>)\s*(-?[0-9.]+(?:e-?[0-9]+)?)\s*(?:for\s+(class|namespace)\s+(\S*))?\s*$")
 _SCOPED = ("schedulingLatencyP50", "schedulingLatencyP95", "schedulingLatencyP99")
+#: the metrics that rise as nodes are added (the others fall or stay)
+_RISING = ("scheduled", "nodeHours")
+#: the metrics pending pods have no part in: a run failing a goal on them names none
+_NOT_OF_PODS = ("nodeHours", "cpuAllocation", "memoryAllocation", "podsAllocation")
 
 
 @dataclass(frozen=True)
@@ -59,6 +65,21 @@ class Goal:
             return metrics.get(self.metric)
         table = metrics["byClass" if self.scope == "class" else "byNamespace"].get(self.scope_name)
         return None if table is None else table[self.metric]  # type: ignore[no-any-return]
+
+    def against_more_nodes(self) -> str | None:
+        """Why the goal may hold with fewer nodes and fail with more, against the search's
+        assumption (None: it goes with it). Most metrics fall, or stay, as nodes are added
+        (pending pods, latencies, preemptions, allocation: the same requests over more room);
+        ``scheduled`` and ``nodeHours`` rise."""
+        rising = self.metric in _RISING
+        if rising and self.op in (">", ">="):
+            return None
+        if not rising and (self.op in ("<", "<=") or (self.op == "==" and self.bound <= 0)):
+            return None
+        way = "rises" if rising else "falls"
+        return (f"the search assumes that a goal holding with some nodes holds with more, but {self.text!r} can go "
+                f"the other way ({self.metric} {way} as nodes are added): it may hold with fewer nodes than the "
+                "answer, or only with fewer than the range's max")
 
     def holds(self, metrics: dict[str, Any]) -> bool:
         """Whether the goal holds for one run; a metric with no value (no pod of the class was
@@ -171,7 +192,10 @@ def judge(plan: Plan, count: int, records: list[dict[str, Any]]) -> Round:
             continue
         for goal in plan.goals:
             if not goal.holds(record["metrics"]):
-                failures.append({"variant": record["id"], "goal": goal.text, "value": goal.value(record["metrics"])})
+                failure = {"variant": record["id"], "goal": goal.text, "value": goal.value(record["metrics"])}
+                if record.get("pendingPods") and goal.metric not in _NOT_OF_PODS:
+                    failure["pendingPods"] = record["pendingPods"]  # what decides it: the pods left, and why
+                failures.append(failure)
     return Round(count, not failures, failures, records)
 
 

@@ -1,6 +1,7 @@
 """A sweep's answer: each configuration's metrics over its seeds, as a document (JSON), a table of
 rows for Parquet, and an HTML report whose plots show a metric against a swept number (node
-count, replica factor, arrival rate), one line per configuration, its 95 % interval shaded."""
+count, replica factor, arrival rate), one line per configuration, its 95 % interval shaded; without
+one, a bar per configuration with its interval as a whisker."""
 
 from __future__ import annotations
 
@@ -166,10 +167,10 @@ def _plots(configurations: list[dict[str, Any]]) -> list[str]:
     if not numeric:
         names = [c["configuration"] for c in configurations]
         for metric in plotted:
-            charts.append(bar_chart(f"{metric} (mean over seeds)", names,
-                                    {metric: [c["metrics"].get(metric, _NO_VALUE)["mean"] or 0.0
-                                              for c in configurations]},
-                                    y_label=metric))
+            summaries = [c["metrics"].get(metric, _NO_VALUE) for c in configurations]
+            charts.append(bar_chart(f"{metric} (mean over seeds, 95 % interval)", names,
+                                    {metric: [s["mean"] or 0.0 for s in summaries]}, y_label=metric,
+                                    errors={metric: [s["ci95"] or 0.0 for s in summaries]}))
     return charts
 
 

@@ -20,11 +20,11 @@ from pathlib import Path
 from typing import Any
 
 from kubesched.analysis.whatif.apply import apply_changes, check_changes
-from kubesched.api.loader import Scenario
+from kubesched.api.loader import Scenario, Step
 from kubesched.api.volumes.claims import pod_claims
 from kubesched.k8s.objcopy import deep_copy
 from kubesched.sim import simulate
-from kubesched.sweep.metrics import variant_metrics
+from kubesched.sweep.metrics import pending_pods, variant_metrics
 from kubesched.sweep.spec import Sweep, Variant, pool_nodes
 
 #: workload kinds whose ``spec.replicas`` a replica factor scales
@@ -118,8 +118,46 @@ def _scale_workloads(scenario: Scenario, factor: float) -> None:
         out["spec"]["replicas"] = math.floor(out["spec"]["replicas"] * factor + 0.5)
         return out
 
+    def scaled_patch(step: Step) -> Step:
+        replicas = ((step.merge or {}).get("spec") or {}).get("replicas") if step.action == "patch" else None
+        if step.kind not in SCALED_KINDS or not isinstance(replicas, int) or isinstance(replicas, bool):
+            return step
+        if step.kind == "ReplicaSet" and any(
+                o.get("kind") == "ReplicaSet" and o["metadata"]["name"] == step.name
+                and o["metadata"].get("namespace", "") in ("", step.namespace)
+                and any(r.get("controller") for r in o["metadata"].get("ownerReferences") or [])
+                for o in scenario.objects):
+            return step  # as above: its Deployment's replicas are scaled instead
+        merge = deep_copy(step.merge)
+        merge["spec"]["replicas"] = math.floor(replicas * factor + 0.5)
+        return dataclasses.replace(step, merge=merge)
+
     scenario.objects = [scaled(o) for o in scenario.objects]
-    scenario.steps = [dataclasses.replace(s, obj=scaled(s.obj)) if s.obj is not None else s for s in scenario.steps]
+    # the objects the steps create and the replicas the steps' patches set: a patch to 4 replicas is
+    # one to 8 at a factor of 2, or the patch would undo the factor
+    scenario.steps = [scaled_patch(dataclasses.replace(s, obj=scaled(s.obj)) if s.obj is not None else s)
+                      for s in scenario.steps]
+
+
+def pod_count(scenario: Scenario) -> int:
+    """About how many pods the scenario runs: its Pods and its workloads' replicas (those its steps
+    create included; a DaemonSet counts one pod per node). A measure of a variant's work, not of
+    its result."""
+    nodes = sum(1 for o in scenario.objects if o.get("kind") == "Node")
+    count = 0
+    for obj in itertools.chain(scenario.objects, (s.obj for s in scenario.steps if s.obj is not None)):
+        kind, spec = obj.get("kind"), obj.get("spec") or {}
+        if kind == "Pod":
+            count += 1
+        elif kind == "DaemonSet":
+            count += nodes
+        elif kind in SCALED_KINDS and not (obj.get("metadata") or {}).get("ownerReferences"):
+            replicas = spec.get("replicas", 1)
+            count += replicas if isinstance(replicas, int) else 1
+        elif kind == "Job":
+            parallelism = spec.get("parallelism", 1)
+            count += parallelism if isinstance(parallelism, int) else 1
+    return count
 
 
 def has_claims(scenario: Scenario) -> bool:
@@ -148,6 +186,8 @@ class Outcome:
     result: dict[str, Any] | None = None
     error: str | None = None
     seconds: float = 0.0
+    #: the first pods pending at the end, with their last FailedScheduling message
+    pending: list[dict[str, str]] = dataclasses.field(default_factory=list)
 
 
 def run_variant(base: Scenario, sweep: Sweep, variant: Variant, keep_result: bool = True) -> Outcome:
@@ -160,6 +200,7 @@ def run_variant(base: Scenario, sweep: Sweep, variant: Variant, keep_result: boo
         metrics = variant_metrics(result, claims=has_claims(scenario), extended=outcome.extended_resources())
         for section in _DECISION_SECTIONS:
             result.pop(section, None)
-        return Outcome(variant, metrics, result if keep_result else None, seconds=time.monotonic() - started)
+        return Outcome(variant, metrics, result if keep_result else None, seconds=time.monotonic() - started,
+                       pending=pending_pods(result))
     except Exception as exc:  # noqa: BLE001 - reported with the variant's inputs; the others go on
         return Outcome(variant, error=f"{type(exc).__name__}: {exc}", seconds=time.monotonic() - started)
