@@ -53,6 +53,7 @@ class Cache:
         self._order_dirty = True
         self._lists_dirty = True
         self._node_infos: list[NodeInfo] = []
+        self._node_names: list[str] = []
         self._with_affinity: list[NodeInfo] = []
         self._with_anti_affinity: list[NodeInfo] = []
         self._image_nodes: dict[str, int] = {}
@@ -64,6 +65,11 @@ class Cache:
     @property
     def node_infos(self) -> list[NodeInfo]:
         return self._node_infos
+
+    @property
+    def node_names(self) -> list[str]:
+        """The names of :attr:`node_infos`, in their order."""
+        return self._node_names
 
     @property
     def have_pods_with_affinity(self) -> list[NodeInfo]:
@@ -111,7 +117,8 @@ class Cache:
 
     def update_snapshot(self) -> None:
         if self._order_dirty:
-            self._node_infos = [self.nodes[name] for name in self._tree_order()]
+            self._node_names = list(self._tree_order())
+            self._node_infos = [self.nodes[name] for name in self._node_names]
             self.table.rebuild(self._node_infos)
             self._order_dirty = False
             self._lists_dirty = True

@@ -11,7 +11,6 @@ message of a node's first failing vector filter is asked of that one plugin.
 from __future__ import annotations
 
 import logging
-import operator
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -32,7 +31,6 @@ MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
 MIN_FILTER_WINDOW = 256
 
 logger = logging.getLogger("kubesched.scheduler")
-_NAME = operator.attrgetter("name")
 
 
 def num_feasible_nodes_to_find(percentage: int, num_all_nodes: int) -> int:
@@ -229,7 +227,7 @@ class NodeSearch:
         nodes = cache.node_infos
         failed = scanned[~ok[:processed]]
         found = fwk.statuses_for(state, pod, cache, failed, first_fail, known)
-        diagnosis.update(zip(map(_NAME, map(nodes.__getitem__, failed.tolist())), found))
+        diagnosis.update(zip(map(cache.node_names.__getitem__, failed.tolist()), found))
         apply_verdicts(diagnosis, verdicts)
         plugins.update(st.plugin for st, _ in diagnosis.alike())
         plugins.discard("")
@@ -264,5 +262,6 @@ def filter_in_windows(fwk: Framework, state: CycleState, pod: PodInfo, cache: Ca
         found += int(np.count_nonzero(mask))
         if found > to_find:
             break
-        window *= 2
+        # none passed so far: the rest at once (a window only saves work when enough nodes pass)
+        window = total - done if not found else window * 2
     return np.concatenate(passes), first_fail, known

@@ -369,6 +369,8 @@ class FilterPoints(PluginSet):
             # the plugin's nodes share Status objects: name each once
             ids = list(map(id, found))
             named = {key: st.with_plugin(name) for key, st in dict(zip(ids, found)).items()}
+            if len(positions) == count:  # the plugin rejected every node: the list is the answer
+                return list(map(named.__getitem__, ids))
             out[positions] = list(map(named.__getitem__, ids))
             pending[positions] = False
         for pos in np.flatnonzero(pending).tolist():
