@@ -9,6 +9,7 @@ import re
 from html import unescape
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from click.testing import CliRunner
@@ -149,7 +150,8 @@ def test_a_deleted_victims_page_says_when_it_came_where_it_ran_and_when_it_went(
     assert started.status_code == 303 and started.headers["location"].startswith("/jobs/")
     job = followed(demo, started)
     assert job["state"] == "done" and job["result"] == link.group(1), job
-    at = link.group(1).split("?at=")[1]
+    at = parse_qs(urlsplit(link.group(1)).query)["at"][0]
+    assert parse_qs(urlsplit(link.group(1)).query)["id"] == [result["pods"][key]["identity"]]
     assert float(at) < gone["time"]
     moment = unescape(demo.get(job["result"]).text)
     assert f"at t={at}s:" in moment and f"--at {at}s -o json" in moment
