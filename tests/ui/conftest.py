@@ -8,6 +8,7 @@ import re
 import time
 from collections.abc import Generator
 from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
 
 import pytest
 
@@ -49,6 +50,13 @@ def every_node(client: Any, limit: int = 7, **params: str) -> list[dict[str, Any
         if not page["nodes"] or len(rows) >= page["total"]:
             assert len(rows) == page["total"]
             return rows
+
+
+def pod_href(result: dict[str, Any], key: str) -> str:
+    """The link the pages render to the pod ``key`` of a run (its SimulationResult): with the pod's
+    identity, URL-encoded."""
+    identity = (result["pods"].get(key) or {}).get("identity") or key
+    return f"/pods/{key}?id={quote(identity, safe='')}"
 
 
 def ui_client(state: UiState, safety: Safety | None = None) -> TestClient:

@@ -16,7 +16,7 @@ from fastapi.testclient import TestClient  # noqa: E402
 from kubesched.cli.main import cli  # noqa: E402
 from kubesched.ui.state import UiState  # noqa: E402
 
-from .conftest import every_node, followed, form_fields, job_result, ui_client  # noqa: E402
+from .conftest import every_node, followed, form_fields, job_result, pod_href, ui_client  # noqa: E402
 
 DEMO = str(Path(__file__).resolve().parents[2] / "examples" / "demo.yaml")
 
@@ -65,7 +65,8 @@ def test_a_whatif_is_the_clis_and_bad_changes_get_its_message(client: TestClient
 
 def test_pages_and_the_documented_api(client: TestClient) -> None:
     page = client.get("/")
-    assert page.status_code == 200 and 'href="/pods/default/quarterly-report"' in page.text
+    assert page.status_code == 200
+    assert f'href="{pod_href(client.get("/api/result").json(), "default/quarterly-report")}"' in page.text
     assert "quarterly-report" in client.get("/pods/default/quarterly-report").text
     missing = client.get("/pods/default/nope")
     assert missing.status_code == 404 and 'pods "nope" not found in namespace "default"' in unescape(missing.text)

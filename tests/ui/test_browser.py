@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import socket
 import threading
@@ -12,6 +13,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from click.testing import CliRunner
@@ -88,7 +90,7 @@ def test_from_the_cluster_to_a_pending_pod_to_a_drain(server: str, page: Page) -
     page.wait_for_selector("#search-results tr.node-row[data-name='node-6']")  # asked of the API
     assert page.locator("tr.node-row:visible").count() == 1
     page.click("text=default/batch-vcrnf")
-    page.wait_for_url("**/pods/default/batch-vcrnf")
+    page.wait_for_url(re.compile(r"/pods/default/batch-vcrnf\?id="))
     explained = _cli("explain", "default/batch-vcrnf", DEMO, "-o", "json")
     assert page.inner_text("#upstream-message") == explained["upstreamMessage"]
     groups = page.inner_text("#node-groups")
@@ -135,10 +137,10 @@ def test_from_the_pods_list_to_a_preempted_pod_to_its_preemptor(server: str, pag
     page.wait_for_url("**/pods?*phase=Deleted*")
     victim = sorted(preempted)[0]
     page.click(f"#pods a.pod-link >> text={victim}")
-    page.wait_for_url(f"**/pods/{victim}")
+    page.wait_for_url(re.compile(rf"/pods/{re.escape(victim)}\?id="))  # its link carries its identity
     assert page.inner_text("#pod-gone").startswith("Gone at the end of the run: Deleted at t=")
     page.click("#preempted-by a.preemptor-link")
-    page.wait_for_url(f"**/pods/{preempted[victim]}")
+    page.wait_for_url(re.compile(rf"/pods/{re.escape(preempted[victim])}\?id="))
     assert page.inner_text("#pod-name") == preempted[victim]
     assert victim in page.locator("#victims a.victim-link").all_inner_texts()
     page.set_viewport_size({"width": 1440, "height": 900})
@@ -303,7 +305,7 @@ def test_an_old_pod_link_works_after_an_edits_job(page: Page, tmp_path: Path) ->
     the run's generated pod names are the same where the pod is (a ReplicaSet's pods are named as
     before), so a victim of the first run now running has its pod page, and a pod running in the
     first run but preempted in the new one its gone page, whose earlier moment goes through a job."""
-    from .conftest import BIG_NODE
+    from .conftest import BIG_NODE, pod_href
 
     first = _cli("simulate", DEMO, "-o", "json")
     with _serving(DEMO) as url:
@@ -321,8 +323,9 @@ def test_an_old_pod_link_works_after_an_edits_job(page: Page, tmp_path: Path) ->
         # a victim of the first run that runs in the new one: its old link is its pod page now
         back = next(k for k in sorted(first["pods"]) if first["pods"][k]["phase"] == "Deleted"
                     and second["pods"].get(k, {}).get("phase") == "Running")
-        assert f"/pods/{back}" in links
-        page.goto(url + f"/pods/{back}")
+        old_link = pod_href(first, back)  # the link as version 1 rendered it, with the pod's identity
+        assert old_link in links
+        page.goto(url + old_link)
         assert page.inner_text("#pod-name") == back and page.locator("#pod-gone").count() == 0
         assert page.inner_text("#run-version") == "version 2"
         assert "(the end of the run)" in page.inner_text("#pod-state")
@@ -338,9 +341,9 @@ def test_an_old_pod_link_works_after_an_edits_job(page: Page, tmp_path: Path) ->
         preemptor = next(e["preemptor"] for e in second["events"] if e["pod"] == went and e["reason"] == "Preempted")
         assert page.inner_text("#preempted-by a.preemptor-link") == preemptor
         earlier = page.get_attribute("#diagnose-earlier", "href")
-        assert earlier is not None and earlier.startswith(f"/pods/{went}?at=")
+        assert earlier is not None and earlier.startswith(f"{pod_href(second, went)}&at=")
         page.click("#diagnose-earlier")
         page.wait_for_url("**/jobs/*")
-        page.wait_for_url(f"**{earlier}", timeout=120_000)  # the job's page goes to its result
+        page.wait_for_url(re.compile(re.escape(earlier) + "$"), timeout=120_000)  # the job's page goes to its result
         assert page.inner_text("#pod-name") == went
-        assert f"at t={earlier.split('=')[1]}s" in page.inner_text("#pod-state")
+        assert f"at t={parse_qs(urlsplit(earlier).query)['at'][0]}s" in page.inner_text("#pod-state")

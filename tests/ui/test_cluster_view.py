@@ -20,7 +20,7 @@ from kubesched.cli.main import cli  # noqa: E402
 from kubesched.testkit.dumps.cluster import ClusterDump  # noqa: E402
 from kubesched.ui.state import UiState  # noqa: E402
 
-from .conftest import every_node, ui_client  # noqa: E402
+from .conftest import every_node, pod_href, ui_client  # noqa: E402
 
 GPU = "nvidia.com/gpu"
 GPU_TAINT = {"key": GPU, "value": "true", "effect": "NoSchedule"}
@@ -132,10 +132,11 @@ def test_a_pools_nodes_page_by_page_by_zone_and_found_by_name_or_label(client: T
 
     node = client.get(f"/api/cluster/nodes/{one}").json()
     assert node["labels"]["eks.amazonaws.com/nodegroup"] == "general"
-    on_it = sorted(k for k, p in _simulated(dump_path)["pods"].items() if p["node"] == one and p["phase"] != "Deleted")
+    simulated = _simulated(dump_path)
+    on_it = sorted(k for k, p in simulated["pods"].items() if p["node"] == one and p["phase"] != "Deleted")
     assert [p["pod"] for p in node["podsOn"]] == on_it and len(on_it) == node["pods"]
     page = unescape(client.get(f"/nodes/{one}").text)
-    assert all(f'href="/pods/{key}"' in page for key in on_it)
+    assert all(f'href="{pod_href(simulated, key)}"' in page for key in on_it)
     missing = client.get("/api/cluster/nodes/nope")
     assert missing.status_code == 404 and missing.json()["detail"] == "no node nope in the cluster"
     assert client.get("/nodes/nope").status_code == 404

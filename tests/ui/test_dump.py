@@ -16,7 +16,7 @@ from kubesched.cli.main import cli  # noqa: E402
 from kubesched.testkit.dumps.cluster import small_eks_cluster  # noqa: E402
 from kubesched.ui.state import UiState  # noqa: E402
 
-from .conftest import every_node, job_result, ui_client  # noqa: E402
+from .conftest import every_node, job_result, pod_href, ui_client  # noqa: E402
 
 
 def _cli(*args: str) -> dict:
@@ -44,7 +44,7 @@ def test_an_eks_dump_by_node_group_with_its_pending_pod_and_a_drain(dump_path: P
     assert pending.startswith("batch/etl-")
     page = unescape(client.get("/").text)
     first = "ip-10-0-0-10.us-west-2.compute.internal"
-    assert f'href="/pods/{pending}"' in page and first not in page  # the pools' sums; their nodes on request
+    assert f'href="{pod_href(client.get("/api/result").json(), pending)}"' in page and first not in page  # the pools' sums; their nodes on request
     (found,) = client.get("/api/cluster/nodes", params={"q": "IP-10-0-0-10.us"}).json()["nodes"]
     assert found == by_node[first] and found["pool"] == "general"
     assert first in client.get(f"/nodes/{first}").text

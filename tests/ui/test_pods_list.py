@@ -9,6 +9,7 @@ import re
 from html import unescape
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from click.testing import CliRunner
@@ -19,7 +20,7 @@ from fastapi.testclient import TestClient  # noqa: E402
 from kubesched.cli.main import cli  # noqa: E402
 from kubesched.ui.state import UiState  # noqa: E402
 
-from .conftest import followed, ui_client  # noqa: E402
+from .conftest import followed, pod_href, ui_client  # noqa: E402
 
 DEMO = str(Path(__file__).resolve().parents[2] / "examples" / "demo.yaml")
 
@@ -103,12 +104,12 @@ def test_the_html_list_pages_with_links_without_javascript(demo: TestClient, res
     assert "pods 31–31 of 31" in last and 'id="next-page"' not in last
     assert 'id="prev-page" href="/pods?limit=10&sort=-priority&offset=20"' in last
     top = sorted(result["pods"], key=lambda k: (-result["pods"][k]["priority"], k))[:10]
-    assert [f'<a class="pod-link" href="/pods/{key}">{key}</a>' in first for key in top] == [True] * 10
+    assert [f'<a class="pod-link" href="{pod_href(result, key)}">{key}</a>' in first for key in top] == [True] * 10
     filtered = unescape(demo.get("/pods", params={"phase": "Deleted"}).text)
     assert "<option selected>Deleted</option>" in filtered  # the form keeps what was chosen
     victims = _victims(result)
     for victim, preemptor in victims.items():
-        assert f'href="/pods/{victim}"' in filtered and f'href="/pods/{preemptor}"' in filtered
+        assert f'href="{pod_href(result, victim)}"' in filtered and f'href="{pod_href(result, preemptor)}"' in filtered
 
 
 def test_a_preemptor_links_its_victims_and_each_victim_links_back(demo: TestClient, result: dict[str, Any]) -> None:
@@ -118,12 +119,12 @@ def test_a_preemptor_links_its_victims_and_each_victim_links_back(demo: TestClie
         page = unescape(demo.get(f"/pods/{preemptor}").text)
         assert page.count('class="victim-link"') == sum(1 for p in victims.values() if p == preemptor)
         for victim in (v for v, p in victims.items() if p == preemptor):
-            assert f'<a class="victim-link" href="/pods/{victim}">{victim}</a>' in page
+            assert f'<a class="victim-link" href="{pod_href(result, victim)}">{victim}</a>' in page
     for victim, preemptor in victims.items():
         page = demo.get(f"/pods/{victim}")
         assert page.status_code == 200  # gone at the end, not a 404
         text = unescape(page.text)
-        assert f'Preempted by <a class="preemptor-link" href="/pods/{preemptor}">{preemptor}</a>' in text
+        assert f'Preempted by <a class="preemptor-link" href="{pod_href(result, preemptor)}">{preemptor}</a>' in text
         history = demo.get(f"/api/pods/{victim}/history").json()
         assert history["preemptedBy"]["preemptor"] == preemptor
         assert [e["reason"] for e in history["events"]] == [e["reason"] for e in result["events"] if e["pod"] == victim]
@@ -149,7 +150,8 @@ def test_a_deleted_victims_page_says_when_it_came_where_it_ran_and_when_it_went(
     assert started.status_code == 303 and started.headers["location"].startswith("/jobs/")
     job = followed(demo, started)
     assert job["state"] == "done" and job["result"] == link.group(1), job
-    at = link.group(1).split("?at=")[1]
+    at = parse_qs(urlsplit(link.group(1)).query)["at"][0]
+    assert parse_qs(urlsplit(link.group(1)).query)["id"] == [result["pods"][key]["identity"]]
     assert float(at) < gone["time"]
     moment = unescape(demo.get(job["result"]).text)
     assert f"at t={at}s:" in moment and f"--at {at}s -o json" in moment

@@ -18,7 +18,7 @@ pytest.importorskip("fastapi")
 from kubesched.cli.main import cli  # noqa: E402
 from kubesched.ui.state import UiState  # noqa: E402
 
-from .conftest import ui_client  # noqa: E402
+from .conftest import pod_href, ui_client  # noqa: E402
 
 DEMO = str(Path(__file__).resolve().parents[2] / "examples" / "demo.yaml")
 NODE = """\
@@ -73,7 +73,7 @@ def test_every_event_page_by_page_as_json_and_as_html(many: str) -> None:
     tail = unescape(client.get(last.group(1)).text)
     assert f"of {len(result['events'])}" in tail and 'id="next-page"' not in tail
     final = result["events"][-1]
-    assert f'<a class="pod-link" href="/pods/{final["pod"]}">{final["pod"]}</a>' in tail
+    assert f'<a class="pod-link" href="{pod_href(result, final["pod"])}">{final["pod"]}</a>' in tail
     # filtered by text: one pod's events only
     pod = result["events"][0]["pod"]
     mine = client.get("/api/timeline/events", params={"q": pod}).json()
@@ -97,7 +97,7 @@ def test_the_chart_marks_the_preemptions_and_the_counts_follow_the_moment() -> N
     first = next(e for e in result["events"] if e["reason"] == "Preempted" and e["time"] >= 20)
     rows = re.findall(r'<tr class="event-row"><td>([^<]+)</td><td>([^<]+)</td>', at)
     assert rows[0] == (f"{first['time']:g}", "Preempted") and all(r[1] == "Preempted" for r in rows)
-    assert f'by</span> <a class="preemptor-link" href="/pods/{first["preemptor"]}">' in at
+    assert f'by</span> <a class="preemptor-link" href="{pod_href(result, first["preemptor"])}">' in at
     assert client.get("/timeline", params={"at": result["endTime"] + 1}).status_code == 400
 
 

@@ -16,7 +16,7 @@ from urllib.parse import parse_qs, urlencode
 
 from fastapi import FastAPI, Header, HTTPException, Query, Request
 from fastapi.concurrency import run_in_threadpool
-from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
+from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 
@@ -27,6 +27,7 @@ from kubesched.ui.configroutes import add_config_routes
 from kubesched.ui.docs import serve_docs
 from kubesched.ui.edits import MAX_EDIT_BYTES, api_version, form_version, http_status
 from kubesched.ui.jobroutes import accepted, add_job_routes, see_job
+from kubesched.ui.podlinks import MAX_IDENTITY, Found, pod_url, renamed_notice
 from kubesched.ui.pods import gone_page
 from kubesched.ui.requests import MAX_NAME, EditRequest, WhatIfRequest
 from kubesched.ui.runtimeline import moment_text
@@ -48,6 +49,8 @@ AT = Query(None, description="the simulated time to diagnose at (explain --at), 
                              "answer is then 202 with the job (its Location), and this again once it is done")
 IF_MATCH = Header(None, description="the scenario's version the change is based on (the Kubesched-Scenario-Version "
                                     "header): 409 if the scenario has changed since; omitted or *: any version")
+ID_HELP = ("the pod's identity (every pod link carries it): when the name is not that pod's in this run, the "
+           "answer is a 307 to the page of the run's pod of that identity")
 NODE_SORT = Query("name", pattern="^(" + "|".join(NODE_SORTS) + ")$",
                   description="name, or cpu, memory or pods: the share requested, the fullest first")
 
@@ -95,10 +98,14 @@ def create_app(state: UiState, safety: Safety | None = None) -> FastAPI:
             params = {**request.query_params, **changes}
             return urlencode({k: v for k, v in params.items() if v is not None})
 
+        def link(key: str, identity: str | None = None, **params: Any) -> str:
+            """A pod's link, with its identity (default: that of the run's pod of that name)."""
+            return pod_url(key, identity or snap.ids.identity(key), **params)
+
         return templates.TemplateResponse(request, template,
                                           {"scenario": snap.result["scenario"], "run_version": snap.version,
                                            "source": state.source, "query": query, "unserved": unserved_of(snap),
-                                           **context},
+                                           "pod_url": link, "pod_identity": snap.ids.identity, **context},
                                           status_code=status_code)
 
     add_views(app, state, page)  # /pods, /api/pods, /timeline (kubesched.ui.views)
@@ -266,13 +273,19 @@ def create_app(state: UiState, safety: Safety | None = None) -> FastAPI:
 
     @app.get("/pods/{namespace}/{name}", response_class=HTMLResponse, include_in_schema=False)
     def pod_page(request: Request, namespace: str, name: str, at: float | None = AT,
-                 attempt: int | None = None, page_: int = Query(1, alias="page", ge=1)) -> Response:
+                 attempt: int | None = None, page_: int = Query(1, alias="page", ge=1),
+                 id_: str | None = Query(None, alias="id", max_length=MAX_IDENTITY, description=ID_HELP),
+                 was: str | None = Query(None, max_length=MAX_IDENTITY), was_in: int | None = None) -> Response:
         key, snap = f"{namespace}/{name}", state.snapshot  # one run throughout the page
+        found = snap.ids.find(key, id_ or None)
+        if found is not None:  # the link's pod has another name in this run: its page, saying so
+            return renamed(request, found)
+        notice = renamed_notice(snap, key, id_ or None, was, was_in)
         try:
             diagnosis = state.pod(namespace, name, at, snap=snap)
             scores = state.scores(namespace, name, at, snap=snap)["nodes"]
         except KeyError as err:  # a pod gone at the end still has a page: what the run knows of it
-            gone = gone_page(page, request, snap, key) if at is None else None
+            gone = gone_page(page, request, snap, key, notice) if at is None else None
             return gone or page(request, "error.html", 404, snap=snap, message=str(err.args[0]))
         except MomentError as err:
             return page(request, "error.html", 400, snap=snap, message=str(err))
@@ -284,12 +297,19 @@ def create_app(state: UiState, safety: Safety | None = None) -> FastAPI:
             chosen = attempts[-1]
         pages = max(1, -(-len(diagnosis["nodes"]) // NODES_PER_PAGE))
         page_ = min(page_, pages)
-        return page(request, "pod.html", snap=snap, d=diagnosis, key=key, at=at,
+        return page(request, "pod.html", snap=snap, d=diagnosis, key=key, at=at, notice=notice,
                     record=snap.result["pods"].get(key) or {}, pre=snap.pods.preemptions(key),
                     attempts=attempts, chosen=chosen,
                     statuses=_grouped_statuses(chosen), scores=scores[:SCORE_ROWS], scored=len(scores),
                     verdicts=diagnosis["nodes"][(page_ - 1) * NODES_PER_PAGE:page_ * NODES_PER_PAGE],
                     page_number=page_, pages=pages)
+
+    def renamed(request: Request, found: Found) -> RedirectResponse:
+        """307 to the page of the pod a link meant, which has another name in this run, with what
+        the link named (the page says so) and the link's other parameters."""
+        params = {k: v for k, v in request.query_params.items() if k not in ("id", "was", "was_in")}
+        return RedirectResponse(pod_url(found.key, found.identity, was=found.was, was_in=found.version, **params),
+                                status_code=307)
 
     def edit_page(request: Request, status_code: int = 200, /, **context: Any) -> HTMLResponse:
         find = request.query_params.get("find", "")

@@ -27,14 +27,16 @@ MAX_FILTER = 320
 Page = Callable[..., HTMLResponse]
 
 
-def gone_page(page: Page, request: Request, snap: Snapshot, key: str) -> HTMLResponse | None:
+def gone_page(page: Page, request: Request, snap: Snapshot, key: str, notice: str | None = None) -> HTMLResponse | None:
     """The page of a pod ``snap``'s run had but that is gone at its end (a preempted victim, a
-    deleted or finished pod): what the result knows of it. None for a pod the run never had."""
+    deleted or finished pod): what the result knows of it (``notice``: what it says of the link that
+    led to it, :func:`~kubesched.ui.podlinks.renamed_notice`). None for a pod the run never had."""
     try:
         history = snap.pods.history(key, snap.result)
     except KeyError:
         return None
-    return page(request, "pod_gone.html", snap=snap, key=key, h=history, end=snap.result["endTime"])
+    return page(request, "pod_gone.html", snap=snap, key=key, h=history, end=snap.result["endTime"],
+                notice=notice)
 
 
 def pods_router(state: UiState, page: Page) -> APIRouter:

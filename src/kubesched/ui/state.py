@@ -51,6 +51,7 @@ from kubesched.ui.edits import (
 )
 from kubesched.ui.jobs import CANCELLED, FAILED, Job, Jobs
 from kubesched.ui.podindex import PodIndex
+from kubesched.ui.podlinks import PodIds, pod_url
 from kubesched.ui.runner import Packed, run_edit, run_moment, run_whatif
 from kubesched.ui.runtimeline import RunTimeline, moment_text
 from kubesched.ui.scores import attempt_scores, scores_now, weights_for
@@ -97,6 +98,9 @@ class Snapshot:
     #: pages reading them never wait and never read another run's
     pods: PodIndex
     timeline: RunTimeline
+    #: every pod's identity and the pod of each identity, and the earlier versions' pod names: what
+    #: a pod link that carries an identity, or names a pod of an earlier version, finds
+    ids: PodIds
     #: the scenario's version: 1 as loaded, one more with each edit (an edit made on an earlier one
     #: is refused: :class:`~kubesched.ui.edits.StaleVersion`)
     version: int = 1
@@ -115,13 +119,16 @@ class Snapshot:
     _objects: list[dict[str, Any]] | None = field(default=None, repr=False)
 
     @classmethod
-    def of(cls, scenario: Scenario, outcome: SimulationOutcome, version: int = 1) -> Snapshot:
+    def of(cls, scenario: Scenario, outcome: SimulationOutcome, version: int = 1,
+           before: Snapshot | None = None) -> Snapshot:
         """The snapshot of a finished run with every view of it worked out (on a big cluster the
         objects they add wake the garbage collector over the whole run's heap: seconds a user would
-        otherwise wait for the first page that asks)."""
+        otherwise wait for the first page that asks); ``before``: the version it follows, whose pod
+        names its links still find."""
         pods = PodIndex.of(outcome)
         pods.facets()
-        return cls(scenario, outcome, ClusterView.of(outcome), pods, RunTimeline.of(outcome.result), version)
+        ids = PodIds.of_result(outcome.result, version, before.ids if before is not None else None)
+        return cls(scenario, outcome, ClusterView.of(outcome), pods, RunTimeline.of(outcome.result), ids, version)
 
     @property
     def result(self) -> dict[str, Any]:
@@ -268,7 +275,8 @@ class UiState:
                 while len(snap.moments) > MOMENTS_KEPT:
                     snap.moments.popitem(last=False)
             query = urlencode({"at": moment_text(at)})
-            return f"/pods/{quote(namespace)}/{quote(name)}?{query}", f"/api/pods/{quote(namespace)}/{quote(name)}?{query}"
+            return (pod_url(key[0], snap.ids.identity(key[0]), at=moment_text(at)),
+                    f"/api/pods/{quote(namespace)}/{quote(name)}?{query}")
 
         job = self.jobs.submit("moment", f"diagnose {key[0]} at t={at:g}s", run_moment,
                                (snap.packed("scenario"), at, namespace, name), keep, end=at)
@@ -349,7 +357,7 @@ class UiState:
     def _rerun(self, base: Snapshot, scenario: Scenario, kind: str, title: str, notes: list[str],
                page: str = "/edit") -> Job:
         def swap(job: Job, outcome: SimulationOutcome) -> tuple[str, str]:
-            new = Snapshot.of(scenario, outcome, base.version + 1)  # the views worked out before anyone reads them
+            new = Snapshot.of(scenario, outcome, base.version + 1, base)  # the views worked out before anyone reads them
             with self._lock:
                 now = self.snapshot
                 if now is not base:
