@@ -62,6 +62,12 @@ Examples::
         --outcome kube-scheduler.json --scheduler-cmd '...'
     .venv/bin/python benchmarks/kube_real.py --compare ks.json kube-scheduler.json
 
+``--timeline`` records, every second, the pods bound and the ``429 Too Many Requests`` answers the
+API server has given (its ``/metrics``), and the run's 429s by call kind (``kube_real_timeline.py``).
+The API server's in-flight limits never apply to a ``system:masters`` user: to measure a scheduler
+under them, give it credentials of its own with ``--scheduler-kubeconfig`` (the driver keeps
+``--kubeconfig``).
+
 Run it on a cluster where no other scheduler is running (the pods use ``default-scheduler``), and on
 a fresh API server or after the previous run's cleanup. ``--json FILE`` appends the result as a
 JSON line.
