@@ -393,8 +393,9 @@ class Transport:
                     raise last
                 wait = retry_after_seconds(headers)
                 if status == 429 and wait is not None:
-                    # not processed, come back after Retry-After: client-go retries this up to
-                    # maxRetries times whatever else went wrong before (rest.Request's checkWait)
+                    # "not processed, come back after Retry-After": client-go's requests retry
+                    # this up to maxRetries (10) times (rest.Request, checkWait); not counted
+                    # against max_attempts, which the other failures use
                     throttled += 1
                     if throttled > throttled_retries:
                         break
