@@ -62,6 +62,12 @@ Examples::
         --outcome kube-scheduler.json --scheduler-cmd '...'
     .venv/bin/python benchmarks/kube_real.py --compare ks.json kube-scheduler.json
 
+``--timeline`` records, every second, the pods bound and the ``429 Too Many Requests`` answers the
+API server has given (its ``/metrics``), and the run's 429s by call kind (``kube_real_timeline.py``).
+The API server's in-flight limits never apply to a ``system:masters`` user: to measure a scheduler
+under them, give it credentials of its own with ``--scheduler-kubeconfig`` (the driver keeps
+``--kubeconfig``).
+
 Run it on a cluster where no other scheduler is running (the pods use ``default-scheduler``), and on
 a fresh API server or after the previous run's cleanup. ``--json FILE`` appends the result as a
 JSON line.
@@ -88,6 +94,7 @@ from pathlib import Path
 from typing import Any
 
 import kube_real_volume as volume_workload
+from kube_real_timeline import Sampler, scraper
 
 from kubesched.api.quantity import parse_quantity
 from kubesched.testkit.builders import make_container, make_node, make_pod
@@ -119,16 +126,22 @@ class Api:
     def request(self, method: str, path: str, body: Any = None, query: dict[str, Any] | None = None,
                 ok: tuple[int, ...] = (), stream: bool = False, timeout: float = 60.0,
                 content_type: str = "application/json") -> Any:
-        """JSON of the answer (None for a status in ``ok``); with ``stream``, the open urllib3 response."""
+        """JSON of the answer (None for a status in ``ok``); with ``stream``, the open urllib3 response.
+        A 429 is tried again after its ``Retry-After``."""
         headers = {"Accept": "application/json"}
         if body is not None:
             headers["Content-Type"] = content_type
         m, url, hdrs, payload, post = self.client.param_serialize(
             method, path, query_params=list((query or {}).items()) or None, header_params=headers, body=body,
             auth_settings=["BearerToken"])
-        raw = self.client.call_api(m, url, hdrs, payload, post,
-                                   _request_timeout=(10.0, None) if stream else (10.0, timeout)).response
-        status = int(raw.status)
+        for _ in range(60):  # an API server with tight in-flight limits turns the driver away too: wait as told
+            raw = self.client.call_api(m, url, hdrs, payload, post,
+                                       _request_timeout=(10.0, None) if stream else (10.0, timeout)).response
+            status = int(raw.status)
+            if status != 429:
+                break
+            raw.release_conn()
+            time.sleep(float(raw.headers.get("Retry-After") or 1))
         if stream and 200 <= status < 300:
             return raw
         try:
@@ -332,6 +345,10 @@ class Result:
     bound_to_missing_nodes: int = 0
     exit_code: int | None = None
     error: str = ""
+    #: with ``--timeline``: ``[seconds from the scheduler's start, pods bound, API server 429s so far]``
+    #: once a second, and the run's 429 answers by call kind (see kube_real_timeline.py)
+    timeline: list[list[float]] = field(default_factory=list)
+    rejected_429: dict[str, int] = field(default_factory=dict)
 
     def line(self) -> str:
         head = f"{self.scheduler:<14} {self.workload:<10} {self.nodes:>5} nodes {self.bound:>5}/{self.measured_pods} bound"
@@ -348,6 +365,7 @@ class Result:
                 + (f"  REBINDS {len(self.rebinds)}" if self.rebinds else "")
                 + (f"  OVERCOMMITTED {self.overcommitted_nodes}" if self.overcommitted_nodes else "")
                 + (f"  BOUND TO MISSING NODES {self.bound_to_missing_nodes}" if self.bound_to_missing_nodes else "")
+                + (f"  429s {sum(self.rejected_429.values())}" if self.timeline else "")
                 + (f"  ERROR {self.error}" if self.error else ""))
 
 
@@ -477,9 +495,10 @@ def run(args: argparse.Namespace) -> Result:
 
     workdir = Path(tempfile.mkdtemp(prefix="kube-real-"))
     config = workdir / "config.yaml"
-    config.write_text(json.dumps(scheduler_config(str(Path(args.kubeconfig).resolve()), args.qps, args.burst), indent=1))
+    scheduler_kubeconfig = Path(args.scheduler_kubeconfig or args.kubeconfig).resolve()
+    config.write_text(json.dumps(scheduler_config(str(scheduler_kubeconfig), args.qps, args.burst), indent=1))
     if args.scheduler_cmd:
-        command = shlex.split(args.scheduler_cmd.format(config=config, kubeconfig=Path(args.kubeconfig).resolve()))
+        command = shlex.split(args.scheduler_cmd.format(config=config, kubeconfig=scheduler_kubeconfig))
     else:
         command = kubesched_command(str(config), args.qps, args.burst, args.log_level, args.kubesched_port,
                                     args.feature_gates)
@@ -491,12 +510,18 @@ def run(args: argparse.Namespace) -> Result:
     reap_queue: queue.Queue[tuple[float, str, str] | None] | None = queue.Queue() if args.reap else None
     reaped = [0]
     reapers: list[threading.Thread] = []
+    sampler: Sampler | None = None
     with open(log_path, "wb") as log:
+        if args.timeline:  # the counters before the scheduler starts, to subtract
+            sampler = Sampler(scraper(api), lambda: _bound_count(watcher))
         started = time.monotonic()
         proc = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env)
         cpu_pids = {"scheduler": proc.pid, **args.cpu_pid, "driver": os.getpid()}
         watcher = PodWatcher(api, rv, measured, cpu_pids, reap_queue)
         watcher.start()
+        if sampler is not None:
+            sampler.started = started
+            sampler.start()
         if reap_queue is not None:
             reap_api = Api(args.kubeconfig, pool=4)
 
@@ -524,6 +549,9 @@ def run(args: argparse.Namespace) -> Result:
                 save_metrics(api, args.metrics_url, args.metrics_out or str(workdir / "metrics.txt"))
             time.sleep(args.settle)  # what the scheduler still does (events, deletions) is checked too
         finally:
+            if sampler is not None:
+                sampler.stop.set()
+                sampler.join(30)
             if proc.poll() is None:
                 proc.send_signal(signal.SIGTERM)
                 try:
@@ -570,6 +598,10 @@ def run(args: argparse.Namespace) -> Result:
         lost = measured & seen.deleted
         if lost:
             result.error += f" {len(lost)} measured pods deleted"
+    if sampler is not None:
+        result.timeline = sampler.timeline.rows
+        result.rejected_429 = sampler.timeline.by_kind
+        print(sampler.timeline.table(), file=sys.stderr, flush=True)
     check(api, result)
     if args.outcome:
         with open(args.outcome, "w") as out:
@@ -580,6 +612,11 @@ def run(args: argparse.Namespace) -> Result:
     result.cpu_seconds_from_start = round(result.cpu_seconds_from_start, 2)
     print(f"scheduler log: {log_path}", file=sys.stderr, flush=True)
     return result
+
+
+def _bound_count(watcher: PodWatcher) -> int:
+    with watcher.lock:
+        return len(watcher.seen.bound_at)
 
 
 def per_second(start: float, times: list[float]) -> list[int]:
@@ -634,6 +671,10 @@ def compare_outcomes(path_a: str, path_b: str) -> int:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--kubeconfig")
+    parser.add_argument("--scheduler-kubeconfig", default="",
+                        help="the scheduler's kubeconfig (default: --kubeconfig). The API server's in-flight limits "
+                             "never turn away a user of the system:masters group: to see 429s, give the scheduler "
+                             "a user of its own, e.g. system:kube-scheduler")
     parser.add_argument("--workload", choices=["basic", "preemption", "volume"], default="basic")
     parser.add_argument("--nodes", type=int, default=1000)
     parser.add_argument("--pods", type=int, default=0,
@@ -660,6 +701,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cpu-pid", type=_cpu_pid, action="append", default=[], metavar="NAME=PID",
                         help="also report this process's CPU seconds over the measured window")
     parser.add_argument("--timeout", type=float, default=1800.0)
+    parser.add_argument("--timeline", action="store_true",
+                        help="record pods bound and the API server's 429 answers (its /metrics) every second, "
+                             "and the 429s by call kind (see kube_real_timeline.py)")
     parser.add_argument("--settle", type=float, default=3.0, help="seconds to keep watching after the last binding")
     parser.add_argument("--keep", action="store_true", help="leave the nodes and pods in place")
     parser.add_argument("--cleanup-only", action="store_true", help="delete what an earlier run left, and exit")

@@ -66,6 +66,59 @@ def test_5xx_is_retried_then_raised_and_4xx_is_not_retried(fake: FakeApiServer, 
     assert len(fake.requests_matching("GET", "/nodes/missing$")) == 1
 
 
+def _sleeper(fake_time: FakeTime, fake: FakeApiServer, kubeconfig: str, **options: float) -> Transport:
+    opts = ClientOptions(**{"qps": 0.0, **options})  # the default max_attempts (5) and throttled retries (10)
+    return Transport(load_api_client(kubeconfig), opts, sleep=fake_time.sleep)
+
+
+def test_a_429_storm_longer_than_max_attempts_is_waited_out_as_client_go_does(fake: FakeApiServer,
+                                                                              kubeconfig: str) -> None:
+    """Seven 429s with Retry-After in a row (more than max_attempts): the binding still goes through,
+    each retry after exactly the second the server asked for."""
+    clock = FakeTime()
+    client = _sleeper(clock, fake, kubeconfig)
+    fake.create(make_node("n1"))
+    fake.create(pod("p"))
+    fake.inject(Fault(method="POST", path="/pods/p/binding$", status=429, retry_after=1, times=7))
+    client.call("POST", "/api/v1/namespaces/default/pods/p/binding", decode=False, body={
+        "apiVersion": "v1", "kind": "Binding", "metadata": {"name": "p"}, "target": {"kind": "Node", "name": "n1"}})
+    assert [r.status for r in fake.requests_matching("POST", "/pods/p/binding$")] == [429] * 7 + [201]
+    assert clock.slept == [1.0] * 7
+    assert node_of(fake, "p") == "n1"
+
+
+def test_a_429_that_never_ends_is_given_up_after_ten_retries(fake: FakeApiServer, kubeconfig: str) -> None:
+    clock = FakeTime()
+    client = _sleeper(clock, fake, kubeconfig)
+    fake.inject(Fault(method="GET", path="/nodes/n1$", status=429, retry_after=2, times=-1))
+    with pytest.raises(ApiError) as err:
+        client.call("GET", "/api/v1/nodes/n1")
+    assert err.value.code == 429
+    assert len(fake.requests_matching("GET", "/nodes/n1$")) == 11
+    assert clock.slept == [2.0] * 10
+
+
+def test_throttled_retries_do_not_use_up_the_attempts_for_other_failures(fake: FakeApiServer,
+                                                                         kubeconfig: str) -> None:
+    """5xx (and a 429 without Retry-After) count against max_attempts; 429s with Retry-After between
+    them do not. Without retries (``retry=False``) a 429 is not tried again either."""
+    clock = FakeTime()
+    client = _sleeper(clock, fake, kubeconfig, max_attempts=3)
+    fake.inject(Fault(method="GET", path="/nodes/n1$", status=500, times=1))
+    fake.inject(Fault(method="GET", path="/nodes/n1$", status=429, retry_after=1, times=2))
+    fake.inject(Fault(method="GET", path="/nodes/n1$", status=429, times=1))
+    fake.inject(Fault(method="GET", path="/nodes/n1$", status=503, times=-1))
+    with pytest.raises(ApiError) as err:
+        client.call("GET", "/api/v1/nodes/n1")
+    assert err.value.code == 503
+    assert [r.status for r in fake.requests_matching("GET", "/nodes/n1$")] == [500, 429, 429, 429, 503]
+    assert clock.slept[1:4] == [1.0, 1.0, 1.0]  # Retry-After, twice; a 429 without it waits a second
+    fake.inject(Fault(method="GET", path="/nodes/n2$", status=429, retry_after=1, times=-1))
+    with pytest.raises(ApiError):
+        client.call("GET", "/api/v1/nodes/n2", retry=False)
+    assert len(fake.requests_matching("GET", "/nodes/n2$")) == 1
+
+
 def test_unreachable_server_is_a_503(kubeconfig: str, fake: FakeApiServer) -> None:
     client = transport(fake, kubeconfig, connect_timeout=0.5)
     fake.stop()

@@ -19,12 +19,14 @@ This module (with :func:`load_api_client`) is the only place that imports ``kube
 
 Flow control and retries are ours: a client-side token bucket (QPS/burst, as client-go's) on every
 request, and retries with jittered exponential backoff for 429 (honouring ``Retry-After``), 5xx and
-connection errors. Other statuses raise :class:`~kubesched.k8s.objects.ApiError` at once.
+connection errors; a 429 with ``Retry-After`` is retried up to 10 times on top of the other
+retries, as client-go's requests are. Other statuses raise :class:`~kubesched.k8s.objects.ApiError` at once.
 """
 
 from __future__ import annotations
 
 import http.client
+import itertools
 import json
 import logging
 import ssl
@@ -62,6 +64,9 @@ class ClientOptions:
     qps: float = 50.0
     burst: int = 100
     max_attempts: int = 5
+    #: 429 answers with ``Retry-After`` retried on top of ``max_attempts`` (client-go's maxRetries, 10):
+    #: the server said the request was not processed and when to come back
+    max_throttled_retries: int = 10
     retry_initial: float = 0.2
     retry_cap: float = 5.0
     retry_after_cap: float = 30.0
@@ -343,8 +348,10 @@ class Transport:
         """Send a request and return its decoded JSON body (None when empty, or when ``decode`` is
         False: writes whose answer nobody needs skip the decoding).
 
-        Retries 429 (after ``Retry-After``), 5xx and connection failures up to ``max_attempts``
-        tries, then raises the last error as ApiError (connection failures as 503). ``guard`` runs
+        Retries 5xx, connection failures and a 429 without ``Retry-After`` up to ``max_attempts``
+        tries, and a 429 with ``Retry-After`` (after that many seconds) up to
+        ``max_throttled_retries`` times besides, then raises the last error as ApiError (connection
+        failures as 503). ``guard`` runs
         before each try and may raise ApiError to stop (e.g. leadership lost)."""
         with self._count_lock:
             self.in_flight += 1
@@ -357,13 +364,16 @@ class Transport:
     def _call(self, method: str, path: str, query: Mapping[str, Any] | None, body: Any, content_type: str | None,
               retry: bool, guard: Callable[[], None] | None, decode: bool) -> Any:
         attempts = self.options.max_attempts if retry else 1
+        throttled_retries = self.options.max_throttled_retries if retry else 0
         backoff = Backoff(self.options.retry_initial, self.options.retry_cap, jitter=0.5)
         last: ApiError | None = None
         cause = ""
-        for attempt in range(1, attempts + 1):
+        failures = throttled = 0  # answers counted against max_attempts / max_throttled_retries
+        for attempt in itertools.count(1):
             if guard is not None:
                 guard()
             wait: float | None = None
+            counted = True  # against max_attempts
             try:
                 status, headers, data = self._exchange(method, path, query, body, content_type)
             except ConnectionFailure as exc:
@@ -382,14 +392,23 @@ class Transport:
                 if status not in RETRYABLE_STATUSES:
                     raise last
                 wait = retry_after_seconds(headers)
-                if wait is None and status == 429:
+                if status == 429 and wait is not None:
+                    # "not processed, come back after Retry-After": client-go's requests retry
+                    # this up to maxRetries (10) times (rest.Request, checkWait); not counted
+                    # against max_attempts, which the other failures use
+                    throttled += 1
+                    if throttled > throttled_retries:
+                        break
+                    counted = False
+                elif status == 429:
                     wait = 1.0
-            if attempt == attempts:
+            failures += counted
+            if failures >= attempts:
                 break
             delay = min(wait, self.options.retry_after_cap) if wait is not None else backoff.next()
             with self._count_lock:
                 self.retries += 1
-            log.warning("retrying %s %s in %.1fs (attempt %d of %d): %s", method, path, delay, attempt, attempts, cause,
+            log.warning("retrying %s %s in %.1fs (attempt %d): %s", method, path, delay, attempt, cause,
                         extra={"method": method, "path": path, "code": last.code, "reason": last.reason,
                                "attempt": attempt, "delay": round(delay, 3), "cause": cause})
             self._sleep(delay)
