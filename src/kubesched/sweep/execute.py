@@ -136,9 +136,11 @@ class Executor:
         try:
             if self.address is None:
                 with _sigint_ignored():
-                    # warnings are the workers' news of tasks cancelled or lost, which the sweep reports itself
+                    # the workers' warnings and errors are news of tasks cancelled or lost, or of a
+                    # heartbeat that found the scheduler closed as the sweep shut down after Ctrl-C:
+                    # the sweep reports what failed itself (each variant's error)
                     self._cluster = LocalCluster(n_workers=self.workers, threads_per_worker=1, processes=True,
-                                                 dashboard_address=None, silence_logs=logging.ERROR)
+                                                 dashboard_address=None, silence_logs=logging.CRITICAL)
                 self._client = Client(self._cluster)
             else:
                 self._client = Client(self.address)
