@@ -118,17 +118,11 @@ class BudgetIndex:
         for pdb in pdbs:
             self.update(key_of(pdb), pdb)
 
-    def __len__(self) -> int:
-        return len(self._budgets)
-
     def __bool__(self) -> bool:
         return bool(self._budgets)
 
     def get(self, key: str) -> Budget | None:
         return self._budgets.get(key)
-
-    def objects(self) -> list[Obj]:
-        return [budget.obj for budget in self._budgets.values()]
 
     def update(self, key: str, pdb: Obj | None) -> None:
         """The budget ``key`` (``namespace/name``) is now ``pdb``, or gone (None). An unchanged
