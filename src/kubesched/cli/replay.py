@@ -27,7 +27,7 @@ from kubesched.cli.options import (
 from kubesched.cli.tables import Table, make_console
 from kubesched.replay import History, read_audit_log, read_openb, replay
 from kubesched.replay.timeline import Window
-from kubesched.report.replay_report import differs, replay_report
+from kubesched.report.replay_report import differs, rate_text, replay_report
 
 #: rows of the table of pods whose outcome differs (``-o json`` has every pod)
 DIFFERING_ROWS = 30
@@ -43,12 +43,6 @@ def _format_of(path: Path, given: str) -> str:
 
 def _seconds(value: float | None) -> str:
     return "-" if value is None else f"{value:g}s"
-
-
-def _rate(rate: dict[str, Any]) -> str:
-    if not rate["of"]:
-        return "- (nothing to compare)"
-    return f"{rate['rate']:.1%} ({rate['agree']} of {rate['of']})"
 
 
 def _outcome(side: dict[str, Any]) -> str:
@@ -74,9 +68,9 @@ def render_replay(console: Console, doc: dict[str, Any]) -> None:
     agreement = Table(title=f"Agreement with the recording ({summary['pods']} pods)", title_justify="left")
     for col in ("", "agreement"):
         agreement.add_column(col)
-    agreement.add_row("bound or not by the end", _rate(summary["agreement"]["bound"]))
-    agreement.add_row("same node (bound in both)", _rate(summary["agreement"]["node"]))
-    agreement.add_row("same node pool", _rate(summary["agreement"]["pool"]))
+    agreement.add_row("bound or not by the end", rate_text(summary["agreement"]["bound"]))
+    agreement.add_row("same node (bound in both)", rate_text(summary["agreement"]["node"]))
+    agreement.add_row("same node pool", rate_text(summary["agreement"]["pool"]))
     console.print(agreement)
     table = Table(title="By PriorityClass: recorded → replay", title_justify="left")
     for col in ("PriorityClass", "pods", "bound", "not bound", "wait p50", "wait p95", "wait max", "preempted",

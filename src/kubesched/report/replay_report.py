@@ -37,7 +37,8 @@ def _seconds(value: float | None) -> str:
     return "-" if value is None else f"{value:g}"
 
 
-def _rate(rate: dict[str, Any]) -> str:
+def rate_text(rate: dict[str, Any]) -> str:
+    """An agreement rate as the table and the report show it: "87.5% (7 of 8)"."""
     if not rate["of"]:
         return "- (nothing to compare)"
     return f"{rate['rate']:.1%} ({rate['agree']} of {rate['of']})"
@@ -137,9 +138,9 @@ def replay_report(doc: dict[str, Any]) -> str:
         f"<p>{escape(history['source'])} ({escape(history['format'])}) from {escape(doc['start'])}, "
         f"{until:g}s, with {escape(changes)} &middot; seed {doc['seed']}</p>",
         "<h2>Agreement with the recording</h2>",
-        table(["", "agreement"], [["bound or not by the end", _rate(agreement["bound"])],
-                                  ["same node (bound in both)", _rate(agreement["node"])],
-                                  ["same node pool", _rate(agreement["pool"])]]),
+        table(["", "agreement"], [["bound or not by the end", rate_text(agreement["bound"])],
+                                  ["same node (bound in both)", rate_text(agreement["node"])],
+                                  ["same node pool", rate_text(agreement["pool"])]]),
         *_by_class(doc),
         step_chart("Pending pods over time", {
             "recorded": pending_over_time(doc["pods"], "recorded", until),
