@@ -396,8 +396,6 @@ class Evaluator:
         if len(candidates) == 1:
             record.criterion = "only candidate"
             return candidates[0]
-        by_node = {c.node: c for c in candidates}
-        remaining = list(by_node)
         funcs = None
         if self.policy.custom_node_choice:
             funcs = self.policy.ordered_score_funcs(self.policy.candidates_to_victims_map(candidates))
@@ -412,6 +410,8 @@ class Evaluator:
                     return keyed[0][1]
             record.criterion = "random tie-break"
             return keyed[int(self.handle.rng.integers(len(keyed)))][1]
+        by_node = {c.node: c for c in candidates}
+        remaining = list(by_node)
         for criterion, func in funcs:
             scores = [func(node) for node in remaining]
             best = max(scores)
