@@ -127,8 +127,9 @@ def assert_windows_equal(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, docs: 
         seen = order[:len(ok)]
         assert ok.tolist() == mask[seen].tolist()
         assert fails[seen].tolist() == first_fail[seen].tolist()
-        assert {j: st.message() for j, st in known.items()} == {
-            j: statuses[j].message() for j in seen.tolist() if j in statuses}
+        everywhere = statuses.as_dict()
+        assert {j: st.message() for j, st in known.as_dict().items()} == {
+            j: everywhere[j].message() for j in seen.tolist() if j in everywhere}
         return ok, fails, known
 
     monkeypatch.setattr(placement, "filter_in_windows", checked)

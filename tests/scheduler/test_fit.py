@@ -3,6 +3,7 @@ preemption arithmetic held against its Filter on real NodeInfos."""
 
 from __future__ import annotations
 
+import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -80,7 +81,8 @@ def test_preemption_arithmetic_agrees_with_filter(on_node, nominated, incoming, 
         nominator.add(PodInfo.from_pod(obj), nodes[k].name)
         if p >= pod.priority:
             extra.setdefault(k, []).append(PodInfo.from_pod(obj))
-    failures = fit.preemption_failures(state, pod, cache, nodes, NominatedSums(nominator).load(pod, cache))
+    indices = np.asarray([node.index for node in nodes], dtype=np.int64)
+    failures = fit.preemption_failures(state, pod, cache, indices, NominatedSums(nominator).load(pod, cache))
     for k, node in enumerate(nodes):
         view, clone = fit.preemption_view(state, pod, node), node.clone()
         moved = list(node.pods)

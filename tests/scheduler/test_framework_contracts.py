@@ -83,7 +83,7 @@ def test_framework_sorts_a_plugin_by_the_protocols_it_implements() -> None:
     state, pod = CycleState(), pod_info("p")
     alive, first_fail, statuses = fwk.filter_all(state, pod, snapshot)  # type: ignore[arg-type]
     assert alive.tolist() == [True, False, True] and first_fail.tolist() == [-1, 0, -1]
-    assert statuses[1].reasons == ("no",) and statuses[1].plugin == "Partial"
+    assert statuses.as_dict()[1].reasons == ("no",) and statuses.as_dict()[1].plugin == "Partial"
     totals, per_plugin = fwk.run_score(state, pod, snapshot, np.array([0, 2]))  # type: ignore[arg-type]
     assert totals.tolist() == [7, 7] and plugin.scored == ["n1", "n3"]
 

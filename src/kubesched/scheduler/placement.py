@@ -17,6 +17,7 @@ import numpy as np
 
 from kubesched.scheduler.framework.extender import EXTENDER_NAME
 from kubesched.scheduler.framework.extenders import FilterVerdict, add_scores, apply_verdicts, filter_indices
+from kubesched.scheduler.framework.found import FoundStatuses
 from kubesched.scheduler.framework.interface import Code, CycleState, PreFilterResult, Status
 from kubesched.scheduler.framework.runtime import Framework
 from kubesched.scheduler.framework.types import NodeStatuses, PodInfo
@@ -198,7 +199,7 @@ class NodeSearch:
         # a filter Error aborts the attempt (upstream: the error channel cancels the search; the
         # failing node gets no status)
         error = None
-        if any(st.code == Code.ERROR for st in known.values()):
+        if any(st.code == Code.ERROR for st in known.distinct()):
             error = next(
                 ((k, st) for k, j in enumerate(scanned.tolist())
                  if (st := known.get(j)) is not None and st.code == Code.ERROR),
@@ -235,7 +236,7 @@ class NodeSearch:
 
 
 def filter_in_windows(fwk: Framework, state: CycleState, pod: PodInfo, cache: Cache, order: np.ndarray,
-                      to_find: int) -> tuple[np.ndarray, np.ndarray, dict[int, Status]]:
+                      to_find: int) -> tuple[np.ndarray, np.ndarray, FoundStatuses]:
     """The filters' verdicts on the nodes of ``order`` (the scan's order), a window of nodes at a
     time until more than ``to_find`` nodes pass — the scan stops at the ``to_find``-th, and looks at
     every node only when no more pass — or every node is done: for a big cluster most nodes need
@@ -250,7 +251,7 @@ def filter_in_windows(fwk: Framework, state: CycleState, pod: PodInfo, cache: Ca
         return mask[order], first_fail, statuses
     passes: list[np.ndarray] = []
     first_fail = np.full(len(cache.node_infos), -1, dtype=np.int64)
-    known: dict[int, Status] = {}
+    known = FoundStatuses()
     done = found = 0
     while done < total:
         where = order[done:done + window]

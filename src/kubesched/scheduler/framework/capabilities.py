@@ -28,6 +28,7 @@ from kubesched.scheduler.framework.interface import Plugin
 if TYPE_CHECKING:
     import numpy as np
 
+    from kubesched.scheduler.framework.found import StatusGroups
     from kubesched.scheduler.framework.interface import CycleState, PreFilterResult, Status
     from kubesched.scheduler.framework.nominated import NominatedLoad
     from kubesched.scheduler.framework.types import NodeInfo, PodInfo
@@ -146,19 +147,19 @@ class PreemptionArithmetic(Plugin, Protocol):
     def preemption_view(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> ResourceView: ...
 
     def preemption_failures(
-        self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot, nodes: list[NodeInfo],
+        self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot, idx: np.ndarray,
         nominated: NominatedLoad,
     ) -> np.ndarray:
-        """For each of ``nodes`` at once: true only where the node has pods of lower priority than
+        """For each node ``idx[k]`` (by index) at once: true only where the node has pods of lower priority than
         ``pod`` and Filter would still reject it with all of them removed and its ``nominated``
         load added. Obligation: never true where :meth:`preemption_view` would accept that node."""
 
     def nominated_failures(
         self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot, idx: np.ndarray,
         nominated: NominatedLoad,
-    ) -> list[Status | None]:
+    ) -> StatusGroups:
         """Filter on each node ``idx[k]`` with its ``nominated`` load added, for all of them at
-        once: None where it passes, else its rejection. Obligation: exactly :meth:`preemption_view`
+        once: None where it passes, else its rejection (nodes failing alike share a Status). Obligation: exactly :meth:`preemption_view`
         with those nominated pods added, then ``filter()``."""
 
     def reprieve_many(

@@ -20,6 +20,7 @@ from kubesched.scheduler.framework.capabilities import (
     PreemptionArithmetic,
 )
 from kubesched.scheduler.framework.dryrun import ArithmeticBatch, ArithmeticNode, ClonedNode
+from kubesched.scheduler.framework.found import FoundStatuses
 from kubesched.scheduler.framework.interface import (
     Code,
     CycleState,
@@ -219,7 +220,7 @@ class FilterPoints(PluginSet):
 
     def filter_all(
         self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot, where: np.ndarray | None = None,
-    ) -> tuple[np.ndarray, np.ndarray, dict[int, Status]]:
+    ) -> tuple[np.ndarray, np.ndarray, FoundStatuses]:
         """Evaluate the filters on every node of the snapshot at once, or on nodes ``where`` only
         (the arrays then follow ``where``: entry k is node ``where[k]``).
 
@@ -233,7 +234,7 @@ class FilterPoints(PluginSet):
         size = len(nodes) if where is None else len(where)
         alive = np.ones(size, dtype=bool)
         first_fail = np.full(size, -1, dtype=np.int64)
-        statuses: dict[int, Status] = {}
+        statuses = FoundStatuses()
         skip = state.skip_filter_plugins
         for i, (pl, vector, at, noted) in enumerate(zip(
                 self.filter_plugins, self.filter_vectors, self.filter_vectors_at, self.rejections_noted)):
@@ -264,7 +265,7 @@ class FilterPoints(PluginSet):
 
     def _redo_nominated(
         self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot, where: np.ndarray | None,
-        alive: np.ndarray, first_fail: np.ndarray, statuses: dict[int, Status],
+        alive: np.ndarray, first_fail: np.ndarray, statuses: FoundStatuses,
     ) -> None:
         """The verdicts of :meth:`filter_all` on the nodes that have nominated pods of >= priority,
         redone with the two-pass rule (in place)."""
@@ -299,28 +300,27 @@ class FilterPoints(PluginSet):
         held = held[snapshot.table.has_object[held]]
         held = held[(first_fail[position[held]] < 0) | (first_fail[position[held]] >= arithmetic_at)]
         found = arithmetic.nominated_failures(state, pod, snapshot, held, load)
-        named: dict[int, Status] = {}  # nodes failing alike share a Status: name each once
-        for j, failure in zip(held.tolist(), found):
-            k = int(position[j])
-            if failure is not None:
-                alive[k] = False
-                status = named.get(id(failure))
-                if status is None:
-                    status = named[id(failure)] = _filter_failed(failure, arithmetic.name)
-                statuses[j] = status
-                first_fail[k] = -2
-            elif not exact:
-                self._nominated_node_by_node(state, pod, nodes[j], k, alive, first_fail, statuses)
+        failing = found.failing()
+        # nodes failing alike share a Status: name each once, and set them all at once
+        named = [None if g is None else _filter_failed(g, arithmetic.name) for g in found.groups]
+        rejected = held[failing]
+        at = position[rejected]
+        alive[at] = False
+        first_fail[at] = -2
+        statuses.put_many(rejected, named, found.which[failing])
+        if not exact:
+            for j in held[~failing].tolist():
+                self._nominated_node_by_node(state, pod, nodes[j], int(position[j]), alive, first_fail, statuses)
         for j in without_object.tolist():
             self._nominated_node_by_node(state, pod, nodes[j], int(position[j]), alive, first_fail, statuses)
 
     def _nominated_node_by_node(
         self, state: CycleState, pod: PodInfo, info: NodeInfo, at: int, alive: np.ndarray, first_fail: np.ndarray,
-        statuses: dict[int, Status],
+        statuses: FoundStatuses,
     ) -> None:
         """The two-pass verdict on ``info`` into entry ``at`` of the arrays."""
         status = self.run_filter_with_nominated(state, pod, info)
-        statuses.pop(info.index, None)
+        statuses.pop(info.index)
         if status is None:
             alive[at] = True
             first_fail[at] = -1
@@ -330,7 +330,7 @@ class FilterPoints(PluginSet):
             first_fail[at] = -2
 
     def status_for(
-        self, state: CycleState, pod: PodInfo, node: NodeInfo, first_fail: int, statuses: dict[int, Status]
+        self, state: CycleState, pod: PodInfo, node: NodeInfo, first_fail: int, statuses: FoundStatuses
     ) -> Status:
         known = statuses.get(node.index)
         if known is not None:
@@ -345,7 +345,7 @@ class FilterPoints(PluginSet):
 
     def statuses_for(
         self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot, indices: np.ndarray | Sequence[int],
-        first_fail: np.ndarray, statuses: dict[int, Status],
+        first_fail: np.ndarray, statuses: FoundStatuses,
     ) -> list[Status]:
         """:meth:`status_for` for many failed nodes: plugins offering ``failure_statuses`` (the
         vector form of their Filter's rejection) answer for all their nodes at once."""
@@ -355,9 +355,9 @@ class FilterPoints(PluginSet):
         out = np.empty(count, dtype=object)
         pending = np.ones(count, dtype=bool)
         if statuses:
-            for pos in np.flatnonzero(np.isin(indices, np.fromiter(statuses, dtype=np.int64))).tolist():
-                out[pos] = statuses[int(indices[pos])]
-                pending[pos] = False
+            known, have = statuses.lookup(indices)
+            out[have] = known[have]
+            pending &= ~have
         failing = first_fail[indices]
         for f in np.unique(failing[pending]).tolist():
             vector = self.failure_statuses[f] if f >= 0 else None

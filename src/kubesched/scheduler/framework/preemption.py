@@ -304,7 +304,10 @@ class Evaluator:
                 # added are no candidates (pass 1 rejects them, whatever the other filters say):
                 # ruled out for all nodes at once from per-priority sums (not when a filter before
                 # ``fit`` acts on its rejections: upstream calls it on those nodes too)
-                known_fail = fit.preemption_failures(state, pod, snapshot, potential, nominated)[order]
+                # ``potential`` keeps the snapshot's order: all of it, or fewer nodes
+                idx = np.arange(n, dtype=np.int64) if n == len(snapshot.node_infos) else \
+                    np.fromiter((info.index for info in potential), dtype=np.int64, count=n)
+                known_fail = fit.preemption_failures(state, pod, snapshot, idx, nominated)[order]
                 deferred = order[known_fail].tolist()
                 order = order[~known_fail]
             outcomes = self._batched(state, pod, potential, order.tolist(), fit, arithmetic, nominated,

@@ -20,6 +20,7 @@ from kubesched.scheduler.framework.capabilities import (
     ScoreVector,
     VictimRequests,
 )
+from kubesched.scheduler.framework.found import StatusGroups
 from kubesched.scheduler.framework.interface import (
     ADD,
     DELETE,
@@ -152,12 +153,12 @@ class NodeResourcesFit(
     ) -> list[Status]:
         """Filter's rejection for each node of ``idx`` (nodes known to fail), computed as a vector;
         nodes failing for the same reasons share one Status."""
-        return self._vector_failures(state, pod, snapshot, idx, passing=Status.unschedulable())  # type: ignore[return-value]
+        return self._vector_failures(state, pod, snapshot, idx, passing=Status.unschedulable()).per_node()  # type: ignore[return-value]
 
     def _vector_failures(
         self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot, idx: np.ndarray,
         nominated: NominatedLoad | None = None, passing: Status | None = None,
-    ) -> list[Status | None]:
+    ) -> StatusGroups:
         """Filter on each node ``idx[k]`` as a vector, with the ``nominated`` load added when given:
         ``passing`` where it passes, else its rejection (nodes failing for the same reasons share one
         Status)."""
@@ -182,12 +183,9 @@ class NodeResourcesFit(
             code |= failing.astype(np.int64) << bit
         # one Status per combination of reasons, picked for every node at once
         values, which = np.unique(code, return_inverse=True)
-        shared = np.empty(len(values), dtype=object)
-        for k, value in enumerate(values.tolist()):
-            shared[k] = passing if value == 0 else Status.unschedulable(
-                *(reason for bit, (reason, _) in enumerate(checks) if value >> bit & 1))
-        out: list[Status | None] = shared[which.reshape(-1)].tolist()
-        return out
+        shared = [passing if value == 0 else Status.unschedulable(
+            *(reason for bit, (reason, _) in enumerate(checks) if value >> bit & 1)) for value in values.tolist()]
+        return StatusGroups(shared, which.reshape(-1))
 
     def filter_vector(self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot) -> np.ndarray | None:
         return self._fits(state, pod, snapshot.table, None)
@@ -217,17 +215,16 @@ class NodeResourcesFit(
         return _ResourceView(self._state(state, pod), node)
 
     def preemption_failures(
-        self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot, nodes: list[NodeInfo],
+        self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot, idx: np.ndarray,
         nominated: NominatedLoad,
     ) -> np.ndarray:
-        """Filter on every node of ``nodes`` with all its pods of lower priority than ``pod`` gone
+        """Filter on every node ``idx[k]`` (by index) with all its pods of lower priority than ``pod`` gone
         and its ``nominated`` load added, from the node table's per-priority sums; marks only nodes that
         have such pods and still fail."""
         checked = self._state(state, pod).checked
         table = snapshot.table
         for resource, _ in checked:
             table.ensure_resource(resource)  # before taking any array: it may add a row
-        idx = np.fromiter((info.index for info in nodes), dtype=np.int64, count=len(nodes))
         lower_requested, lower_count = table.below_priority(pod.priority)
         lower_requested, lower_count = lower_requested[:, idx], lower_count[idx]
         pods_after = table.pod_count[idx] - lower_count
@@ -247,7 +244,7 @@ class NodeResourcesFit(
     def nominated_failures(
         self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot, idx: np.ndarray,
         nominated: NominatedLoad,
-    ) -> list[Status | None]:
+    ) -> StatusGroups:
         return self._vector_failures(state, pod, snapshot, idx, nominated)
 
     def reprieve_many(

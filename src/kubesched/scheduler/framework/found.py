@@ -1,0 +1,147 @@
+"""The statuses a filtering pass found, by node index.
+
+A vector filter rejects thousands of nodes for a handful of distinct reasons: :class:`StatusGroups`
+holds such verdicts as one Status object per distinct verdict and, per node, which one it is.
+:class:`FoundStatuses` gathers what a pass over the nodes found: single statuses (a per-node
+plugin's, a node judged with the two-pass rule node by node) and groups (the nominated pods' verdicts
+of an arithmetic filter on every node that has some), so that nodes failing alike are never looked
+at one by one in Python.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import numpy as np
+
+from kubesched.scheduler.framework.interface import Status
+
+
+class StatusGroups:
+    """Per node of some list, one of a few shared Status objects (or None where it passed):
+    ``groups`` the distinct ones, ``which[k]`` the index of node k's."""
+
+    __slots__ = ("groups", "which")
+
+    def __init__(self, groups: list[Status | None], which: np.ndarray) -> None:
+        self.groups = groups
+        self.which = which
+
+    def per_node(self) -> list[Status | None]:
+        """The Status of each node, in order."""
+        shared = np.empty(len(self.groups), dtype=object)
+        shared[:] = self.groups
+        out: list[Status | None] = shared[self.which].tolist()
+        return out
+
+    def failing(self) -> np.ndarray:
+        """Whether each node's entry is a Status (not None)."""
+        rejected = np.fromiter((g is not None for g in self.groups), dtype=bool, count=len(self.groups))
+        return rejected[self.which] if len(self.which) else np.zeros(0, dtype=bool)
+
+
+class FoundStatuses:
+    """Statuses by node index: single ones, and chunks of nodes given together (:meth:`put_many`).
+    A node's latest write counts."""
+
+    __slots__ = ("single", "_chunks")
+
+    def __init__(self) -> None:
+        self.single: dict[int, Status] = {}
+        #: (node indices sorted, their statuses as an object array in that order, the distinct
+        #: statuses among them: perhaps more once some of its nodes were written again)
+        self._chunks: list[tuple[np.ndarray, np.ndarray, list[Status]]] = []
+
+    def __bool__(self) -> bool:
+        return bool(self.single) or any(len(idx) for idx, _, _ in self._chunks)
+
+    def __setitem__(self, j: int, status: Status) -> None:
+        if self._chunks:
+            self._drop_from_chunks(np.asarray([j], dtype=np.int64))
+        self.single[j] = status
+
+    def pop(self, j: int) -> None:
+        self.single.pop(j, None)
+        if self._chunks:
+            self._drop_from_chunks(np.asarray([j], dtype=np.int64))
+
+    def put_many(self, idx: np.ndarray, groups: list[Status | None], which: np.ndarray) -> None:
+        """Node ``idx[k]`` has ``groups[which[k]]`` (never a None entry), for every k at once."""
+        if not len(idx):
+            return
+        if self.single:
+            for j in np.intersect1d(idx, np.fromiter(self.single, dtype=np.int64, count=len(self.single))).tolist():
+                del self.single[j]
+        self._drop_from_chunks(idx)
+        shared = np.empty(len(groups), dtype=object)
+        shared[:] = groups
+        order = np.argsort(idx, kind="stable")
+        self._chunks.append((idx[order], shared[which[order]], [g for g in groups if g is not None]))
+
+    def update(self, other: FoundStatuses) -> None:
+        """Take ``other``'s entries (over this one's for the same nodes)."""
+        for idx, statuses, groups in other._chunks:
+            self._drop_from_chunks(idx)
+            self._chunks.append((idx, statuses, groups))
+        if other._chunks and self.single:
+            for idx, _, _ in other._chunks:
+                for j in np.intersect1d(idx, np.fromiter(self.single, dtype=np.int64)).tolist():
+                    del self.single[j]
+        if other.single:
+            self._drop_from_chunks(np.fromiter(other.single, dtype=np.int64, count=len(other.single)))
+            self.single.update(other.single)
+
+    def get(self, j: int) -> Status | None:
+        found = self.single.get(j)
+        if found is not None:
+            return found
+        for idx, statuses, _ in self._chunks:
+            at = int(np.searchsorted(idx, j))
+            if at < len(idx) and int(idx[at]) == j:
+                status: Status = statuses[at]
+                return status
+        return None
+
+    def as_dict(self) -> dict[int, Status]:
+        """Every entry, by node index (for inspection: a dict of every node held)."""
+        out: dict[int, Status] = {}
+        for idx, statuses, _ in self._chunks:
+            out.update(zip(idx.tolist(), statuses.tolist()))
+        out.update(self.single)
+        return out
+
+    def distinct(self) -> Iterator[Status]:
+        """Every Status held, each shared object at least once (and perhaps some a node held
+        before it was written again)."""
+        yield from self.single.values()
+        for _, _, groups in self._chunks:
+            yield from groups
+
+    def lookup(self, indices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The statuses of the nodes ``indices`` (an object array) and whether each has one."""
+        count = len(indices)
+        out = np.empty(count, dtype=object)
+        have = np.zeros(count, dtype=bool)
+        for idx, statuses, _ in self._chunks:
+            at = np.minimum(np.searchsorted(idx, indices), len(idx) - 1)
+            hit = idx[at] == indices
+            out[hit] = statuses[at[hit]]
+            have |= hit
+        if self.single:
+            keys = np.fromiter(self.single, dtype=np.int64, count=len(self.single))
+            for pos in np.flatnonzero(np.isin(indices, keys)).tolist():
+                out[pos] = self.single[int(indices[pos])]
+                have[pos] = True
+        return out, have
+
+    def _drop_from_chunks(self, idx: np.ndarray) -> None:
+        if not self._chunks:
+            return
+        kept: list[tuple[np.ndarray, np.ndarray, list[Status]]] = []
+        for held, statuses, groups in self._chunks:
+            stays = ~np.isin(held, idx)
+            if stays.all():
+                kept.append((held, statuses, groups))
+            elif stays.any():
+                kept.append((held[stays], statuses[stays], groups))
+        self._chunks = kept
