@@ -30,11 +30,10 @@ from kubesched.api.checks import (
 )
 from kubesched.api.durations import parse_duration
 from kubesched.api.errors import Location, ManifestError
+from kubesched.k8s.objects import DEFAULT_SCHEDULER_NAME
 
 #: the fields of one ``spec.schedulers`` entry
 SCHEDULER_FIELDS = ("name", "configuration", "configurationFile", "informerDelay", "bindDelay")
-#: the schedulerName of a profile that names none, and of a configuration without profiles
-DEFAULT_SCHEDULER_NAME = "default-scheduler"
 
 
 @dataclass
