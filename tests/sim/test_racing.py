@@ -249,3 +249,10 @@ def test_a_pending_pod_of_the_second_scheduler_is_not_called_unserved(tmp_path: 
     out = CliRunner().invoke(cli, ["simulate", str(path)])
     assert out.exit_code == 0
     assert "no profile of this configuration provides" not in out.output
+
+
+def test_explain_diagnoses_a_pod_with_the_scheduler_that_serves_it() -> None:
+    out = CliRunner().invoke(cli, ["explain", "opportunist", str(RACE), "--at", "20s"])
+    assert out.exit_code == 0, out.output
+    assert "no profile for schedulerName" not in out.output
+    assert "Insufficient cpu" in out.output
