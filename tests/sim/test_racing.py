@@ -12,10 +12,12 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
+from kubesched.analysis.whatif.documents import scenario_documents
 from kubesched.api.errors import ManifestError
 from kubesched.api.loader import load_scenario
 from kubesched.cli.main import cli
 from kubesched.sim import simulate
+from kubesched.sweep.fingerprint import base_digest
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "racing-schedulers"
 RACE = EXAMPLES / "race.yaml"
@@ -256,3 +258,20 @@ def test_explain_diagnoses_a_pod_with_the_scheduler_that_serves_it() -> None:
     assert out.exit_code == 0, out.output
     assert "no profile for schedulerName" not in out.output
     assert "Insufficient cpu" in out.output
+
+
+def test_a_racing_scenario_written_back_reads_the_same(tmp_path: Path) -> None:
+    """whatif --save-changed and the ui write a scenario back: its schedulers come along, inline."""
+    path = tmp_path / "saved.yaml"
+    path.write_text(yaml.safe_dump_all(scenario_documents(load_scenario(RACE))))
+    saved = load_scenario(path)
+    assert [(s.name, s.configuration, s.informer_delay) for s in saved.schedulers] == [
+        (s.name, s.configuration, s.informer_delay) for s in load_scenario(RACE).schedulers]
+    assert simulate(saved).result["racing"] == simulate(RACE).result["racing"]
+
+
+def test_a_sweep_tells_scenarios_apart_by_their_schedulers() -> None:
+    scenario = load_scenario(RACE)
+    before = base_digest(scenario)
+    scenario.schedulers[0].informer_delay = 0.0
+    assert base_digest(scenario) != before
