@@ -16,6 +16,7 @@ from kubesched.analysis.whatif.documents import scenario_documents
 from kubesched.api.errors import ManifestError
 from kubesched.api.loader import load_scenario
 from kubesched.cli.main import cli
+from kubesched.report.html import simulation_report
 from kubesched.sim import simulate
 from kubesched.sweep.fingerprint import base_digest
 
@@ -275,3 +276,10 @@ def test_a_sweep_tells_scenarios_apart_by_their_schedulers() -> None:
     before = base_digest(scenario)
     scenario.schedulers[0].informer_delay = 0.0
     assert base_digest(scenario) != before
+
+
+def test_the_html_report_has_the_schedulers_and_the_ping_pong_row() -> None:
+    html = simulation_report(simulate(PING_PONG).result)
+    assert "<h2>Schedulers</h2>" in html
+    assert "<h2>Preemption ping-pong</h2>" in html
+    assert "<td>alpha &lt;-&gt; beta</td><td>1</td>" in html
