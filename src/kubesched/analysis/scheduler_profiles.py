@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 from collections import Counter
+from collections.abc import Collection
 from typing import Any
 
 from kubesched.k8s.objects import DEFAULT_SCHEDULER_NAME, is_terminal, scheduler_name_of
@@ -67,16 +68,19 @@ def editable_configuration(view: dict[str, Any], config: dict[str, Any] | None) 
     return {"apiVersion": API_VERSION, "kind": "KubeSchedulerConfiguration", "profiles": profiles}
 
 
-def unserved_pods(scheduler: Scheduler) -> dict[str, int]:
+def unserved_pods(scheduler: Scheduler, served: Collection[str] | None = None) -> dict[str, int]:
     """The pods waiting for a scheduler (not bound, not finished, not being deleted) whose
-    ``schedulerName`` no profile of ``scheduler`` has, counted by that name: no scheduler ever
+    ``schedulerName`` no profile of ``scheduler`` has (``served``: no name of these, the profiles of
+    all the schedulers of a run whose schedulers race), counted by that name: no scheduler ever
     looks at them, so they stay pending and nothing says why."""
+    if served is None:
+        served = scheduler.frameworks
     counts: Counter[str] = Counter()
     for pod in scheduler.cluster.list("Pod"):
         if (pod.get("spec") or {}).get("nodeName") or is_terminal(pod) or pod["metadata"].get("deletionTimestamp"):
             continue
         name = scheduler_name_of(pod)
-        if name not in scheduler.frameworks:
+        if name not in served:
             counts[name] += 1
     return dict(sorted(counts.items()))
 

@@ -17,6 +17,7 @@ from kubesched.api.errors import Location, ManifestError, ManifestNotice
 from kubesched.api.known_fields import unknown_fields
 from kubesched.api.list_stream import read_list_items
 from kubesched.api.manifest_text import json_document, json_lines, yaml_documents
+from kubesched.api.racing import SchedulerSpec, load_schedulers, refuse_with_configuration
 from kubesched.api.resources import default_pod_requests_from_limits
 from kubesched.api.snapshot import forget_managed_fields, is_existing
 from kubesched.api.validation import (
@@ -79,6 +80,9 @@ class Scenario:
     sources: list[str] = field(default_factory=list)
     #: ``spec.cluster``: settings of the embedded cluster's subsystems (admission, eviction, ...)
     cluster: dict[str, Any] = field(default_factory=dict)
+    #: ``spec.schedulers``: several schedulers racing against the cluster (empty: the one scheduler
+    #: of ``scheduler_configuration``)
+    schedulers: list[SchedulerSpec] = field(default_factory=list)
     #: fields the objects' kinds do not declare, one warning each (an error with :func:`strict_error`),
     #: and notices (:class:`ManifestNotice`, never an error) such as pods bound to missing nodes
     warnings: list[ManifestError] = field(default_factory=list)
@@ -426,6 +430,12 @@ def load_scenario(path: str | Path) -> Scenario:
             scenario.scheduler_configuration = copy.deepcopy(spec["schedulerConfiguration"])
             scenario.scheduler_configuration_source = _location(doc, "spec.schedulerConfiguration")
             scenario.scheduler_configuration_dir = _directory_of(doc.file)
+        if spec.get("schedulers") is not None:
+            where = _location(doc, "spec.schedulers")
+            if scenario.scheduler_configuration is not None:  # a KubeSchedulerConfiguration document
+                raise refuse_with_configuration(where, f"a {SCHEDULER_CONFIGURATION_KIND} document")
+            scenario.schedulers = load_schedulers(spec["schedulers"], where, _directory_of(doc.file),
+                                                  read_scheduler_configuration)
         steps = [_step(raw, f"{doc.source}, spec.steps[{i}]") for i, raw in enumerate(spec.get("steps") or [])]
         scenario.steps = sorted(steps, key=lambda s: s.at)
     return scenario

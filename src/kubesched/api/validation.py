@@ -34,6 +34,7 @@ from kubesched.api.checks import (
     type_name,
 )
 from kubesched.api.known_fields import unknown_configuration_fields
+from kubesched.api.racing import check_schedulers
 from kubesched.api.selectors import LabelSelector
 from kubesched.api.validation_cluster import validate_cluster_config
 from kubesched.api.validation_pod import (
@@ -62,7 +63,7 @@ QUOTA_SCOPES = ("Terminating", "NotTerminating", "BestEffort", "NotBestEffort", 
                 "CrossNamespacePodAffinity")
 POD_PHASES = ("Pending", "Running", "Succeeded", "Failed", "Unknown")
 WORKLOAD_KINDS = frozenset({"Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "Job"})
-_SCENARIO_SPEC_FIELDS = frozenset({"seed", "until", "schedulerConfiguration", "steps", "cluster"})
+_SCENARIO_SPEC_FIELDS = frozenset({"seed", "until", "schedulerConfiguration", "schedulers", "steps", "cluster"})
 _SCENARIO_FIELDS = frozenset({"apiVersion", "kind", "metadata", "spec"})
 _STEP_ACTIONS = ("create", "delete", "patch", "drain")
 #: a drain step's fields (kubectl drain's flags, camelCased)
@@ -388,6 +389,11 @@ def _validate_scenario(obj: dict[str, Any], path: str, errs: Errors) -> None:
     config = expect_dict(spec.get("schedulerConfiguration"), cpath, errs)
     if config is not None:
         check_scheduler_configuration(config, cpath, errs)
+    if spec.get("schedulers") is not None:
+        check_schedulers(spec["schedulers"], key_path(spath, "schedulers"), errs, check_scheduler_configuration)
+        if config is not None:
+            errs.append((key_path(spath, "schedulers"), "spec.schedulers configures each scheduler; "
+                         "spec.schedulerConfiguration cannot be given too (put it in a scheduler's configuration)"))
     if spec.get("cluster") is not None:
         validate_cluster_config(spec["cluster"], key_path(spath, "cluster"), errs)
     steps_path = key_path(spath, "steps")

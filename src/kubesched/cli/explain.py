@@ -294,7 +294,8 @@ def explain(pod: str | None, snapshot: str | None, namespace: str | None, all_na
         assert namespace is not None
         if outcome.scheduler.cluster.get("Pod", namespace, name) is None:
             raise KeyError(missing_pod_text(outcome.result, namespace, name, at))
-        diagnosis = diagnose(outcome.scheduler, namespace, name, run=outcome.result, end_of_run=at is None)
+        diagnosis = diagnose(outcome.scheduler_of(namespace, name), namespace, name, run=outcome.result,
+                             end_of_run=at is None)
     except KeyError as err:
         click.echo(f"error: {err.args[0]}", err=True)
         sys.exit(2)

@@ -10,6 +10,7 @@ from rich.markup import escape
 
 from kubesched.analysis.grouping import ClusterFacts, Workload, pool_by_name
 from kubesched.api.quantity import parse_quantity
+from kubesched.cli.render_racing import render_racing
 from kubesched.cli.tables import Table
 
 #: lifecycle events left out of the timeline (one of each per pod; the pods table has the outcome)
@@ -88,6 +89,8 @@ def render_result(console: Console, result: dict[str, Any], facts: ClusterFacts,
         _nodes_table(console, result, facts)
     else:
         _nodes_summary(console, result, facts)
+    if "racing" in result:
+        render_racing(console, result["racing"])
     _timeline(console, result, events_limit, merge=not list_every_pod and len(result["pods"]) > SUMMARY_ABOVE)
     _rejected(console, result)
 
@@ -260,6 +263,8 @@ def _event_row(event: dict[str, Any]) -> tuple[str, str, str]:
         details = "nomination cleared"
     if event.get("preemptor"):
         details += f" (preemptor {event['preemptor']})"
+    if event.get("scheduler"):  # racing schedulers: the one that recorded it
+        details = f"{event['scheduler']}: {details}"
     return f"{event['time']:g}", event["reason"], details
 
 

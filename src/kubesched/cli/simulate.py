@@ -125,7 +125,8 @@ def simulate(
         click.echo(f"error: {err}", err=True)
         sys.exit(2)
     result = outcome.result
-    unserved = unserved_warning(unserved_pods(outcome.scheduler), list(outcome.scheduler.frameworks))
+    served = [name for scheduler in outcome.simulation.schedulers for name in scheduler.frameworks]
+    unserved = unserved_warning(unserved_pods(outcome.scheduler, served), served)
     if unserved is not None:  # the scheduler says nothing of pods it is not asked to schedule
         click.echo(f"warning: {unserved}", err=True)
     if explain_pod is not None and find_pod(result, explain_pod) is None:

@@ -147,6 +147,23 @@ def _topology_section(cluster: dict[str, Any]) -> list[str]:
             table(["node", "policy", "admitted", *[f"rejected ({r})" for r in reasons]], rows)]
 
 
+def _racing_section(racing: dict[str, Any] | None) -> list[str]:
+    """Racing schedulers (docs/racing-schedulers.md): a row per scheduler, the preemptions across
+    them and their ping-pong rounds."""
+    if not racing:
+        return []
+    rows = [[r["name"], ", ".join(r["schedulerNames"]), f"{r['informerDelay']:g}s", f"{r['bindDelay']:g}s",
+             r["scheduled"], r["preemptions"], r["victims"], r["rejectedByKubelet"]] for r in racing["schedulers"]]
+    return ["<h2>Schedulers</h2>" + table(
+                ["scheduler", "schedulerNames", "informer delay", "bind delay", "scheduled", "preemptions",
+                 "victims", "refused by kubelet"], rows),
+            "<h2>Preemptions across schedulers</h2>" + table(
+                ["preemptor", "victims placed by", "victims"],
+                [[c["preemptor"], c["victimPlacedBy"], c["victims"]] for c in racing["crossPreemptions"]]),
+            "<h2>Preemption ping-pong</h2>" + table(
+                ["schedulers", "rounds"], [[" <-> ".join(p["schedulers"]), p["rounds"]] for p in racing["pingPong"]])]
+
+
 def simulation_report(result: dict[str, Any]) -> str:
     s = result["summary"]
     series = pod_counts_over_time(result["events"])
@@ -158,6 +175,7 @@ def simulation_report(result: dict[str, Any]) -> str:
         node_chart(result["nodes"]),
         *(svg for _, svg in cluster_charts(result)),
         *_topology_section(result.get("cluster") or {}),
+        *_racing_section(result.get("racing")),
         "<h2>Pods</h2>" + table(["pod", "priority", "phase", "node", "nominated node"], [
             [k, p["priority"], p["phase"], p["node"] or "-", p["nominatedNodeName"] or "-"]
             for k, p in result["pods"].items()]),

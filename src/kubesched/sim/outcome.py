@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from kubesched.api.resources import is_extended_resource_name
+from kubesched.k8s.objects import scheduler_name_of
 
 if TYPE_CHECKING:
     from kubesched.cluster.embedded.cluster import EmbeddedCluster
@@ -32,6 +33,17 @@ class SimulationOutcome:
     @property
     def scheduler(self) -> Scheduler:
         return self.simulation.scheduler
+
+    def scheduler_of(self, namespace: str, name: str) -> Scheduler:
+        """The scheduler the pod goes to: of a run whose schedulers race, the one one of whose
+        profiles has the pod's schedulerName; otherwise (or when none has) :attr:`scheduler`."""
+        pod = self.cluster.get("Pod", namespace, name)
+        if pod is not None:
+            wanted = scheduler_name_of(pod)
+            for scheduler in self.simulation.schedulers:
+                if wanted in scheduler.frameworks:
+                    return scheduler
+        return self.scheduler
 
     @property
     def cluster(self) -> EmbeddedCluster:

@@ -45,6 +45,8 @@ def build_result(sim: Simulation, *, decisions: bool = False) -> dict[str, Any]:
         result["snapshot"] = sim.initial.report()
     if sim.drains:
         result["drains"] = [drain.report() for drain in sim.drains]
+    if sim.race is not None:
+        result["racing"] = sim.race.report()
     if sim.gangs.groups:
         result["podGroups"] = sim.gangs.report()
     if decisions:

@@ -31,6 +31,7 @@ from kubesched.scheduler.scheduler import Scheduler
 from kubesched.sim.gangs import GangHistory
 from kubesched.sim.identity import PodIdentities
 from kubesched.sim.outcome import SimulationOutcome
+from kubesched.sim.racing import Race, RacingLoop
 from kubesched.sim.result import build_result
 
 #: without `until`: how long pods may keep backing off or waiting at Permit (and so be retried) once
@@ -173,19 +174,33 @@ class Simulation:
         self.cluster.api.ensure_system_priority_classes()
         self.cluster.configure(scenario.cluster)
         self.cluster.start_controllers()
-        try:
-            self.scheduler = Scheduler(
-                self.cluster,
-                scenario.scheduler_configuration,
-                np.random.default_rng(scheduler_seq),
-                self.loop.now,
-                record_attempts=explain,
-                config_dir=Path(scenario.scheduler_configuration_dir) if scenario.scheduler_configuration_dir else None,
-                bind_for_extenders=True,
-                feature_gates=feature_gates,
-            )
-        except ConfigError as err:
-            raise _configuration_error(scenario, err) from err
+        #: the racing schedulers of ``spec.schedulers`` (None: the one scheduler)
+        self.race: Race | None = None
+        if scenario.schedulers:
+            if scenario.scheduler_configuration is not None:
+                raise _configuration_error(scenario, ConfigError(
+                    "the scenario's spec.schedulers configures each of its schedulers: give their "
+                    "configurations there"))
+            self.race = Race(self.cluster, scenario.schedulers, scheduler_seq, record_attempts=explain,
+                             feature_gates=feature_gates)
+            #: every scheduler of the run; :attr:`scheduler` is the first
+            self.schedulers = self.race.schedulers
+            self.scheduler = self.schedulers[0]
+        else:
+            try:
+                self.scheduler = Scheduler(
+                    self.cluster,
+                    scenario.scheduler_configuration,
+                    np.random.default_rng(scheduler_seq),
+                    self.loop.now,
+                    record_attempts=explain,
+                    config_dir=Path(scenario.scheduler_configuration_dir) if scenario.scheduler_configuration_dir else None,
+                    bind_for_extenders=True,
+                    feature_gates=feature_gates,
+                )
+            except ConfigError as err:
+                raise _configuration_error(scenario, err) from err
+            self.schedulers = [self.scheduler]
         self.initial = plan_initial_objects(scenario.objects, owned=owned)
         for obj in self.initial.create_first:
             self.cluster.create(obj)
@@ -193,10 +208,12 @@ class Simulation:
         self.initial.restore = []  # the store holds them now (and their later versions)
         for obj in self.initial.create:
             self.cluster.create(obj)
-        self.scheduler.start()
+        for scheduler in self.schedulers:
+            scheduler.start()
         for step in scenario.steps:
             self.loop.call_at(step.at, functools.partial(self._apply, step))
-        self.scheduler_loop = SchedulerLoop(self.scheduler, self.loop)
+        self.scheduler_loop: SchedulerLoop | RacingLoop = (
+            SchedulerLoop(self.scheduler, self.loop) if self.race is None else self.race.scheduler_loop())
 
     # -- steps ----------------------------------------------------------------------------------
     def _apply(self, step: Step) -> None:
@@ -246,7 +263,10 @@ class Simulation:
                     break
                 if not loop.advance(self.until):
                     break
-            self.scheduler.close()
+            if self.race is not None:
+                self.race.catch_up()
+            for scheduler in self.schedulers:
+                scheduler.close()
             # within the block: handing the starting state back to the collector makes its next
             # pass a full one, and building the result is what would trigger it
             result = build_result(self, decisions=self.include_decisions)
@@ -258,10 +278,11 @@ class Simulation:
         within :data:`QUIET_HORIZON`."""
         if self.loop.has_foreground():
             return True
-        queue = self.scheduler.queue
-        if queue.has_active():
+        if any(scheduler.queue.has_active() for scheduler in self.schedulers):
             return True
-        retrying = queue.has_backoff() or any(len(fwk.waiting_pods) for fwk in self.scheduler.frameworks.values())
+        retrying = any(scheduler.queue.has_backoff()
+                       or any(len(fwk.waiting_pods) for fwk in scheduler.frameworks.values())
+                       for scheduler in self.schedulers)
         return retrying and self.loop.now() - self.loop.last_foreground < QUIET_HORIZON
 
 

@@ -34,8 +34,12 @@ def base_digest(base: Scenario) -> str:
     """The base as simulated: its objects, steps, seed, end, configuration and cluster settings
     (not where they were read, nor its warnings)."""
     steps = [{k: v for k, v in dataclasses.asdict(step).items() if k != "source"} for step in base.steps]
-    return _digest({"objects": base.objects, "steps": steps, "seed": base.seed, "until": base.until,
-                    "schedulerConfiguration": base.scheduler_configuration, "cluster": base.cluster})
+    inputs = {"objects": base.objects, "steps": steps, "seed": base.seed, "until": base.until,
+              "schedulerConfiguration": base.scheduler_configuration, "cluster": base.cluster}
+    if base.schedulers:  # racing schedulers (absent otherwise: the digests of other scenarios stay as they were)
+        inputs["schedulers"] = [{"name": s.name, "configuration": s.configuration, "informerDelay": s.informer_delay,
+                                 "bindDelay": s.bind_delay} for s in base.schedulers]
+    return _digest(inputs)
 
 
 def variant_inputs(sweep: Sweep, base: Scenario) -> Inputs:

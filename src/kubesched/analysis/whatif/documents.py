@@ -16,6 +16,11 @@ def scenario_documents(scenario: Scenario) -> list[Obj]:
         spec["until"] = f"{scenario.until:g}s"
     if scenario.scheduler_configuration is not None:
         spec["schedulerConfiguration"] = scenario.scheduler_configuration
+    if scenario.schedulers:  # each configuration written inline, wherever it was read
+        spec["schedulers"] = [
+            {"name": s.name, **({"configuration": s.configuration} if s.configuration is not None else {}),
+             "informerDelay": f"{s.informer_delay:g}s", "bindDelay": f"{s.bind_delay:g}s"}
+            for s in scenario.schedulers]
     if scenario.cluster:
         spec["cluster"] = scenario.cluster
     steps = []

@@ -172,11 +172,13 @@ class EmbeddedCluster:
         note: str,
         related: Obj | None = None,
         node: str | None = None,
+        reporter: str | None = None,
     ) -> None:
         """An event about ``obj`` in the timeline. ``node``: the node the event is about; when the
         caller does not give it, a ``Scheduled`` event takes the node the pod is bound to and a
-        ``Preempted`` one the victim's node."""
-        fields: dict[str, Any] = {}
+        ``Preempted`` one the victim's node. ``reporter``: the scheduler that records it, when
+        several race (the event's ``scheduler`` field)."""
+        fields: dict[str, Any] = {} if reporter is None else {"scheduler": reporter}
         if reason == "Scheduled":
             fields["node"] = node if node is not None else self._bound_node(obj)
         elif reason == "Preempted":
