@@ -48,9 +48,13 @@ def _seconds(value: float | None) -> str:
 def _outcome(side: dict[str, Any]) -> str:
     if side.get("rejected"):
         return "rejected"
+    if side.get("keptRunning"):
+        return "not created again: its earlier pod still ran"
+    if side.get("notCreated"):
+        return "not made by its controller"
     if side["bound"] is None:
         return "not bound"
-    where = side["node"] or "bound"
+    where = (f"{side['pod']} on " if side.get("pod") else "") + (side["node"] or "bound")
     text = f"{where} after {side['waited']:g}s"
     if side.get("preempted") is not None:
         text += f", preempted at {side['preempted']:g}s"
