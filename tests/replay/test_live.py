@@ -22,6 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "kube"))
 from click.testing import CliRunner  # noqa: E402
 from fakeapi import FakeApiServer  # noqa: E402
 from fakefaults import Fault  # noqa: E402
+from tests.replay.test_replay import Log  # noqa: E402
 
 from kubesched.cli.main import cli  # noqa: E402
 from kubesched.cluster.kube import ClientOptions, InformerOptions, KubeCluster, load_api_client, wall_clock  # noqa: E402
@@ -29,7 +30,6 @@ from kubesched.replay import read_audit_log  # noqa: E402
 from kubesched.replay.live import Transport, replay_live  # noqa: E402
 from kubesched.scheduler.scheduler import Scheduler  # noqa: E402
 from kubesched.serve.runner import RunnerOptions, SchedulerRunner  # noqa: E402
-from tests.replay.test_replay import Log  # noqa: E402
 
 FAST = ClientOptions(qps=0, burst=1, max_attempts=4, retry_initial=0.05, retry_cap=0.2, request_timeout=5.0)
 

@@ -121,6 +121,7 @@ class Watcher(threading.Thread):
 
     def run(self) -> None:
         version = ""
+        broken: tuple[type[BaseException], ...] = (OSError, *self.transport.connection_errors)
         while not self.stop.is_set():
             try:
                 if not version:
@@ -146,7 +147,7 @@ class Watcher(threading.Thread):
             except ApiError as err:
                 version = "" if err.code == 410 else version
                 self.stop.wait(0.2)
-            except (*self.transport.connection_errors, OSError, ValueError):
+            except broken:
                 self.stop.wait(0.2)
 
 

@@ -30,9 +30,8 @@ from kubesched.cluster.embedded.apiserver.store import merge_patch
 from kubesched.k8s.objects import TERMINAL_PHASES, Obj, key_of
 from kubesched.k8s.timefmt import EPOCH, parse_rfc3339
 from kubesched.replay.history import SCHEDULER_USER, History, ReadReport, Recorded, ReplayError
-from kubesched.replay.owners import is_controller_user
 from kubesched.replay.objects import inferred_classes, node_patch, replayable_object, replayable_pod
-from kubesched.replay.owners import WORKLOADS, IdentityStep, Owners, restorable
+from kubesched.replay.owners import WORKLOADS, IdentityStep, Owners, is_controller_user, restorable
 from kubesched.replay.updates import PodUpdates, WorkloadEvents
 
 if TYPE_CHECKING:
@@ -332,10 +331,10 @@ class Timeline(PodUpdates, WorkloadEvents):
         self._step(e, at, "create", obj=pod)
         if again:
             self.steps[-1].source += RECREATION
-        rec = None if pinned else Recorded(e.key, at, (obj.get("spec") or {}).get("priorityClassName"))
-        if rec is not None:
-            self.recorded.append(rec)
-        self.live[e.key] = _Pod(rec, pod)
+        incarnation = None if pinned else Recorded(e.key, at, (obj.get("spec") or {}).get("priorityClassName"))
+        if incarnation is not None:
+            self.recorded.append(incarnation)
+        self.live[e.key] = _Pod(incarnation, pod)
         self.pod_sources.append((obj, pod))
         self.report.counts["pods created bound (not compared)" if pinned else "pod creations"] += 1
 
