@@ -60,7 +60,8 @@ def scheduler(fake: FakeApiServer, tmp_path: Path) -> Iterator[None]:
 
 
 def history_log(tmp_path: Path) -> Path:
-    """Two nodes, three 2-cpu pods that fit only on ``big``; one deleted, one relabelled."""
+    """Two nodes, three 2-cpu pods that fit only on ``big``; one deleted (2 recorded seconds after its
+    creation), one relabelled."""
     log = Log()
     log.node(0.0, "small", cpu="1")
     log.node(0.0, "big", cpu="8")
@@ -84,8 +85,12 @@ def test_a_live_replay_places_through_the_clusters_scheduler(fake: FakeApiServer
     assert doc["run"]["rejected"] == [] and doc["run"]["missedWrites"] == []
     assert doc["run"]["live"]["retries"] >= 3  # the 503 and the two 429s: retried, not dropped
     pods = {p["pod"]: p for p in doc["pods"]}
-    assert [pods[f"default/p{i}"]["replay"]["node"] for i in range(3)] == ["big"] * 3
-    assert doc["summary"]["agreement"]["node"] == {"agree": 3, "of": 3, "rate": 1.0}
+    # p1 and p2 stay: the settling waits until they are bound; p0 may be deleted before the
+    # scheduler gets to it (a race of the live cluster), and is on big if it was bound
+    assert [pods[f"default/p{i}"]["replay"]["node"] for i in (1, 2)] == ["big", "big"]
+    assert pods["default/p0"]["replay"]["node"] in ("big", None)
+    node = doc["summary"]["agreement"]["node"]
+    assert node["agree"] == node["of"] >= 2
     # every write reached the server: the deletion, the label, the cordon
     p0 = fake.get("Pod", "default", "p0")
     assert p0 is None or p0["metadata"].get("deletionTimestamp")
@@ -109,4 +114,6 @@ def test_the_command_replays_live(fake: FakeApiServer, scheduler: None, tmp_path
     assert result.exit_code == 0, result.output
     doc: dict[str, Any] = json.loads(result.stdout)
     assert doc["run"]["live"]["speed"] == 20.0
-    assert doc["summary"]["agreement"]["bound"] == {"agree": 3, "of": 3, "rate": 1.0}
+    pods = {p["pod"]: p for p in doc["pods"]}
+    assert pods["default/p1"]["replay"]["node"] == pods["default/p2"]["replay"]["node"] == "big"
+    assert "3 pod creations" in result.stderr and doc["run"]["rejected"] == []
