@@ -146,3 +146,33 @@ def test_the_label_change_reaches_the_replays_pod(tmp_path: Path) -> None:
     assert sorted(labels.values(), key=str) == [None, "gold"]
     gold = next(k for k, v in labels.items() if v == "gold")
     assert sim.identities.of[gold] == "default/Deployment/batch@1#0"
+
+
+def test_a_snapshots_workload_adopts_its_running_pods_and_replaces_a_deleted_one(tmp_path: Path) -> None:
+    """Metadata-level log, the workload and its pods in --snapshot: restored as existing at the
+    start (nothing made again), and a user's deletion of one pod is made good by the controller."""
+    rs = {"kind": "ReplicaSet", "apiVersion": "apps/v1",
+          "metadata": {"name": "web", "namespace": "default", "uid": "u-rs", "resourceVersion": "5"},
+          "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "web"}},
+                   "template": {"metadata": {"labels": {"app": "web"}},
+                                "spec": {"containers": [{"name": "c", "image": "i"}]}}}}
+    pods = [{"kind": "Pod", "apiVersion": "v1",
+             "metadata": {"name": f"web-{c}", "generateName": "web-", "namespace": "default", "uid": f"u-{c}",
+                          "resourceVersion": "7", "labels": {"app": "web"},
+                          "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web",
+                                               "uid": "u-rs", "controller": True}]},
+             "spec": {"nodeName": "n1", "containers": [{"name": "c", "image": "i"}]}} for c in ("aaaaa", "bbbbb")]
+    log = Log()
+    log.node(0.0, "n1")
+    log.event(10.0, "delete", "pods", "web-aaaaa", code=200, level="Metadata")
+    log.event(30.0, "patch", "nodes", "n1", namespace="", code=200, level="Request",
+              request={"metadata": {"labels": {"x": "y"}}})
+    history = read_audit_log(log.write(tmp_path / "audit.log"), snapshot=[rs, *pods])
+    assert history.report.counts["workloads at the start"] == 1
+    assert history.report.counts["pods running at the start"] == 2
+    (delete,) = history.identity_steps
+    assert (delete.action, delete.identity) == ("delete", "default/web-aaaaa")
+    doc = replay(history)
+    assert doc["run"]["missedWrites"] == [] and doc["run"]["rejected"] == []
+    assert [p["identity"] for p in doc["replayOnly"]] == ["default/ReplicaSet/web#0"]  # the replacement
+    assert doc["replayOnly"][0]["node"] == "n1"
