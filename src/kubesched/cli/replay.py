@@ -16,6 +16,7 @@ from kubesched.analysis.whatif.apply import apply_changes, check_changes
 from kubesched.analysis.whatif.changes import Changes, load_change_objects
 from kubesched.api.errors import KubeschedError, ManifestError
 from kubesched.api.loader import load_scenario
+from kubesched.cli.extras import require_extra
 from kubesched.cli.jsonout import write_json
 from kubesched.cli.options import (
     add_class_and_config_changes,
@@ -48,9 +49,13 @@ def _seconds(value: float | None) -> str:
 def _outcome(side: dict[str, Any]) -> str:
     if side.get("rejected"):
         return "rejected"
+    if side.get("keptRunning"):
+        return "not created again: its earlier pod still ran"
+    if side.get("notCreated"):
+        return "not made by its controller"
     if side["bound"] is None:
         return "not bound"
-    where = side["node"] or "bound"
+    where = (f"{side['pod']} on " if side.get("pod") else "") + (side["node"] or "bound")
     text = f"{where} after {side['waited']:g}s"
     if side.get("preempted") is not None:
         text += f", preempted at {side['preempted']:g}s"
@@ -62,8 +67,11 @@ def _outcome(side: dict[str, Any]) -> str:
 def render_replay(console: Console, doc: dict[str, Any]) -> None:
     history = doc["history"]
     changes = "; ".join(doc["changes"]) or "the default scheduler configuration"
+    live = doc["run"].get("live")
+    against = (f"against {escape(live['server'])} at {live['speed']:g}x ({live['writes']} writes, "
+               f"{live['retries']} retried, {len(doc['run']['rejected'])} refused)") if live else f"seed {doc['seed']}"
     console.print(f"[bold]Replay[/] of {escape(history['source'])} ({history['format']}) from {escape(doc['start'])}, "
-                  f"{doc['until']:g}s, with {escape(changes)}; seed {doc['seed']}")
+                  f"{doc['until']:g}s, with {escape(changes)}; {against}")
     summary = doc["summary"]
     agreement = Table(title=f"Agreement with the recording ({summary['pods']} pods)", title_justify="left")
     for col in ("", "agreement"):
@@ -147,13 +155,25 @@ def _read(history: str, fmt: str, snapshot: str | None, nodes: str | None, windo
               help="The node label whose value is a node's pool (default: the first of the cloud providers' "
                    "node-pool labels and node.kubernetes.io/instance-type that a node has).")
 @click.option("--output", "-o", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@click.option("--kubeconfig", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="Play the history against this kubeconfig's API server (a test cluster: it WRITES there: "
+                   "nodes, pods, classes, budgets, workloads) while the scheduler running there places the pods; "
+                   "then read the bindings back and compare. Needs --speed.")
+@click.option("--context", default=None, help="With --kubeconfig: the kubeconfig context (default: its current one).")
+@click.option("--speed", type=float, default=None, metavar="X",
+              help="With --kubeconfig: send the writes at X times the recorded pace (1: as recorded; 10: a "
+                   "recorded hour in 6 minutes). A simulated replay has no pace (its clock jumps from event to "
+                   "event), so --speed without --kubeconfig is refused.")
+@click.option("--settle", type=float, default=5.0, show_default=True, metavar="SECONDS",
+              help="With --kubeconfig: wall seconds to wait after the window's end before reading the bindings back.")
 @output_file_option("--report", help="Also write the self-contained HTML report here: agreement, time to bind by "
                     "PriorityClass, pending pods over time recorded and replayed, and the pods (those that differ "
                     "first).")
 def replay_cmd(history: str, fmt: str, snapshot: str | None, nodes: str | None, start: str | None, end: str | None,
                enable_preemption: bool, disable_preemption: bool, apply_files: tuple[str, ...],
                priority_classes: tuple[str, ...], cordon: tuple[str, ...], scheduler_config: str | None,
-               seed: int | None, pool_label: str | None, output: str, report: str | None) -> None:
+               seed: int | None, pool_label: str | None, kubeconfig: str | None, context: str | None,
+               speed: float | None, settle: float, output: str, report: str | None) -> None:
     """Replay a recorded HISTORY (an API server audit log, or Alibaba's openb GPU trace) under another
     scheduler configuration, and compare each pod's outcome with the recorded one (docs/replay.md).
 
@@ -161,9 +181,26 @@ def replay_cmd(history: str, fmt: str, snapshot: str | None, nodes: str | None, 
     makes every placement (the recorded bindings are the reference). The report gives the agreement
     with the recording (bound or not, same node, same node pool), time to bind by PriorityClass, and
     preemptions and evictions by class. What was read and skipped (truncated lines, duplicates,
-    unknown resources...) is written on stderr and is in -o json's `history`."""
+    unknown resources...) is written on stderr and is in -o json's `history`.
+
+    With --kubeconfig FILE --speed X the history is written to a real API server (a test cluster) at X
+    times the recorded pace, and the scheduler running there is the one compared; the scheduler
+    changes (--scheduler-config, preemption) are then that scheduler's to configure and are refused."""
     if enable_preemption and disable_preemption:
         raise click.UsageError("--enable-preemption and --disable-preemption exclude each other")
+    if speed is not None and kubeconfig is None:
+        raise click.UsageError("--speed paces the writes to a real API server: give --kubeconfig FILE too (a "
+                               "simulated replay has no pace: its clock jumps from one event to the next)")
+    if kubeconfig is not None:
+        if speed is None:
+            raise click.UsageError("--kubeconfig needs --speed X (1: the recorded pace)")
+        if speed <= 0:
+            raise click.UsageError(f"--speed {speed:g}: expected a positive factor")
+        if scheduler_config or enable_preemption or disable_preemption:
+            raise click.UsageError("with --kubeconfig the cluster's own scheduler places the pods: configure it "
+                                   "there (--scheduler-config, --enable-preemption and --disable-preemption are "
+                                   "for a simulated replay)")
+        require_extra("--kubeconfig", "kube", ("kubernetes",))
     warnings: list[ManifestError] = []
     try:
         read = _read(history, fmt, snapshot, nodes, Window(start, end), seed or 0, warnings)
@@ -175,8 +212,14 @@ def replay_cmd(history: str, fmt: str, snapshot: str | None, nodes: str | None, 
             click.echo(line, err=True)
         check_changes(read.scenario, changes)
         _, scenario = apply_changes(read.scenario, changes)
-        doc = replay(read, scenario, seed=seed, pool_labels=(pool_label,) if pool_label else POOL_LABELS,
-                     changes=changes.describe())
+        pools = (pool_label,) if pool_label else POOL_LABELS
+        if kubeconfig is not None and speed is not None:
+            from kubesched.replay.live import live_transport, replay_live
+
+            doc = replay_live(read, scenario, transport=live_transport(kubeconfig, context), speed=speed,
+                              pool_labels=pools, changes=changes.describe(), settle=settle)
+        else:
+            doc = replay(read, scenario, seed=seed, pool_labels=pools, changes=changes.describe())
     except KubeschedError as err:
         click.echo(f"error: {err}", err=True)
         sys.exit(2)

@@ -16,3 +16,5 @@ from kubesched.replay.history import History, ReadReport, Recorded, ReplayError
 from kubesched.replay.openb import read_openb
 
 __all__ = ["History", "ReadReport", "Recorded", "ReplayError", "read_audit_log", "read_openb", "replay"]
+# the live replay (kubesched.replay.live: replay_live, live_transport) needs the kube extra: imported
+# where it is used

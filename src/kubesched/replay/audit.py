@@ -4,7 +4,8 @@ a history to replay.
 The file (or a directory of rotated files, ``.gz`` ones too) is streamed line by line: only the
 events a replay uses are kept, each reduced to what it needs (:class:`AuditEvent`), so a log of
 gigabytes of ``get``/``watch`` requests and lease renewals is read in the memory of its writes to
-pods, nodes, PriorityClasses and PodDisruptionBudgets. A request is used once: at its
+pods, nodes, PriorityClasses, PodDisruptionBudgets and workloads (Deployments, ReplicaSets,
+StatefulSets, Jobs). A request is used once: at its
 ``ResponseComplete`` stage, when its response succeeded (2xx). Everything else is counted in the
 :class:`~kubesched.replay.history.ReadReport`: lines that are not JSON (a log cut mid-line),
 duplicates (an ``auditID`` seen before: a log shipped twice), failed requests, writes to other
@@ -30,10 +31,11 @@ import orjson
 from kubesched.k8s.objects import Obj
 from kubesched.k8s.timefmt import parse_rfc3339
 from kubesched.replay.history import History, ReadReport, ReplayError
+from kubesched.replay.owners import WORKLOADS
 from kubesched.replay.timeline import Timeline, Window
 
 #: the resources a replay plays: each write to them becomes a step or part of the reference
-REPLAYED = ("pods", "nodes", "priorityclasses", "poddisruptionbudgets")
+REPLAYED = ("pods", "nodes", "priorityclasses", "poddisruptionbudgets", *WORKLOADS)
 #: the verbs that change something (the others read)
 WRITES = ("create", "update", "patch", "delete", "deletecollection")
 LOG_SUFFIXES = (".log", ".json", ".jsonl", ".ndjson", ".gz")
@@ -87,7 +89,7 @@ def _object_of(value: Any, kind: str | None = None) -> Obj | None:
 
 
 KINDS = {"pods": "Pod", "nodes": "Node", "priorityclasses": "PriorityClass",
-         "poddisruptionbudgets": "PodDisruptionBudget"}
+         "poddisruptionbudgets": "PodDisruptionBudget", **WORKLOADS}
 
 
 def scan(paths: list[Path], report: ReadReport) -> list[AuditEvent]:

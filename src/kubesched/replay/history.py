@@ -5,11 +5,14 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kubesched.api.errors import KubeschedError
 from kubesched.api.loader import Scenario
 from kubesched.k8s.objects import Obj
+
+if TYPE_CHECKING:
+    from kubesched.replay.owners import IdentityStep
 
 #: the user kube-scheduler writes as: its pod deletions in an audit log are its preemptions
 SCHEDULER_USER = "system:kube-scheduler"
@@ -38,6 +41,9 @@ class Recorded:
     evicted: float | None = None
     #: the phase the history ends it in, when it says (openb's ``pod_phase``)
     phase: str | None = None
+    #: the pod's identity (:mod:`kubesched.sim.identity`) when a replayed controller makes it: the
+    #: replay's pod of that identity is its counterpart (None: the pod of the same name)
+    identity: str | None = None
 
 
 @dataclass
@@ -95,3 +101,5 @@ class History:
     report: ReadReport
     start: str
     nodes: dict[str, Obj] = field(default_factory=dict)
+    #: writes to pods the replay's controllers make, told by identity (played at run time)
+    identity_steps: list[IdentityStep] = field(default_factory=list)

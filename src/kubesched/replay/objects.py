@@ -22,8 +22,9 @@ def replayable_pod(obj: Obj, *, keep_node: bool = False) -> Obj:
     test places it; ``keep_node`` keeps it, for a pod already running when the window starts),
     without ``priority`` and ``preemptionPolicy`` (priority admission sets them again from the
     class, as the API server did), without status, owner references or API server metadata.
-    Owner references go because the replay has none of the controllers: the history's own
-    re-creations are replayed instead."""
+    Owner references go because the replay does not have this pod's controller (a pod whose
+    controller it has is made by that controller: :mod:`.owners`): the history's own re-creations
+    are replayed instead."""
     spec = deep_copy(obj.get("spec") or {})
     for field in ("priority", "preemptionPolicy"):
         spec.pop(field, None)

@@ -31,12 +31,17 @@ from kubesched.k8s.objects import TERMINAL_PHASES, Obj, key_of
 from kubesched.k8s.timefmt import EPOCH, parse_rfc3339
 from kubesched.replay.history import SCHEDULER_USER, History, ReadReport, Recorded, ReplayError
 from kubesched.replay.objects import inferred_classes, node_patch, replayable_object, replayable_pod
+from kubesched.replay.owners import WORKLOADS, IdentityStep, Owners, is_controller_user, restorable
+from kubesched.replay.updates import PodUpdates, WorkloadEvents
 
 if TYPE_CHECKING:
     from kubesched.replay.audit import AuditEvent
 
 KIND_OF = {"pods": "Pod", "nodes": "Node", "priorityclasses": "PriorityClass",
-           "poddisruptionbudgets": "PodDisruptionBudget"}
+           "poddisruptionbudgets": "PodDisruptionBudget", **WORKLOADS}
+#: the source of a step that creates a pod again under a name the replay may still run: played at
+#: run time (:mod:`.dynamic`), not as an ordinary step
+RECREATION = " (a re-creation)"
 RUN_FOR = "kubesched.io/run-for"
 
 
@@ -88,8 +93,10 @@ def _plain_merge_patch(body: Obj | None) -> Obj | None:
 @dataclass
 class _Pod:
     recorded: Recorded | None  # None: not compared (running at the start, or created bound)
-    created: Obj | None  # the pod a step creates (None: created at the window's start)
+    created: Obj | None  # the pod a step creates (None: created at the window's start, or by a controller)
     deleting: bool = False
+    #: the pod's identity when a replayed controller makes it (writes to it go by identity)
+    identity: str | None = None
 
 
 @dataclass
@@ -101,7 +108,7 @@ class _Before:
     pods: dict[str, tuple[Obj, str | None]] = field(default_factory=dict)
 
 
-class Timeline:
+class Timeline(PodUpdates, WorkloadEvents):
     def __init__(self, report: ReadReport, snapshot: list[Obj], window: Window) -> None:
         self.report = report
         self.window = window
@@ -113,6 +120,11 @@ class Timeline:
         self.nodes: dict[str, Obj] = {}
         self.pod_sources: list[tuple[Obj, Obj]] = []  # (recorded pod, replayed pod), for inferred classes
         self.ends: list[tuple[_Pod, float]] = []
+        self.owners = Owners()
+        self.identity_steps: list[IdentityStep] = []
+        #: the latest recorded version of each pod and workload (what an update changes)
+        self.last: dict[tuple[str, str], Obj] = {}
+        self.uids: dict[tuple[str, str, str], str] = {}
 
     # -- the whole history ------------------------------------------------------------------------
     def build(self, events: list[AuditEvent], *, name: str, seed: int) -> History:
@@ -150,7 +162,8 @@ class Timeline:
         scenario.sources = ["replay: starting state"] * len(scenario.objects)
         self.report.counts["steps"] = len(self.steps)
         self.report.counts["pods compared"] = sum(1 for r in self.recorded)
-        return History(scenario, self.recorded, self.report, start=_rfc3339_of(start), nodes=self.nodes)
+        return History(scenario, self.recorded, self.report, start=_rfc3339_of(start), nodes=self.nodes,
+                       identity_steps=self.identity_steps)
 
     # -- before the window: the state it starts from -------------------------------------------
     def _before(self, before: _Before, e: AuditEvent) -> None:
@@ -185,11 +198,27 @@ class Timeline:
 
     def _start(self, before: _Before) -> None:
         for (kind, _key), obj in sorted(before.objects.items(), key=lambda item: (_RANK[item[0][0]], item[0][1])):
+            if kind in WORKLOADS.values():
+                if kind != "ReplicaSet" or self.owners.deployment_of(obj) is None:
+                    obj = {**obj, "metadata": {k: v for k, v in obj["metadata"].items() if k != "ownerReferences"}}
+                self.owners.add(obj)
+                self.objects.append(restorable(obj, self.uids))
+                self.report.counts["workloads at the start"] += 1
+                continue
             made = default_object(replayable_object(obj))
             self.objects.append(made)
             if kind == "Node":
                 self.nodes[made["metadata"]["name"]] = made
         for key, (obj, node) in sorted(before.pods.items()):
+            self.last[("Pod", key)] = obj
+            if self.owners.owner_of(obj) is not None:  # restored as existing: its controller adopts it
+                rec = None if node else Recorded(key, 0.0, (obj.get("spec") or {}).get("priorityClassName"))
+                self.objects.append(restorable(obj, self.uids, node=node))
+                self.live[key] = _Pod(rec, None, identity=key)
+                if rec is not None:
+                    self.recorded.append(rec)
+                self.report.counts["pods pending at the start" if rec else "pods running at the start"] += 1
+                continue
             pod = replayable_pod(obj, keep_node=False)
             if node:
                 pod["spec"]["nodeName"] = node
@@ -207,6 +236,8 @@ class Timeline:
     def _during(self, e: AuditEvent, at: float) -> None:
         handler: Callable[[AuditEvent, float], None] = {
             "pods": self._pod, "nodes": self._node}.get(e.resource, self._other)
+        if e.resource in WORKLOADS:
+            handler = self._workload
         handler(e, at)
 
     def _step(self, e: AuditEvent, at: float, action: str, **fields: Any) -> None:
@@ -240,11 +271,23 @@ class Timeline:
                 if live.recorded is not None:
                     live.recorded.deleted, live.recorded.deleted_by = at, e.user
                 counts["preemptions by the recorded scheduler (the reference)"] += 1
+            elif live.identity is not None and is_controller_user(e.user):
+                # a scale-down, the garbage collector: the replay's controller decides its own
+                live.deleting = True
+                if live.recorded is not None:
+                    live.recorded.deleted, live.recorded.deleted_by = at, e.user
+                counts["deletions by controllers (the reference)"] += 1
+                return
             else:
                 live.deleting = True
                 options = (e.request or {}).get("deleteOptions") if e.subresource else e.request
                 grace = (options or {}).get("gracePeriodSeconds")
-                self._step(e, at, "delete", grace_period_seconds=grace if isinstance(grace, int) else None)
+                grace = grace if isinstance(grace, int) else None
+                if live.identity is not None:
+                    self.identity_steps.append(IdentityStep(at, "evict" if e.subresource else "delete", live.identity,
+                                                            grace=grace, source=e.where))
+                else:
+                    self._step(e, at, "delete", grace_period_seconds=grace)
                 if live.recorded is not None:
                     if e.subresource:
                         live.recorded.evicted = at
@@ -258,6 +301,8 @@ class Timeline:
                 counts["pods ended (run time kept)"] += 1
         elif not e.subresource and e.verb == "create":
             self._pod_created(e, at, live)
+        elif not e.subresource and e.verb in ("update", "patch"):
+            self._pod_update(e, at, live)
         else:
             counts["other pod writes (not replayed)"] += 1
 
@@ -272,12 +317,24 @@ class Timeline:
                 self.report.skip("pod creations without a spec (Metadata level, not in --snapshot)", e.where)
                 return
             self.report.counts["pod specs from the snapshot"] += 1
-        pod = default_object(replayable_pod(obj, keep_node=pinned))
-        self._step(e, at, "create", obj=pod)
-        rec = None if pinned else Recorded(e.key, at, (obj.get("spec") or {}).get("priorityClassName"))
-        if rec is not None:
+        self.last[("Pod", e.key)] = obj
+        owner = None if pinned else self.owners.owner_of(obj)
+        if owner is not None:  # the replay's controller makes it: the reference for the pod it makes
+            identity = self.owners.identity(obj, owner)
+            rec = Recorded(e.key, at, (obj.get("spec") or {}).get("priorityClassName"), identity=identity)
             self.recorded.append(rec)
-        self.live[e.key] = _Pod(rec, pod)
+            self.live[e.key] = _Pod(rec, None, identity=identity)
+            self.report.counts["pods made by replayed controllers (the reference)"] += 1
+            return
+        pod = default_object(replayable_pod(obj, keep_node=pinned))
+        again = live is not None  # its earlier incarnation may still run in the replay
+        self._step(e, at, "create", obj=pod)
+        if again:
+            self.steps[-1].source += RECREATION
+        incarnation = None if pinned else Recorded(e.key, at, (obj.get("spec") or {}).get("priorityClassName"))
+        if incarnation is not None:
+            self.recorded.append(incarnation)
+        self.live[e.key] = _Pod(incarnation, pod)
         self.pod_sources.append((obj, pod))
         self.report.counts["pods created bound (not compared)" if pinned else "pod creations"] += 1
 
@@ -333,7 +390,8 @@ class Timeline:
         self.report.counts[f"{what} writes"] += 1
 
 
-_RANK = {"PriorityClass": 0, "Node": 1, "PodDisruptionBudget": 2}
+_RANK = {"PriorityClass": 0, "Node": 1, "PodDisruptionBudget": 2, "Job": 3, "StatefulSet": 3, "Deployment": 3,
+         "ReplicaSet": 4}
 
 
 def _binding_target(request: Obj | None) -> str | None:
