@@ -284,10 +284,10 @@ class UiState:
         return job
 
     def pod_nodes(self, namespace: str, name: str, *, at: float | None = None, offset: int = 0,
-                  limit: int = 100, find: str = "") -> dict[str, Any]:
+                  limit: int = 100, find: str = "", snap: Snapshot | None = None) -> dict[str, Any]:
         """A page of the diagnosis's per-node verdicts (``nodes`` of explain's JSON), those whose name
         contains ``find``."""
-        nodes = self.pod(namespace, name, at)["nodes"]
+        nodes = self.pod(namespace, name, at, snap=snap)["nodes"]
         if find:
             nodes = [v for v in nodes if find in v["node"]]
         return {"total": len(nodes), "offset": offset, "nodes": nodes[offset:offset + limit]}
