@@ -21,6 +21,7 @@ from kubesched.analysis.whatif.run import whatif
 from kubesched.api.loader import Scenario
 from kubesched.sim import SimulationOutcome, simulate
 from kubesched.sim.runner import ProgressCallback
+from kubesched.ui.jobs import FINISHING, READING, SETTING_UP, PhaseCallback
 from kubesched.ui.scores import scores_now
 
 T = TypeVar("T")
@@ -50,23 +51,37 @@ class Packed(Generic[T]):
                 gc.enable()
 
 
+def _phase(phase: PhaseCallback | None, name: str) -> None:
+    if phase is not None:
+        phase(name)
+
+
 def run_whatif(base: Packed[Scenario], changes: Changes, baseline: Packed[Run] | None, *,
-               progress: ProgressCallback | None = None) -> tuple[dict[str, Any], Packed[Scenario]]:
+               progress: ProgressCallback | None = None,
+               phase: PhaseCallback | None = None) -> tuple[dict[str, Any], Packed[Scenario]]:
     """``kubesched whatif`` of ``base`` with ``changes`` (the diff, and the changed scenario for its
     download, packed: the server reads it only if the download is asked, instead of every page
     waiting the second it takes to unpickle it when the job is done), ``baseline`` being the run of
     ``base`` the ui already has: only the changed side is simulated (unless the changes make the
     baseline another run)."""
-    diff, changed = whatif(base.value(), changes, baseline=baseline.value() if baseline else None, progress=progress)
+    _phase(phase, READING)
+    scenario, before = base.value(), baseline.value() if baseline else None
+    _phase(phase, SETTING_UP)  # until the simulator's first report
+    diff, changed = whatif(scenario, changes, baseline=before, progress=progress)
+    _phase(phase, FINISHING)
     return diff, Packed.of(changed)
 
 
 def run_moment(scenario: Packed[Scenario], at: float, namespace: str, name: str, *,
-               progress: ProgressCallback | None = None) -> dict[str, Any]:
+               progress: ProgressCallback | None = None, phase: PhaseCallback | None = None) -> dict[str, Any]:
     """The pod diagnosed at ``at``, as ``kubesched explain NAMESPACE/NAME --at AT -o json`` (the
     run simulated up to then): ``{"diagnosis": ..., "scores": ...}`` (every feasible node's scores
     then), or ``{"missing": explain's words}`` for a pod the run does not have at that moment."""
-    outcome = simulate(scenario.value(), until=at, explain=True, progress=progress)
+    _phase(phase, READING)
+    read = scenario.value()
+    _phase(phase, SETTING_UP)
+    outcome = simulate(read, until=at, explain=True, progress=progress)
+    _phase(phase, FINISHING)
     if outcome.scheduler.cluster.get("Pod", namespace, name) is None:
         return {"missing": missing_pod_text(outcome.result, namespace, name, at)}
     diagnosis = diagnose(outcome.scheduler, namespace, name, run=outcome.result, end_of_run=False).to_dict()
@@ -74,6 +89,8 @@ def run_moment(scenario: Packed[Scenario], at: float, namespace: str, name: str,
     return {"diagnosis": diagnosis, "scores": scores_now(outcome.scheduler, namespace, name, feasible)}
 
 
-def run_edit(scenario: Scenario, *, progress: ProgressCallback | None = None) -> SimulationOutcome:
+def run_edit(scenario: Scenario, *, progress: ProgressCallback | None = None,
+             phase: PhaseCallback | None = None) -> SimulationOutcome:
     """The edited scenario's run, as the ui's first (every attempt recorded, as ``explain`` runs it)."""
+    _phase(phase, SETTING_UP)
     return simulate(scenario, explain=True, progress=progress)  # the scenario's objects are copied, not taken

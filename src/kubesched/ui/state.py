@@ -279,7 +279,7 @@ class UiState:
                     f"/api/pods/{quote(namespace)}/{quote(name)}?{query}")
 
         job = self.jobs.submit("moment", f"diagnose {key[0]} at t={at:g}s", run_moment,
-                               (snap.packed("scenario"), at, namespace, name), keep, end=at)
+                               lambda: (snap.packed("scenario"), at, namespace, name), keep, end=at)
         snap.moment_jobs[key] = job
         return job
 
@@ -410,7 +410,7 @@ class UiState:
             return f"/whatif?run={run.id}", f"/api/whatif/{run.id}"
 
         return self.jobs.submit("whatif", "what-if: " + describe(changes), run_whatif,
-                                (snap.packed("scenario"), changes, snap.packed("baseline")), keep, end=snap.result["endTime"],
+                                lambda: (snap.packed("scenario"), changes, snap.packed("baseline")), keep, end=snap.result["endTime"],
                                 estimated=snap.scenario.until is None, notes=warnings)
 
     def whatif_run(self, run_id: int) -> WhatIfRun:
