@@ -8,6 +8,7 @@ the network.
 
 from __future__ import annotations
 
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -86,6 +87,7 @@ def create_app(state: UiState, safety: Safety | None = None) -> FastAPI:
     templates = Jinja2Templates(directory=HERE / "templates")
     templates.env.globals.update(csrf_token=safety.token)  # every form that changes something carries it
     templates.env.filters["moment"] = moment_text  # a moment in a link, exactly
+    templates.env.filters["clock"] = lambda t: time.strftime("%H:%M:%S", time.localtime(t))  # a job's times
 
     def page(request: Request, template: str, status_code: int = 200, /, snap: Snapshot | None = None,
              **context: Any) -> HTMLResponse:
@@ -105,7 +107,8 @@ def create_app(state: UiState, safety: Safety | None = None) -> FastAPI:
         return templates.TemplateResponse(request, template,
                                           {"scenario": snap.result["scenario"], "run_version": snap.version,
                                            "source": state.source, "query": query, "unserved": unserved_of(snap),
-                                           "pod_url": link, "pod_identity": snap.ids.identity, **context},
+                                           "pod_url": link, "pod_identity": snap.ids.identity,
+                                           "jobs_active": state.jobs.active(), **context},
                                           status_code=status_code)
 
     add_views(app, state, page)  # /pods, /api/pods, /timeline (kubesched.ui.views)

@@ -283,6 +283,11 @@ class Jobs:
         with self._lock:
             return list(self._jobs.values())
 
+    def active(self) -> int:
+        """How many jobs are queued or running."""
+        with self._lock:
+            return sum(not job.finished_ for job in self._jobs.values())
+
     def cancel(self, job_id: int) -> Job:
         """Cancel a job (one already finished stays as it ended)."""
         job = self.get(job_id)
