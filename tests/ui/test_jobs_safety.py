@@ -8,7 +8,6 @@ The slow job is test_jobs.py's: a what-if applying pods that churn for days of s
 from __future__ import annotations
 
 import re
-
 import time
 from html import unescape
 from pathlib import Path
