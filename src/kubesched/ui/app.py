@@ -205,7 +205,11 @@ def create_app(state: UiState, safety: Safety | None = None) -> FastAPI:
     @app.get("/api/whatif/{run_id}/scenario.yaml", response_class=PlainTextResponse,
              summary="A what-if run's changed scenario (as kubesched whatif --save-changed writes it)")
     def api_whatif_scenario(run_id: int) -> PlainTextResponse:
-        return PlainTextResponse(kept_whatif(run_id).changed_yaml(), media_type="application/yaml",
+        try:
+            text = kept_whatif(run_id).changed_yaml()
+        except KeyError as err:  # run on a version an edit replaced
+            raise HTTPException(410, detail=str(err.args[0])) from err
+        return PlainTextResponse(text, media_type="application/yaml",
                                  headers=_attachment(f"whatif-{run_id}.yaml"))
 
     @app.get("/api/whatif/{run_id}/report.html", response_class=HTMLResponse,

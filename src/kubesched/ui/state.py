@@ -21,6 +21,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import threading
+import weakref
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
@@ -52,7 +53,7 @@ from kubesched.ui.edits import (
 from kubesched.ui.jobs import CANCELLED, FAILED, Job, Jobs
 from kubesched.ui.podindex import PodIndex
 from kubesched.ui.podlinks import PodIds, pod_url
-from kubesched.ui.runner import Packed, run_edit, run_moment, run_whatif
+from kubesched.ui.runner import Packed, changed_scenario, run_edit, run_moment, run_whatif
 from kubesched.ui.runtimeline import RunTimeline, moment_text
 from kubesched.ui.scores import attempt_scores, scores_now, weights_for
 
@@ -399,11 +400,11 @@ class UiState:
             Simulation(dataclasses.replace(snap.scenario, objects=[], steps=[], sources=[],
                                            scheduler_configuration=changes.scheduler_configuration,
                                            scheduler_configuration_source=changes.scheduler_configuration_source))
-        def keep(_job: Job, answer: tuple[dict[str, Any], Packed[Scenario]]) -> tuple[str, str]:
-            diff, changed = answer
+
+        def keep(_job: Job, diff: dict[str, Any]) -> tuple[str, str]:
             with self._lock:
                 self.whatif_count += 1
-                run = WhatIfRun(self.whatif_count, diff, changed, asked, list(warnings or ()))
+                run = WhatIfRun(self.whatif_count, diff, weakref.ref(snap), changes, asked, list(warnings or ()))
                 self.whatifs[run.id] = run
                 while len(self.whatifs) > WHATIFS_KEPT:
                     self.whatifs.popitem(last=False)
@@ -443,15 +444,24 @@ class WhatIfRun:
     id: int
     #: the diff, as ``kubesched whatif -o json`` prints it
     diff: dict[str, Any]
-    #: the scenario with the changes, as ``--save-changed`` writes it (pickled, read for its download)
-    changed: Packed[Scenario]
+    #: the snapshot it was run on (weakly: a what-if kept does not keep a version an edit replaced,
+    #: the whole scenario and run, alive) and its changes: what its changed scenario, as
+    #: ``--save-changed`` writes it, is made of again when its download is asked
+    base: weakref.ref[Snapshot]
+    changes: Changes
     #: what was asked (the what-if form's request), to show the form again as it was sent
     asked: Any = None
     #: the warnings of reading its texts (unknown fields of the objects applied)
     warnings: list[str] = field(default_factory=list)
 
     def changed_yaml(self) -> str:
-        return yaml.safe_dump_all(scenario_documents(self.changed.value()), sort_keys=False)
+        """The changed scenario as YAML; KeyError once the version it was run on is gone (an edit
+        replaced it and no page holds it)."""
+        snap = self.base()
+        if snap is None:
+            raise KeyError(f"what-if {self.id} was run on a version of the scenario an edit has since replaced: its "
+                           "changed scenario is no longer there (run the what-if again)")
+        return yaml.safe_dump_all(scenario_documents(changed_scenario(snap.scenario, self.changes)), sort_keys=False)
 
     def report(self) -> str:
         return whatif_report(self.diff)
