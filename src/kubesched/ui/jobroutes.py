@@ -19,6 +19,8 @@ from kubesched.ui.jobs import CANCELLED, DONE, FAILED, JOBS_KEPT, QUEUED, RUNNIN
 
 #: seconds between two reloads of a running job's page
 REFRESH = 1
+#: seconds between two reloads of the jobs list while a job is queued or running
+JOBS_REFRESH = 5
 
 
 def accepted(job: Job, **extra: Any) -> JSONResponse:
@@ -64,7 +66,7 @@ def add_job_routes(app: FastAPI, jobs: Jobs, page: Callable[..., HTMLResponse]) 
         counts = {s: sum(j.state == s for j in kept) for s in (QUEUED, RUNNING, DONE, FAILED, CANCELLED)}
         shown = [j for j in reversed(kept) if not state or j.state == state]  # the newest first
         return page(request, "jobs.html", shown=shown, counts=counts, wanted=state, kept=JOBS_KEPT,
-                    refresh=REFRESH * 2 if counts[QUEUED] + counts[RUNNING] else None)
+                    refresh=JOBS_REFRESH if counts[QUEUED] + counts[RUNNING] else None)
 
     @app.get("/jobs/{job_id}", response_class=HTMLResponse, include_in_schema=False)
     def job_page(request: Request, job_id: int) -> HTMLResponse:
