@@ -7,7 +7,8 @@ NODESxPODS``: a production-shaped dump of that size built by the same code into 
 reports:
 
 * **start**: the process's start to the first page (``GET /`` answered), loading and simulating
-  included, with the CPU seconds the server used by then (on a busy machine the wall clock is
+  included, with the CPU seconds the server used by then and its resident memory (now and at its
+  peak) (on a busy machine the wall clock is
   mostly waiting for a core; the CPU seconds are what the work costs);
 * **pages, idle**: each page from navigation start to the load event in Chromium (the cluster page
   until its open pools' nodes are there), with the server's part (request to first byte) and the
@@ -17,7 +18,8 @@ reports:
   cluster page, opening the largest pool, its next page, a node found by name and that node's page;
 * **a what-if** (``POST /api/whatif``, cordoning the node that runs the most pods): its job's time
   from the request to done (the server's own timestamps), the worker's CPU seconds, how many
-  progress reports the job showed before it was done; and **every page again while it runs**
+  progress reports the job showed before it was done, the phases it went through (when each began)
+  and the most memory the server and its workers held meanwhile; and **every page again while it runs**
   (rounds of them until it is done: the slowest of each is the figure);
 * **an edit** (``POST /api/objects``: a new PriorityClass, which every later page then reads): its
   job's time and CPU seconds, and the cluster page after it.
@@ -29,6 +31,7 @@ reports:
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shutil
@@ -72,6 +75,26 @@ def cpu_seconds(pid: int) -> tuple[float, float]:
     return (int(fields[11]) + int(fields[12])) / TICK, children
 
 
+def memory_mib(pid: int) -> dict[str, float]:
+    """The server's resident memory now and at its peak (``VmRSS``, ``VmHWM``), and the resident
+    memory of the processes it started (its job workers, the fork server), in MiB."""
+    def status(pid_: int) -> dict[str, float]:
+        found: dict[str, float] = {}
+        for line in Path(f"/proc/{pid_}/status").read_text().splitlines():
+            key, _, value = line.partition(":")
+            if key in ("VmRSS", "VmHWM"):
+                found[key] = int(value.split()[0]) / 1024
+        return found
+
+    own = status(pid)
+    children = 0.0
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        for child in (task / "children").read_text().split():
+            with contextlib.suppress(OSError):
+                children += status(int(child)).get("VmRSS", 0.0)
+    return {"rss": own.get("VmRSS", 0.0), "peak": own.get("VmHWM", 0.0), "children": children}
+
+
 def get(url: str) -> Any:
     with urllib.request.urlopen(url) as answer:
         return json.loads(answer.read())
@@ -103,7 +126,7 @@ def start_server(path: str) -> tuple[subprocess.Popen[bytes], str, dict[str, Any
             time.sleep(0.1)
     wall = time.perf_counter() - started
     own, _ = cpu_seconds(server.pid)
-    return server, url, {"seconds": wall, "cpuSeconds": own}
+    return server, url, {"seconds": wall, "cpuSeconds": own, "memoryMiB": memory_mib(server.pid)}
 
 
 def pages_of(url: str) -> dict[str, str]:
@@ -161,7 +184,11 @@ def wait_job(url: str, job: dict[str, Any], server_pid: int, page: Page | None =
     own0, children0 = cpu_seconds(server_pid)
     reports: list[dict[str, Any]] = []
     rounds: list[dict[str, dict[str, float]]] = []
+    memory = memory_mib(server_pid)
     while True:
+        seen_memory = memory_mib(server_pid)
+        memory = {"rss": max(memory["rss"], seen_memory["rss"]), "peak": seen_memory["peak"],
+                  "children": max(memory["children"], seen_memory["children"])}
         now = get(url + f"/api/jobs/{job['id']}")
         if now["state"] in ("done", "failed", "cancelled"):
             break
@@ -183,7 +210,8 @@ def wait_job(url: str, job: dict[str, Any], server_pid: int, page: Page | None =
             "runSeconds": now["finished"] - (now["started"] or now["created"]),
             "serverCpuSeconds": own1 - own0, "workerCpuSeconds": children1 - children0,
             "progressReports": len(reports), "lastFraction": (reports[-1]["fraction"] if reports else None),
-            "rounds": rounds}
+            "phases": [(name, round(at - now["created"], 1)) for name, at in now.get("phases", [])],
+            "memoryMiB": memory, "rounds": rounds}
 
 
 def main() -> None:
@@ -210,7 +238,8 @@ def main() -> None:
     figures: dict[str, Any] = {"dump": str(path), "loadAverage": os.getloadavg(), "cpus": os.cpu_count()}
     server, url, figures["start"] = start_server(str(path))
     print(f"first page {figures['start']['seconds']:.1f} s after start ({figures['start']['cpuSeconds']:.1f} CPU s); "
-          f"load average {figures['loadAverage'][0]:.1f} on {figures['cpus']} cores", flush=True)
+          f"load average {figures['loadAverage'][0]:.1f} on {figures['cpus']} cores; memory "
+          f"{_memory(figures['start']['memoryMiB'])}", flush=True)
     try:
         pages = pages_of(url)
         browser_path = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -260,8 +289,14 @@ def _print_job(what: str, job: dict[str, Any]) -> None:
     print(f"{what}: {job['state']}{' (' + job['error'] + ')' if job['error'] else ''} in {job['seconds']:.1f} s "
           f"(running {job['runSeconds']:.1f} s); CPU s: worker {job['workerCpuSeconds']:.1f}, server "
           f"{job['serverCpuSeconds']:.1f}; {job['progressReports']} progress reports seen"
-          f"{'' if job['lastFraction'] is None else ', the last at ' + format(job['lastFraction'] or 0, '.0%')}",
-          flush=True)
+          f"{'' if job['lastFraction'] is None else ', the last at ' + format(job['lastFraction'] or 0, '.0%')}; "
+          f"phases {', '.join(f'{name} at {at:g} s' for name, at in job['phases'])}; memory (the most seen) "
+          f"{_memory(job['memoryMiB'])}", flush=True)
+
+
+def _memory(mib: dict[str, float]) -> str:
+    return (f"server {mib['rss']:.0f} MiB resident (peak {mib['peak']:.0f}), its workers and fork server "
+            f"{mib['children']:.0f} MiB")
 
 
 def _pools(page: Page) -> dict[str, float]:

@@ -270,7 +270,7 @@ def test_a_300_node_cluster_by_pool_a_page_of_nodes_at_a_time_and_a_node_found_b
         assert pods  # api pods run there
 
 
-def test_a_whatif_runs_as_a_job_with_its_progress_and_is_cancelled(page: Page, tmp_path: Path) -> None:
+def test_a_whatif_runs_as_a_job_with_its_phases_listed_in_the_jobs_and_is_cancelled(page: Page, tmp_path: Path) -> None:
     from .test_jobs import CHURN, QUIET  # a cluster quiet until t=1e6, and pods that churn for days
 
     (tmp_path / "quiet.yaml").write_text(QUIET)
@@ -286,6 +286,22 @@ def test_a_whatif_runs_as_a_job_with_its_progress_and_is_cancelled(page: Page, t
                                ".textContent.includes('scheduling cycles')", timeout=60_000)
         assert page.get_attribute("#job-state", "data-state") == "running"
         assert "of 1e+06s" in page.inner_text("#job-progress")
+        # its phases: those before the run (the scenario prepared, read, the simulation set up), and now the run
+        # (the page as the server sends it: read from the live tab, a reload may come between two reads)
+        job_url = page.url
+        html = page.request.get(job_url).text()
+        assert re.search(r'<span id="job-phase" data-phase="running">running \d+%</span>', html), html
+        assert re.findall(r"<li(?: class=\"now\")?>([^<]+)</li>", html.split('id="job-phases"')[1].split("</ol>")[0]) == [
+            "preparing", "reading", "setting up", "running"]
+        # the header's Jobs link: the list, this job running (counted in the header), its link back to it
+        page.click("#nav-jobs")
+        page.wait_for_url("**/jobs")
+        assert page.inner_text("#jobs-active") == "1"
+        job_id = job_url.rsplit("/", 1)[1]
+        row = page.locator(f'#jobs-table tr[data-job="{job_id}"]')
+        assert row.get_attribute("data-state") == "running" and "apply 1 object" in row.inner_text()
+        row.locator(f'a[href="/jobs/{job_id}"]').click()
+        page.wait_for_url(job_url)
         for _ in range(20):  # a reload may come between finding the button and the click: click again
             if page.locator("#job-cancelled").count():
                 break
@@ -298,6 +314,11 @@ def test_a_whatif_runs_as_a_job_with_its_progress_and_is_cancelled(page: Page, t
         assert page.inner_text("#job-cancelled") == "Cancelled: nothing was changed."
         page.goto(url + "/")
         assert "pending 0" in page.inner_text("#summary")
+        assert page.locator("#jobs-active").count() == 0  # nothing runs now
+        page.click("#nav-jobs")
+        page.click("#jobs-cancelled")  # the list of the cancelled ones
+        assert page.locator("#jobs-table tr[data-job]").evaluate_all("rows => rows.map(r => r.dataset.state)") == [
+            "cancelled"]
 
 
 def test_an_old_pod_link_works_after_an_edits_job(page: Page, tmp_path: Path) -> None:

@@ -93,6 +93,12 @@ def test_a_whatif_job_answers_the_clis_diff(tmp_path: Path) -> None:
     assert job_result(client, answer) == json.loads(said.output)
     job = client.get(answer.headers["location"]).json()
     assert job["state"] == "done" and job["progress"]["fraction"] == 1.0 and job["result"].startswith("/whatif?run=")
+    # its phases, in order: the scenario pickled for the worker (the first job of the run; later
+    # ones find it pickled), read
+    # there, the simulation set up, run, and its answer sent back; a finished job is in none
+    assert [name for name, _ in job["phases"]] == ["preparing", "reading", "setting up", "running", "finishing"]
+    assert [t for _, t in job["phases"]] == sorted(t for _, t in job["phases"])
+    assert job["phase"] is None and job["phaseText"] == ""
     page = unescape(client.get(f"/jobs/{job['id']}").text)
     assert 'id="job-result"' in page and f'url={job["result"]}' in page  # the done page leads to the diff
 
@@ -113,6 +119,9 @@ def test_pages_answer_while_a_whatif_runs_and_a_cancelled_one_changes_nothing(qu
     page = client.get(f"/jobs/{job_id}").text
     assert '<meta http-equiv="refresh"' in page and 'id="job-bar"' in page and 'id="cancel-job"' in page
     assert 'data-state="running"' in page and "simulated t=" in page
+    assert running["phase"] == "running" and running["phaseText"].startswith("running ")
+    assert [name for name, _ in running["phases"]] == ["preparing", "reading", "setting up", "running"]
+    assert 'data-phase="running"' in page and '<ol id="job-phases"' in page
     cancelled = client.post(f"/jobs/{job_id}/cancel", data=form_fields(client, f"/jobs/{job_id}"),
                             follow_redirects=False)
     assert cancelled.status_code == 303
@@ -127,7 +136,8 @@ def test_a_cancelled_edit_changes_nothing(quiet: str) -> None:
     before, objects = client.get("/api/result").json(), client.get("/api/objects").json()
     answer = client.post("/api/objects", json={"yaml": CHURN})
     assert answer.status_code == 202
-    _running(client, answer.json()["id"])
+    running = _running(client, answer.json()["id"])
+    assert [name for name, _ in running["phases"]] == ["setting up", "running"]  # on the server's thread
     assert client.get("/").status_code == 200  # the run shown is still the one before the edit
     assert client.delete(f"/api/jobs/{answer.json()['id']}").status_code == 200
     job = followed(client, answer)

@@ -7,6 +7,7 @@ The slow job is test_jobs.py's: a what-if applying pods that churn for days of s
 
 from __future__ import annotations
 
+import re
 import time
 from html import unescape
 from pathlib import Path
@@ -121,3 +122,9 @@ def test_an_edit_whose_scenario_changed_while_it_ran_fails_and_changes_nothing(q
     assert 'id="job-error"' in page and "changed by another edit while this one ran" in page
     assert "Made on version 1 of the scenario" in page
     assert "(the scenario is now at version 2)" in client.get(f"/jobs/{done['id']}").text
+    # the jobs list: the three, the newest first, the failed one with its error
+    listed = unescape(client.get("/jobs").text)
+    rows = re.findall(r'<tr data-job="(\d+)" data-state="(\w+)">', listed)
+    assert rows == sorted([(str(slow), "cancelled"), (str(done["id"]), "done"), (str(failed["id"]), "failed")],
+                          key=lambda r: -int(r[0]))
+    assert "changed by another edit while this one ran" in listed

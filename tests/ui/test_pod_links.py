@@ -211,3 +211,29 @@ def test_the_whatif_page_names_a_renamed_pod_and_links_both_names_by_identity(cl
             assert _h1(page.text) == entry["baselinePod"]
     started = re.search(r'<ul id="whatif-started">(.*?)</ul>', html, re.S)
     assert started is not None and "(was" not in started.group(1)  # the Job's pod: the baseline has none
+
+
+def test_the_apis_pod_documents_take_the_identity_as_the_page_does(client: TestClient) -> None:
+    before = _web(client)
+    _edit(client)
+    after = _web(client)
+    for identity, old in before.items():
+        new, quoted = after[identity], quote(identity, safe="")
+        for rest in ("", "/nodes", "/attempts", "/scores", "/history"):
+            answer = client.get(f"/api{_path(old)}{rest}?id={quoted}&offset=0", follow_redirects=False)
+            assert answer.status_code == 307, (old, rest, answer.text)
+            target = urlsplit(answer.headers["location"])
+            assert target.path == f"/api{_path(new)}{rest}"
+            assert parse_qs(target.query) == {"id": [identity], "was": [old], "was_in": ["1"], "offset": ["0"]}
+            assert client.get(answer.headers["location"]).status_code == 200
+        assert client.get(f"/api{_path(old)}?id={quoted}").json()["pod"] == new  # followed: the new name's
+        assert client.get(f"/api{_path(old)}/history?id={quoted}").json()["pod"] == new
+        # the new name with its identity is answered as it is
+        assert client.get(f"/api{_path(new)}?id={quoted}", follow_redirects=False).status_code == 200
+    # without an identity, an old name that is no pod of this run leads through the earlier names;
+    # an identity the run has not leaves the name's own answer (here: explain's 404)
+    gone = next(old for old in before.values() if old not in after.values())
+    answer = client.get(f"/api{_path(gone)}/scores", follow_redirects=False)
+    assert answer.status_code == 307
+    assert urlsplit(answer.headers["location"]).path == f"/api{_path(after[next(i for i, k in before.items() if k == gone)])}/scores"
+    assert client.get(f"/api{_path(gone)}?id=nobody", follow_redirects=False).status_code == 404

@@ -8,6 +8,7 @@ the network.
 
 from __future__ import annotations
 
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -27,9 +28,9 @@ from kubesched.ui.configroutes import add_config_routes
 from kubesched.ui.docs import serve_docs
 from kubesched.ui.edits import MAX_EDIT_BYTES, api_version, form_version, http_status
 from kubesched.ui.jobroutes import accepted, add_job_routes, see_job
-from kubesched.ui.podlinks import MAX_IDENTITY, Found, pod_url, renamed_notice
+from kubesched.ui.podlinks import MAX_IDENTITY, Found, api_renamed, pod_url, renamed_notice
 from kubesched.ui.pods import gone_page
-from kubesched.ui.requests import MAX_NAME, EditRequest, WhatIfRequest
+from kubesched.ui.requests import API_ID, MAX_NAME, EditRequest, WhatIfRequest
 from kubesched.ui.runtimeline import moment_text
 from kubesched.ui.security import Safety, protect
 from kubesched.ui.state import MomentError, Running, Snapshot, UiState, WhatIfRun
@@ -86,6 +87,7 @@ def create_app(state: UiState, safety: Safety | None = None) -> FastAPI:
     templates = Jinja2Templates(directory=HERE / "templates")
     templates.env.globals.update(csrf_token=safety.token)  # every form that changes something carries it
     templates.env.filters["moment"] = moment_text  # a moment in a link, exactly
+    templates.env.filters["clock"] = lambda t: time.strftime("%H:%M:%S", time.localtime(t))  # a job's times
 
     def page(request: Request, template: str, status_code: int = 200, /, snap: Snapshot | None = None,
              **context: Any) -> HTMLResponse:
@@ -105,7 +107,8 @@ def create_app(state: UiState, safety: Safety | None = None) -> FastAPI:
         return templates.TemplateResponse(request, template,
                                           {"scenario": snap.result["scenario"], "run_version": snap.version,
                                            "source": state.source, "query": query, "unserved": unserved_of(snap),
-                                           "pod_url": link, "pod_identity": snap.ids.identity, **context},
+                                           "pod_url": link, "pod_identity": snap.ids.identity,
+                                           "jobs_active": state.jobs.active(), **context},
                                           status_code=status_code)
 
     add_views(app, state, page)  # /pods, /api/pods, /timeline (kubesched.ui.views)
@@ -139,25 +142,34 @@ def create_app(state: UiState, safety: Safety | None = None) -> FastAPI:
             raise HTTPException(404, detail=str(err.args[0])) from err
 
     @app.get("/api/pods/{namespace}/{name}", summary="Why the pod is where it is (as kubesched explain -o json)")
-    def api_pod(namespace: str, name: str, at: float | None = AT) -> Any:
-        return at_moment(lambda: state.pod(namespace, name, at))
+    def api_pod(request: Request, namespace: str, name: str, at: float | None = AT, id_: str | None = API_ID) -> Any:
+        snap = state.snapshot
+        return api_renamed(request, snap, namespace, name, id_) or at_moment(
+            lambda: state.pod(namespace, name, at, snap=snap))
 
     @app.get("/api/pods/{namespace}/{name}/nodes",
              summary="A page of the pod's per-node filter verdicts (explain's nodes), optionally by node name")
-    def api_pod_nodes(namespace: str, name: str, at: float | None = AT, offset: int = Query(0, ge=0),
-                      limit: int = Query(100, ge=1, le=5000),
-                      node: str = Query("", max_length=253, description="part of a node's name")) -> Any:
-        return at_moment(lambda: state.pod_nodes(namespace, name, at=at, offset=offset, limit=limit, find=node))
+    def api_pod_nodes(request: Request, namespace: str, name: str, at: float | None = AT,
+                      offset: int = Query(0, ge=0), limit: int = Query(100, ge=1, le=5000),
+                      node: str = Query("", max_length=253, description="part of a node's name"),
+                      id_: str | None = API_ID) -> Any:
+        snap = state.snapshot
+        return api_renamed(request, snap, namespace, name, id_, "/nodes") or at_moment(
+            lambda: state.pod_nodes(namespace, name, at=at, offset=offset, limit=limit, find=node, snap=snap))
 
     @app.get("/api/pods/{namespace}/{name}/attempts",
              summary="The pod's scheduling attempts (as simulate --decisions -o json), scores per plugin")
-    def api_pod_attempts(namespace: str, name: str) -> list[dict[str, Any]]:
-        return state.attempts(namespace, name)
+    def api_pod_attempts(request: Request, namespace: str, name: str, id_: str | None = API_ID) -> Any:
+        snap = state.snapshot
+        return api_renamed(request, snap, namespace, name, id_, "/attempts") or state.attempts(namespace, name, snap=snap)
 
     @app.get("/api/pods/{namespace}/{name}/scores",
              summary="Each Score plugin's raw, normalised and weighted score on every feasible node, now")
-    def api_pod_scores(namespace: str, name: str, at: float | None = AT) -> Any:
-        return at_moment(lambda: state.scores(namespace, name, at))
+    def api_pod_scores(request: Request, namespace: str, name: str, at: float | None = AT,
+                       id_: str | None = API_ID) -> Any:
+        snap = state.snapshot
+        return api_renamed(request, snap, namespace, name, id_, "/scores") or at_moment(
+            lambda: state.scores(namespace, name, at, snap=snap))
 
     def at_moment(answer: Any) -> Any:
         """A pod's document (404: the pod is not there; 400: a moment the run has not), or 202 and the
@@ -193,7 +205,11 @@ def create_app(state: UiState, safety: Safety | None = None) -> FastAPI:
     @app.get("/api/whatif/{run_id}/scenario.yaml", response_class=PlainTextResponse,
              summary="A what-if run's changed scenario (as kubesched whatif --save-changed writes it)")
     def api_whatif_scenario(run_id: int) -> PlainTextResponse:
-        return PlainTextResponse(kept_whatif(run_id).changed_yaml(), media_type="application/yaml",
+        try:
+            text = kept_whatif(run_id).changed_yaml()
+        except KeyError as err:  # run on a version an edit replaced
+            raise HTTPException(410, detail=str(err.args[0])) from err
+        return PlainTextResponse(text, media_type="application/yaml",
                                  headers=_attachment(f"whatif-{run_id}.yaml"))
 
     @app.get("/api/whatif/{run_id}/report.html", response_class=HTMLResponse,

@@ -1,6 +1,8 @@
 """The jobs' pages and API: ``/jobs/{id}`` (rendered on the server; it reloads itself with a
 ``<meta http-equiv="refresh">`` while the job runs, so it needs no script, shows the progress and a
-cancel button, and leads to the result once the job is done), ``/api/jobs/{id}`` (the job as JSON),
+cancel button, and leads to the result once the job is done), ``/jobs`` (every job kept, newest
+first: those queued and running, and the last finished ones, each with its state, phase and result),
+``/api/jobs/{id}`` (the job as JSON),
 and cancelling (``DELETE /api/jobs/{id}``, ``POST /api/jobs/{id}/cancel``, the page's form posting
 ``/jobs/{id}/cancel``). A request that starts a job answers with :func:`accepted` (the API's 202)
 or :func:`see_job` (a page's 303)."""
@@ -10,13 +12,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from fastapi import FastAPI, HTTPException, Request
+from fastapi import FastAPI, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse
 
-from kubesched.ui.jobs import Job, Jobs
+from kubesched.ui.jobs import CANCELLED, DONE, FAILED, JOBS_KEPT, QUEUED, RUNNING, Job, Jobs
 
 #: seconds between two reloads of a running job's page
 REFRESH = 1
+#: seconds between two reloads of the jobs list while a job is queued or running
+JOBS_REFRESH = 5
 
 
 def accepted(job: Job, **extra: Any) -> JSONResponse:
@@ -55,6 +59,14 @@ def add_job_routes(app: FastAPI, jobs: Jobs, page: Callable[..., HTMLResponse]) 
     @app.post("/api/jobs/{job_id}/cancel", summary="Cancel a job (as DELETE /api/jobs/{id})")
     def api_cancel_post(job_id: int) -> dict[str, Any]:
         return api_cancel(job_id)
+
+    @app.get("/jobs", response_class=HTMLResponse, include_in_schema=False)
+    def jobs_page(request: Request, state: str = Query("", pattern="^(|queued|running|done|failed|cancelled)$")) -> HTMLResponse:
+        kept = jobs.all()
+        counts = {s: sum(j.state == s for j in kept) for s in (QUEUED, RUNNING, DONE, FAILED, CANCELLED)}
+        shown = [j for j in reversed(kept) if not state or j.state == state]  # the newest first
+        return page(request, "jobs.html", shown=shown, counts=counts, wanted=state, kept=JOBS_KEPT,
+                    refresh=JOBS_REFRESH if counts[QUEUED] + counts[RUNNING] else None)
 
     @app.get("/jobs/{job_id}", response_class=HTMLResponse, include_in_schema=False)
     def job_page(request: Request, job_id: int) -> HTMLResponse:

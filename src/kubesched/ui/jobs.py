@@ -43,6 +43,13 @@ from kubesched.api.errors import KubeschedError
 from kubesched.sim.runner import RunStatus
 
 QUEUED, RUNNING, DONE, FAILED, CANCELLED = "queued", "running", "done", "failed", "cancelled"
+#: the phases of a running job, in order: the server pickling what its worker is handed (the first
+#: job of a run), the worker reading it, the simulation set up (every object copied and stored,
+#: before the first simulated instant: most of a minute at 150 000 pods, with no progress report of
+#: the simulator's own), the run (the simulator's reports), and what is done with its answer (the
+#: diagnosis at a moment; an edit's views worked out before its run is swapped in)
+PREPARING, READING, SETTING_UP, SIMULATING, FINISHING = "preparing", "reading", "setting up", "running", "finishing"
+PHASES = (PREPARING, READING, SETTING_UP, SIMULATING, FINISHING)
 FINISHED = frozenset({DONE, FAILED, CANCELLED})
 #: finished jobs kept (their pages and answers); running and queued ones are always kept
 JOBS_KEPT = 64
@@ -55,8 +62,13 @@ POLL = 0.1
 #: what the fork server imports once, for every worker it forks
 PRELOAD = ["kubesched.ui.runner"]
 
-#: a job's work: called with the job's arguments and ``progress=`` the simulator's progress callback
+#: a job's work: called with the job's arguments, ``progress=`` the simulator's progress callback and
+#: ``phase=`` a callback told each phase (:data:`PHASES`) the work enters before the run and after it
 Work = Callable[..., Any]
+#: a job's arguments, or what makes them (called on the job's thread, in its ``preparing`` phase)
+Args = tuple[Any, ...] | Callable[[], tuple[Any, ...]]
+#: the phase callback a job's work is given
+PhaseCallback = Callable[[str], None]
 #: what is done with a job's answer in the server (keep it, swap it in): told the job and its answer,
 #: returns the links to its result (a page, the API's document)
 Finish = Callable[["Job", Any], "tuple[str, str | None]"]
@@ -87,6 +99,11 @@ class Job:
     state: str = QUEUED
     #: the last progress report: ``now`` (simulated seconds), ``cycles``, ``pending``, ``running``, ``finished``
     progress: dict[str, Any] = field(default_factory=dict)
+    #: what a running job does now (one of :data:`PHASES`; empty before it starts), and since when
+    phase: str = ""
+    phase_since: float | None = None
+    #: every phase it entered, in order, with when: ``[[phase, time], ...]``
+    phases: list[tuple[str, float]] = field(default_factory=list)
     error: str | None = None
     #: where the answer is once it is done: a page, and the API's document (None: the job page says it all)
     link: str | None = None
@@ -112,12 +129,40 @@ class Job:
             return None
         return max(0.0, min(1.0, now / self.end))
 
+    def enter(self, phase: str) -> None:
+        """The job is now in ``phase`` (:data:`PHASES`)."""
+        if phase != self.phase:
+            now = time.time()
+            self.phases.append((phase, now))
+            self.phase_since, self.phase = now, phase
+
+    def reported(self, progress: dict[str, Any]) -> None:
+        """A progress report of the simulator: the job is running its simulation."""
+        self.progress = progress
+        if self.phase != FINISHING:
+            self.enter(SIMULATING)
+
+    @property
+    def phase_text(self) -> str:
+        """The phase in words, as the job's page says it: ``setting up the simulation (12 s)``,
+        ``running 42%``; empty when the job is not running."""
+        if self.state != RUNNING or not self.phase:
+            return ""
+        if self.phase == SIMULATING:
+            fraction = self.fraction
+            return "running" + (f" {100 * fraction:.0f}%" if fraction is not None else "")
+        words = {PREPARING: "preparing the scenario for the worker", READING: "reading the scenario",
+                 SETTING_UP: "setting up the simulation", FINISHING: "finishing"}[self.phase]
+        since = max(0.0, time.time() - (self.phase_since or time.time()))
+        return f"{words} ({since:.0f} s)"
     @property
     def finished_(self) -> bool:
         return self.state in FINISHED
 
     def to_dict(self) -> dict[str, Any]:
         return {"id": self.id, "kind": self.kind, "title": self.title, "state": self.state,
+                "phase": self.phase if self.state == RUNNING else None, "phaseSince": self.phase_since,
+                "phaseText": self.phase_text, "phases": [list(p) for p in self.phases],
                 "progress": {**self.progress, "end": self.end, "endEstimated": self.estimated,
                              "fraction": self.fraction},
                 "error": self.error, "result": self.link, "apiResult": self.api_link, "notes": self.notes,
@@ -143,8 +188,13 @@ def _work(conn: Connection, work: Work, args: tuple[Any, ...]) -> None:
             os._exit(1)
         conn.send(("progress", status_of(status)))
 
+    def phase(name: str) -> None:
+        if os.getppid() != parent:
+            os._exit(1)
+        conn.send(("phase", name))
+
     try:
-        answer: tuple[str, Any] = ("done", work(*args, progress=progress))
+        answer: tuple[str, Any] = ("done", work(*args, progress=progress, phase=phase))
     except KubeschedError as err:
         answer = ("failed", str(err))
     except Exception as err:  # noqa: BLE001 - reported as the job's error
@@ -201,11 +251,12 @@ class Jobs:
 
             forkserver.ensure_running()
 
-    def submit(self, kind: str, title: str, work: Work, args: tuple[Any, ...], finish: Finish, *,
+    def submit(self, kind: str, title: str, work: Work, args: Args, finish: Finish, *,
                end: float | None = None, estimated: bool = False, here: bool = False,
                notes: list[str] | None = None, based_on: int | None = None) -> Job:
-        """A new job running ``work(*args, progress=...)`` (in a worker process, or ``here`` on a
-        thread of this process); ``finish(job, answer)`` is called here with its answer and returns the
+        """A new job running ``work(*args, progress=..., phase=...)`` (in a worker process, or ``here``
+        on a thread of this process; ``args`` may be a function making them, called on the job's
+        thread once it runs); ``finish(job, answer)`` is called here with its answer and returns the
         links to its result (raising KubeschedError fails the job with that message); ``based_on``: an
         edit's version of the scenario."""
         with self._lock:
@@ -232,6 +283,11 @@ class Jobs:
         with self._lock:
             return list(self._jobs.values())
 
+    def active(self) -> int:
+        """How many jobs are queued or running."""
+        with self._lock:
+            return sum(not job.finished_ for job in self._jobs.values())
+
     def cancel(self, job_id: int) -> Job:
         """Cancel a job (one already finished stays as it ended)."""
         job = self.get(job_id)
@@ -250,7 +306,7 @@ class Jobs:
             _stop(process)
 
     # -- running --------------------------------------------------------------------------------
-    def _run(self, job: Job, work: Work, args: tuple[Any, ...], finish: Finish, here: bool) -> None:
+    def _run(self, job: Job, work: Work, args: Args, finish: Finish, here: bool) -> None:
         while not self._slots.acquire(timeout=POLL):
             if job.cancel_event.is_set():
                 self._end(job, CANCELLED)
@@ -260,6 +316,9 @@ class Jobs:
                 self._end(job, CANCELLED)
                 return
             job.state, job.started = RUNNING, time.time()
+            if callable(args):
+                job.enter(PREPARING)
+                args = args()
             ok, answer = self._here(job, work, args) if here else self._in_worker(job, work, args)
             if not ok and job.cancel_event.is_set():  # an answer that came before the cancel is taken
                 self._end(job, CANCELLED)
@@ -267,6 +326,7 @@ class Jobs:
                 self._end(job, FAILED, answer)
             else:
                 try:
+                    job.enter(FINISHING)
                     job.link, job.api_link = finish(job, answer)
                 except KubeschedError as err:
                     self._end(job, FAILED, str(err))
@@ -286,16 +346,22 @@ class Jobs:
         def progress(status: RunStatus) -> None:
             if job.cancel_event.is_set():
                 raise Cancelled
-            job.progress = status_of(status)
+            job.reported(status_of(status))
+
+        def phase(name: str) -> None:
+            if job.cancel_event.is_set():
+                raise Cancelled
+            job.enter(name)
 
         try:
-            return True, work(*args, progress=progress)
+            return True, work(*args, progress=progress, phase=phase)
         except Cancelled:
             return False, None
         except KubeschedError as err:
             return False, str(err)
 
     def _in_worker(self, job: Job, work: Work, args: tuple[Any, ...]) -> tuple[bool, Any]:
+        job.enter(READING)
         receive, send = self._context.Pipe(duplex=False)
         process = self._context.Process(target=_work, args=(send, work, args), name=f"kubesched-job-{job.id}",
                                         daemon=True)
@@ -317,7 +383,10 @@ class Jobs:
                     process.join(STOP_GRACE)
                     return False, f"the worker process ended without an answer (exit code {process.exitcode})"
                 if kind == "progress":
-                    job.progress = value
+                    job.reported(value)
+                    continue
+                if kind == "phase":
+                    job.enter(value)
                     continue
                 return kind == "done", value
             return False, None

@@ -21,6 +21,9 @@ from urllib.parse import quote, urlencode
 from kubesched.sim.identity import identities
 
 if TYPE_CHECKING:
+    from starlette.requests import Request
+    from starlette.responses import RedirectResponse
+
     from kubesched.ui.state import Snapshot
 
 #: the earlier versions whose pod names a link without ``id`` is looked up in
@@ -116,3 +119,25 @@ def renamed_notice(snap: Snapshot, key: str, wanted: str | None, was: str | None
     if was_in is not None and ids.earlier.get(was) == (identity, was_in):
         return f"This pod was {was} in version {was_in}; it is {key} in version {snap.version} (identity {identity})."
     return f"The link named {was}: in version {snap.version} the pod of its identity ({identity}) is {key}."
+
+
+def api_renamed(request: Request, snap: Snapshot, namespace: str, name: str, wanted: str | None,
+                rest: str = "") -> RedirectResponse | None:
+    """The API's answer to a request for a pod document (``/api/pods/NAMESPACE/NAME[/...]``) whose
+    ``id`` (or, without one, whose name in an earlier version) is another pod's of this run: a 307
+    to the same document (``rest``: ``/nodes``, ``/scores`` ...) of that pod, with its identity, ``was`` and ``was_in`` (what the pod's page
+    says in words) and the request's other parameters. None: answer for the name asked."""
+    from starlette.responses import RedirectResponse
+
+    found = snap.ids.find(f"{namespace}/{name}", wanted or None)
+    if found is None:
+        return None
+    params = {k: v for k, v in request.query_params.items() if k not in ("id", "was", "was_in")}
+    return RedirectResponse(api_pod_url(found.key, found.identity, rest, was=found.was, was_in=found.version,
+                                        **params), status_code=307)
+
+
+def api_pod_url(key: str, identity: str | None = None, rest: str = "", **params: Any) -> str:
+    """``/api/pods/NAMESPACE/NAME[REST]?id=IDENTITY`` (REST: ``/nodes``, ``/scores`` ...), as
+    :func:`pod_url` writes the page's."""
+    return "/api" + pod_url(key, identity, **params).replace("?", rest + "?", 1)

@@ -16,6 +16,8 @@ from typing import Any
 from fastapi import APIRouter, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse
 
+from kubesched.ui.podlinks import api_renamed
+from kubesched.ui.requests import API_ID
 from kubesched.ui.state import Snapshot, UiState
 
 #: a page of the pods list, and the most one request may ask for
@@ -63,8 +65,11 @@ def pods_router(state: UiState, page: Page) -> APIRouter:
     @router.get("/api/pods/{namespace}/{name}/history",
                 summary="What the run knows of a pod, there or gone at the end: its row, whom it preempted and "
                         "who preempted it, its events and attempts")
-    def api_pod_history(namespace: str, name: str) -> dict[str, Any]:
+    def api_pod_history(request: Request, namespace: str, name: str, id_: str | None = API_ID) -> Any:
         snap = state.snapshot
+        renamed = api_renamed(request, snap, namespace, name, id_, "/history")
+        if renamed is not None:
+            return renamed
         try:
             return snap.pods.history(f"{namespace}/{name}", snap.result)
         except KeyError as err:

@@ -6,14 +6,21 @@ from __future__ import annotations
 
 from urllib.parse import parse_qs
 
+from fastapi import Query
 from pydantic import BaseModel, Field, PrivateAttr
 
 from kubesched.analysis.whatif.changes import Changes, WhatIfError, drain_options
 from kubesched.api.durations import parse_duration
 from kubesched.ui.edits import APPLY_FILE, SCHEDULER_CONFIG_FILE, read_apply_text, read_scheduler_config_text
+from kubesched.ui.podlinks import MAX_IDENTITY
 
 #: the longest name a Kubernetes object may have (a DNS subdomain)
 MAX_NAME = 253
+#: a pod document's ``?id=``: the pod's identity, found as the pod's page finds it
+API_ID = Query(None, alias="id", max_length=MAX_IDENTITY,
+               description="the pod's identity (as the result's pods give it): when the name is not that pod's in "
+                           "this run, the answer is a 307 to the same document of the run's pod of that identity "
+                           "(with was= and was_in= saying what the name was), as the pod's page redirects")
 
 
 class EditRequest(BaseModel):

@@ -21,6 +21,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import threading
+import weakref
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
@@ -52,7 +53,7 @@ from kubesched.ui.edits import (
 from kubesched.ui.jobs import CANCELLED, FAILED, Job, Jobs
 from kubesched.ui.podindex import PodIndex
 from kubesched.ui.podlinks import PodIds, pod_url
-from kubesched.ui.runner import Packed, run_edit, run_moment, run_whatif
+from kubesched.ui.runner import Packed, changed_scenario, run_edit, run_moment, run_whatif
 from kubesched.ui.runtimeline import RunTimeline, moment_text
 from kubesched.ui.scores import attempt_scores, scores_now, weights_for
 
@@ -279,15 +280,15 @@ class UiState:
                     f"/api/pods/{quote(namespace)}/{quote(name)}?{query}")
 
         job = self.jobs.submit("moment", f"diagnose {key[0]} at t={at:g}s", run_moment,
-                               (snap.packed("scenario"), at, namespace, name), keep, end=at)
+                               lambda: (snap.packed("scenario"), at, namespace, name), keep, end=at)
         snap.moment_jobs[key] = job
         return job
 
     def pod_nodes(self, namespace: str, name: str, *, at: float | None = None, offset: int = 0,
-                  limit: int = 100, find: str = "") -> dict[str, Any]:
+                  limit: int = 100, find: str = "", snap: Snapshot | None = None) -> dict[str, Any]:
         """A page of the diagnosis's per-node verdicts (``nodes`` of explain's JSON), those whose name
         contains ``find``."""
-        nodes = self.pod(namespace, name, at)["nodes"]
+        nodes = self.pod(namespace, name, at, snap=snap)["nodes"]
         if find:
             nodes = [v for v in nodes if find in v["node"]]
         return {"total": len(nodes), "offset": offset, "nodes": nodes[offset:offset + limit]}
@@ -399,18 +400,18 @@ class UiState:
             Simulation(dataclasses.replace(snap.scenario, objects=[], steps=[], sources=[],
                                            scheduler_configuration=changes.scheduler_configuration,
                                            scheduler_configuration_source=changes.scheduler_configuration_source))
-        def keep(_job: Job, answer: tuple[dict[str, Any], Packed[Scenario]]) -> tuple[str, str]:
-            diff, changed = answer
+
+        def keep(_job: Job, diff: dict[str, Any]) -> tuple[str, str]:
             with self._lock:
                 self.whatif_count += 1
-                run = WhatIfRun(self.whatif_count, diff, changed, asked, list(warnings or ()))
+                run = WhatIfRun(self.whatif_count, diff, weakref.ref(snap), changes, asked, list(warnings or ()))
                 self.whatifs[run.id] = run
                 while len(self.whatifs) > WHATIFS_KEPT:
                     self.whatifs.popitem(last=False)
             return f"/whatif?run={run.id}", f"/api/whatif/{run.id}"
 
         return self.jobs.submit("whatif", "what-if: " + describe(changes), run_whatif,
-                                (snap.packed("scenario"), changes, snap.packed("baseline")), keep, end=snap.result["endTime"],
+                                lambda: (snap.packed("scenario"), changes, snap.packed("baseline")), keep, end=snap.result["endTime"],
                                 estimated=snap.scenario.until is None, notes=warnings)
 
     def whatif_run(self, run_id: int) -> WhatIfRun:
@@ -443,15 +444,24 @@ class WhatIfRun:
     id: int
     #: the diff, as ``kubesched whatif -o json`` prints it
     diff: dict[str, Any]
-    #: the scenario with the changes, as ``--save-changed`` writes it (pickled, read for its download)
-    changed: Packed[Scenario]
+    #: the snapshot it was run on (weakly: a what-if kept does not keep a version an edit replaced,
+    #: the whole scenario and run, alive) and its changes: what its changed scenario, as
+    #: ``--save-changed`` writes it, is made of again when its download is asked
+    base: weakref.ref[Snapshot]
+    changes: Changes
     #: what was asked (the what-if form's request), to show the form again as it was sent
     asked: Any = None
     #: the warnings of reading its texts (unknown fields of the objects applied)
     warnings: list[str] = field(default_factory=list)
 
     def changed_yaml(self) -> str:
-        return yaml.safe_dump_all(scenario_documents(self.changed.value()), sort_keys=False)
+        """The changed scenario as YAML; KeyError once the version it was run on is gone (an edit
+        replaced it and no page holds it)."""
+        snap = self.base()
+        if snap is None:
+            raise KeyError(f"what-if {self.id} was run on a version of the scenario an edit has since replaced: its "
+                           "changed scenario is no longer there (run the what-if again)")
+        return yaml.safe_dump_all(scenario_documents(changed_scenario(snap.scenario, self.changes)), sort_keys=False)
 
     def report(self) -> str:
         return whatif_report(self.diff)
