@@ -16,6 +16,7 @@ from kubesched.analysis.whatif.apply import apply_changes, check_changes
 from kubesched.analysis.whatif.changes import Changes, load_change_objects
 from kubesched.api.errors import KubeschedError, ManifestError
 from kubesched.api.loader import load_scenario
+from kubesched.cli.extras import require_extra
 from kubesched.cli.jsonout import write_json
 from kubesched.cli.options import (
     add_class_and_config_changes,
@@ -28,6 +29,7 @@ from kubesched.cli.tables import Table, make_console
 from kubesched.replay import History, read_audit_log, read_openb, replay
 from kubesched.replay.timeline import Window
 from kubesched.report.replay_report import differs, rate_text, replay_report
+from kubesched.sweep.replay_table import write_replay_parquet
 
 #: rows of the table of pods whose outcome differs (``-o json`` has every pod)
 DIFFERING_ROWS = 30
@@ -150,10 +152,14 @@ def _read(history: str, fmt: str, snapshot: str | None, nodes: str | None, windo
 @output_file_option("--report", help="Also write the self-contained HTML report here: agreement, time to bind by "
                     "PriorityClass, pending pods over time recorded and replayed, and the pods (those that differ "
                     "first).")
+@output_file_option("--parquet", help="Also write one row per pod (recorded node, time to bind, deletion, "
+                    "eviction, preemption beside the replay's) as Parquet, the summary in the file's metadata "
+                    "(needs the sweep extra).")
 def replay_cmd(history: str, fmt: str, snapshot: str | None, nodes: str | None, start: str | None, end: str | None,
                enable_preemption: bool, disable_preemption: bool, apply_files: tuple[str, ...],
                priority_classes: tuple[str, ...], cordon: tuple[str, ...], scheduler_config: str | None,
-               seed: int | None, pool_label: str | None, output: str, report: str | None) -> None:
+               seed: int | None, pool_label: str | None, output: str, report: str | None,
+               parquet: str | None) -> None:
     """Replay a recorded HISTORY (an API server audit log, or Alibaba's openb GPU trace) under another
     scheduler configuration, and compare each pod's outcome with the recorded one (docs/replay.md).
 
@@ -164,6 +170,8 @@ def replay_cmd(history: str, fmt: str, snapshot: str | None, nodes: str | None, 
     unknown resources...) is written on stderr and is in -o json's `history`."""
     if enable_preemption and disable_preemption:
         raise click.UsageError("--enable-preemption and --disable-preemption exclude each other")
+    if parquet:
+        require_extra("kubesched replay --parquet", "sweep", ("pyarrow",))
     warnings: list[ManifestError] = []
     try:
         read = _read(history, fmt, snapshot, nodes, Window(start, end), seed or 0, warnings)
@@ -182,6 +190,8 @@ def replay_cmd(history: str, fmt: str, snapshot: str | None, nodes: str | None, 
         sys.exit(2)
     if report:
         Path(report).write_text(replay_report(doc), encoding="utf-8")
+    if parquet:
+        write_replay_parquet(doc, parquet)
     if output == "json":
         write_json(doc)
     else:
