@@ -33,7 +33,8 @@ def plan(plan_file: str, kubeconfig: str | None, context: str | None, workers: i
     in every seed's simulation, by bisection; each round's simulations run in parallel, as a
     sweep's do (docs/sweeps.md). A min below the pool's size in the base searches downward too
     (counts below it leave out the pool's last nodes): how far an over-provisioned pool can shrink.
-    With --kubeconfig the base is a live cluster, read once."""
+    With --kubeconfig the base is a live cluster, read once; a base naming a recorded history
+    (spec.base: {history: ...}) is replayed by each run, and the replay's metrics may be goals."""
     require_dask("kubesched plan", workers, local, address)
     try:
         spec = load_plan(plan_file, base_given=kubeconfig is not None)

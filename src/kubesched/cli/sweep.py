@@ -181,7 +181,10 @@ def sweep(sweep_file: str, kubeconfig: str | None, context: str | None, workers:
     pool count above the pool's size adds copies of its first node, one below leaves out its last
     nodes (their pods then go as when a Node is deleted: collected after 40 s, replaced by their
     controllers). With --kubeconfig the base is a live cluster, read once (read-only) and sent to the workers as
-    a file's base is; the result records which kubeconfig and context."""
+    a file's base is; the result records which kubeconfig and context. A base that names a recorded
+    history (spec.base: {history: AUDIT-LOG-OR-OPENB-TRACE, from, to, ...}) is replayed by each
+    variant: the metrics add the agreement with the recording, the window's node-hours and, where the
+    nodes have GPUs, the GPU allocation over the arrived GPU workload (docs/sweeps.md)."""
     require_dask("kubesched sweep", workers, local, address)
     if parquet:
         require_extra("kubesched sweep --parquet", "sweep", ("pyarrow",))
