@@ -158,3 +158,37 @@ def test_the_base_survives_the_restart_of_a_cluster_s_only_worker(tmp_path: Path
     assert [(v["id"], v["error"]) for v in document["variants"]] == [(f"seed={i}", None) for i in range(6)]
     assert run.returncode == 0, stderr.decode()
     assert sorted(p.name for p in (out_dir / "results").iterdir()) == sorted(f"seed={i}.json" for i in range(6))
+
+
+def test_a_sweep_over_a_recorded_history_runs_on_real_dask_workers_as_here(tmp_path: Path) -> None:
+    """A history base (the openb excerpt) sent to `dask worker` processes: each variant replays it
+    there, with the records and ReplayResults an in-process run gives, byte for byte."""
+    shutil.copytree(Path(__file__).resolve().parents[1] / "replay" / "data" / "openb", tmp_path / "openb")
+    sweep = tmp_path / "sweep.yaml"
+    sweep.write_text(yaml.safe_dump({"apiVersion": "kubesched.io/v1alpha1", "kind": "Sweep", "metadata": {"name": "h"},
+                                     "spec": {"base": {"history": "openb"}, "seeds": [0, 1],
+                                              "changes": {"as-is": {}, "off": {"disablePreemption": True}}}}))
+    port = _free_port()
+    address = f"tcp://127.0.0.1:{port}"
+    scheduler = _start("scheduler", "--host", "127.0.0.1", "--port", str(port), "--dashboard-address", ":0",
+                       log=tmp_path / "scheduler.log")
+    worker = _start("worker", address, "--nthreads", "1", "--nworkers", "2", "--no-dashboard", "--host", "127.0.0.1",
+                    log=tmp_path / "worker.log")
+    try:
+        _wait_for_workers(address, 2)
+        run = subprocess.run([sys.executable, "-m", "kubesched", "sweep", str(sweep), "--dask", address,
+                              "--out", str(tmp_path / "there"), "-o", "json"], capture_output=True, timeout=600)
+        assert run.returncode == 0, run.stderr.decode()
+    finally:
+        for process in (worker, scheduler):
+            _stop(process)
+    there = json.loads(run.stdout)
+    assert [v["id"] for v in there["variants"]] == ["change=as-is,seed=0", "change=as-is,seed=1",
+                                                    "change=off,seed=0", "change=off,seed=1"]
+    here = subprocess.run([sys.executable, "-m", "kubesched", "sweep", str(sweep), "--local", "--out",
+                           str(tmp_path / "here"), "-o", "json"], capture_output=True, check=True)
+    assert [v["metrics"] for v in json.loads(here.stdout)["variants"]] == [v["metrics"] for v in there["variants"]]
+    assert all("gpuAllocationCurve" in v["metrics"] for v in there["variants"])
+    for v in there["variants"]:
+        name = f"{v['id']}.json"
+        assert (tmp_path / "there" / "results" / name).read_bytes() == (tmp_path / "here" / "results" / name).read_bytes()

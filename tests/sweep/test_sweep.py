@@ -141,8 +141,8 @@ def test_a_file_without_a_base_and_no_kubeconfig_is_refused_naming_spec_base(tmp
     out = CliRunner().invoke(cli, [command, str(path), "--local"])
     assert out.exit_code == 2 and "Traceback" not in out.output
     assert out.output.startswith(f"error: {path}: document 1 ({kind}): spec.base: the scenario or snapshot to "
-                                 "simulate (a path relative to this file) is required, or a live cluster given with "
-                                 "--kubeconfig")
+                                 "simulate (a path relative to this file) is required, or a history to replay "
+                                 "({history: PATH, ...}), or a live cluster given with --kubeconfig")
     path.write_text(yaml.safe_dump({"apiVersion": "kubesched.io/v1alpha1", "kind": kind,
                                     "spec": {"base": str(DEMO), **spec}}))
     context = CliRunner().invoke(cli, [command, str(path), "--context", "prod", "--local"])

@@ -13,7 +13,7 @@ from kubesched.cli.jsonout import write_json
 from kubesched.cli.options import live_cluster_options, report_unknown_fields, strict_option
 from kubesched.cli.sweep import execution_options, executor, progress_bar, read_base, require_dask
 from kubesched.cli.tables import Table, make_console
-from kubesched.sweep.execute import OtherInputs, ResultStore, run_sweep
+from kubesched.sweep.execute import OtherInputs, ResultStore, run_sweep, scenario_of
 from kubesched.sweep.fingerprint import variant_inputs
 from kubesched.sweep.plan import PLAN_KIND, Round, check_goals_against_base, load_plan, search
 from kubesched.sweep.spec import Variant, check_against_base, pool_description
@@ -33,20 +33,22 @@ def plan(plan_file: str, kubeconfig: str | None, context: str | None, workers: i
     in every seed's simulation, by bisection; each round's simulations run in parallel, as a
     sweep's do (docs/sweeps.md). A min below the pool's size in the base searches downward too
     (counts below it leave out the pool's last nodes): how far an over-provisioned pool can shrink.
-    With --kubeconfig the base is a live cluster, read once."""
+    With --kubeconfig the base is a live cluster, read once; a base naming a recorded history
+    (spec.base: {history: ...}) is replayed by each run, and the replay's metrics may be goals."""
     require_dask("kubesched plan", workers, local, address)
     try:
         spec = load_plan(plan_file, base_given=kubeconfig is not None)
         base, origin = read_base(spec.sweep, kubeconfig, context)
-        report_unknown_fields(base.warnings, strict)
-        check_against_base(spec.sweep, base, PLAN_KIND)
-        check_goals_against_base(spec, base, plan_file)
+        scenario = scenario_of(base)
+        report_unknown_fields(scenario.warnings, strict)
+        check_against_base(spec.sweep, scenario, PLAN_KIND)
+        check_goals_against_base(spec, scenario, plan_file)
     except KubeschedError as err:
         click.echo(f"error: {err}", err=True)
         sys.exit(2)
     store = ResultStore(out_dir, variant_inputs(spec.sweep, base), redo)
     # one cluster, and the base sent to it once, for every round
-    runner, note = executor(base, spec.sweep, workers, local, address, len(spec.sweep.seeds or [base.seed]))
+    runner, note = executor(base, spec.sweep, workers, local, address, len(spec.sweep.seeds or [scenario.seed]))
     show = sys.stderr.isatty() if progress is None else progress
 
     def run(variants: list[Variant]) -> list[dict[str, Any]]:
@@ -57,7 +59,7 @@ def plan(plan_file: str, kubeconfig: str | None, context: str | None, workers: i
 
     try:
         with runner:
-            answer, rounds = search(spec, base.seed, run)
+            answer, rounds = search(spec, scenario.seed, run)
     except OtherInputs as err:
         click.echo(f"error: {err}", err=True)
         sys.exit(2)

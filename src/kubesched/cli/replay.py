@@ -29,6 +29,7 @@ from kubesched.cli.tables import Table, make_console
 from kubesched.replay import History, read_audit_log, read_openb, replay
 from kubesched.replay.timeline import Window
 from kubesched.report.replay_report import differs, rate_text, replay_report
+from kubesched.sweep.replay_table import write_replay_parquet
 
 #: rows of the table of pods whose outcome differs (``-o json`` has every pod)
 DIFFERING_ROWS = 30
@@ -169,11 +170,14 @@ def _read(history: str, fmt: str, snapshot: str | None, nodes: str | None, windo
 @output_file_option("--report", help="Also write the self-contained HTML report here: agreement, time to bind by "
                     "PriorityClass, pending pods over time recorded and replayed, and the pods (those that differ "
                     "first).")
+@output_file_option("--parquet", help="Also write one row per pod (recorded node, time to bind, deletion, "
+                    "eviction, preemption beside the replay's) as Parquet, the summary in the file's metadata "
+                    "(needs the sweep extra).")
 def replay_cmd(history: str, fmt: str, snapshot: str | None, nodes: str | None, start: str | None, end: str | None,
                enable_preemption: bool, disable_preemption: bool, apply_files: tuple[str, ...],
                priority_classes: tuple[str, ...], cordon: tuple[str, ...], scheduler_config: str | None,
                seed: int | None, pool_label: str | None, kubeconfig: str | None, context: str | None,
-               speed: float | None, settle: float, output: str, report: str | None) -> None:
+               speed: float | None, settle: float, output: str, report: str | None, parquet: str | None) -> None:
     """Replay a recorded HISTORY (an API server audit log, or Alibaba's openb GPU trace) under another
     scheduler configuration, and compare each pod's outcome with the recorded one (docs/replay.md).
 
@@ -201,6 +205,8 @@ def replay_cmd(history: str, fmt: str, snapshot: str | None, nodes: str | None, 
                                    "there (--scheduler-config, --enable-preemption and --disable-preemption are "
                                    "for a simulated replay)")
         require_extra("--kubeconfig", "kube", ("kubernetes",))
+    if parquet:
+        require_extra("kubesched replay --parquet", "sweep", ("pyarrow",))
     warnings: list[ManifestError] = []
     try:
         read = _read(history, fmt, snapshot, nodes, Window(start, end), seed or 0, warnings)
@@ -225,6 +231,8 @@ def replay_cmd(history: str, fmt: str, snapshot: str | None, nodes: str | None, 
         sys.exit(2)
     if report:
         Path(report).write_text(replay_report(doc), encoding="utf-8")
+    if parquet:
+        write_replay_parquet(doc, parquet)
     if output == "json":
         write_json(doc)
     else:

@@ -22,7 +22,7 @@ from rich.progress import (
 )
 
 from kubesched.api.errors import KubeschedError
-from kubesched.api.loader import Scenario, load_scenario
+from kubesched.api.loader import load_scenario
 from kubesched.cli.extras import require_extra
 from kubesched.cli.jsonout import write_json
 from kubesched.cli.options import (
@@ -34,7 +34,15 @@ from kubesched.cli.options import (
 )
 from kubesched.cli.tables import make_console, print_split
 from kubesched.report.svg import shorten_distinct
-from kubesched.sweep.execute import Executor, OnOutcome, OtherInputs, ResultStore, run_sweep
+from kubesched.sweep.execute import (
+    Base,
+    Executor,
+    OnOutcome,
+    OtherInputs,
+    ResultStore,
+    run_sweep,
+    scenario_of,
+)
 from kubesched.sweep.fingerprint import variant_inputs
 from kubesched.sweep.metrics import BY_RESOURCE, OPTIONAL
 from kubesched.sweep.spec import Sweep, check_against_base, load_sweep
@@ -91,7 +99,7 @@ def require_dask(command: str, workers: int | None, local: bool, address: str | 
 SMALL_SWEEP_PODS = 20_000
 
 
-def executor(base: Scenario, sweep: Sweep, workers: int | None, local: bool, address: str | None,
+def executor(base: Base, sweep: Sweep, workers: int | None, local: bool, address: str | None,
              variants: int) -> tuple[Executor, str | None]:
     """The executor the options ask for: here (``--local``, ``--workers 0``), on the Dask cluster at
     ``--dask``, else on a local Dask cluster of ``--workers`` processes (by default one per core,
@@ -109,7 +117,7 @@ def executor(base: Scenario, sweep: Sweep, workers: int | None, local: bool, add
     if workers is not None:
         return Executor(base, sweep, workers=workers), None
     cores = os.cpu_count() or 1
-    pods = pod_count(base)
+    pods = pod_count(scenario_of(base))
     if variants < 2 * cores or variants * pods < SMALL_SWEEP_PODS:
         why = (f"{variants} variants, fewer than twice the {cores} cores" if variants < 2 * cores
                else f"{variants} variants of about {pods} pods")
@@ -118,9 +126,15 @@ def executor(base: Scenario, sweep: Sweep, workers: int | None, local: bool, add
     return Executor(base, sweep, workers=max(1, min(variants, cores))), None
 
 
-def read_base(spec: Sweep, kubeconfig: str | None, context: str | None) -> tuple[Scenario, dict[str, str]]:
+def read_base(spec: Sweep, kubeconfig: str | None, context: str | None) -> tuple[Base, dict[str, str]]:
     """The base of a sweep (or a plan), read once: the live cluster of ``--kubeconfig``, in place of
-    the file's ``spec.base``, else that file; and what the result records of it."""
+    the file's ``spec.base``, else that file, or the history it names (what was read and skipped
+    written on stderr, as ``kubesched replay`` writes it); and what the result records of it."""
+    if spec.history is not None:
+        history = spec.history.read()
+        for line in history.report.lines():
+            click.echo(line, err=True)
+        return history, spec.history.origin()
     if kubeconfig is not None:
         live = load_live_cluster(kubeconfig, context)
         return live.scenario, live.origin()
@@ -167,19 +181,22 @@ def sweep(sweep_file: str, kubeconfig: str | None, context: str | None, workers:
     pool count above the pool's size adds copies of its first node, one below leaves out its last
     nodes (their pods then go as when a Node is deleted: collected after 40 s, replaced by their
     controllers). With --kubeconfig the base is a live cluster, read once (read-only) and sent to the workers as
-    a file's base is; the result records which kubeconfig and context."""
+    a file's base is; the result records which kubeconfig and context. A base that names a recorded
+    history (spec.base: {history: AUDIT-LOG-OR-OPENB-TRACE, from, to, ...}) is replayed by each
+    variant: the metrics add the agreement with the recording, the window's node-hours and, where the
+    nodes have GPUs, the GPU allocation over the arrived GPU workload (docs/sweeps.md)."""
     require_dask("kubesched sweep", workers, local, address)
     if parquet:
         require_extra("kubesched sweep --parquet", "sweep", ("pyarrow",))
     try:
         spec = load_sweep(sweep_file, base_given=kubeconfig is not None)
         base, origin = read_base(spec, kubeconfig, context)
-        report_unknown_fields(base.warnings, strict)
-        check_against_base(spec, base)
+        report_unknown_fields(scenario_of(base).warnings, strict)
+        check_against_base(spec, scenario_of(base))
     except KubeschedError as err:
         click.echo(f"error: {err}", err=True)
         sys.exit(2)
-    variants = spec.variants(base.seed)
+    variants = spec.variants(scenario_of(base).seed)
     runner, note = executor(base, spec, workers, local, address, len(variants))
     store = ResultStore(out_dir, variant_inputs(spec, base), redo)
     try:

@@ -26,9 +26,26 @@ from typing import Any
 
 from kubesched.api.errors import KubeschedError
 from kubesched.api.loader import Scenario
+from kubesched.replay import History
 from kubesched.sweep.fingerprint import Inputs
+from kubesched.sweep.history_runs import run_history_variant
 from kubesched.sweep.spec import Sweep, Variant
 from kubesched.sweep.variants import Outcome, run_variant
+
+#: what variants start from: a scenario, or a recorded history each variant replays
+Base = Scenario | History
+
+
+def scenario_of(base: Base) -> Scenario:
+    """The scenario a base's variants change: its own, or the history's."""
+    return base.scenario if isinstance(base, History) else base
+
+
+def run_any(base: Base, sweep: Sweep, variant: Variant, keep_result: bool = True) -> Outcome:
+    """The variant run: a simulation of the scenario, or a replay of the history, as it has them."""
+    if isinstance(base, History):
+        return run_history_variant(base, sweep, variant, keep_result)
+    return run_variant(base, sweep, variant, keep_result)
 
 #: told each outcome as it is kept (None: before the first), how many variants are running then, and
 #: how many run in all (those an earlier run left to do: the ones done are not counted)
@@ -116,7 +133,7 @@ class Executor:
     closed on exit). On entry the base and the sweep are sent to the cluster, once for every
     ``run`` until exit (a plan's rounds share them)."""
 
-    def __init__(self, base: Scenario, sweep: Sweep, *, address: str | None = None, workers: int = 0) -> None:
+    def __init__(self, base: Base, sweep: Sweep, *, address: str | None = None, workers: int = 0) -> None:
         self.base, self.sweep = base, sweep
         self.address, self.workers = address, workers
         self._cluster: Any = None
@@ -178,7 +195,7 @@ class Executor:
         """The variants' outcomes as they finish."""
         if self._client is None:
             for variant in variants:
-                yield run_variant(self.base, self.sweep, variant, keep_results)
+                yield run_any(self.base, self.sweep, variant, keep_results)
             return
         from dask.distributed import as_completed
 
@@ -187,7 +204,7 @@ class Executor:
             for variant in variants:
                 # the key names the variant (for Dask's dashboard and logs), the token this run of it: a
                 # cluster shared by several sweeps never mistakes one's task for another's
-                future = self._client.submit(run_variant, *self._data, variant, keep_results, pure=False,
+                future = self._client.submit(run_any, *self._data, variant, keep_results, pure=False,
                                              key=f"variant-{self._token}-{variant.id}")
                 pending[future] = variant
             for future in as_completed(list(pending)):

@@ -19,6 +19,7 @@ from typing import Any
 import orjson
 
 from kubesched.api.loader import Scenario
+from kubesched.replay import History
 from kubesched.sweep.spec import Sweep, Variant
 
 #: a variant's digest
@@ -42,10 +43,20 @@ def base_digest(base: Scenario) -> str:
     return _digest(inputs)
 
 
-def variant_inputs(sweep: Sweep, base: Scenario) -> Inputs:
+def history_digest(history: History) -> str:
+    """A history base as replayed: its scenario and the recorded outcomes it is compared with."""
+    return _digest({"scenario": base_digest(history.scenario), "start": history.start,
+                    "recorded": [dataclasses.asdict(r) for r in history.recorded]})
+
+
+def variant_inputs(sweep: Sweep, base: Scenario | History) -> Inputs:
     """The digest of each variant's inputs (the base is digested once, here)."""
-    common = _digest({"base": base_digest(base), "until": sweep.until, "poolTemplate": sweep.pool_template,
-                      "poolSelector": None if sweep.pool_selector is None else repr(sweep.pool_selector)})
+    digest = history_digest(base) if isinstance(base, History) else base_digest(base)
+    fields = {"base": digest, "until": sweep.until, "poolTemplate": sweep.pool_template,
+              "poolSelector": None if sweep.pool_selector is None else repr(sweep.pool_selector)}
+    if sweep.history is not None:  # the pool label decides the agreement on node pools
+        fields["poolLabel"] = sweep.history.pool_label
+    common = _digest(fields)
     configs = {name: None if config is None else _digest(config[0]) for name, config in sweep.configs.items()}
     changes = {name: _digest({k: v for k, v in dataclasses.asdict(c).items() if k != "scheduler_configuration_source"})
                for name, c in sweep.changes.items()}

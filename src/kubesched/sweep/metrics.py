@@ -26,7 +26,12 @@ Only where the cluster has what they count (:data:`OPTIONAL`):
 * ``volumePending``: with PersistentVolumeClaims, the pods pending at the end whose last
   FailedScheduling message names a volume plugin's reason (VolumeBinding, VolumeRestrictions,
   VolumeZone, NodeVolumeLimits) or a claim, volume or class the pod cannot have: the message
-  kube-scheduler writes on the pod, upstream's FitError (``framework/types.go``).
+  kube-scheduler writes on the pod, upstream's FitError (``framework/types.go``);
+* ``agreementBound``, ``agreementNode``, ``agreementPool``: with a history base (a replay), the
+  agreement with the recording (:mod:`.history_runs`; ``nodeHours`` is then the window's);
+* ``gpuArrived``, ``gpuAllocationPeak``, ``gpuAllocationAtCapacity`` (and the curve,
+  ``gpuAllocationCurve``): with a history base whose nodes have GPUs, the GPU allocation against
+  the arrived GPU workload (:mod:`.gpu_curve`).
 """
 
 from __future__ import annotations
@@ -39,6 +44,7 @@ from typing import Any
 from kubesched.scheduler.plugins import nodevolumelimits, volumerestrictions, volumezone
 from kubesched.scheduler.plugins.volumebinding import plugin as volumebinding
 from kubesched.sim.result import requested_share
+from kubesched.sweep.gpu_curve import GPU_METRICS
 
 #: the scalar metrics, in the order tables show them
 SCALARS = ("pending", "scheduled", "preemptions", "victims", "pdbViolations", "evictions",
@@ -47,7 +53,9 @@ SCALARS = ("pending", "scheduled", "preemptions", "victims", "pdbViolations", "e
 #: the scalar metrics of a variant whose cluster has gangs (the first two) or claims (the last)
 GANG_METRICS = ("incompleteGangs", "incompleteGangPods")
 VOLUME_METRICS = ("volumePending",)
-OPTIONAL = (*GANG_METRICS, *VOLUME_METRICS)
+#: the metrics of a replay (a history base), and of one whose nodes have GPUs
+AGREEMENT_METRICS = ("agreementBound", "agreementNode", "agreementPool")
+OPTIONAL = (*GANG_METRICS, *VOLUME_METRICS, *AGREEMENT_METRICS, *GPU_METRICS)
 #: the metrics per PriorityClass and per namespace (``byClass``, ``byNamespace``)
 LATENCIES = ("schedulingLatencyP50", "schedulingLatencyP95", "schedulingLatencyP99")
 #: the counts per PriorityClass

@@ -6,7 +6,7 @@
     kind: Plan
     metadata: {name: web-tier}
     spec:
-      base: cluster.yaml                 # as a Sweep's base
+      base: cluster.yaml                 # as a Sweep's base (a recorded history too)
       until: 30m                         # optional
       seeds: {first: 1, count: 5}        # every goal must hold for each
       nodePool: {template: node-a, min: 1, max: 64}   # or {selector: {matchLabels: ...}, min, max}
@@ -38,7 +38,16 @@ from typing import Any
 
 from kubesched.api.loader import Scenario
 from kubesched.sweep.metrics import OPTIONAL, SCALARS
-from kubesched.sweep.spec import Checker, Sweep, Variant, common_fields, is_int, pool_source, read_document
+from kubesched.sweep.spec import (
+    Checker,
+    Sweep,
+    Variant,
+    common_fields,
+    is_int,
+    pool_source,
+    read_document,
+    refuse_history_axes,
+)
 
 PLAN_KIND = "Plan"
 _OPS: dict[str, Callable[[float, float], bool]] = {
@@ -126,6 +135,7 @@ def load_plan(path: str | Path, base_given: bool = False) -> Plan:
         if key not in ("base", "until", "seeds", "nodePool", "goals"):
             check.error(f"spec.{key}", "unknown field (fields: base, until, seeds, nodePool, goals)")
     sweep = common_fields(doc, Path(path), check, base_given)
+    refuse_history_axes(sweep, spec, check)
     pool = spec.get("nodePool")
     low = high = 0
     if not isinstance(pool, dict) or set(pool) - {"template", "selector"} != {"min", "max"} \

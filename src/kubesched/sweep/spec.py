@@ -7,7 +7,9 @@
     metadata: {name: preemption-plans}
     spec:
       base: cluster.yaml            # a scenario, manifests or a kubectl dump (relative to this file);
-                                    # left out or replaced: a live cluster (sweep --kubeconfig FILE)
+                                    # left out or replaced: a live cluster (sweep --kubeconfig FILE);
+                                    # or a recorded history: {history: audit.log, from: ..., to: ...}
+                                    # (:mod:`.history_source`), each variant a replay of it
       until: 10m                    # optional: the simulated end, as simulate --until
       seeds: [1, 2, 3]              # or {first: 1, count: 20}; default: the base's own seed
       schedulerConfigs:             # name -> KubeSchedulerConfiguration file ("": the base's own)
@@ -47,6 +49,7 @@ from kubesched.api.manifest_text import yaml_documents
 from kubesched.api.selectors import LabelSelector
 from kubesched.scheduler.config import ConfigError, parse_configuration
 from kubesched.sweep.change_set import parse_change_set
+from kubesched.sweep.history_source import REFUSED_AXES, HistorySource, parse_history_source
 
 SWEEP_API_VERSION = "kubesched.io/v1alpha1"
 SWEEP_KIND = "Sweep"
@@ -107,6 +110,8 @@ class Sweep:
     pool_counts: list[int] = field(default_factory=list)
     replica_factors: list[float] = field(default_factory=list)
     arrival_rates: list[float] = field(default_factory=list)
+    #: the base is a recorded history (``spec.base`` a mapping naming it) instead of a scenario
+    history: HistorySource | None = None
 
     def variants(self, base_seed: int) -> list[Variant]:
         """The product of the axes, seeds varying fastest."""
@@ -175,8 +180,18 @@ def load_sweep(path: str | Path, base_given: bool = False) -> Sweep:
     _pool(spec.get("nodePool"), sweep, check)
     sweep.replica_factors = _numbers(spec.get("replicaFactor"), "spec.replicaFactor", check)
     sweep.arrival_rates = _numbers(spec.get("arrivalRate"), "spec.arrivalRate", check)
+    refuse_history_axes(sweep, spec, check)
     check.raise_any()
     return sweep
+
+
+def refuse_history_axes(sweep: Sweep, spec: dict[str, Any], check: Checker) -> None:
+    """A history base goes without the axes that cannot apply to a replay (:data:`REFUSED_AXES`)."""
+    if sweep.history is None:
+        return
+    for axis, why in REFUSED_AXES.items():
+        if spec.get(axis) is not None:
+            check.error(f"spec.{axis}", f"not with a history base: {why}")
 
 
 def common_fields(doc: dict[str, Any], path: Path, check: Checker, base_given: bool = False) -> Sweep:
@@ -186,7 +201,11 @@ def common_fields(doc: dict[str, Any], path: Path, check: Checker, base_given: b
     meta, spec = doc.get("metadata"), doc["spec"]
     given = meta.get("name") if isinstance(meta, dict) else None
     sweep = Sweep(name=given if isinstance(given, str) and given else path.stem, file=str(path), base_path="")
-    if not base_given:
+    if isinstance(spec.get("base"), dict):
+        sweep.history = parse_history_source(spec["base"], path.parent, check.error)
+        if base_given:
+            check.error("spec.base", "a history base goes without --kubeconfig (a live cluster has no history)")
+    elif not base_given:
         sweep.base_path = _base_path(spec.get("base"), path, check)
     if spec.get("until") is not None:
         try:
@@ -201,7 +220,8 @@ def _base_path(base: Any, path: Path, check: Checker) -> str:
     """The base's path (relative to the file at ``path``), checked to be there ("" if it is not)."""
     if not isinstance(base, str) or not base:
         check.error("spec.base", "the scenario or snapshot to simulate (a path relative to this file) is required, "
-                                 "or a live cluster given with --kubeconfig")
+                                 "or a history to replay ({history: PATH, ...}), or a live cluster given with "
+                                 "--kubeconfig")
     elif not (path.parent / base).exists():
         check.error("spec.base", f"no such file or directory: {path.parent / base}")
     else:

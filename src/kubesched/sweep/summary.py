@@ -9,6 +9,7 @@ from html import escape
 from typing import Any
 
 from kubesched.report.svg import band_chart, bar_chart
+from kubesched.sweep.gpu_curve import CURVE
 from kubesched.sweep.metrics import BY_RESOURCE, COUNTS_BY_CLASS, LATENCIES, OPTIONAL, SCALARS, summarise
 
 #: the swept numbers a plot can put on its x axis
@@ -41,8 +42,17 @@ def aggregate(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
             **{by: _latencies_by(metrics, by) for by in ("byClass", "byNamespace")},
             **{counts: _counts_by_class(metrics, counts) for counts in COUNTS_BY_CLASS},
             BY_RESOURCE: _by_resource(metrics),
+            **({CURVE: _curve(metrics)} if any(CURVE in m for m in metrics) else {}),
         })
     return out
+
+
+def _curve(metrics: list[dict[str, Any]]) -> dict[str, Any]:
+    """The GPU allocation curve over the runs: at each arrived fraction some run reached, the
+    allocated fraction's summary over the runs that reached it."""
+    xs = sorted({x for m in metrics for x in (m.get(CURVE) or {}).get("arrived", [])})
+    at = [dict(zip(m[CURVE]["arrived"], m[CURVE]["allocated"], strict=True)) for m in metrics if CURVE in m]
+    return {"arrived": xs, "allocated": [summarise([points.get(x) for points in at]) for x in xs]}
 
 
 def _latencies_by(metrics: list[dict[str, Any]], by: str) -> dict[str, dict[str, Any]]:
@@ -86,16 +96,20 @@ def class_rows(configuration: dict[str, Any]) -> list[tuple[str, list[str]]]:
 
 
 def sweep_document(name: str, records: list[dict[str, Any]], base: dict[str, str]) -> dict[str, Any]:
-    """``base``: the cluster the variants started from, as :func:`base_text` reads it."""
+    """``base``: the cluster (or history) the variants started from, as :func:`base_text` reads it."""
     return {"apiVersion": "kubesched.io/v1alpha1", "kind": "SweepResult", "sweep": name, "base": base,
             "configurations": aggregate(records), "variants": records}
 
 
 def base_text(base: dict[str, str]) -> str:
     """Where a sweep's (or a plan's) base came from: ``{"file": PATH}`` (the file's ``spec.base``),
-    or ``{"kubeconfig": FILE, "context": NAME}`` (a live cluster read once through --kubeconfig)."""
+    or ``{"kubeconfig": FILE, "context": NAME}`` (a live cluster read once through --kubeconfig), or
+    ``{"history": PATH, "format": ..., "from": ..., "to": ...}`` (a recorded history replayed)."""
     if "kubeconfig" in base:
         return f"live cluster (kubeconfig {base['kubeconfig']}, context {base['context']})"
+    if "history" in base:  # a recorded history, each variant a replay of it
+        window = "".join(f" {k} {base[k]}" for k in ("from", "to") if k in base)
+        return f"history {base['history']} ({base['format']}{window})"
     return base["file"]
 
 
@@ -128,16 +142,31 @@ def _per_group_columns(metrics: list[dict[str, Any]]) -> dict[str, list[Any]]:
             columns[f"{counts}.{key or '-'}"] = [m[counts].get(key, 0) if counts in m else None for m in metrics]
     for key in sorted({k for m in metrics for k in m.get(BY_RESOURCE, {})}):
         columns[f"{BY_RESOURCE}.{key}"] = [m.get(BY_RESOURCE, {}).get(key) for m in metrics]
+    if any(CURVE in m for m in metrics):  # lists: the arrived fractions and the allocation at each
+        for part in ("arrived", "allocated"):
+            columns[f"{CURVE}.{part}"] = [(m.get(CURVE) or {}).get(part) for m in metrics]
     return columns
 
 
 def write_parquet(records: list[dict[str, Any]], path: str) -> None:
+    columns = parquet_rows(records)
+    write_columns({k: [None if v is None else str(v) for v in vals] if k in ("schedulerConfig", "change") else vals
+                   for k, vals in columns.items()}, path)
+
+
+def write_columns(columns: dict[str, list[Any]], path: str, metadata: dict[str, str] | None = None,
+                  types: dict[str, str] | None = None) -> None:
+    """A Parquet file of these columns (a column's type: ``types``' name of it, ``string``,
+    ``float64``, ``bool``, else inferred from its values; None a null), with ``metadata`` as the
+    file schema's key-value metadata: the sweep's writer, and ``kubesched replay --parquet``'s."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    columns = parquet_rows(records)
-    table = pa.table({k: pa.array([None if v is None else str(v) for v in vals]) if k in ("schedulerConfig", "change")
-                      else pa.array(vals) for k, vals in columns.items()})
+    given = types or {}
+    table = pa.table({k: pa.array(vals, type=pa.type_for_alias(given[k])) if k in given else pa.array(vals)
+                      for k, vals in columns.items()})
+    if metadata:
+        table = table.replace_schema_metadata(metadata)
     pq.write_table(table, path)
 
 
@@ -164,6 +193,9 @@ def _plots(configurations: list[dict[str, Any]]) -> list[str]:
                       for name, by_x in lines.items()}
             charts.append(band_chart(f"{metric} against {axis}", [float(x) for x in xs], series,
                                      x_label=axis, y_label=metric))
+    curves = {c["configuration"]: c[CURVE] for c in configurations if CURVE in c}
+    if curves:
+        charts.append(gpu_curve_chart(curves))
     if not numeric:
         names = [c["configuration"] for c in configurations]
         for metric in plotted:
@@ -172,6 +204,19 @@ def _plots(configurations: list[dict[str, Any]]) -> list[str]:
                                     {metric: [s["mean"] or 0.0 for s in summaries]}, y_label=metric,
                                     errors={metric: [s["ci95"] or 0.0 for s in summaries]}))
     return charts
+
+
+def gpu_curve_chart(curves: dict[str, dict[str, Any]]) -> str:
+    """GPU allocation against the arrived GPU workload, one line per configuration (its 95 %
+    interval over the seeds shaded), and the line of a cluster that places all that arrives."""
+    xs = sorted({x for c in curves.values() for x in c["arrived"]})
+    series: dict[str, list[tuple[float, float, float] | None]] = {}
+    for name, curve in curves.items():
+        by_x = dict(zip(curve["arrived"], curve["allocated"], strict=True))
+        series[name] = [_band(by_x[x]) if x in by_x else None for x in xs]
+    series["all placed (allocated = arrived, up to the capacity)"] = [(min(x, 1.0),) * 3 for x in xs]
+    return band_chart("GPU allocation against arrived GPU workload", xs, series,
+                      x_label="arrived GPU workload / GPU capacity", y_label="allocated GPU / GPU capacity")
 
 
 def sweep_report(document: dict[str, Any]) -> str:
