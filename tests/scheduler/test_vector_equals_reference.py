@@ -54,7 +54,7 @@ def test_fit_and_balanced_vector_forms_equal_reference(nodes, pods, incoming, st
     idx = np.arange(len(cache.node_infos))
     failing = np.flatnonzero(~mask)
     expected = [fit.filter(state, pod, cache.node_infos[j]) for j in failing]
-    assert [st.reasons for st in fit.failure_statuses(state, pod, cache, failing)] == [st.reasons for st in expected]
+    assert [st.reasons for st in fit.failure_statuses(state, pod, cache, failing).per_node()] == [st.reasons for st in expected]
     assert list(fit.score_vector(state, pod, cache, idx)) == [fit.score(state, pod, n) for n in cache.node_infos]
     balanced = NodeResourcesBalancedAllocation({}, handle)  # type: ignore[arg-type]
     assert list(balanced.score_vector(state, pod, cache, idx)) == [balanced.score(state, pod, n) for n in cache.node_infos]

@@ -227,8 +227,8 @@ class NodeSearch:
             return feasible
         nodes = cache.node_infos
         failed = scanned[~ok[:processed]]
-        found = fwk.statuses_for(state, pod, cache, failed, first_fail, known)
-        diagnosis.update(zip(map(cache.node_names.__getitem__, failed.tolist()), found))
+        found, alike = fwk.grouped_statuses_for(state, pod, cache, failed, first_fail, known)
+        diagnosis.fill(list(map(cache.node_names.__getitem__, failed.tolist())), found, None if verdicts else alike)
         apply_verdicts(diagnosis, verdicts)
         plugins.update(st.plugin for st, _ in diagnosis.alike())
         plugins.discard("")

@@ -66,9 +66,10 @@ class FilterRejectionsNoted(Protocol):
 class FailureStatusesVector(Protocol):
     def failure_statuses(
         self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot, idx: np.ndarray
-    ) -> list[Status]:
+    ) -> list[Status] | StatusGroups:
         """For nodes ``idx`` that this plugin's Filter rejects: the Status Filter returns for each
-        (same code and reasons, in order); equal statuses may be one shared object."""
+        (same code and reasons, in order), as a list or as groups; equal statuses may be one shared
+        object."""
 
 
 @runtime_checkable

@@ -20,7 +20,7 @@ from kubesched.scheduler.framework.capabilities import (
     PreemptionArithmetic,
 )
 from kubesched.scheduler.framework.dryrun import ArithmeticBatch, ArithmeticNode, ClonedNode
-from kubesched.scheduler.framework.found import FoundStatuses
+from kubesched.scheduler.framework.found import FoundStatuses, StatusGroups
 from kubesched.scheduler.framework.interface import (
     Code,
     CycleState,
@@ -349,6 +349,14 @@ class FilterPoints(PluginSet):
     ) -> list[Status]:
         """:meth:`status_for` for many failed nodes: plugins offering ``failure_statuses`` (the
         vector form of their Filter's rejection) answer for all their nodes at once."""
+        return self.grouped_statuses_for(state, pod, snapshot, indices, first_fail, statuses)[0]
+
+    def grouped_statuses_for(
+        self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot, indices: np.ndarray | Sequence[int],
+        first_fail: np.ndarray, statuses: FoundStatuses,
+    ) -> tuple[list[Status], list[tuple[Status, int]] | None]:
+        """:meth:`statuses_for`, with each distinct Status object and how many nodes have it when
+        that came for free (one plugin's groups answered for every node), else None."""
         nodes = snapshot.node_infos
         indices = np.asarray(indices, dtype=np.int64)
         count = len(indices)
@@ -366,17 +374,24 @@ class FilterPoints(PluginSet):
             positions = np.flatnonzero(pending & (failing == f))
             name = self.filter_plugins[f].name
             found = vector.failure_statuses(state, pod, snapshot, indices[positions])
-            # the plugin's nodes share Status objects: name each once
-            ids = list(map(id, found))
-            named = {key: st.with_plugin(name) for key, st in dict(zip(ids, found)).items()}
-            if len(positions) == count:  # the plugin rejected every node: the list is the answer
-                return list(map(named.__getitem__, ids))
-            out[positions] = list(map(named.__getitem__, ids))
+            if isinstance(found, StatusGroups):
+                # the plugin's nodes share Status objects: name each once
+                named = [None if st is None else st.with_plugin(name) for st in found.groups]
+                shared = np.empty(len(named), dtype=object)
+                shared[:] = named
+                if len(positions) == count:  # the plugin rejected every node: the groups are the answer
+                    counts = np.bincount(found.which, minlength=len(named)).tolist()
+                    return shared[found.which].tolist(), [(st, n) for st, n in zip(named, counts) if n and st is not None]
+                out[positions] = shared[found.which]
+            else:
+                ids = list(map(id, found))
+                by_id = {key: st.with_plugin(name) for key, st in dict(zip(ids, found)).items()}
+                out[positions] = list(map(by_id.__getitem__, ids))
             pending[positions] = False
         for pos in np.flatnonzero(pending).tolist():
             j = int(indices[pos])
             out[pos] = self.status_for(state, pod, nodes[j], int(failing[pos]), statuses)
-        return list(out)
+        return list(out), None
 
     # -- post filter ------------------------------------------------------------------------
     def run_post_filter(

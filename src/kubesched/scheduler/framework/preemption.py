@@ -404,15 +404,17 @@ class Evaluator:
             funcs = self.policy.ordered_score_funcs(self.policy.candidates_to_victims_map(candidates))
         if funcs is None:
             now = self.handle.now()
-            keyed = [(c.criteria(now), c) for c in candidates]
+            # the criteria's values are integers below 2**53 and start times: exact as float64
+            keys = np.array([c.criteria(now) for c in candidates], dtype=np.float64)
+            left = np.arange(len(candidates))
             for i, criterion in enumerate(CRITERIA):
-                best = max(key[i] for key, _ in keyed)
-                keyed = [(key, c) for key, c in keyed if key[i] == best]
-                if len(keyed) == 1:
+                column = keys[left, i]
+                left = left[column == column.max()]
+                if len(left) == 1:
                     record.criterion = criterion
-                    return keyed[0][1]
+                    return candidates[int(left[0])]
             record.criterion = "random tie-break"
-            return keyed[int(self.handle.rng.integers(len(keyed)))][1]
+            return candidates[int(left[int(self.handle.rng.integers(len(left)))])]
         by_node = {c.node: c for c in candidates}
         remaining = list(by_node)
         for criterion, func in funcs:

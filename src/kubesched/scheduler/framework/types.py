@@ -281,6 +281,16 @@ class NodeStatuses(_StatusMap):
     change after that)."""
 
     __slots__ = ("_alike",)
+    _alike: list[tuple[Status, int]]
+
+    def fill(self, names: list[str], statuses: list[Status], alike: list[tuple[Status, int]] | None) -> None:
+        """Add the nodes ``names`` with their ``statuses``; ``alike``: how many of them have each
+        distinct Status object, when known (kept only when the map was empty: then it is the
+        map's whole count)."""
+        was_empty = not self
+        self.update(zip(names, statuses))
+        if alike is not None and was_empty:
+            self._alike = alike
 
     def alike(self) -> list[tuple[Status, int]]:
         """Each distinct Status object and how many nodes have it."""
@@ -288,7 +298,7 @@ class NodeStatuses(_StatusMap):
             return self._alike
         except AttributeError:
             pass
-        self._alike: list[tuple[Status, int]] = _count_alike(list(self.values()))
+        self._alike = _count_alike(list(self.values()))
         return self._alike
 
 

@@ -150,10 +150,10 @@ class NodeResourcesFit(
 
     def failure_statuses(
         self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot, idx: np.ndarray
-    ) -> list[Status]:
+    ) -> StatusGroups:
         """Filter's rejection for each node of ``idx`` (nodes known to fail), computed as a vector;
         nodes failing for the same reasons share one Status."""
-        return self._vector_failures(state, pod, snapshot, idx, passing=Status.unschedulable()).per_node()  # type: ignore[return-value]
+        return self._vector_failures(state, pod, snapshot, idx, passing=Status.unschedulable())
 
     def _vector_failures(
         self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot, idx: np.ndarray,
@@ -275,15 +275,15 @@ class NodeResourcesFit(
         bound = 2**55  # a node holds few enough pods that sums of such amounts stay exact
         if any(int(np.abs(a).max(initial=0)) >= bound for a in (amounts, added, pod_amounts, alloc, requested)):
             return None
-        owner = np.repeat(np.arange(count, dtype=np.int64), lengths)
         left = alloc - requested - pod_amounts
         left -= added
-        for r in range(len(checked)):
-            np.add.at(left[r], owner, amounts[r])
+        starts = np.concatenate(([0], np.cumsum(lengths)[:-1])) if count else lengths
+        holding = np.flatnonzero(lengths)  # reduceat sums each node's run of victims (none: skipped)
+        if len(holding) and amounts.shape[1]:
+            left[:, holding] += np.add.reduceat(amounts, starts[holding], axis=1)
         pods_left = table.allowed_pods[idx] - table.pod_count[idx] - 1 + lengths - nominated.count[idx]
         fits: np.ndarray = (pods_left >= 0) & (left >= 0).all(axis=0)
         kept = np.zeros(int(lengths.sum()), dtype=bool)
-        starts = np.concatenate(([0], np.cumsum(lengths)[:-1])) if count else lengths
         for j in range(int(lengths[fits].max(initial=0))):
             at = np.flatnonzero(fits & (lengths > j))
             where = starts[at] + j
