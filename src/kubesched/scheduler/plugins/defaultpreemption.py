@@ -5,11 +5,7 @@ generic :class:`~kubesched.scheduler.framework.preemption.Evaluator` (upstream
 
 from __future__ import annotations
 
-import bisect
-import math
 from collections.abc import Sequence
-from dataclasses import dataclass
-from itertools import chain
 from typing import Any
 
 import numpy as np
@@ -44,6 +40,7 @@ from kubesched.scheduler.framework.preemption import (
     ScoreFunc,
 )
 from kubesched.scheduler.framework.types import NodeInfo, PodInfo
+from kubesched.scheduler.plugins.victim_order import NodeOrder, Split
 
 __all__ = ["Candidate", "DefaultPreemption", "PreemptionRecord"]
 
@@ -76,23 +73,13 @@ def _victims(violating: list[PodInfo], non_violating: list[PodInfo], kept: Seque
     return victims, violating_keys
 
 
-@dataclass(slots=True)
-class _Split:
-    """A node's lower-priority pods split by the budgets: reprieved violating first, each part most
-    important first; ``positions``: where that order's pods are in the node's importance order."""
-
-    violating: list[PodInfo]
-    non_violating: list[PodInfo]
-    positions: np.ndarray
-
-
 class _Reprieved:
     """The victims of a batched reprieve, listed node by node when a candidate is asked for them
     (``order``: each node's pods in reprieve order, ``kept``: which stayed, laid end to end)."""
 
     __slots__ = ("order", "splits", "kept", "starts", "now")
 
-    def __init__(self, order: list[list[PodInfo]], splits: Sequence[_Split | None], kept: np.ndarray,
+    def __init__(self, order: list[list[PodInfo]], splits: Sequence[Split | None], kept: np.ndarray,
                  starts: list[int], now: float) -> None:
         self.order, self.splits, self.kept, self.starts, self.now = order, splits, kept, starts, now
 
@@ -129,68 +116,6 @@ def _criteria(lengths: np.ndarray, ranks: np.ndarray, violating: np.ndarray | No
                                      earliest.tolist())]
 
 
-class _NodeOrder:
-    """A node's pods sorted by importance (stably: filtering them keeps the order sorting the
-    filtered pods gives) at one instant, their priorities negated (ascending, as importance sorts by
-    priority first), their priorities, start times and requests as arrays, and what the budgets
-    make of its lower-priority pods."""
-
-    __slots__ = ("info", "generation", "now", "ordered", "negated", "ranks", "_requests",
-                 "_selection", "_covers", "_last_covered", "_version", "_splits")
-
-    def __init__(self, info: NodeInfo, now: float) -> None:
-        self.info, self.generation, self.now = info, info.generation, now
-        ordered = self.ordered = sorted(info.pods, key=lambda p: importance_key(p, now))
-        self.negated = [-p.priority for p in ordered]
-        floor = math.floor
-        #: per pod: its priority and its whole-second start time (now if it has none), as float64
-        #: (priorities are int32, exact there)
-        self.ranks = np.fromiter(
-            chain.from_iterable((p.priority, float(floor(p.start_time)) if p.start_time is not None else now)
-                                for p in ordered), dtype=np.float64, count=2 * len(ordered)).reshape(len(ordered), 2)
-        self._requests: dict[tuple[str, ...], np.ndarray] = {}
-        self._selection: object | None = None  # the budgets' selection _covers were read under
-        self._covers: list[tuple[str, ...]] = []  # per pod of ordered: the budgets selecting it
-        self._last_covered = -1
-        self._version = -1  # the budgets' version _splits are of
-        self._splits: dict[int, _Split | None] = {}
-
-    def cut(self, priority: int) -> int:
-        """Where the pods of lower priority than ``priority`` start (by bisection)."""
-        return bisect.bisect_right(self.negated, -priority)
-
-    def requests(self, names: tuple[str, ...]) -> np.ndarray:
-        """The pods' requests of ``names``, a row per pod (OverflowError past int64)."""
-        found = self._requests.get(names)
-        if found is None:
-            ordered = self.ordered
-            flat = np.fromiter(chain.from_iterable(tuple(p.requests.get(n, 0) for n in names) for p in ordered),
-                               dtype=np.int64, count=len(ordered) * len(names))
-            found = self._requests[names] = flat.reshape(len(ordered), len(names))
-        return found
-
-    def split(self, cut: int, budgets: DisruptionBudgets) -> _Split | None:
-        """:meth:`DisruptionBudgets.split` of the pods from ``cut`` on, with their positions in
-        :attr:`ordered`; None when no budget selects any of them (their order is then the
-        importance order)."""
-        if self._selection is not budgets.selection:
-            self._covers = [budgets.selecting(p) for p in self.ordered]
-            self._last_covered = max((k for k, keys in enumerate(self._covers) if keys), default=-1)
-            self._selection, self._version = budgets.selection, -1
-        if self._last_covered < cut:
-            return None
-        if self._version != budgets.version:
-            self._splits.clear()
-            self._version = budgets.version
-        if cut not in self._splits:
-            lower = self.ordered[cut:]
-            violating, non_violating = budgets.split(lower, self._covers[cut:])
-            position = {id(p): cut + k for k, p in enumerate(lower)}
-            self._splits[cut] = _Split(violating, non_violating, np.fromiter(
-                (position[id(p)] for p in chain(violating, non_violating)), dtype=np.int64, count=len(lower)))
-        return self._splits[cut]
-
-
 class DefaultPreemption(PreEnqueuePlugin, EnqueueExtensions, PostFilterPlugin, PostFilterDryRun, PreemptionPolicy):
     name = "DefaultPreemption"
     victims_are_lower_priority_pods = True
@@ -207,7 +132,7 @@ class DefaultPreemption(PreEnqueuePlugin, EnqueueExtensions, PostFilterPlugin, P
             raise ValueError("minCandidateNodesPercentage and minCandidateNodesAbsolute cannot both be zero")
         self.evaluator = Evaluator(self.name, handle, self)
         # per node: its pods most important first, for the generation and instant they are of
-        self._by_importance: dict[str, _NodeOrder] = {}
+        self._by_importance: dict[str, NodeOrder] = {}
 
     def can_be_victim(self, victim: PodInfo, preemptor: PodInfo) -> bool:
         """Whether ``victim`` may be preempted for ``preemptor`` at all (a variant narrowing this
@@ -298,13 +223,13 @@ class DefaultPreemption(PreEnqueuePlugin, EnqueueExtensions, PostFilterPlugin, P
         victims, violating_keys = _victims(violating, non_violating, kept, now)
         return victims, violating_keys, None
 
-    def _node_order(self, info: NodeInfo, now: float) -> _NodeOrder:
+    def _node_order(self, info: NodeInfo, now: float) -> NodeOrder:
         """The node's pods by importance, kept until the node's pods change or time moves on (pods
         without a start time count as starting now)."""
         hit = self._by_importance.get(info.name)
         if hit is not None and hit.info is info and hit.generation == info.generation and hit.now == now:
             return hit
-        order = self._by_importance[info.name] = _NodeOrder(info, now)
+        order = self._by_importance[info.name] = NodeOrder(info, now)
         return order
 
     def select_victims_on_nodes(
@@ -324,24 +249,14 @@ class DefaultPreemption(PreEnqueuePlugin, EnqueueExtensions, PostFilterPlugin, P
         """DefaultPreemption's victims on ``nodes`` by ``batch`` (see :meth:`select_victims_on_nodes`):
         the candidates' criteria computed for all nodes together, their victims listed on demand."""
         now = self.handle.now()
-        node_orders = [self._node_order(info, now) for info in nodes]
-        cuts = [order.cut(pod.priority) for order in node_orders]
-        # per node: the budgets' split where some budget selects one of its lower-priority pods
-        splits = [order.split(cut, budgets) for order, cut in zip(node_orders, cuts)] if budgets \
-            else [None] * len(nodes)
-        # each node's pods in their reprieve order: the end of its importance order, or the split's
-        order = [node_order.ordered[cut:] if split is None else split.violating + split.non_violating
-                 for node_order, cut, split in zip(node_orders, cuts, splits)]
-
-        def rows(arrays: list[np.ndarray]) -> np.ndarray:
-            """Per node's pods in reprieve order, the rows of its ``arrays`` entry, laid end to end."""
-            return np.concatenate([a[cut:] if split is None else a[split.positions]
-                                   for a, cut, split in zip(arrays, cuts, splits)])
+        priority = pod.priority
+        parts = [self._node_order(info, now).part(priority, budgets) for info in nodes]
+        order = [part.pods for part in parts]
 
         def requests(names: tuple[str, ...]) -> np.ndarray:
             if not nodes:
                 return np.zeros((len(names), 0), dtype=np.int64)
-            return rows([o.requests(names) for o in node_orders]).T
+            return np.concatenate([part.requests(names) for part in parts]).T
 
         answer = batch.reprieve(nodes, order, requests)
         if answer is None:
@@ -351,13 +266,12 @@ class DefaultPreemption(PreEnqueuePlugin, EnqueueExtensions, PostFilterPlugin, P
             return []
         lengths = np.fromiter((len(pods) for pods in order), dtype=np.int64, count=len(order))
         violating = None
-        if any(split is not None and split.violating for split in splits):
-            violating = np.concatenate([np.zeros(len(pods), dtype=bool) if split is None
-                                        else np.arange(len(pods)) < len(split.violating)
-                                        for pods, split in zip(order, splits)])
-        keys = _criteria(lengths, rows([o.ranks for o in node_orders]), violating, kept)
+        if any(part.violating is not None for part in parts):
+            violating = np.concatenate([np.zeros(len(part.pods), dtype=bool) if part.violating is None
+                                        else part.violating for part in parts])
+        keys = _criteria(lengths, np.concatenate([part.ranks for part in parts]), violating, kept)
         starts = np.concatenate(([0], np.cumsum(lengths)[:-1])).tolist()
-        source = _Reprieved(order, splits, kept, starts, now)
+        source = _Reprieved(order, [part.split for part in parts], kept, starts, now)
         out: list[Candidate | Status | None] = []
         decided_list = decided.tolist() if decided is not None else None
         for k, (info, pods, fit, key) in enumerate(zip(nodes, order, fits.tolist(), keys)):
