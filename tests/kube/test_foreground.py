@@ -9,21 +9,12 @@ from typing import Any
 from fakeapi import FakeApiServer
 
 from conftest import SCHEDULER, pod, wait_for
-from kubesched.cluster.kube import ClientOptions, KubeCluster, load_api_client, wall_clock
+from kubesched.cluster.kube import ClientOptions, KubeCluster, load_api_client
 from kubesched.cluster.kube.foreground import Foreground
 
 
 def _cluster(kubeconfig: str) -> KubeCluster:
     return KubeCluster(load_api_client(kubeconfig), profiles=[SCHEDULER], client_options=ClientOptions(qps=0))
-
-
-def _scheduler(cluster: KubeCluster) -> Any:
-    import numpy as np
-
-    from conftest import CONFIG
-    from kubesched.scheduler.scheduler import Scheduler
-
-    return Scheduler(cluster, CONFIG, np.random.default_rng(0), wall_clock)
 
 
 def _notes(fake: FakeApiServer) -> list[str]:
@@ -97,25 +88,3 @@ def test_calls_nest_and_release_the_waiters_at_the_end() -> None:
     assert not foreground.busy
     assert foreground.wait_idle()  # nothing under way: no hold
     assert foreground.holds == 0
-
-
-def test_held_events_are_counted_in_the_metrics(fake: FakeApiServer, kubeconfig: str) -> None:
-    from conftest import metric_sample
-    from kubesched.serve.metrics import Exporter
-
-    created = fake.create(pod("p"))
-    cluster = _cluster(kubeconfig)
-    cluster.foreground.max_hold = 600.0
-    cluster.events.start()
-    try:
-        with cluster.foreground.calls():
-            cluster.record_event(created, type="Normal", reason="Preempted", action="Preempting", note="held")
-            wait_for(lambda: cluster.foreground.holding == 1, what="the sender holding the event")
-        assert cluster.events.flush(30.0)
-    finally:
-        cluster.events.stop()
-    exporter = Exporter([SCHEDULER])
-    exporter.update(_scheduler(cluster), cluster)
-    assert metric_sample(exporter.text, "kubesched_events_held_total") == 1
-    held = metric_sample(exporter.text, "kubesched_events_held_seconds_total")
-    assert held is not None and held >= 0

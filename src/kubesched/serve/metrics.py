@@ -263,9 +263,4 @@ class Exporter:
             lists.add_metric([informer.resource.plural], informer.relists)
         dropped = CounterMetricFamily("kubesched_events_dropped", "Events not recorded because the send queue was "
                                       "full.", value=cluster.events.dropped)
-        held = CounterMetricFamily("kubesched_events_held", "Events held back while the scheduling thread waited on "
-                                   "its own API calls.", value=cluster.foreground.holds)
-        held_seconds = CounterMetricFamily("kubesched_events_held_seconds", "Time events were held back while the "
-                                           "scheduling thread waited on its own API calls.",
-                                           value=cluster.foreground.held_seconds)
-        return [requests, latency, retries, lists, dropped, held, held_seconds]
+        return [requests, latency, retries, lists, dropped]
