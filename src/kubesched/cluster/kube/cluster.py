@@ -36,7 +36,6 @@ from typing import Any
 from kubesched.cluster.kube.cache import Change, InformerCache
 from kubesched.cluster.kube.changes import ChangeQueue
 from kubesched.cluster.kube.events import EventRecorder
-from kubesched.cluster.kube.foreground import Foreground
 from kubesched.cluster.kube.informer import Informer, InformerOptions
 from kubesched.cluster.kube.resources import (
     INFORMED,
@@ -93,11 +92,9 @@ class KubeCluster:
         self.clock = clock
         # separate rate limiters, as kube-scheduler's separate clients: scheduling and events
         self.transport = Transport(api_client, options, user_agent=f"kubesched/{self.identity}")
-        #: the scheduling thread's API calls under way, which events wait for
-        self.foreground = Foreground()
         self.events = EventRecorder(
             Transport(api_client, options, user_agent=f"kubesched/{self.identity} events"),
-            clock, self.identity, foreground=self.foreground,
+            clock, self.identity,
         )
         self.informer_options = informer_options or InformerOptions()
         self.cache = InformerCache()
@@ -305,14 +302,7 @@ class KubeCluster:
         return dict(answer or obj)
 
     def call_all(self, calls: Sequence[Callable[[], T]]) -> builtins.list[T]:
-        """At the same time, on up to 16 threads (upstream's Parallelizer), results in order. While
-        the scheduling thread waits on them, events are held back (:mod:`.foreground`)."""
-        if threading.get_ident() != self._handler_thread:
-            return self._call_all(calls)
-        with self.foreground.calls():
-            return self._call_all(calls)
-
-    def _call_all(self, calls: Sequence[Callable[[], T]]) -> builtins.list[T]:
+        """At the same time, on up to 16 threads (upstream's Parallelizer), results in order."""
         if len(calls) <= 1:
             return [call() for call in calls]
         if self._pool is None:

@@ -2,8 +2,7 @@
 
 Recording never blocks a scheduling cycle: events go into a bounded queue that one sender thread
 drains through its own transport (its own QPS budget, as kube-scheduler's separate event client).
-While the scheduling thread waits on its own API calls (a preemption's victims), the sender holds
-the next event until they are answered (:mod:`.foreground`). A repeat of an identical event (same object, reason, note, type, action, controller) within six
+A repeat of an identical event (same object, reason, note, type, action, controller) within six
 minutes becomes a ``series`` on the first Event — count and lastObservedTime, patched at most every
 30 seconds — instead of a new object, as the events/v1 broadcaster does.
 """
@@ -19,7 +18,6 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
-from kubesched.cluster.kube.foreground import Foreground
 from kubesched.cluster.kube.resources import EVENT
 from kubesched.cluster.kube.transport import MERGE_PATCH, Transport
 from kubesched.k8s.objects import DEFAULT_NAMESPACE, ApiError, Obj
@@ -72,10 +70,8 @@ class _Pending:
 
 class EventRecorder:
     def __init__(self, transport: Transport, clock: Callable[[], float], hostname: str,
-                 *, max_queue: int = 10000, nanos: Callable[[], int] | None = None,
-                 foreground: Foreground | None = None) -> None:
+                 *, max_queue: int = 10000, nanos: Callable[[], int] | None = None) -> None:
         self.transport = transport
-        self.foreground = foreground
         self.clock = clock
         self.hostname = hostname
         self._queue: queue.Queue[_Pending | None] = queue.Queue(max_queue)
@@ -128,8 +124,6 @@ class EventRecorder:
             try:
                 if item is None:
                     return
-                if self.foreground is not None:
-                    self.foreground.wait_idle()  # the scheduling thread's calls first
                 self._send(item)
             except ApiError as err:
                 self.failed += 1
