@@ -4,11 +4,18 @@ process and Python runtime metrics, and a few of kubesched's own, through promet
 
 The scheduler's state is not thread-safe, so the scheduling thread calls :meth:`Exporter.update`
 between cycles: it turns the counters and histograms into metric families, which the HTTP
-thread's scrape then serves (with the process collectors, read at scrape time).
+thread's scrape then serves (with the process collectors, read at scrape time). Building the
+families costs the scheduling thread time, so it is done when a scrape asks for it, not on a
+timer: a scrape (:attr:`Exporter.text`) serves the families if they are younger than
+``max_age``, and otherwise asks the scheduling thread for fresh ones between two cycles and waits
+for them (at most :data:`FRESH_TIMEOUT` seconds, then it serves what it has). A scheduler nobody
+scrapes builds none.
 """
 
 from __future__ import annotations
 
+import threading
+import time
 from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -31,6 +38,8 @@ if TYPE_CHECKING:
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 QUEUES = ("active", "backoff", "unschedulable", "gated")
+#: the longest a scrape waits for the scheduling thread to build fresh families
+FRESH_TIMEOUT = 2.0
 
 
 def _histogram(family: HistogramMetricFamily, labels: list[str], histogram: Histogram) -> None:
@@ -67,8 +76,15 @@ class _Snapshot(Collector):
 
 
 class Exporter:
-    def __init__(self, profiles: Sequence[str]) -> None:
+    def __init__(self, profiles: Sequence[str], max_age: float = 0.5) -> None:
         self.profiles = list(profiles)
+        self.max_age = max_age
+        self._cond = threading.Condition(threading.Lock())
+        self.builds = 0  # how many times the families were built
+        self._built_at = float("-inf")
+        self._wanted = False
+        #: whether a scheduling thread builds families on request (else a scrape serves what it has)
+        self._live = False
         self.registry = CollectorRegistry(auto_describe=False)
         self._snapshot = _Snapshot()
         self.registry.register(self._snapshot)
@@ -78,8 +94,31 @@ class Exporter:
 
     @property
     def text(self) -> str:
-        """The exposition a scrape returns now."""
+        """The exposition a scrape returns now: the scheduler's families at most ``max_age`` old
+        when the scheduling thread answers in time."""
+        self._refresh()
         return generate_latest(self.registry).decode()
+
+    @property
+    def wanted(self) -> bool:
+        """Whether a scrape waits for fresh families (the scheduling thread calls :meth:`update`)."""
+        return self._wanted
+
+    def set_live(self, live: bool) -> None:
+        """The scheduling thread answers requests for fresh families (from now on, or no longer)."""
+        with self._cond:
+            self._live = live
+            if not live:
+                self._wanted = False
+                self._cond.notify_all()
+
+    def _refresh(self) -> None:
+        with self._cond:
+            if not self._live or time.monotonic() - self._built_at <= self.max_age:
+                return
+            built = self.builds
+            self._wanted = True
+            self._cond.wait_for(lambda: self.builds != built or not self._live, FRESH_TIMEOUT)
 
     def update(self, scheduler: Scheduler, cluster: KubeCluster | None = None,
                elector: LeaderElector | None = None, leader_name: str = "") -> None:
@@ -157,6 +196,11 @@ class Exporter:
         if cluster is not None:
             out.extend(self._client_families(cluster))
         self._snapshot.families = out
+        with self._cond:
+            self.builds += 1
+            self._built_at = time.monotonic()
+            self._wanted = False
+            self._cond.notify_all()
 
     @staticmethod
     def _unschedulable(scheduler: Scheduler) -> GaugeMetricFamily:

@@ -6,6 +6,9 @@ flushes through the same :class:`~kubesched.scheduler.loop.SchedulerLoop` as the
 One thread owns the Scheduler (its handlers are not thread-safe). Between two cycles it applies the
 changes the informers queued, so a cycle always sees a consistent scheduler cache. Stopping
 (SIGTERM) is only noticed between cycles: the cycle in flight, binding included, always finishes.
+The metrics a scrape serves are built on this thread too, between two cycles, when a scrape asks
+for them (:class:`~kubesched.serve.metrics.Exporter`): a scheduler nobody scrapes spends no time
+on them.
 """
 
 from __future__ import annotations
@@ -49,6 +52,7 @@ class RunnerOptions:
     backoff_flush_period: float = BACKOFF_FLUSH_PERIOD  # upstream flushBackoffQCompleted: every second
     unschedulable_flush_period: float = UNSCHEDULABLE_FLUSH_PERIOD  # flushUnschedulablePodsLeftover: 30 s
     idle_wait: float = 0.2
+    #: the oldest metrics a scrape is served; fresher ones are built when a scrape asks for them
     metrics_period: float = 0.5
     sync_timeout: float | None = None
 
@@ -60,7 +64,7 @@ class SchedulerRunner:
         self.scheduler = scheduler
         self.elector = elector
         self.options = options or RunnerOptions()
-        self.exporter = exporter or Exporter(list(scheduler.frameworks))
+        self.exporter = exporter or Exporter(list(scheduler.frameworks), max_age=self.options.metrics_period)
         scheduler.enable_timing()
         self.stop_event = threading.Event()
         self.started = threading.Event()
@@ -111,6 +115,8 @@ class SchedulerRunner:
                 return self.exit_reason
             with cluster.lock:  # the initial list and the watch registration see one state
                 self.scheduler.start()
+            self._update_metrics()  # what a scrape serves until it asks for fresher
+            self.exporter.set_live(True)
             self.started.set()
             log.info("scheduler started", extra={"profiles": list(self.scheduler.frameworks),
                                                  "nodes": len(cluster.list("Node"))})
@@ -142,10 +148,16 @@ class SchedulerRunner:
         return False
 
     def _loop(self) -> str:
+        self.scheduler_loop.start()
+        try:
+            return self._run_loop()
+        finally:
+            self._update_metrics()
+            self.exporter.set_live(False)
+
+    def _run_loop(self) -> str:
         opts = self.options
         timers, queue = self.timers, self.scheduler.queue
-        self.scheduler_loop.start()
-        next_metrics = time.monotonic()
         while not self.stop_event.is_set():
             self.heartbeat = time.monotonic()
             if self.elector is not None and self.elector.lost.is_set():
@@ -155,16 +167,14 @@ class SchedulerRunner:
             timers.run_due()  # the queue's flushes
             self._note_leadership()
             self.cycles += self.scheduler_loop.run_cycles(self._may_schedule, self._after_cycle)
-            if time.monotonic() >= next_metrics:
+            if self.exporter.wanted:  # a scrape waits for fresh metrics
                 self._update_metrics()
-                next_metrics = time.monotonic() + opts.metrics_period
             if not queue.has_active() or not self.leading():
                 until_flush = timers.seconds_until_next()
                 wait = opts.idle_wait if until_flush is None else min(opts.idle_wait, until_flush)
                 if self.scheduler.binding.in_flight:
                     wait = min(wait, BINDING_POLL)  # bindings under way answer soon
                 self.cluster.dispatch(timeout=wait)
-        self._update_metrics()
         return STOPPED
 
     def _may_schedule(self) -> bool:
@@ -178,6 +188,8 @@ class SchedulerRunner:
         self.heartbeat = time.monotonic()
         self._finish_bindings()
         self.cluster.dispatch()
+        if self.exporter.wanted:  # between two cycles, so that a long run of pods does not keep it waiting
+            self._update_metrics()
 
     def _cycle_failed(self, err: Exception) -> None:
         """One pod's failing cycle must not stop the scheduler: count it and go on."""
