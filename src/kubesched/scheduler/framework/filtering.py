@@ -354,18 +354,16 @@ class FilterPoints(PluginSet):
     def grouped_statuses_for(
         self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot, indices: np.ndarray | Sequence[int],
         first_fail: np.ndarray, statuses: FoundStatuses,
-    ) -> tuple[list[Status], list[tuple[Status, int]] | None]:
-        """:meth:`statuses_for`, with each distinct Status object and how many nodes have it when
-        that came for free (one plugin's groups answered for every node), else None."""
+    ) -> tuple[list[Status], list[tuple[Status, int]]]:
+        """:meth:`statuses_for`, with each distinct Status object and how many of the nodes have it
+        (counted per group of nodes failing alike, not node by node)."""
         nodes = snapshot.node_infos
         indices = np.asarray(indices, dtype=np.int64)
         count = len(indices)
-        out = np.empty(count, dtype=object)
-        pending = np.ones(count, dtype=bool)
-        if statuses:
-            known, have = statuses.lookup(indices)
-            out[have] = known[have]
-            pending &= ~have
+        # per node the index of its Status in ``distinct`` (-1: not known yet)
+        gid, have, distinct = statuses.lookup(indices) if statuses else \
+            (np.full(count, -1, dtype=np.int64), np.zeros(count, dtype=bool), [])
+        pending = ~have
         failing = first_fail[indices]
         for f in np.unique(failing[pending]).tolist():
             vector = self.failure_statuses[f] if f >= 0 else None
@@ -374,24 +372,29 @@ class FilterPoints(PluginSet):
             positions = np.flatnonzero(pending & (failing == f))
             name = self.filter_plugins[f].name
             found = vector.failure_statuses(state, pod, snapshot, indices[positions])
-            if isinstance(found, StatusGroups):
-                # the plugin's nodes share Status objects: name each once
-                named = [None if st is None else st.with_plugin(name) for st in found.groups]
-                shared = np.empty(len(named), dtype=object)
-                shared[:] = named
-                if len(positions) == count:  # the plugin rejected every node: the groups are the answer
-                    counts = np.bincount(found.which, minlength=len(named)).tolist()
-                    return shared[found.which].tolist(), [(st, n) for st, n in zip(named, counts) if n and st is not None]
-                out[positions] = shared[found.which]
-            else:
-                ids = list(map(id, found))
-                by_id = {key: st.with_plugin(name) for key, st in dict(zip(ids, found)).items()}
-                out[positions] = list(map(by_id.__getitem__, ids))
+            if not isinstance(found, StatusGroups):  # a list: group its shared objects
+                slot: dict[int, int] = {}
+                which = np.fromiter((slot.setdefault(id(st), len(slot)) for st in found), dtype=np.int64,
+                                    count=len(found))
+                found = StatusGroups(list({id(st): st for st in found}.values()), which)
+            # the plugin's nodes share Status objects: name each once
+            gid[positions] = found.which + len(distinct)
+            for st in found.groups:
+                assert st is not None  # a failing node's
+                distinct.append(st.with_plugin(name))
             pending[positions] = False
         for pos in np.flatnonzero(pending).tolist():
-            j = int(indices[pos])
-            out[pos] = self.status_for(state, pod, nodes[j], int(failing[pos]), statuses)
-        return list(out), None
+            gid[pos] = len(distinct)
+            distinct.append(self.status_for(state, pod, nodes[int(indices[pos])], int(failing[pos]), statuses))
+        shared = np.empty(len(distinct), dtype=object)
+        shared[:] = distinct
+        counts = np.bincount(gid, minlength=len(distinct)).tolist() if count else [0] * len(distinct)
+        alike: dict[int, tuple[Status, int]] = {}
+        for status, n in zip(distinct, counts):
+            if n:
+                known = alike.get(id(status))
+                alike[id(status)] = (status, n + (known[1] if known else 0))
+        return shared[gid].tolist() if count else [], list(alike.values())
 
     # -- post filter ------------------------------------------------------------------------
     def run_post_filter(

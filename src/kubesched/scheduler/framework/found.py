@@ -48,9 +48,9 @@ class FoundStatuses:
 
     def __init__(self) -> None:
         self.single: dict[int, Status] = {}
-        #: (node indices sorted, their statuses as an object array in that order, the distinct
-        #: statuses among them: perhaps more once some of its nodes were written again)
-        self._chunks: list[tuple[np.ndarray, np.ndarray, list[Status]]] = []
+        #: (node indices sorted, per node the index of its Status in the third, the distinct
+        #: statuses as an object array: perhaps some no node holds any more)
+        self._chunks: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
 
     def __bool__(self) -> bool:
         return bool(self.single) or any(len(idx) for idx, _, _ in self._chunks)
@@ -70,23 +70,20 @@ class FoundStatuses:
         if not len(idx):
             return
         if self.single:
-            for j in np.intersect1d(idx, np.fromiter(self.single, dtype=np.int64, count=len(self.single))).tolist():
-                del self.single[j]
+            self._drop_singles(idx)
         self._drop_from_chunks(idx)
         shared = np.empty(len(groups), dtype=object)
         shared[:] = groups
         order = np.argsort(idx, kind="stable")
-        self._chunks.append((idx[order], shared[which[order]], [g for g in groups if g is not None]))
+        self._chunks.append((idx[order], which[order], shared))
 
     def update(self, other: FoundStatuses) -> None:
         """Take ``other``'s entries (over this one's for the same nodes)."""
-        for idx, statuses, groups in other._chunks:
+        for idx, which, shared in other._chunks:
             self._drop_from_chunks(idx)
-            self._chunks.append((idx, statuses, groups))
-        if other._chunks and self.single:
-            for idx, _, _ in other._chunks:
-                for j in np.intersect1d(idx, np.fromiter(self.single, dtype=np.int64)).tolist():
-                    del self.single[j]
+            if self.single:
+                self._drop_singles(idx)
+            self._chunks.append((idx, which, shared))
         if other.single:
             self._drop_from_chunks(np.fromiter(other.single, dtype=np.int64, count=len(other.single)))
             self.single.update(other.single)
@@ -95,18 +92,18 @@ class FoundStatuses:
         found = self.single.get(j)
         if found is not None:
             return found
-        for idx, statuses, _ in self._chunks:
+        for idx, which, shared in self._chunks:
             at = int(np.searchsorted(idx, j))
             if at < len(idx) and int(idx[at]) == j:
-                status: Status = statuses[at]
+                status: Status = shared[which[at]]
                 return status
         return None
 
     def as_dict(self) -> dict[int, Status]:
         """Every entry, by node index (for inspection: a dict of every node held)."""
         out: dict[int, Status] = {}
-        for idx, statuses, _ in self._chunks:
-            out.update(zip(idx.tolist(), statuses.tolist()))
+        for idx, which, shared in self._chunks:
+            out.update(zip(idx.tolist(), shared[which].tolist()))
         out.update(self.single)
         return out
 
@@ -114,34 +111,40 @@ class FoundStatuses:
         """Every Status held, each shared object at least once (and perhaps some a node held
         before it was written again)."""
         yield from self.single.values()
-        for _, _, groups in self._chunks:
-            yield from groups
+        for _, _, shared in self._chunks:
+            yield from (status for status in shared.tolist() if status is not None)
 
-    def lookup(self, indices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """The statuses of the nodes ``indices`` (an object array) and whether each has one."""
+    def lookup(self, indices: np.ndarray) -> tuple[np.ndarray, np.ndarray, list[Status]]:
+        """For the nodes ``indices``: the index of each one's Status in the list returned third
+        (-1: none held)."""
         count = len(indices)
-        out = np.empty(count, dtype=object)
-        have = np.zeros(count, dtype=bool)
-        for idx, statuses, _ in self._chunks:
+        gid = np.full(count, -1, dtype=np.int64)
+        distinct: list[Status] = []
+        for idx, which, shared in self._chunks:
             at = np.minimum(np.searchsorted(idx, indices), len(idx) - 1)
             hit = idx[at] == indices
-            out[hit] = statuses[at[hit]]
-            have |= hit
+            gid[hit] = which[at[hit]] + len(distinct)
+            distinct.extend(shared.tolist())
         if self.single:
             keys = np.fromiter(self.single, dtype=np.int64, count=len(self.single))
             for pos in np.flatnonzero(np.isin(indices, keys)).tolist():
-                out[pos] = self.single[int(indices[pos])]
-                have[pos] = True
-        return out, have
+                gid[pos] = len(distinct)
+                distinct.append(self.single[int(indices[pos])])
+        return gid, gid >= 0, distinct
+
+    def _drop_singles(self, idx: np.ndarray) -> None:
+        held = np.fromiter(self.single, dtype=np.int64, count=len(self.single))
+        for j in np.intersect1d(idx, held).tolist():
+            del self.single[j]
 
     def _drop_from_chunks(self, idx: np.ndarray) -> None:
         if not self._chunks:
             return
-        kept: list[tuple[np.ndarray, np.ndarray, list[Status]]] = []
-        for held, statuses, groups in self._chunks:
+        kept: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        for held, which, shared in self._chunks:
             stays = ~np.isin(held, idx)
             if stays.all():
-                kept.append((held, statuses, groups))
+                kept.append((held, which, shared))
             elif stays.any():
-                kept.append((held[stays], statuses[stays], groups))
+                kept.append((held[stays], which[stays], shared))
         self._chunks = kept
