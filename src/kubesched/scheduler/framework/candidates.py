@@ -9,8 +9,11 @@ computed for all nodes together, and lists its victims only when asked.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
+
+import numpy as np
 
 from kubesched.scheduler.framework.types import PodInfo
 
@@ -119,6 +122,109 @@ class Candidate:
         return f"Candidate({self.node!r}, {[p.key for p in self.victims]!r}, {self.pdb_violations})"
 
 
+class BatchAnswers(Sequence[object]):
+    """A batched dry run's answers for some nodes as arrays: per node its kind (:data:`FOUND` a
+    candidate, :data:`RULED_OUT` rejected with its status not computed, :data:`ASK` to be asked node
+    by node, :data:`KNOWN` a status in ``statuses``), and for candidates their :func:`criteria_key`
+    rows and PDB violations. Read as a sequence it gives each node's Candidate, Status or None, as a
+    policy's list answer does; the evaluator reads the arrays and makes Candidate objects only for
+    the candidates it keeps."""
+
+    FOUND, RULED_OUT, ASK, KNOWN = 0, 1, 2, 3
+    __slots__ = ("names", "kinds", "keys", "violations", "statuses", "source", "ruled_out")
+
+    def __init__(self, names: list[str], kinds: np.ndarray, keys: np.ndarray, violations: np.ndarray,
+                 statuses: dict[int, object], source: VictimSource, ruled_out: object) -> None:
+        self.names, self.kinds, self.keys, self.violations = names, kinds, keys, violations
+        self.statuses, self.source, self.ruled_out = statuses, source, ruled_out
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+    def candidate(self, k: int) -> Candidate:
+        key = tuple(self.keys[k].tolist())
+        return Candidate(self.names[k], None, int(self.violations[k]), None, key, self.source, k)
+
+    def __getitem__(self, k):  # type: ignore[no-untyped-def, override]
+        kind = int(self.kinds[k])
+        if kind == self.FOUND:
+            return self.candidate(k)
+        if kind == self.RULED_OUT:
+            return self.ruled_out
+        return self.statuses.get(k)
+
+    def __iter__(self) -> Iterator[object]:
+        return (self[k] for k in range(len(self.names)))
+
+
+class Candidates(Sequence[Candidate]):
+    """The candidates a dry run keeps, in order: Candidate objects and runs of a
+    :class:`BatchAnswers`' candidates (made into objects when looked at), with all their criteria as
+    one array (:meth:`keys`) for choosing among them without making the objects."""
+
+    def __init__(self) -> None:
+        self._parts: list[Candidate | tuple[BatchAnswers, np.ndarray]] = []
+        self._made: list[Candidate] | None = None
+        self._count = 0
+
+    def add(self, candidate: Candidate) -> None:
+        self._parts.append(candidate)
+        self._count += 1
+        self._made = None
+
+    def add_run(self, answers: BatchAnswers, positions: np.ndarray) -> None:
+        if len(positions):
+            self._parts.append((answers, positions))
+            self._count += len(positions)
+            self._made = None
+
+    def extend(self, other: Candidates) -> None:
+        self._parts.extend(other._parts)
+        self._count += other._count
+        self._made = None
+
+    def __len__(self) -> int:
+        return self._count
+
+    def _all(self) -> list[Candidate]:
+        if self._made is None:
+            made: list[Candidate] = []
+            for part in self._parts:
+                if isinstance(part, Candidate):
+                    made.append(part)
+                else:
+                    answers, positions = part
+                    made.extend(answers.candidate(k) for k in positions.tolist())
+            self._parts = list(made)  # keep the objects made: looked at again, they are the same
+            self._made = made
+        return self._made
+
+    def __getitem__(self, i):  # type: ignore[no-untyped-def, override]
+        return self._all()[i]
+
+    def __iter__(self) -> Iterator[Candidate]:
+        return iter(self._all())
+
+    def pick(self, i: int) -> Candidate:
+        """The ``i``-th candidate, made alone."""
+        for part in self._parts:
+            size = 1 if isinstance(part, Candidate) else len(part[1])
+            if i < size:
+                return part if isinstance(part, Candidate) else part[0].candidate(int(part[1][i]))
+            i -= size
+        raise IndexError(i)
+
+    def keys(self, now: float) -> np.ndarray:
+        """Every candidate's :func:`criteria_key`, a row each."""
+        rows: list[np.ndarray] = []
+        for part in self._parts:
+            if isinstance(part, Candidate):
+                rows.append(np.asarray([part.criteria(now)], dtype=np.float64))
+            else:
+                rows.append(part[0].keys[part[1]])
+        return np.concatenate(rows) if rows else np.zeros((0, len(CRITERIA)))
+
+
 @dataclass(slots=True)
 class Victims:
     """A candidate's victims as the node-picking functions see them (upstream ``extenderv1.Victims``)."""
@@ -136,7 +242,7 @@ class PreemptionRecord:
     priority: int
     outcome: str = ""
     message: str = ""
-    candidates: list[Candidate] = field(default_factory=list)
+    candidates: Sequence[Candidate] = field(default_factory=list)
     rejected_nodes: dict[str, str] = field(default_factory=dict)
     chosen: str | None = None
     criterion: str = ""

@@ -23,7 +23,9 @@ from kubesched.scheduler.features import ASYNC_PREEMPTION
 from kubesched.scheduler.framework.budgets import DisruptionBudgets
 from kubesched.scheduler.framework.candidates import (
     CRITERIA,
+    BatchAnswers,
     Candidate,
+    Candidates,
     PreemptionRecord,
     Victims,
 )
@@ -45,6 +47,8 @@ NOT_HELPFUL = "Preemption is not helpful for scheduling"
 REJECTED = Status(Code.UNSCHEDULABLE, ("rejected by the batched dry run",))
 
 
+#: a batched dry run's answers for some nodes: per node a Candidate, a Status or None, or as arrays
+NodeAnswers = list[Candidate | Status | None] | BatchAnswers
 #: a node-picking criterion: its name (for explanations) and a score per candidate node, higher wins
 ScoreFunc = tuple[str, Callable[[str], float]]
 
@@ -63,7 +67,7 @@ class PreemptionPolicy(Protocol):
     def get_offset_and_num_candidates(self, num_nodes: int) -> tuple[int, int]:
         """Where the dry run starts among the potential nodes, and how many candidates suffice."""
 
-    def candidates_to_victims_map(self, candidates: list[Candidate]) -> dict[str, Victims]: ...
+    def candidates_to_victims_map(self, candidates: Sequence[Candidate]) -> dict[str, Victims]: ...
 
     def pod_eligible_to_preempt_others(self, pod: PodInfo, nominated_node_status: Status | None) -> tuple[bool, str]:
         """May ``pod`` preempt at all; if not, why (the message of the Unschedulable status)."""
@@ -76,11 +80,12 @@ class PreemptionPolicy(Protocol):
 
     def select_victims_on_nodes(
         self, pod: PodInfo, nodes: Sequence[NodeInfo], batch: DryRunBatch, budgets: DisruptionBudgets
-    ) -> list[Candidate | Status | None] | None:
+    ) -> NodeAnswers | None:
         """:meth:`select_victims_on_node` for many nodes at once where the policy can answer so:
         per node a :class:`Candidate` (with its criteria), a Status (no candidate; :data:`REJECTED`
         when the status itself is to be asked node by node, if it is wanted) or None (ask node by
-        node). None altogether when the policy has no such form."""
+        node), as a list or as :class:`BatchAnswers`. None altogether when the policy has no such
+        form."""
 
     def ordered_score_funcs(self, victims: dict[str, Victims]) -> list[ScoreFunc] | None:
         """The criteria picking the node, in order; None for the default ones (:data:`CRITERIA`)."""
@@ -163,11 +168,11 @@ class Evaluator:
         Without a candidate: None, with the PostFilter's result and status."""
         handle = self.handle
         potential, node_statuses = self._nodes_where_preemption_might_help(statuses, exclude)
+        candidates: Sequence[Candidate] = []
         if potential:
             candidates = self._dry_run_preemption(state, pod, potential, node_statuses)
             record.candidates = candidates
         else:
-            candidates = []
             if pod.nominated_node_name:
                 clear_nominated_node_name(handle.cluster, pod)
         if not candidates:
@@ -199,7 +204,8 @@ class Evaluator:
             record.outcome, record.message = "not eligible", msg
             return record
         potential, node_statuses = self._nodes_where_preemption_might_help(statuses)
-        candidates = self._dry_run_preemption(state, pod, potential, node_statuses) if potential else []
+        candidates: Sequence[Candidate] = self._dry_run_preemption(state, pod, potential, node_statuses) \
+            if potential else []
         record.candidates = candidates
         if not candidates:
             record.outcome = "no candidates"
@@ -213,7 +219,7 @@ class Evaluator:
         record.outcome = "would preempt"
         return record
 
-    def _pick(self, pod: PodInfo, candidates: list[Candidate], record: PreemptionRecord) -> Candidate | Status:
+    def _pick(self, pod: PodInfo, candidates: Sequence[Candidate], record: PreemptionRecord) -> Candidate | Status:
         """Upstream's ``callExtenders`` then ``SelectCandidate``: the chosen candidate (recorded),
         or why there is none (the outcome recorded)."""
         candidates, error = self._call_extenders(pod, candidates)
@@ -229,7 +235,7 @@ class Evaluator:
         return best
 
     # -- extenders --------------------------------------------------------------------------------
-    def _call_extenders(self, pod: PodInfo, candidates: list[Candidate]) -> tuple[list[Candidate], Status | None]:
+    def _call_extenders(self, pod: PodInfo, candidates: Sequence[Candidate]) -> tuple[Sequence[Candidate], Status | None]:
         """Upstream ``callExtenders`` (see :func:`~kubesched.scheduler.framework.extenders.narrow_victims`)
         on the candidates. They keep their order; nodes an extender added come after them, by name."""
         extenders = preempting(self.handle.extenders(), pod)
@@ -282,7 +288,7 @@ class Evaluator:
 
     def _dry_run_preemption(
         self, state: CycleState, pod: PodInfo, potential: list[NodeInfo], node_statuses: dict[str, Status],
-    ) -> list[Candidate]:
+    ) -> Candidates:
         """Upstream ``DryRunPreemption``: the policy's victims on each potential node from the
         offset on, until there are enough candidates and one of them violates no PDB. The nodes'
         failures go to ``node_statuses``; the candidates come back, non-violating first."""
@@ -313,23 +319,40 @@ class Evaluator:
             outcomes = self._batched(state, pod, potential, order.tolist(), fit, arithmetic, nominated,
                                      budgets, num_candidates)
         if outcomes is None:
-            outcomes = (self._on_node(state, pod, potential[k], arithmetic, budgets, k) for k in order.tolist())
-        non_violating: list[Candidate] = []
-        violating_candidates: list[Candidate] = []
-        for k, candidate, status in outcomes:
-            info = potential[k]
-            if candidate is not None:
-                (violating_candidates if candidate.pdb_violations else non_violating).append(candidate)
-                if non_violating and len(non_violating) + len(violating_candidates) >= num_candidates:
-                    break
-                continue
-            if status is REJECTED:
-                deferred.append(k)
-                continue
-            if status is None:
-                status = Status.error(f'expected at least one victim pod on node "{info.name}"')
-            node_statuses[info.name] = status
-        candidates = non_violating + violating_candidates
+            outcomes = (([k], [None]) for k in order.tolist())  # None: asked node by node
+        non_violating, violating_candidates = Candidates(), Candidates()
+        enough = False
+        for ks, answers in outcomes:
+            if isinstance(answers, BatchAnswers) and not (answers.kinds == BatchAnswers.ASK).any():
+                enough = self._take_run(ks, answers, non_violating, violating_candidates, num_candidates,
+                                        deferred, node_statuses)
+            else:
+                for k, answer in zip(ks, answers):
+                    candidate: Candidate | None
+                    if isinstance(answer, Candidate):
+                        candidate, status = answer, None
+                    elif answer is None:
+                        _, candidate, status = self._on_node(state, pod, potential[k], arithmetic, budgets, k)
+                    else:
+                        assert isinstance(answer, Status)
+                        candidate, status = None, answer
+                    info = potential[k]
+                    if candidate is not None:
+                        (violating_candidates if candidate.pdb_violations else non_violating).add(candidate)
+                        if non_violating and len(non_violating) + len(violating_candidates) >= num_candidates:
+                            enough = True
+                            break
+                        continue
+                    if status is REJECTED:
+                        deferred.append(k)
+                        continue
+                    if status is None:
+                        status = Status.error(f'expected at least one victim pod on node "{info.name}"')
+                    node_statuses[info.name] = status
+            if enough:
+                break
+        candidates = non_violating
+        candidates.extend(violating_candidates)
         if not candidates:
             for k in deferred:  # known to fail the first check, so a status comes back
                 info = potential[k]
@@ -338,6 +361,33 @@ class Evaluator:
                 assert rejected is not None
                 node_statuses[info.name] = rejected
         return candidates
+
+    @staticmethod
+    def _take_run(
+        ks: list[int], answers: BatchAnswers, non_violating: Candidates, violating: Candidates, num_candidates: int,
+        deferred: list[int], node_statuses: dict[str, Status],
+    ) -> bool:
+        """The dry run's loop over a batch's answers (nodes ``ks``) at once: candidates kept until
+        there are enough and one violates no PDB; the nodes ruled out before that point deferred,
+        the known statuses noted, in the nodes' order. True when enough were found."""
+        kinds = answers.kinds
+        found = np.flatnonzero(kinds == BatchAnswers.FOUND)
+        violates = answers.violations[found] > 0
+        total = len(non_violating) + len(violating) + np.arange(1, len(found) + 1)
+        clean = len(non_violating) + np.cumsum(~violates)
+        stops = np.flatnonzero((clean >= 1) & (total >= num_candidates))
+        end = int(found[stops[0]]) + 1 if len(stops) else len(ks)
+        if len(stops):
+            found, violates = found[:stops[0] + 1], violates[:stops[0] + 1]
+        head = kinds[:end]
+        deferred.extend(ks[j] for j in np.flatnonzero(head == BatchAnswers.RULED_OUT).tolist())
+        for j in np.flatnonzero(head == BatchAnswers.KNOWN).tolist():
+            status = answers.statuses[j]
+            assert isinstance(status, Status)
+            node_statuses[answers.names[j]] = status
+        non_violating.add_run(answers, found[~violates])
+        violating.add_run(answers, found[violates])
+        return bool(len(stops))
 
     def _on_node(
         self, state: CycleState, pod: PodInfo, info: NodeInfo, arithmetic: PreemptionArithmetic | None,
@@ -355,11 +405,12 @@ class Evaluator:
         self, state: CycleState, pod: PodInfo, potential: list[NodeInfo], todo: list[int],
         fit: PreemptionArithmetic, arithmetic: PreemptionArithmetic | None, nominated: NominatedLoad,
         budgets: DisruptionBudgets, chunk: int,
-    ) -> Iterator[tuple[int, Candidate | None, Status | None]] | None:
-        """The dry run's outcomes node by node in ``todo`` as (node position, candidate, status), found by the policy's batched form (with ``fit`` moving the pods) for
-        about ``chunk`` nodes at a time (fewer once most candidates are found); None when the
-        policy or the framework has none. Nodes left undecided are asked one by one (by
-        ``arithmetic`` when it is exact on every node, else on cloned nodes)."""
+    ) -> Iterator[tuple[list[int], Sequence[object]]] | None:
+        """The dry run's answers for the nodes of ``todo`` in their order, a batch at a time as (node
+        positions, the policy's answers for them), found by the policy's batched form (with ``fit``
+        moving the pods) for about ``chunk`` nodes at a time (fewer once most candidates are
+        found); None when the policy or the framework has none. A None answer is asked node by node
+        (by ``arithmetic`` when it is exact on every node, else on cloned nodes)."""
         policy, fwk = self.policy, self.handle.framework
         batch = fwk.dry_run_batch(state, pod, self.handle.snapshot(), fit, nominated)
         if batch is None:
@@ -368,31 +419,27 @@ class Evaluator:
         if first is None:
             return None
 
-        def outcomes() -> Iterator[tuple[int, Candidate | None, Status | None]]:
-            answers: list[Candidate | Status | None] = first
-            base = found = 0  # answers[0] is todo[base]'s
-            for done, k in enumerate(todo):
-                if done - base == len(answers):
-                    # about as many nodes as candidates are still wanted, at the rate found so far
-                    base = done
-                    size = min(max(max(chunk - found, 1) * done // max(found, 1), 16), chunk)
-                    more = policy.select_victims_on_nodes(pod, [potential[j] for j in todo[base:base + size]],
-                                                          batch, budgets)
-                    assert more is not None
-                    answers = more
-                answer = answers[done - base]
-                if isinstance(answer, Candidate):
-                    found += 1
-                    yield k, answer, None
-                elif answer is None:
-                    yield self._on_node(state, pod, potential[k], arithmetic, budgets, k)
-                else:
-                    yield k, None, answer
+        def batches() -> Iterator[tuple[list[int], Sequence[object]]]:
+            answers: Sequence[object] = first
+            done = found = 0
+            while True:
+                yield todo[done:done + len(answers)], answers
+                found += int(np.count_nonzero(answers.kinds == BatchAnswers.FOUND)) \
+                    if isinstance(answers, BatchAnswers) else sum(isinstance(a, Candidate) for a in answers)
+                done += len(answers)
+                if done >= len(todo):
+                    return
+                # about as many nodes as candidates are still wanted, at the rate found so far
+                size = min(max(max(chunk - found, 1) * done // max(found, 1), 16), chunk)
+                more = policy.select_victims_on_nodes(pod, [potential[j] for j in todo[done:done + size]], batch,
+                                                      budgets)
+                assert more is not None
+                answers = more
 
-        return outcomes()
+        return batches()
 
     # -- picking one ------------------------------------------------------------------------------
-    def _select_candidate(self, candidates: list[Candidate], record: PreemptionRecord) -> Candidate:
+    def _select_candidate(self, candidates: Sequence[Candidate], record: PreemptionRecord) -> Candidate:
         """Upstream ``SelectCandidate`` / ``pickOneNodeForPreemption``: each criterion keeps the
         best-scoring candidates until one is left; ties after all of them are broken at random
         (upstream iterates a Go map)."""
@@ -405,16 +452,18 @@ class Evaluator:
         if funcs is None:
             now = self.handle.now()
             # the criteria's values are integers below 2**53 and start times: exact as float64
-            keys = np.array([c.criteria(now) for c in candidates], dtype=np.float64)
+            keys = candidates.keys(now) if isinstance(candidates, Candidates) else \
+                np.array([c.criteria(now) for c in candidates], dtype=np.float64)
+            pick = candidates.pick if isinstance(candidates, Candidates) else candidates.__getitem__
             left = np.arange(len(candidates))
             for i, criterion in enumerate(CRITERIA):
                 column = keys[left, i]
                 left = left[column == column.max()]
                 if len(left) == 1:
                     record.criterion = criterion
-                    return candidates[int(left[0])]
+                    return pick(int(left[0]))
             record.criterion = "random tie-break"
-            return candidates[int(left[int(self.handle.rng.integers(len(left)))])]
+            return pick(int(left[int(self.handle.rng.integers(len(left)))]))
         by_node = {c.node: c for c in candidates}
         remaining = list(by_node)
         for criterion, func in funcs:

@@ -33,9 +33,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from kubesched.scheduler.framework.budgets import DisruptionBudgets
-from kubesched.scheduler.framework.candidates import Candidate, CriteriaKey, criteria_key, importance_key
+from kubesched.scheduler.framework.candidates import CriteriaKey, criteria_key, importance_key
 from kubesched.scheduler.framework.capabilities import DryRunBatch, DryRunNode
 from kubesched.scheduler.framework.interface import Code, Status
+from kubesched.scheduler.framework.preemption import NodeAnswers
 from kubesched.scheduler.framework.types import NodeInfo, PodInfo
 from kubesched.scheduler.plugins.affinityterms import (
     AffinityTerm,
@@ -66,7 +67,7 @@ class AffinityAwarePreemption(DefaultPreemption):
 
     def select_victims_on_nodes(
         self, pod: PodInfo, nodes: Sequence[NodeInfo], batch: DryRunBatch, budgets: DisruptionBudgets
-    ) -> list[Candidate | Status | None] | None:
+    ) -> NodeAnswers | None:
         """DefaultPreemption's batched form for a pod without required pod affinity; node by node
         otherwise."""
         if required_affinity(pod):

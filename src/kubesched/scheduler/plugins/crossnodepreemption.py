@@ -40,10 +40,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from kubesched.scheduler.framework.budgets import DisruptionBudgets
-from kubesched.scheduler.framework.candidates import Candidate, importance_key
+from kubesched.scheduler.framework.candidates import importance_key
 from kubesched.scheduler.framework.capabilities import DryRunBatch, DryRunNode
 from kubesched.scheduler.framework.dryrun import ClonedNode
 from kubesched.scheduler.framework.interface import Code, CycleState, Handle, PostFilterResult, Status
+from kubesched.scheduler.framework.preemption import NodeAnswers
 from kubesched.scheduler.framework.types import NodeInfo, PodInfo
 from kubesched.scheduler.plugins.affinityterms import parse_pod_terms
 from kubesched.scheduler.plugins.defaultpreemption import DefaultPreemption, PreemptionRecord
@@ -95,7 +96,7 @@ class CrossNodePreemption(DefaultPreemption):
 
     def select_victims_on_nodes(
         self, pod: PodInfo, nodes: Sequence[NodeInfo], batch: DryRunBatch, budgets: DisruptionBudgets
-    ) -> list[Candidate | Status | None] | None:
+    ) -> NodeAnswers | None:
         """DefaultPreemption's batched form unless pods elsewhere may matter: P has required pod
         anti-affinity or hard spreading, or some existing pod has required anti-affinity (node by
         node then)."""

@@ -13,6 +13,7 @@ import numpy as np
 from kubesched.scheduler.framework.budgets import DisruptionBudgets
 from kubesched.scheduler.framework.candidates import (
     INT32_OFFSET,
+    BatchAnswers,
     Candidate,
     NodeVictims,
     PreemptionRecord,
@@ -35,6 +36,7 @@ from kubesched.scheduler.framework.interface import (
 from kubesched.scheduler.framework.preemption import (
     REJECTED,
     Evaluator,
+    NodeAnswers,
     PostFilterDryRun,
     PreemptionPolicy,
     ScoreFunc,
@@ -92,11 +94,12 @@ class _Reprieved:
 
 
 def _criteria(lengths: np.ndarray, ranks: np.ndarray, violating: np.ndarray | None,
-              kept: np.ndarray) -> list[tuple[float, ...] | None]:
+              kept: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Per node of a batched reprieve (its pods' ``lengths``; per pod laid end to end: ``ranks``,
-    its priority and start time, ``violating`` and ``kept``), the
-    :func:`~kubesched.scheduler.framework.candidates.criteria_key` of its victims (those not kept),
-    None where it has none; for all nodes at once."""
+    its priority and start time, ``violating`` and ``kept``), the number of its victims (those not
+    kept) and the :func:`~kubesched.scheduler.framework.candidates.criteria_key` of them as a row
+    (meaningless where it has none); for all nodes at once. The keys' integers stay below 2**53,
+    exact as float64."""
     count = len(lengths)
     priority, started = ranks[:, 0].astype(np.int64), ranks[:, 1]
     owner = np.repeat(np.arange(count, dtype=np.int64), lengths)
@@ -111,9 +114,13 @@ def _criteria(lengths: np.ndarray, ranks: np.ndarray, violating: np.ndarray | No
     np.minimum.at(earliest, owner[of_top], started[of_top])
     violations = np.zeros(count, dtype=np.int64) if violating is None else \
         np.bincount(owner[victim & violating], minlength=count)
-    return [None if n == 0 else (-v, -t, -(s + INT32_OFFSET * n), -n, e)
-            for n, v, t, s, e in zip(victims.tolist(), violations.tolist(), top.tolist(), priority_sum.tolist(),
-                                     earliest.tolist())]
+    keys = np.empty((count, 5), dtype=np.float64)
+    keys[:, 0] = -violations
+    keys[:, 1] = -np.where(victims > 0, top, 0)
+    keys[:, 2] = -(priority_sum + INT32_OFFSET * victims)
+    keys[:, 3] = -victims
+    keys[:, 4] = earliest
+    return victims, keys
 
 
 class DefaultPreemption(PreEnqueuePlugin, EnqueueExtensions, PostFilterPlugin, PostFilterDryRun, PreemptionPolicy):
@@ -175,7 +182,7 @@ class DefaultPreemption(PreEnqueuePlugin, EnqueueExtensions, PostFilterPlugin, P
         count = max(num_nodes * self.min_candidate_nodes_percentage // 100, self.min_candidate_nodes_absolute)
         return offset, min(count, num_nodes)
 
-    def candidates_to_victims_map(self, candidates: list[Candidate]) -> dict[str, Victims]:
+    def candidates_to_victims_map(self, candidates: Sequence[Candidate]) -> dict[str, Victims]:
         return {c.node: Victims(c.victims, c.pdb_violations) for c in candidates}
 
     def pod_eligible_to_preempt_others(self, pod: PodInfo, nominated_node_status: Status | None) -> tuple[bool, str]:
@@ -234,7 +241,7 @@ class DefaultPreemption(PreEnqueuePlugin, EnqueueExtensions, PostFilterPlugin, P
 
     def select_victims_on_nodes(
         self, pod: PodInfo, nodes: Sequence[NodeInfo], batch: DryRunBatch, budgets: DisruptionBudgets
-    ) -> list[Candidate | Status | None] | None:
+    ) -> NodeAnswers | None:
         """:meth:`select_victims_on_node` for many nodes at once: every lower-priority pod removed
         and reprieved on all nodes together, on each node in the order the per-node form uses (the
         PDB-violating pods first, each part most important first)."""
@@ -245,7 +252,7 @@ class DefaultPreemption(PreEnqueuePlugin, EnqueueExtensions, PostFilterPlugin, P
 
     def _batched_victims(
         self, pod: PodInfo, nodes: Sequence[NodeInfo], batch: DryRunBatch, budgets: DisruptionBudgets
-    ) -> list[Candidate | Status | None]:
+    ) -> NodeAnswers:
         """DefaultPreemption's victims on ``nodes`` by ``batch`` (see :meth:`select_victims_on_nodes`):
         the candidates' criteria computed for all nodes together, their victims listed on demand."""
         now = self.handle.now()
@@ -269,23 +276,24 @@ class DefaultPreemption(PreEnqueuePlugin, EnqueueExtensions, PostFilterPlugin, P
         if any(part.violating is not None for part in parts):
             violating = np.concatenate([np.zeros(len(part.pods), dtype=bool) if part.violating is None
                                         else part.violating for part in parts])
-        keys = _criteria(lengths, np.concatenate([part.ranks for part in parts]), violating, kept)
+        victims, keys = _criteria(lengths, np.concatenate([part.ranks for part in parts]), violating, kept)
         starts = np.concatenate(([0], np.cumsum(lengths)[:-1])).tolist()
         source = _Reprieved(order, [part.split for part in parts], kept, starts, now)
-        out: list[Candidate | Status | None] = []
-        decided_list = decided.tolist() if decided is not None else None
-        for k, (info, pods, fit, key) in enumerate(zip(nodes, order, fits.tolist(), keys)):
-            if decided_list is not None and not decided_list[k]:
-                out.append(None)
-            elif not pods:
-                out.append(Status.unresolvable(NO_VICTIMS))
-            elif not fit:
-                out.append(REJECTED)
-            elif key is None:  # no victims after all: the per-node form says why
-                out.append(None)
-            else:
-                out.append(Candidate(info.name, None, -int(key[0]), None, key, source, k))
-        return out
+        # the kinds in the per-node form's order of questions: undecided by the batch, no victims
+        # to take, ruled out, no victims after all (asked node by node: it says why), a candidate
+        kinds = np.full(len(nodes), BatchAnswers.FOUND, dtype=np.int8)
+        kinds[victims == 0] = BatchAnswers.ASK
+        kinds[~fits] = BatchAnswers.RULED_OUT
+        empty = np.flatnonzero(lengths == 0)
+        kinds[empty] = BatchAnswers.KNOWN
+        if decided is not None:
+            kinds[~decided] = BatchAnswers.ASK
+        statuses: dict[int, object] = {}
+        if len(empty):
+            no_victims = Status.unresolvable(NO_VICTIMS)
+            statuses = {j: no_victims for j in empty.tolist() if kinds[j] == BatchAnswers.KNOWN}
+        return BatchAnswers([info.name for info in nodes], kinds, keys, -keys[:, 0].astype(np.int64), statuses,
+                            source, REJECTED)
 
     def ordered_score_funcs(self, victims: dict[str, Victims]) -> list[ScoreFunc] | None:
         return None

@@ -17,11 +17,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from kubesched.k8s.timefmt import parse_rfc3339
 from kubesched.scheduler.framework.budgets import DisruptionBudgets
-from kubesched.scheduler.framework.candidates import Candidate
+from kubesched.scheduler.framework.candidates import BatchAnswers, Candidate
 from kubesched.scheduler.framework.capabilities import DryRunBatch, DryRunNode
 from kubesched.scheduler.framework.interface import Handle, Status
+from kubesched.scheduler.framework.preemption import NodeAnswers
 from kubesched.scheduler.framework.types import NodeInfo, PodInfo
 from kubesched.scheduler.plugins.defaultpreemption import DefaultPreemption
 
@@ -94,8 +97,13 @@ class StrictPDBPreemption(DefaultPreemption):
 
     def select_victims_on_nodes(
         self, pod: PodInfo, nodes: Sequence[NodeInfo], batch: DryRunBatch, budgets: DisruptionBudgets
-    ) -> list[Candidate | Status | None] | None:
+    ) -> NodeAnswers | None:
         """DefaultPreemption's batched victims, a node whose victims violate a PDB ruled out."""
+        answers = self._batched_victims(pod, nodes, batch, budgets)
+        if isinstance(answers, BatchAnswers):  # the violating candidates become known statuses
+            violating = np.flatnonzero((answers.kinds == BatchAnswers.FOUND) & (answers.violations > 0))
+            answers.kinds[violating] = BatchAnswers.KNOWN
+            answers.statuses.update(dict.fromkeys(violating.tolist(), Status.unschedulable(PDB_VIOLATION)))
+            return answers
         return [Status.unschedulable(PDB_VIOLATION) if isinstance(answer, Candidate) and answer.pdb_violations
-                else answer
-                for answer in self._batched_victims(pod, nodes, batch, budgets)]
+                else answer for answer in answers]
