@@ -5,6 +5,7 @@ pods, pods started at different times, taints and few candidates per chunk."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -80,10 +81,13 @@ def test_batched_dry_run_equals_node_by_node(tmp_path: Path, monkeypatch: pytest
     path.write_text(yaml.safe_dump_all(scenario(nodes, tainted, running, pending, pdbs, absolute, taints_last,
                                                 grace)))
     batched = explained_json(path)
+    plain = json.dumps(simulate(str(path)).result)  # the records keep only the chosen candidates
     with monkeypatch.context() as m:
         m.setattr(DefaultPreemption, "select_victims_on_nodes", lambda self, *args: None)
         node_by_node = explained_json(path)
+        plain_node_by_node = json.dumps(simulate(str(path)).result)
     assert batched == node_by_node
+    assert plain == plain_node_by_node
 
 
 def test_the_batch_decides_where_it_can(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
