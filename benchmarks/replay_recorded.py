@@ -33,13 +33,15 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import sys
 import tempfile
 import time
 from collections import Counter
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -186,7 +188,7 @@ def analyse(log: Path, doc: dict[str, Any]) -> dict[str, Any]:
 # -- 3. a big log ---------------------------------------------------------------------------------
 def _stamp(text: str, shift: timedelta) -> str:
     moment = datetime.fromisoformat(text.replace("Z", "+00:00")) + shift
-    return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def big_log(source: Path, target: Path, gigabytes: float) -> int:
@@ -197,21 +199,23 @@ def big_log(source: Path, target: Path, gigabytes: float) -> int:
     first = datetime.fromisoformat(min(stamps).replace("Z", "+00:00"))
     span = datetime.fromisoformat(max(stamps).replace("Z", "+00:00")) - first + timedelta(seconds=10)
     text = "\n".join(json.dumps(e, separators=(",", ":")) for e in lines)
-    names = sorted({(e.get("objectRef") or {}).get("name") or "" for e in lines} - {""}, key=len, reverse=True)
+    names = {(e.get("objectRef") or {}).get("name") or "" for e in lines} - {""}
+    token = re.compile(r'"(auditID|uid|stageTimestamp|requestReceivedTimestamp)":"([^"]*)"|"([^"]*)"')
+
+    def copy_of(copies: int, shift: timedelta) -> Callable[[re.Match[str]], str]:
+        def sub(m: re.Match[str]) -> str:
+            key, value, plain = m.group(1), m.group(2), m.group(3)
+            if key in ("auditID", "uid"):
+                return f'"{key}":"c{copies}-{value}"'
+            if key:
+                return f'"{key}":"{_stamp(value, shift)}"'
+            return f'"{plain}-c{copies}"' if plain in names else m.group(0)
+        return sub
+
     limit, copies, written = int(gigabytes * 1e9), 0, 0
     with target.open("w") as out:
         while written < limit:
-            shift = span * copies
-            chunk = text
-            if copies:
-                for key in ("auditID", "uid"):
-                    chunk = chunk.replace(f'"{key}":"', f'"{key}":"c{copies}-')
-                for name in names:
-                    chunk = chunk.replace(f'"{name}"', f'"{name}-c{copies}"')
-                for stamp_key in ("stageTimestamp", "requestReceivedTimestamp"):
-                    parts = chunk.split(f'"{stamp_key}":"')
-                    chunk = parts[0] + "".join(
-                        f'"{stamp_key}":"{_stamp(p[:p.index(chr(34))], shift)}{p[p.index(chr(34)):]}' for p in parts[1:])
+            chunk = token.sub(copy_of(copies, span * copies), text) if copies else text
             out.write(chunk + "\n")
             written += len(chunk) + 1
             copies += 1
