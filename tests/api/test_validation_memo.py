@@ -71,3 +71,13 @@ def test_a_timestamp_where_a_number_belongs_fails_every_time() -> None:
             "tolerationSeconds": datetime.datetime(2026, 1, 1)}]
     first = _errors(_pod("a", tolerations=bad))
     assert first and first == _errors(_pod("b", tolerations=bad))
+
+
+def test_pod_conditions_that_passed_pass_again_and_bad_ones_fail_at_each_path() -> None:
+    good = [{"type": "Ready", "status": "True"}]
+    bad = [{"type": "Ready", "status": "True"}, {"status": "False"}]
+    for name in ("a", "b"):
+        assert _errors({**_pod(name), "status": {"phase": "Running", "conditions": good}}) == []
+    for i in (3, 4):
+        assert _errors({**_pod(f"c{i}"), "status": {"conditions": bad}}, f"items[{i}]") == [
+            (f"items[{i}].status.conditions[1].type", "required value")]
