@@ -10,7 +10,8 @@ file and all of its objects at once.
   ``- `` at the first column (or at the third, where ``items:`` indents its sequence; everything
   inside an item is indented further), then the List's other fields at the first column.
 
-The file is read in blocks of 4 MB; every complete item (JSON) or run of 100 items (YAML) is parsed as soon as
+The file is read in blocks of 4 MB (a JSON file that can be, from the file mapped into memory, see
+:func:`_mapped_json_items`); every complete item (JSON) or run of 100 items (YAML) is parsed as soon as
 it is there, by the same readers a whole document would be read with, and tidied at once (what is
 never read, such as ``managedFields``, is dropped before the next block comes). The layout is checked, not trusted:
 each piece must parse to exactly the items it was cut around and the List's fields must parse
