@@ -145,3 +145,51 @@ def test_yaml_items_read_without_their_managed_fields_equal_the_whole_list_witho
     whole = _whole(path)
     assert listed[0] == _without_managed_fields(whole)
     assert listed[0][1]["spec"]["managedFields"] == [{"apiVersion": "v1", "manager": "me"}]
+
+
+def _both_ways(path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Any, Any]:
+    """What the JSON List reader gives on the file mapped into memory, and read block by block."""
+    tidied: list[Any] = []
+    with monkeypatch.context() as m:
+        m.setattr(list_stream, "BLOCK", 64)  # what was parsed handed back to the system as it goes
+        mapped = read_list_items(path, tidied.append)
+    with monkeypatch.context() as m:
+        m.setattr(list_stream, "_mapped", lambda _f: None)
+        m.setattr(list_stream, "BLOCK", 100)  # items cut across blocks
+        buffered = read_list_items(path, lambda _: None)
+    if mapped is not None:
+        assert tidied == mapped[0]
+    return mapped, buffered
+
+
+@pytest.mark.parametrize("cut", [None, -1, -40, -300, 600])
+def test_a_mapped_json_list_reads_as_one_read_block_by_block(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                             cut: int | None) -> None:
+    """The mapped reader (a regular file) against the block reader (a pipe, or a file that cannot be
+    mapped): the same items and List fields, and the same answer (None: read as one document) for
+    a file cut short or cut anywhere."""
+    text = json.dumps(_dump(["plain", "},\n}", '"\n        },\n'] + ["x"] * 20), indent=4)
+    path = tmp_path / "dump.json"
+    path.write_text(text if cut is None else text[:cut])
+    mapped, buffered = _both_ways(path, monkeypatch)
+    assert mapped == buffered
+    assert (mapped is not None) == (cut is None)
+    if mapped is not None:
+        assert mapped[0] == _whole(path)
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.lists(_PIECES, max_size=12).map("".join), min_size=1, max_size=6), st.integers(0, 3))
+def test_any_json_list_reads_the_same_mapped_or_not(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                    texts: list[str], indent: int) -> None:
+    path = tmp_path / "dump.json"
+    path.write_text(json.dumps(_dump(texts), indent=indent * 2))  # 4: kubectl's layout, others not
+    mapped, buffered = _both_ways(path, monkeypatch)
+    assert mapped == buffered
+    assert (mapped is not None) == (indent == 2)
+
+
+def test_an_empty_json_file_is_not_mapped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "dump.json"
+    path.write_bytes(b"")
+    assert _both_ways(path, monkeypatch) == (None, None)

@@ -243,7 +243,7 @@ def test_the_timestamp_walk_finds_what_walking_everything_finds() -> None:
         _times_by_walking_everything(tree, expected)
         times = _TimeFields()
         times.collect(tree)
-        assert sorted((id(o), k, s) for o, k, s in times.found) == sorted(expected)
+        assert sorted((id(o), k, times.seconds[t]) for o, k, t in times.found) == sorted(expected)
 
     check()
 

@@ -264,18 +264,30 @@ def _pods_on_missing_nodes(docs: list[_Doc]) -> list[ManifestError]:
     is; the notice says why such a pod never runs: in a hand-written scenario a misspelt node name,
     in a dump a node deleted just before it was taken."""
     nodes: set[str] = set()
-    bound: list[tuple[_Doc, str, dict[str, Any]]] = []
+    bound: list[tuple[_Doc, str | None, dict[str, Any]]] = []  # path None: the document's own object
     for doc in docs:
-        for path, obj in _objects_of(doc):
-            if obj.get("kind") == "Node":
-                nodes.add(obj["metadata"]["name"])
-            elif obj.get("kind") == "Pod" and (obj.get("spec") or {}).get("nodeName"):
-                bound.append((doc, path, obj))
+        kind = doc.obj.get("kind")
+        if kind == "Node":
+            nodes.add(doc.obj["metadata"]["name"])
+        elif kind == "Pod":
+            if (doc.obj.get("spec") or {}).get("nodeName"):
+                bound.append((doc, None, doc.obj))
+        elif kind == SCENARIO_KIND:
+            for path, obj in _objects_of(doc):
+                if obj.get("kind") == "Node":
+                    nodes.add(obj["metadata"]["name"])
+                elif obj.get("kind") == "Pod" and (obj.get("spec") or {}).get("nodeName"):
+                    bound.append((doc, path, obj))
     return [ManifestNotice(f'node "{pod["spec"]["nodeName"]}" does not exist: the pod is bound to it, so no '
                            "scheduler places it, and the pod garbage collector deletes it once the node has "
                            "been missing for 40 s", file=doc.file, document=doc.document,
-                           path=f"{path}.spec.nodeName" if path else "spec.nodeName", object_ref=object_ref(pod))
+                           path=_below(doc.path_prefix if path is None else path, "spec.nodeName"),
+                           object_ref=object_ref(pod))
             for doc, path, pod in bound if pod["spec"]["nodeName"] not in nodes]
+
+
+def _below(path: str, field: str) -> str:
+    return f"{path}.{field}" if path else field
 
 
 def _objects_of(doc: _Doc) -> list[tuple[str, dict[str, Any]]]:

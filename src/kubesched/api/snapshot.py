@@ -223,7 +223,11 @@ class _TimeFields:
     moment, and each is then moved back by it (each text parsed once, each second formatted once)."""
 
     def __init__(self) -> None:
-        self.found: list[tuple[dict[str, Any], str, float]] = []  # (owner, key, seconds)
+        self.found: list[tuple[dict[str, Any], str, str]] = []  # (owner, key, text)
+        #: each text found, in seconds (a dump repeats the same few hundred moments in every object)
+        self.seconds: dict[str, float] = {}
+        #: the texts of the moments that count for :meth:`latest` (not a deletionTimestamp)
+        self.moments: set[str] = set()
 
     def collect_object(self, obj: Obj) -> None:
         """An object's timestamps: along the fields its kind declares (see :func:`_time_shapes`); an
@@ -266,19 +270,26 @@ class _TimeFields:
     def _note(self, node: dict[str, Any], key: str) -> None:
         item = node.get(key)
         if isinstance(item, str):
-            seconds = _seconds(item)
-            if seconds is not None:
-                self.found.append((node, key, seconds))
+            if item not in self.seconds:
+                seconds = _seconds(item)
+                if seconds is None:
+                    return
+                self.seconds[item] = seconds
+            self.found.append((node, key, item))
+            if key != "deletionTimestamp":
+                self.moments.add(item)
 
     def latest(self) -> float:
         """The latest moment (a deletionTimestamp is a deadline, in the future: not counted)."""
-        moments = [seconds for _, key, seconds in self.found if key != "deletionTimestamp"]
+        moments = [self.seconds[text] for text in self.moments]
         return float(math.ceil(max(moments))) if moments else 0.0
 
     def shift(self, shift: float) -> None:
+        """Move every timestamp back by ``shift`` seconds (each distinct text worked out once)."""
         if shift:
-            for owner, key, seconds in self.found:
-                owner[key] = rfc3339(seconds - shift)
+            shifted = {text: rfc3339(seconds - shift) for text, seconds in self.seconds.items()}
+            for owner, key, text in self.found:
+                owner[key] = shifted[text]
 
 
 def _seconds(text: str) -> float | None:

@@ -28,6 +28,7 @@ from kubesched.api.checks import (
     idx_path,
     key_path,
     passed_once,
+    value_key,
 )
 from kubesched.api.errors import InvalidQuantity
 from kubesched.api.quantity import parse_quantity
@@ -205,7 +206,7 @@ def check_taints(value: Any, path: str, errs: Errors) -> None:
 
 
 #: containers whose fields (name, image, resources, ports, restartPolicy) passed, as in _check_container
-_PASSED_CONTAINERS: set[str] = set()
+_PASSED_CONTAINERS: set[bytes | str] = set()
 
 
 def _check_container(c: Any, path: str, errs: Errors, names: set[str], *, init: bool) -> None:
@@ -213,7 +214,7 @@ def _check_container(c: Any, path: str, errs: Errors, names: set[str], *, init: 
     if d is None:
         return
     # the fields checked below, apart from the duplicate name (which depends on the other containers)
-    key = repr((init, d.get("name"), d.get("image"), d.get("resources"), d.get("ports"), d.get("restartPolicy")))
+    key = value_key((init, d.get("name"), d.get("image"), d.get("resources"), d.get("ports"), d.get("restartPolicy")))
     if key in _PASSED_CONTAINERS:
         name = d["name"]
         if name in names:
