@@ -103,15 +103,13 @@ class FilterPoints(PluginSet):
 
     # -- preemption dry runs -------------------------------------------------------------------
     def preemption_arithmetic(self, state: CycleState) -> PreemptionArithmetic | None:
-        dependent = [pl for pl in self.pod_dependent_filters if pl.name not in state.skip_filter_plugins]
-        if len(dependent) != 1 or not isinstance(dependent[0], PreemptionArithmetic):
-            return None
-        return dependent[0]
+        skip = state.skip_filter_plugins
+        dependent = [k for k, pl in enumerate(self.pod_dependent_filters) if pl.name not in skip]
+        return self.arithmetic_filters[dependent[0]] if len(dependent) == 1 else None
 
     def preemption_fit(self, state: CycleState) -> PreemptionArithmetic | None:
         skip = state.skip_filter_plugins
-        return next((pl for pl in self.pod_dependent_filters
-                     if isinstance(pl, PreemptionArithmetic) and pl.name not in skip), None)
+        return next((pl for pl in self.arithmetic_filters if pl is not None and pl.name not in skip), None)
 
     def rejections_noted_before(self, state: CycleState, plugin: object) -> bool:
         """Whether a filter of this cycle that acts on its rejections (:class:`FilterRejectionsNoted`,

@@ -20,6 +20,7 @@ from kubesched.scheduler.framework.capabilities import (
     FilterVectorAt,
     NormalizeVector,
     PodIndependentFilter,
+    PreemptionArithmetic,
     ScoreVector,
 )
 from kubesched.scheduler.framework.interface import (
@@ -112,6 +113,10 @@ class PluginSet:
         self.pod_dependent_filters = [
             pl for pl in self.filter_plugins
             if not (isinstance(pl, PodIndependentFilter) and pl.depends_on_pods is False)
+        ]
+        #: per pod-dependent filter, itself where it offers the preemption arithmetic
+        self.arithmetic_filters: list[PreemptionArithmetic | None] = [
+            pl if isinstance(pl, PreemptionArithmetic) else None for pl in self.pod_dependent_filters
         ]
         self.scorers = [
             Scorer(

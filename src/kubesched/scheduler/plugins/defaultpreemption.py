@@ -42,7 +42,7 @@ from kubesched.scheduler.framework.preemption import (
     ScoreFunc,
 )
 from kubesched.scheduler.framework.types import NodeInfo, PodInfo
-from kubesched.scheduler.plugins.victim_order import NodeOrder, Split
+from kubesched.scheduler.plugins.victim_order import NodeOrder, Part, Split
 
 __all__ = ["Candidate", "DefaultPreemption", "PreemptionRecord"]
 
@@ -140,6 +140,9 @@ class DefaultPreemption(PreEnqueuePlugin, EnqueueExtensions, PostFilterPlugin, P
         self.evaluator = Evaluator(self.name, handle, self)
         # per node: its pods most important first, for the generation and instant they are of
         self._by_importance: dict[str, NodeOrder] = {}
+        # per node: its part for the priority, budgets and instant of _parts_key
+        self._parts_memo: dict[str, Part] = {}
+        self._parts_key: tuple[int, object, int, float] | None = None
 
     def can_be_victim(self, victim: PodInfo, preemptor: PodInfo) -> bool:
         """Whether ``victim`` may be preempted for ``preemptor`` at all (a variant narrowing this
@@ -239,6 +242,23 @@ class DefaultPreemption(PreEnqueuePlugin, EnqueueExtensions, PostFilterPlugin, P
         order = self._by_importance[info.name] = NodeOrder(info, now)
         return order
 
+    def _parts(self, nodes: Sequence[NodeInfo], priority: int, budgets: DisruptionBudgets, now: float) -> list[Part]:
+        """Each node's part a preemptor of ``priority`` may evict (:meth:`NodeOrder.part`), looked up
+        by node name among those of the same priority, budgets and instant, while the node's pods
+        stay."""
+        memo_key = (priority, budgets.selection, budgets.version, now) if budgets else (priority, None, -1, now)
+        if self._parts_key != memo_key:
+            self._parts_memo, self._parts_key = {}, memo_key
+        memo = self._parts_memo
+        get = memo.get
+        parts: list[Part] = []
+        for info in nodes:
+            part = get(info.name)
+            if part is None or part.info is not info or part.generation != info.generation:
+                part = memo[info.name] = self._node_order(info, now).part(priority, budgets)
+            parts.append(part)
+        return parts
+
     def select_victims_on_nodes(
         self, pod: PodInfo, nodes: Sequence[NodeInfo], batch: DryRunBatch, budgets: DisruptionBudgets
     ) -> NodeAnswers | None:
@@ -257,7 +277,7 @@ class DefaultPreemption(PreEnqueuePlugin, EnqueueExtensions, PostFilterPlugin, P
         the candidates' criteria computed for all nodes together, their victims listed on demand."""
         now = self.handle.now()
         priority = pod.priority
-        parts = [self._node_order(info, now).part(priority, budgets) for info in nodes]
+        parts = self._parts(nodes, priority, budgets, now)
         order = [part.pods for part in parts]
 
         def requests(names: tuple[str, ...]) -> np.ndarray:

@@ -35,10 +35,12 @@ class Part:
     order where a budget selects one of them, else the importance order), with ``ranks`` and
     requests as rows in that order, ``violating`` (None: no budget violated)."""
 
-    __slots__ = ("pods", "split", "ranks", "violating", "_order", "_take", "_requests")
+    __slots__ = ("pods", "split", "ranks", "violating", "info", "generation", "_order", "_take", "_requests")
 
     def __init__(self, order: NodeOrder, cut: int, split: Split | None) -> None:
         self._order = order
+        #: the node and its version the part is of
+        self.info, self.generation = order.info, order.generation
         self.split = split
         if split is None:
             self._take: slice | np.ndarray = slice(cut, None)
