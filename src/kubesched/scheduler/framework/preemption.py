@@ -41,6 +41,7 @@ from kubesched.scheduler.framework.types import (
     fit_error_message,
 )
 from kubesched.scheduler.framework.victims import VictimPreemption, clear_nominated_node_name
+from kubesched.scheduler.framework.views import NodeTableSnapshot
 
 NOT_HELPFUL = "Preemption is not helpful for scheduling"
 #: a node :meth:`PreemptionPolicy.select_victims_on_nodes` rules out, its status not computed
@@ -89,6 +90,11 @@ class PreemptionPolicy(Protocol):
 
     def ordered_score_funcs(self, victims: dict[str, Victims]) -> list[ScoreFunc] | None:
         """The criteria picking the node, in order; None for the default ones (:data:`CRITERIA`)."""
+
+    def without_victims(self, pod: PodInfo, snapshot: NodeTableSnapshot, idx: np.ndarray) -> tuple[np.ndarray, Status] | None:
+        """Which nodes ``idx[k]`` (by index) hold no pod the policy could evict for ``pod``, and the
+        status :meth:`select_victims_on_node` gives every such node, for all of them at once; None
+        when the policy cannot tell so."""
 
 
 @runtime_checkable
@@ -301,6 +307,8 @@ class Evaluator:
         fit = arithmetic or fwk.preemption_fit(state)
         order = np.roll(np.arange(n), -offset)
         deferred: list[int] = []  # nodes known to fail; their status is only needed without candidates
+        no_victims: list[int] = []  # nodes with nothing to evict, all of one status
+        no_victims_status = REJECTED
         outcomes = None
         if fit is not None:
             snapshot = handle.snapshot()
@@ -316,6 +324,13 @@ class Evaluator:
                 known_fail = fit.preemption_failures(state, pod, snapshot, idx, nominated)[order]
                 deferred = order[known_fail].tolist()
                 order = order[~known_fail]
+                # nodes without a pod to evict are no candidates, whatever the filters say: ruled
+                # out at once, their (one) status noted should no candidate be found
+                empty = policy.without_victims(pod, snapshot, idx)
+                if empty is not None:
+                    nothing = empty[0][order]
+                    no_victims, no_victims_status = order[nothing].tolist(), empty[1]
+                    order = order[~nothing]
             outcomes = self._batched(state, pod, potential, order.tolist(), fit, arithmetic, nominated,
                                      budgets, num_candidates)
         if outcomes is None:
@@ -354,6 +369,8 @@ class Evaluator:
         candidates = non_violating
         candidates.extend(violating_candidates)
         if not candidates:
+            for k in no_victims:
+                node_statuses[potential[k].name] = no_victims_status
             for k in deferred:  # known to fail the first check, so a status comes back
                 info = potential[k]
                 rejected = policy.select_victims_on_node(pod, fwk.dry_run_node(state, pod, info, arithmetic),

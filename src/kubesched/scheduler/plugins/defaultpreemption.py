@@ -42,6 +42,7 @@ from kubesched.scheduler.framework.preemption import (
     ScoreFunc,
 )
 from kubesched.scheduler.framework.types import NodeInfo, PodInfo
+from kubesched.scheduler.framework.views import NodeTableSnapshot
 from kubesched.scheduler.plugins.victim_order import NodeOrder, Part, Split
 
 __all__ = ["Candidate", "DefaultPreemption", "PreemptionRecord"]
@@ -317,3 +318,13 @@ class DefaultPreemption(PreEnqueuePlugin, EnqueueExtensions, PostFilterPlugin, P
 
     def ordered_score_funcs(self, victims: dict[str, Victims]) -> list[ScoreFunc] | None:
         return None
+
+    def without_victims(self, pod: PodInfo, snapshot: NodeTableSnapshot, idx: np.ndarray) -> tuple[np.ndarray, Status] | None:
+        """Nodes holding no pod of lower priority than ``pod`` (from the node table's per-priority
+        counts): :meth:`select_victims_on_node` finds no victims there. Not for a variant choosing
+        victims its own way."""
+        if not self.victims_are_lower_priority_pods or (
+                type(self).select_victims_on_node is not DefaultPreemption.select_victims_on_node):
+            return None
+        _, lower = snapshot.table.below_priority(pod.priority)
+        return lower[idx] == 0, Status.unresolvable(NO_VICTIMS)
