@@ -17,7 +17,7 @@ import numpy as np
 
 from kubesched.scheduler.framework.extender import EXTENDER_NAME
 from kubesched.scheduler.framework.extenders import FilterVerdict, add_scores, apply_verdicts, filter_indices
-from kubesched.scheduler.framework.found import FoundStatuses
+from kubesched.scheduler.framework.found import FoundStatuses, LazyNodeStatuses
 from kubesched.scheduler.framework.interface import Code, CycleState, PreFilterResult, Status
 from kubesched.scheduler.framework.runtime import Framework
 from kubesched.scheduler.framework.types import NodeStatuses, PodInfo
@@ -120,7 +120,7 @@ class NodeSearch:
         restricted) node list from ``nextStartNodeIndex`` until enough feasible nodes are found.
         The feasible nodes by index, in the scan's order."""
         pre_result = self._pre_filter()
-        diagnosis = NodeStatuses()
+        diagnosis = LazyNodeStatuses()
         plugins: set[str] = set()
         only, nominated_index = self._nominated_node(diagnosis, plugins)
         if only is not None:
@@ -227,8 +227,14 @@ class NodeSearch:
             return feasible
         nodes = cache.node_infos
         failed = scanned[~ok[:processed]]
-        found, alike = fwk.grouped_statuses_for(state, pod, cache, failed, first_fail, known)
-        diagnosis.fill(list(map(cache.node_names.__getitem__, failed.tolist())), found, None if verdicts else alike)
+        shared, which, alike = fwk.grouped_statuses_for(state, pod, cache, failed, first_fail, known)
+        names = cache.node_names  # replaced, never changed, when the nodes change
+        if isinstance(diagnosis, LazyNodeStatuses) and not diagnosis and not verdicts:
+            # the entries made only if something reads them (explanations, extenders)
+            diagnosis.fill_later(lambda: zip(map(names.__getitem__, failed.tolist()), shared[which].tolist()), alike)
+        else:
+            diagnosis.fill(list(map(names.__getitem__, failed.tolist())), shared[which].tolist(),
+                           None if verdicts else alike)
         apply_verdicts(diagnosis, verdicts)
         plugins.update(st.plugin for st, _ in diagnosis.alike())
         plugins.discard("")

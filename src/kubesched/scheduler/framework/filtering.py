@@ -347,14 +347,16 @@ class FilterPoints(PluginSet):
     ) -> list[Status]:
         """:meth:`status_for` for many failed nodes: plugins offering ``failure_statuses`` (the
         vector form of their Filter's rejection) answer for all their nodes at once."""
-        return self.grouped_statuses_for(state, pod, snapshot, indices, first_fail, statuses)[0]
+        shared, which, _ = self.grouped_statuses_for(state, pod, snapshot, indices, first_fail, statuses)
+        return shared[which].tolist() if len(which) else []
 
     def grouped_statuses_for(
         self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot, indices: np.ndarray | Sequence[int],
         first_fail: np.ndarray, statuses: FoundStatuses,
-    ) -> tuple[list[Status], list[tuple[Status, int]]]:
-        """:meth:`statuses_for`, with each distinct Status object and how many of the nodes have it
-        (counted per group of nodes failing alike, not node by node)."""
+    ) -> tuple[np.ndarray, np.ndarray, list[tuple[Status, int]]]:
+        """:meth:`statuses_for` as groups: the distinct Status objects (an object array), per node
+        the index of its own, and each distinct object with how many of the nodes have it (counted
+        per group of nodes failing alike, not node by node)."""
         nodes = snapshot.node_infos
         indices = np.asarray(indices, dtype=np.int64)
         count = len(indices)
@@ -392,7 +394,7 @@ class FilterPoints(PluginSet):
             if n:
                 known = alike.get(id(status))
                 alike[id(status)] = (status, n + (known[1] if known else 0))
-        return shared[gid].tolist() if count else [], list(alike.values())
+        return shared, gid, list(alike.values())
 
     # -- post filter ------------------------------------------------------------------------
     def run_post_filter(

@@ -10,11 +10,13 @@ at one by one in Python.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
 
 import numpy as np
 
 from kubesched.scheduler.framework.interface import Status
+from kubesched.scheduler.framework.types import NodeStatuses
 
 
 class StatusGroups:
@@ -148,3 +150,122 @@ class FoundStatuses:
             elif stays.any():
                 kept.append((held[stays], which[stays], shared))
         self._chunks = kept
+
+
+class LazyNodeStatuses(NodeStatuses):
+    """A :class:`NodeStatuses` whose entries for a whole scan's failed nodes are made only when
+    something reads the map itself: a failed cycle without explanations asks only how many nodes
+    failed alike (:meth:`alike`, known from the groups) and one node's status, not thousands of
+    entries. Every read and write of the map makes them first."""
+
+    __slots__ = ("_later",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._later: Callable[[], Iterable[tuple[str, Status]]] | None = None
+
+    def fill_later(self, entries: Callable[[], Iterable[tuple[str, Status]]], alike: list[tuple[Status, int]]) -> None:
+        """The map's entries, made by ``entries()`` when first read; ``alike`` their counts. Only
+        on an empty map."""
+        assert not self and self._later is None
+        self._later = entries
+        self._alike = alike
+
+    def _settle(self) -> None:
+        later = self._later
+        if later is not None:
+            self._later = None
+            dict.update(self, later())
+
+    def fill(self, names: list[str], statuses: list[Status], alike: list[tuple[Status, int]] | None) -> None:
+        self._settle()
+        super().fill(names, statuses, alike)
+
+    def alike(self) -> list[tuple[Status, int]]:
+        if self._later is None:
+            return super().alike()
+        return self._alike
+
+    def __getitem__(self, key: str) -> Status:
+        self._settle()
+        return dict.__getitem__(self, key)
+
+    def __setitem__(self, key: str, value: Status) -> None:
+        self._settle()
+        dict.__setitem__(self, key, value)
+
+    def __delitem__(self, key: str) -> None:
+        self._settle()
+        dict.__delitem__(self, key)
+
+    def __contains__(self, key: object) -> bool:
+        self._settle()
+        return dict.__contains__(self, key)
+
+    def __iter__(self) -> Iterator[str]:
+        self._settle()
+        return dict.__iter__(self)
+
+    def __len__(self) -> int:
+        self._settle()
+        return dict.__len__(self)
+
+    def __eq__(self, other: object) -> bool:
+        self._settle()
+        if isinstance(other, LazyNodeStatuses):
+            other._settle()
+        return dict.__eq__(self, other)
+
+    def __ne__(self, other: object) -> bool:
+        return not self == other
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        self._settle()
+        return dict.__repr__(self)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        self._settle()
+        return dict.get(self, key, default)
+
+    def keys(self) -> Any:
+        self._settle()
+        return dict.keys(self)
+
+    def values(self) -> Any:
+        self._settle()
+        return dict.values(self)
+
+    def items(self) -> Any:
+        self._settle()
+        return dict.items(self)
+
+    def pop(self, *args: Any) -> Any:
+        self._settle()
+        return dict.pop(self, *args)
+
+    def popitem(self) -> tuple[str, Status]:
+        self._settle()
+        return dict.popitem(self)
+
+    def setdefault(self, key: str, default: Any = None) -> Any:
+        self._settle()
+        return dict.setdefault(self, key, default)
+
+    def update(self, *args: Any, **kwargs: Any) -> None:
+        self._settle()
+        dict.update(self, *args, **kwargs)
+
+    def copy(self) -> dict[str, Status]:
+        self._settle()
+        return dict(dict.items(self))
+
+    def clear(self) -> None:
+        self._later = None
+        dict.clear(self)
+
+    def __reduce__(self) -> tuple[type, tuple[dict[str, Status]]]:
+        """Copied or pickled as the plain map of its entries."""
+        self._settle()
+        return NodeStatuses, (dict(dict.items(self)),)
