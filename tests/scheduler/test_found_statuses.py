@@ -20,15 +20,18 @@ def _lazy() -> tuple[LazyNodeStatuses, dict[str, Status]]:
     shared = np.empty(2, dtype=object)
     shared[:] = [cpu, memory]
     which = np.asarray([0, 0, 1, 0, 1, 0])
+    plain = dict(zip(names, shared[which].tolist()))
     lazy = LazyNodeStatuses()
-    lazy.fill_later(lambda: zip(names, shared[which].tolist()), [(cpu, 4), (memory, 2)])
-    return lazy, dict(zip(names, shared[which].tolist()))
+    lazy.fill_later(lambda: zip(names, shared[which].tolist()), [(cpu, 4), (memory, 2)], plain.get)
+    return lazy, plain
 
 
 def test_the_lazy_map_reads_as_the_dict_of_its_entries() -> None:
     lazy, plain = _lazy()
     assert reasons_histogram(lazy) == ["2 Insufficient memory", "4 Insufficient cpu"]
-    assert lazy.get("n2") is plain["n2"] and "n5" in lazy and len(lazy) == 6
+    assert lazy.get("n2") is plain["n2"] and lazy.get("n7", 0) == 0  # answered without making the map
+    assert dict.__len__(lazy) == 0
+    assert "n5" in lazy and len(lazy) == 6
     for reader in (dict, lambda m: {**m}, lambda m: sorted(m.items()), lambda m: list(m), copy.copy):
         fresh, _ = _lazy()
         assert reader(fresh) == reader(plain)

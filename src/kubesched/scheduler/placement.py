@@ -231,7 +231,18 @@ class NodeSearch:
         names = cache.node_names  # replaced, never changed, when the nodes change
         if isinstance(diagnosis, LazyNodeStatuses) and not diagnosis and not verdicts:
             # the entries made only if something reads them (explanations, extenders)
-            diagnosis.fill_later(lambda: zip(map(names.__getitem__, failed.tolist()), shared[which].tolist()), alike)
+            def find(name: str) -> Status | None:
+                if names is cache.node_names:  # the nodes as scanned: their indices hold
+                    info = cache.get(name) if name else None
+                    j = info.index if info is not None else -1
+                else:
+                    j = names.index(name) if name in names else -1
+                at = np.flatnonzero(failed == j)
+                status: Status | None = shared[which[int(at[0])]] if len(at) else None
+                return status
+
+            diagnosis.fill_later(lambda: zip(map(names.__getitem__, failed.tolist()), shared[which].tolist()), alike,
+                                 find)
         else:
             diagnosis.fill(list(map(names.__getitem__, failed.tolist())), shared[which].tolist(),
                            None if verdicts else alike)

@@ -158,23 +158,26 @@ class LazyNodeStatuses(NodeStatuses):
     failed alike (:meth:`alike`, known from the groups) and one node's status, not thousands of
     entries. Every read and write of the map makes them first."""
 
-    __slots__ = ("_later",)
+    __slots__ = ("_later", "_find")
 
     def __init__(self) -> None:
         super().__init__()
         self._later: Callable[[], Iterable[tuple[str, Status]]] | None = None
+        self._find: Callable[[str], Status | None] | None = None
 
-    def fill_later(self, entries: Callable[[], Iterable[tuple[str, Status]]], alike: list[tuple[Status, int]]) -> None:
-        """The map's entries, made by ``entries()`` when first read; ``alike`` their counts. Only
-        on an empty map."""
+    def fill_later(self, entries: Callable[[], Iterable[tuple[str, Status]]], alike: list[tuple[Status, int]],
+                   find: Callable[[str], Status | None]) -> None:
+        """The map's entries, made by ``entries()`` when first read; ``alike`` their counts;
+        ``find(name)``: one node's entry (None: none) without making them all. Only on an empty
+        map."""
         assert not self and self._later is None
-        self._later = entries
+        self._later, self._find = entries, find
         self._alike = alike
 
     def _settle(self) -> None:
         later = self._later
         if later is not None:
-            self._later = None
+            self._later = self._find = None
             dict.update(self, later())
 
     def fill(self, names: list[str], statuses: list[Status], alike: list[tuple[Status, int]] | None) -> None:
@@ -226,7 +229,9 @@ class LazyNodeStatuses(NodeStatuses):
         return dict.__repr__(self)
 
     def get(self, key: str, default: Any = None) -> Any:
-        self._settle()
+        if self._later is not None and self._find is not None:
+            found = self._find(key)
+            return default if found is None else found
         return dict.get(self, key, default)
 
     def keys(self) -> Any:
@@ -262,7 +267,7 @@ class LazyNodeStatuses(NodeStatuses):
         return dict(dict.items(self))
 
     def clear(self) -> None:
-        self._later = None
+        self._later = self._find = None
         dict.clear(self)
 
     def __reduce__(self) -> tuple[type, tuple[dict[str, Status]]]:
