@@ -284,7 +284,7 @@ class DefaultPreemption(PreEnqueuePlugin, EnqueueExtensions, PostFilterPlugin, P
         def requests(names: tuple[str, ...]) -> np.ndarray:
             if not nodes:
                 return np.zeros((len(names), 0), dtype=np.int64)
-            return np.concatenate([part.requests(names) for part in parts]).T
+            return np.concatenate([part.requests(names) for part in parts], axis=1)
 
         answer = batch.reprieve(nodes, order, requests)
         if answer is None:

@@ -54,10 +54,11 @@ class Part:
         self._requests: dict[tuple[str, ...], np.ndarray] = {}
 
     def requests(self, names: tuple[str, ...]) -> np.ndarray:
-        """The pods' requests of ``names``, a row per pod (OverflowError past int64)."""
+        """The pods' requests of ``names``, a row per resource and a column per pod, contiguous
+        (OverflowError past int64)."""
         found = self._requests.get(names)
         if found is None:
-            found = self._requests[names] = self._order.requests(names)[self._take]
+            found = self._requests[names] = np.ascontiguousarray(self._order.requests(names)[self._take].T)
         return found
 
 
