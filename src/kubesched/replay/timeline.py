@@ -29,7 +29,7 @@ from kubesched.api.loader import Scenario, Step, default_object
 from kubesched.cluster.embedded.apiserver.store import merge_patch
 from kubesched.k8s.objects import TERMINAL_PHASES, Obj, key_of
 from kubesched.k8s.timefmt import EPOCH, parse_rfc3339
-from kubesched.replay.history import SCHEDULER_USER, History, ReadReport, Recorded, ReplayError
+from kubesched.replay.history import SCHEDULER_USER, Followed, History, ReadReport, Recorded, ReplayError
 from kubesched.replay.objects import inferred_classes, node_patch, replayable_object, replayable_pod
 from kubesched.replay.owners import WORKLOADS, IdentityStep, Owners, is_controller_user, restorable
 from kubesched.replay.updates import PodUpdates, WorkloadEvents
@@ -109,8 +109,14 @@ class _Before:
 
 
 class Timeline(PodUpdates, WorkloadEvents):
-    def __init__(self, report: ReadReport, snapshot: list[Obj], window: Window) -> None:
+    def __init__(self, report: ReadReport, snapshot: list[Obj], window: Window, *, follow: bool = False) -> None:
         self.report = report
+        #: for a replay that follows the recording: no controller is replayed (pods as recorded)
+        self.follow = follow
+        self.followed: list[Followed] = []
+        self.started: dict[str, float] = {}
+        self.nominated: set[str] = set()
+        self.start_at = 0.0
         self.window = window
         self.snapshot = {(o["kind"], key_of(o)): o for o in snapshot if o.get("kind") in KIND_OF.values()}
         self.objects: list[Obj] = []
@@ -138,6 +144,7 @@ class Timeline(PodUpdates, WorkloadEvents):
                 before.pods[key] = (obj, (obj.get("spec") or {}).get("nodeName") or None)
             else:
                 before.objects[(kind, key)] = obj
+        self.start_at = start
         index = 0
         while index < len(events) and events[index].at < start:
             self._before(before, events[index])
@@ -162,8 +169,9 @@ class Timeline(PodUpdates, WorkloadEvents):
         scenario.sources = ["replay: starting state"] * len(scenario.objects)
         self.report.counts["steps"] = len(self.steps)
         self.report.counts["pods compared"] = sum(1 for r in self.recorded)
+        self.followed.sort(key=lambda f: f.at)
         return History(scenario, self.recorded, self.report, start=_rfc3339_of(start), nodes=self.nodes,
-                       identity_steps=self.identity_steps)
+                       identity_steps=self.identity_steps, followed=self.followed, started=self.started)
 
     # -- before the window: the state it starts from -------------------------------------------
     def _before(self, before: _Before, e: AuditEvent) -> None:
@@ -199,6 +207,9 @@ class Timeline(PodUpdates, WorkloadEvents):
     def _start(self, before: _Before) -> None:
         for (kind, _key), obj in sorted(before.objects.items(), key=lambda item: (_RANK[item[0][0]], item[0][1])):
             if kind in WORKLOADS.values():
+                if self.follow:
+                    self.report.counts["workloads at the start (not followed: their pods as recorded)"] += 1
+                    continue
                 if kind != "ReplicaSet" or self.owners.deployment_of(obj) is None:
                     obj = {**obj, "metadata": {k: v for k, v in obj["metadata"].items() if k != "ownerReferences"}}
                 self.owners.add(obj)
@@ -237,8 +248,15 @@ class Timeline(PodUpdates, WorkloadEvents):
         handler: Callable[[AuditEvent, float], None] = {
             "pods": self._pod, "nodes": self._node}.get(e.resource, self._other)
         if e.resource in WORKLOADS:
-            handler = self._workload
+            handler = self._workload if not self.follow else self._unfollowed
         handler(e, at)
+
+    def _unfollowed(self, e: AuditEvent, at: float) -> None:
+        self.report.counts["workload writes (not followed: their pods as recorded)"] += 1
+
+    def _follow(self, e: AuditEvent, action: str, node: str | None = None, grace: int | None = None) -> None:
+        """A recorded scheduler action, at the moment the API server received it."""
+        self.followed.append(Followed(round(max(e.received - self.start_at, 0.0), 6), action, e.key, node, grace))
 
     def _step(self, e: AuditEvent, at: float, action: str, **fields: Any) -> None:
         kind = KIND_OF[e.resource]
@@ -257,6 +275,8 @@ class Timeline(PodUpdates, WorkloadEvents):
                 if live.recorded.node is None:
                     snap = self.snapshot.get(("Pod", e.key))
                     live.recorded.node = ((snap or {}).get("spec") or {}).get("nodeName") or None
+                if live.recorded.node is not None:
+                    self._follow(e, "bind", live.recorded.node)
                 counts["bindings (the reference)"] += 1
         elif e.subresource == "eviction" or (not e.subresource and e.verb == "delete"):
             if live is None:
@@ -270,6 +290,8 @@ class Timeline(PodUpdates, WorkloadEvents):
                 live.deleting = True
                 if live.recorded is not None:
                     live.recorded.deleted, live.recorded.deleted_by = at, e.user
+                grace = (e.request or {}).get("gracePeriodSeconds")
+                self._follow(e, "preempt", grace=grace if isinstance(grace, int) else None)
                 counts["preemptions by the recorded scheduler (the reference)"] += 1
             elif live.identity is not None and is_controller_user(e.user):
                 # a scale-down, the garbage collector: the replay's controller decides its own
@@ -295,6 +317,7 @@ class Timeline(PodUpdates, WorkloadEvents):
                         live.recorded.deleted, live.recorded.deleted_by = at, e.user or None
                 counts["evictions" if e.subresource else "pod deletions"] += 1
         elif e.subresource == "status":
+            self._status(e, live)
             if live is not None and live.recorded is not None and _ended(e):
                 live.recorded.phase = _phase(e)
                 self.ends.append((live, at))
@@ -305,6 +328,26 @@ class Timeline(PodUpdates, WorkloadEvents):
             self._pod_update(e, at, live)
         else:
             counts["other pod writes (not replayed)"] += 1
+
+    def _status(self, e: AuditEvent, live: _Pod | None) -> None:
+        """What a follow replay takes of a pod's status write: its nomination and start time."""
+        status = (e.obj or {}).get("status") or {}
+        if live is None or live.recorded is None:
+            return
+        node = status.get("nominatedNodeName") or None
+        if node is not None or e.key in self.nominated:  # set, or cleared once set
+            self._follow(e, "nominate", node)
+            if node is not None:
+                self.nominated.add(e.key)
+                self.report.counts["nominations by the recorded scheduler"] += 1
+            else:
+                self.nominated.discard(e.key)
+        started = status.get("startTime")
+        if isinstance(started, str) and e.key not in self.started:
+            try:
+                self.started[e.key] = round(parse_rfc3339(started) - self.start_at, 6)
+            except ValueError:
+                pass
 
     def _pod_created(self, e: AuditEvent, at: float, live: _Pod | None) -> None:
         if live is not None and not live.deleting:
