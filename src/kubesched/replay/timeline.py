@@ -116,6 +116,8 @@ class Timeline(PodUpdates, WorkloadEvents):
         self.followed: list[Followed] = []
         self.started: dict[str, float] = {}
         self.nominated: set[str] = set()
+        #: bindings logged before their pod's creation, by pod
+        self.early: dict[str, AuditEvent] = {}
         self.start_at = 0.0
         self.window = window
         self.snapshot = {(o["kind"], key_of(o)): o for o in snapshot if o.get("kind") in KIND_OF.values()}
@@ -156,6 +158,8 @@ class Timeline(PodUpdates, WorkloadEvents):
                 self.report.counts["events after the window (not replayed)"] += 1
                 continue
             self._during(event, round(event.at - start, 6))
+        for early in self.early.values():
+            self.report.skip("bindings of pods the history never created", early.where)
         for pod, at in self.ends:
             rec = pod.recorded
             if pod.created is not None and rec is not None and rec.bound is not None:
@@ -254,9 +258,12 @@ class Timeline(PodUpdates, WorkloadEvents):
     def _unfollowed(self, e: AuditEvent, at: float) -> None:
         self.report.counts["workload writes (not followed: their pods as recorded)"] += 1
 
-    def _follow(self, e: AuditEvent, action: str, node: str | None = None, grace: int | None = None) -> None:
-        """A recorded scheduler action, at the moment the API server received it."""
-        self.followed.append(Followed(round(max(e.received - self.start_at, 0.0), 6), action, e.key, node, grace))
+    def _follow(self, e: AuditEvent, action: str, node: str | None = None, grace: int | None = None,
+                after: float = 0.0) -> None:
+        """A recorded scheduler action, at the moment the API server received it (not before
+        ``after``: a scheduler may bind a pod it saw in a watch before the pod's creation request
+        completed)."""
+        self.followed.append(Followed(max(round(e.received - self.start_at, 6), after), action, e.key, node, grace))
 
     def _step(self, e: AuditEvent, at: float, action: str, **fields: Any) -> None:
         kind = KIND_OF[e.resource]
@@ -268,7 +275,9 @@ class Timeline(PodUpdates, WorkloadEvents):
         counts = self.report.counts
         if e.subresource == "binding":
             if live is None:
-                self.report.skip("bindings of pods the history never created", e.where)
+                # a scheduler sees a pod in its watch before the creation's response completes: its
+                # binding may be logged first; played once the creation is (else skipped at the end)
+                self.early.setdefault(e.key, e)
             elif live.recorded is not None and live.recorded.bound is None:
                 live.recorded.bound = at
                 live.recorded.node = _binding_target(e.request)
@@ -276,7 +285,7 @@ class Timeline(PodUpdates, WorkloadEvents):
                     snap = self.snapshot.get(("Pod", e.key))
                     live.recorded.node = ((snap or {}).get("spec") or {}).get("nodeName") or None
                 if live.recorded.node is not None:
-                    self._follow(e, "bind", live.recorded.node)
+                    self._follow(e, "bind", live.recorded.node, after=live.recorded.created)
                 counts["bindings (the reference)"] += 1
         elif e.subresource == "eviction" or (not e.subresource and e.verb == "delete"):
             if live is None:
@@ -368,6 +377,7 @@ class Timeline(PodUpdates, WorkloadEvents):
             self.recorded.append(rec)
             self.live[e.key] = _Pod(rec, None, identity=identity)
             self.report.counts["pods made by replayed controllers (the reference)"] += 1
+            self._early_binding(e.key, at)
             return
         pod = default_object(replayable_pod(obj, keep_node=pinned))
         again = live is not None  # its earlier incarnation may still run in the replay
@@ -380,6 +390,13 @@ class Timeline(PodUpdates, WorkloadEvents):
         self.live[e.key] = _Pod(incarnation, pod)
         self.pod_sources.append((obj, pod))
         self.report.counts["pods created bound (not compared)" if pinned else "pod creations"] += 1
+        self._early_binding(e.key, at)
+
+    def _early_binding(self, key: str, at: float) -> None:
+        early = self.early.pop(key, None)
+        if early is not None:
+            self.report.counts["bindings logged before their pod's creation"] += 1
+            self._pod(early, at)
 
     def _node(self, e: AuditEvent, at: float) -> None:
         if e.subresource:
