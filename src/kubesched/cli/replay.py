@@ -25,11 +25,11 @@ from kubesched.cli.options import (
     scheduler_config_option,
     seed_option,
 )
+from kubesched.cli.replay_decisions import render_decisions
 from kubesched.cli.tables import Table, make_console
 from kubesched.replay import History, read_audit_log, read_openb, replay
 from kubesched.replay.follow import replay_following
 from kubesched.replay.timeline import Window
-from kubesched.cli.replay_decisions import render_decisions
 from kubesched.report.replay_report import differs, rate_text, replay_report
 from kubesched.sweep.replay_table import write_replay_parquet
 
