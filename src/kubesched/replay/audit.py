@@ -48,7 +48,7 @@ class AuditEvent:
     logged one; ``request``: the request body (a patch, DeleteOptions, a Binding, an Eviction).
 
     Both objects are kept reduced to what the timeline reads (:func:`_reduced`) and encoded as JSON
-    bytes, decoded each time they are read: a log of a million writes is held in a few hundred
+    text, decoded each time they are read: a log of a million writes is held in a few hundred
     bytes a write, not in the many kilobytes of its decoded objects."""
 
     __slots__ = ("at", "received", "seq", "verb", "resource", "subresource", "namespace", "name", "user",
@@ -59,8 +59,9 @@ class AuditEvent:
         self.at, self.seq, self.verb, self.resource, self.subresource = at, seq, verb, resource, subresource
         self.namespace, self.name, self.user, self.where = namespace, name, user, where
         self.received = at if received is None else received
-        self._obj = None if obj is None else orjson.dumps(obj)
-        self._request = None if request is None else orjson.dumps(request)
+        # as text: orjson's bytes keep the capacity of its write buffer (kilobytes), a str its length
+        self._obj = None if obj is None else orjson.dumps(obj).decode()
+        self._request = None if request is None else orjson.dumps(request).decode()
 
     @property
     def obj(self) -> Obj | None:

@@ -30,7 +30,14 @@ from kubesched.cluster.embedded.apiserver.store import merge_patch
 from kubesched.k8s.objects import TERMINAL_PHASES, Obj, key_of
 from kubesched.k8s.timefmt import EPOCH, parse_rfc3339
 from kubesched.replay.history import SCHEDULER_USER, Followed, History, ReadReport, Recorded, ReplayError
-from kubesched.replay.objects import inferred_classes, node_patch, replayable_object, replayable_pod
+from kubesched.replay.objects import (
+    CompactObjects,
+    class_fields,
+    inferred_classes,
+    node_patch,
+    replayable_object,
+    replayable_pod,
+)
 from kubesched.replay.owners import WORKLOADS, IdentityStep, Owners, is_controller_user, restorable
 from kubesched.replay.updates import PodUpdates, WorkloadEvents
 
@@ -131,7 +138,7 @@ class Timeline(PodUpdates, WorkloadEvents):
         self.owners = Owners()
         self.identity_steps: list[IdentityStep] = []
         #: the latest recorded version of each pod and workload (what an update changes)
-        self.last: dict[tuple[str, str], Obj] = {}
+        self.last = CompactObjects()
         self.uids: dict[tuple[str, str, str], str] = {}
 
     # -- the whole history ------------------------------------------------------------------------
@@ -245,7 +252,7 @@ class Timeline(PodUpdates, WorkloadEvents):
                 self.live[key] = _Pod(rec, None)
                 self.report.counts["pods pending at the start"] += 1
             self.objects.append(default_object(pod))
-            self.pod_sources.append((obj, pod))
+            self.pod_sources.append((class_fields(obj), pod))
 
     # -- in the window: steps and the reference --------------------------------------------------
     def _during(self, e: AuditEvent, at: float) -> None:
@@ -388,7 +395,7 @@ class Timeline(PodUpdates, WorkloadEvents):
         if incarnation is not None:
             self.recorded.append(incarnation)
         self.live[e.key] = _Pod(incarnation, pod)
-        self.pod_sources.append((obj, pod))
+        self.pod_sources.append((class_fields(obj), pod))
         self.report.counts["pods created bound (not compared)" if pinned else "pod creations"] += 1
         self._early_binding(e.key, at)
 
