@@ -11,11 +11,11 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from tests.replay.test_replay import Log, classes
 
 from kubesched.cli.main import cli
 from kubesched.replay import read_audit_log
 from kubesched.replay.follow import replay_following
-from tests.replay.test_replay import Log, classes
 
 DATA = Path(__file__).parent / "data"
 RECORDED = DATA / "kube-apiserver-1.28.7-audit.log"
@@ -87,6 +87,12 @@ def test_ties_are_counted_apart_and_differences_name_both_scores(tmp_path: Path)
     table = CliRunner().invoke(cli, ["replay", str(tmp_path / "audit.log"), "--follow-recorded"])
     assert table.exit_code == 0, table.output
     assert "Decisions that differ (1)" in table.stdout and "big scores" in table.stdout
+    report = tmp_path / "follow.html"
+    assert CliRunner().invoke(cli, ["replay", str(tmp_path / "audit.log"), "--follow-recorded", "--report",
+                                    str(report)]).exit_code == 0
+    page = report.read_text()
+    assert "<h2>Recorded decisions</h2>" in page and "1 of 4 decision(s) differ" in page
+    assert f"big scores {p3['recordedScore']}, a {p3['bestScore']}" in page and "<svg" in page
 
 
 def preemption_log(tmp_path: Path, victim_node: str) -> Path:

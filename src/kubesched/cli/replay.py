@@ -30,6 +30,7 @@ from kubesched.cli.tables import Table, make_console
 from kubesched.replay import History, read_audit_log, read_openb, replay
 from kubesched.replay.follow import replay_following
 from kubesched.replay.timeline import Window
+from kubesched.report.decisions_report import decisions_report
 from kubesched.report.replay_report import differs, rate_text, replay_report
 from kubesched.sweep.replay_table import write_replay_parquet
 
@@ -248,7 +249,7 @@ def replay_cmd(history: str, fmt: str, snapshot: str | None, nodes: str | None, 
         click.echo(f"error: {err}", err=True)
         sys.exit(2)
     if report:
-        Path(report).write_text(replay_report(doc), encoding="utf-8")
+        Path(report).write_text(decisions_report(doc) if follow_recorded else replay_report(doc), encoding="utf-8")
     if parquet:
         write_replay_parquet(doc, parquet)
     if output == "json":
