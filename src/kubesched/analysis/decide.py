@@ -12,7 +12,6 @@ compared with a recorded one is therefore a set of equally good nodes, not one n
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from kubesched.analysis.diagnose import diagnose
 from kubesched.analysis.scores import node_scores
@@ -77,13 +76,3 @@ def would_decide(scheduler: Scheduler, namespace: str, name: str) -> WouldDecide
         best = [record.chosen]
     return WouldDecide("preemption", best=best, criteria={n: list(k) for n, k in keys.items()},
                        rejected=found.rejected)
-
-
-def describe(decision: WouldDecide) -> dict[str, Any]:
-    """The decision as a JSON-ready dict (the criteria and scores of the best nodes only)."""
-    out: dict[str, Any] = {"kind": decision.kind, "best": decision.best}
-    if decision.scores:
-        out["bestScore"] = decision.scores[decision.best[0]]
-    if decision.message:
-        out["message"] = decision.message
-    return out
