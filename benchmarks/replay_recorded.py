@@ -30,7 +30,7 @@ placed about 2000 pods in waves with preemption, and the replay's streaming over
 Usage::
 
     .venv/bin/python benchmarks/replay_recorded.py [--apiserver PATH] [--scheduler PATH] [--etcd PATH]
-        [--keep-log FILE] [--log FILE (skip recording)] [--big-gb 1] [--json FILE]
+        [--keep-log FILE] [--log FILE (skip recording)] [--big-gb 1] [--big-log FILE] [--big-replay] [--json FILE]
 """
 
 from __future__ import annotations
