@@ -18,14 +18,19 @@ placed about 2000 pods in waves with preemption, and the replay's streaming over
    scores, or its preemption criteria, made best in the cluster the decision saw): ``unique``,
    ``tie`` (kube-scheduler picked at random among equal nodes) or ``oracle-differs``. Same-node
    agreement is stated raw and over the pods whose decision was ``unique``.
-3. **Stream**: a synthetic log of ``--big-gb`` GB (the recorded log over and over, each copy's
+3. **Follow** the recording: ``kubesched replay LOG --follow-recorded -o json`` (the replay's
+   cluster follows the recorded bindings, nominations and preemptions; the scheduler under test is
+   asked at each recorded decision): wall time, peak RSS, and the per-decision verdicts (same, tie,
+   differs) by kind of decision.
+4. **Stream**: a synthetic log of ``--big-gb`` GB (the recorded log over and over, each copy's
    times shifted past the previous copy's end and its uids, auditIDs and names made unique) in a
-   temporary directory, replayed with ``kubesched replay`` and its peak RSS measured.
+   temporary directory, read by ``read_audit_log`` in a child process (``--big-replay``: replayed
+   whole with ``kubesched replay``) and its peak RSS measured.
 
 Usage::
 
     .venv/bin/python benchmarks/replay_recorded.py [--apiserver PATH] [--scheduler PATH] [--etcd PATH]
-        [--keep-log FILE] [--log FILE (skip recording)] [--big-gb 1] [--json FILE]
+        [--keep-log FILE] [--log FILE (skip recording)] [--big-gb 1] [--big-log FILE] [--big-replay] [--json FILE]
 """
 
 from __future__ import annotations
@@ -185,7 +190,30 @@ def analyse(log: Path, doc: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-# -- 3. a big log ---------------------------------------------------------------------------------
+def follow(log: Path, work: Path) -> dict[str, Any]:
+    """``kubesched replay LOG --follow-recorded``: time, memory and the per-decision verdicts."""
+    out = work / "follow.json"
+    code, seconds, rss = run_measured([sys.executable, "-m", "kubesched", "replay", str(log), "--follow-recorded",
+                                       "-o", "json"], out)
+    if code != 0:
+        raise SystemExit(f"kubesched replay --follow-recorded exited with {code}")
+    doc = json.loads(out.read_bytes())
+    rows = doc["decisions"]["rows"]
+    return {"seconds": round(seconds, 2), "peak_rss_mb": round(rss / 2**20), "summary": doc["decisions"]["summary"],
+            "differs": [r for r in rows if r["verdict"] in ("differs", "missing")][:40]}
+
+
+#: the child that reads a big log (the reader alone: its counts and the number of pods compared)
+READ_ONLY = """
+import sys, orjson
+from kubesched.replay import read_audit_log
+history = read_audit_log(sys.argv[1])
+sys.stdout.buffer.write(orjson.dumps({"pods": len(history.recorded), "steps": len(history.scenario.steps),
+                                      "counts": history.report.counts}))
+"""
+
+
+# -- 4. a big log ---------------------------------------------------------------------------------
 def _stamp(text: str, shift: timedelta) -> str:
     moment = datetime.fromisoformat(text.replace("Z", "+00:00")) + shift
     return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
@@ -234,6 +262,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--log", default="", help="an audit log recorded before: skip the recording")
     parser.add_argument("--keep-log", default="", help="copy the recorded audit log here")
     parser.add_argument("--big-gb", type=float, default=1.0, help="size of the synthetic log [1; 0: none]")
+    parser.add_argument("--big-log", default="", help="a big log written before: skip writing one")
+    parser.add_argument("--big-replay", action="store_true", help="replay the big log whole, not only read it")
     parser.add_argument("--json", default="", help="write the result here")
     args = parser.parse_args(argv)
     work = Path(tempfile.mkdtemp(prefix="replay-recorded-"))
@@ -248,18 +278,20 @@ def main(argv: list[str] | None = None) -> int:
         doc, seconds, rss = replay(log, work)
         result["replay"] = {"seconds": round(seconds, 2), "peak_rss_mb": round(rss / 2**20)}
         result["agreement"] = analyse(log, doc)
+        result["follow"] = follow(log, work)
         print(json.dumps({k: v for k, v in result.items()}, indent=1, default=str)[:6000], file=sys.stderr)
-        if args.big_gb > 0:
-            big = work / "big-audit.log"
-            copies = big_log(log, big, args.big_gb)
-            code, seconds, rss = run_measured([sys.executable, "-m", "kubesched", "replay", str(big), "-o", "json"],
-                                              work / "big.json")
-            result["big"] = {"bytes": big.stat().st_size, "copies": copies, "exit": code,
+        if args.big_gb > 0 or args.big_log:
+            big = Path(args.big_log) if args.big_log else work / "big-audit.log"
+            copies = None if args.big_log else big_log(log, big, args.big_gb)
+            command = [sys.executable, "-m", "kubesched", "replay", str(big), "-o", "json"] if args.big_replay else \
+                [sys.executable, "-c", READ_ONLY, str(big)]
+            code, seconds, rss = run_measured(command, work / "big.json")
+            result["big"] = {"bytes": big.stat().st_size, "copies": copies, "exit": code, "whole_replay": args.big_replay,
                              "seconds": round(seconds, 1), "peak_rss_mb": round(rss / 2**20)}
             if code == 0:
                 big_doc = json.loads((work / "big.json").read_bytes())
-                result["big"]["pods"] = big_doc["summary"]["pods"]
-                result["big"]["counts"] = big_doc["history"]["counts"]
+                result["big"]["pods"] = big_doc["summary"]["pods"] if args.big_replay else big_doc["pods"]
+                result["big"]["counts"] = big_doc["history"]["counts"] if args.big_replay else big_doc["counts"]
     finally:
         shutil.rmtree(work, ignore_errors=True)
     text = json.dumps(result, indent=1, default=str)

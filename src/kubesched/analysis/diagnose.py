@@ -133,6 +133,12 @@ class PodDiagnosis:
     #: the lower-priority pods preempted by the scheduler that are still terminating on the pod's
     #: nominated node (what keeps it from preempting again), with who preempted them if known
     terminating_on_nominated: list[dict[str, Any]] = field(default_factory=list)
+    #: the nodes that pass every filter, in the scheduler's node order (with or without ``detail``)
+    feasible: list[str] = field(default_factory=list)
+    #: each node that fails: the first failing plugin's message (``plugin: reason``)
+    rejected: dict[str, str] = field(default_factory=dict)
+    #: the preemption dry run's record itself (its candidates' criteria), beside :attr:`preemption`
+    preemption_record: Any = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -285,6 +291,7 @@ def _diagnose_filters(scheduler: Scheduler, obj: Obj, result: PodDiagnosis, deta
         found = fwk.statuses_for(state, pod, cache, failed, first_fail, known)
         first_failures = {nodes[j].name: st for j, st in zip(failed.tolist(), found)}
         fits = bool(alive.any())
+        result.feasible = [nodes[j].name for j in np.flatnonzero(alive).tolist()]
     else:
         volumes = scheduler.cluster.list("PersistentVolume") if pod.spec.get("volumes") else []
         for info in cache.node_infos:
@@ -308,6 +315,10 @@ def _diagnose_filters(scheduler: Scheduler, obj: Obj, result: PodDiagnosis, deta
             if error is not None:  # upstream fails the attempt with the extender's error
                 result.upstream_message = error
                 return
+    if fits is None and pre_status is None:
+        result.feasible = [v.node for v in result.verdicts if v.fits]
+    result.rejected = {node: f"{st.plugin}: {st.message()}" if st.plugin else st.message()
+                       for node, st in first_failures.items()}
     pending = pre_status is not None or not (fits if fits is not None else any(v.fits for v in result.verdicts))
     if first_failures and pending:
         result.upstream_message = fit_error_message(
@@ -330,6 +341,7 @@ def _diagnose_filters(scheduler: Scheduler, obj: Obj, result: PodDiagnosis, deta
             finally:
                 scheduler.rng.bit_generator.state = saved
             result.preemption = record.to_dict()
+            result.preemption_record = record
             if record.outcome != "would preempt" and record.message:
                 # upstream FitError: the PostFilter's message follows the filters' ("preemption: ...")
                 result.upstream_message = fit_error_message(

@@ -25,9 +25,12 @@ from kubesched.cli.options import (
     scheduler_config_option,
     seed_option,
 )
+from kubesched.cli.replay_decisions import render_decisions
 from kubesched.cli.tables import Table, make_console
 from kubesched.replay import History, read_audit_log, read_openb, replay
+from kubesched.replay.follow import replay_following
 from kubesched.replay.timeline import Window
+from kubesched.report.decisions_report import decisions_report
 from kubesched.report.replay_report import differs, rate_text, replay_report
 from kubesched.sweep.replay_table import write_replay_parquet
 
@@ -109,12 +112,15 @@ def render_replay(console: Console, doc: dict[str, Any]) -> None:
 
 
 def _read(history: str, fmt: str, snapshot: str | None, nodes: str | None, window: Window, seed: int,
-          warnings: list[ManifestError]) -> History:
+          warnings: list[ManifestError], follow: bool = False) -> History:
     path = Path(history)
     kind = _format_of(path, fmt)
     if kind == "openb":
         if snapshot:
             raise click.UsageError("--snapshot goes with an audit log (an openb trace has its own node list: --nodes)")
+        if follow:
+            raise click.UsageError("--follow-recorded follows a recorded scheduler's bindings: an openb trace "
+                                   "has none (give an audit log)")
         return read_openb(path, nodes=nodes, window=window, seed=seed)
     if nodes:
         raise click.UsageError("--nodes goes with an openb trace")
@@ -123,7 +129,7 @@ def _read(history: str, fmt: str, snapshot: str | None, nodes: str | None, windo
         loaded = load_scenario(snapshot)
         warnings.extend(loaded.warnings)
         objects = loaded.objects
-    return read_audit_log(path, snapshot=objects, window=window, seed=seed)
+    return read_audit_log(path, snapshot=objects, window=window, seed=seed, follow=follow)
 
 
 @click.command(name="replay")
@@ -167,6 +173,13 @@ def _read(history: str, fmt: str, snapshot: str | None, nodes: str | None, windo
                    "event), so --speed without --kubeconfig is refused.")
 @click.option("--settle", type=float, default=5.0, show_default=True, metavar="SECONDS",
               help="With --kubeconfig: wall seconds to wait after the window's end before reading the bindings back.")
+@click.option("--follow-recorded", "follow_recorded", is_flag=True,
+              help="Check the recording decision by decision: the replay's cluster follows the recording (each "
+                   "recorded binding, nomination and preemption applied as recorded) and at each recorded "
+                   "decision the scheduler under test is asked what it would decide on that state (filters and "
+                   "scores; the preemption dry run when no node fits). Reports per decision whether the recorded "
+                   "node is its one best node (same), one of several equally best (tie: the recorded scheduler "
+                   "picked at random) or not (differs, with both nodes' scores).")
 @output_file_option("--report", help="Also write the self-contained HTML report here: agreement, time to bind by "
                     "PriorityClass, pending pods over time recorded and replayed, and the pods (those that differ "
                     "first).")
@@ -177,7 +190,8 @@ def replay_cmd(history: str, fmt: str, snapshot: str | None, nodes: str | None, 
                enable_preemption: bool, disable_preemption: bool, apply_files: tuple[str, ...],
                priority_classes: tuple[str, ...], cordon: tuple[str, ...], scheduler_config: str | None,
                seed: int | None, pool_label: str | None, kubeconfig: str | None, context: str | None,
-               speed: float | None, settle: float, output: str, report: str | None, parquet: str | None) -> None:
+               speed: float | None, settle: float, follow_recorded: bool, output: str, report: str | None,
+               parquet: str | None) -> None:
     """Replay a recorded HISTORY (an API server audit log, or Alibaba's openb GPU trace) under another
     scheduler configuration, and compare each pod's outcome with the recorded one (docs/replay.md).
 
@@ -205,11 +219,14 @@ def replay_cmd(history: str, fmt: str, snapshot: str | None, nodes: str | None, 
                                    "there (--scheduler-config, --enable-preemption and --disable-preemption are "
                                    "for a simulated replay)")
         require_extra("--kubeconfig", "kube", ("kubernetes",))
+    if follow_recorded and (kubeconfig is not None or parquet):
+        raise click.UsageError("--follow-recorded replays in the simulator and reports decisions, not pods: it "
+                               "goes with neither --kubeconfig nor --parquet")
     if parquet:
         require_extra("kubesched replay --parquet", "sweep", ("pyarrow",))
     warnings: list[ManifestError] = []
     try:
-        read = _read(history, fmt, snapshot, nodes, Window(start, end), seed or 0, warnings)
+        read = _read(history, fmt, snapshot, nodes, Window(start, end), seed or 0, warnings, follow_recorded)
         changes = Changes(preemption=True if enable_preemption else False if disable_preemption else None,
                           apply=load_change_objects(list(apply_files), warnings), cordon=list(cordon))
         add_class_and_config_changes(changes, priority_classes, scheduler_config)
@@ -224,16 +241,20 @@ def replay_cmd(history: str, fmt: str, snapshot: str | None, nodes: str | None, 
 
             doc = replay_live(read, scenario, transport=live_transport(kubeconfig, context), speed=speed,
                               pool_labels=pools, changes=changes.describe(), settle=settle)
+        elif follow_recorded:
+            doc = replay_following(read, scenario, seed=seed, changes=changes.describe())
         else:
             doc = replay(read, scenario, seed=seed, pool_labels=pools, changes=changes.describe())
     except KubeschedError as err:
         click.echo(f"error: {err}", err=True)
         sys.exit(2)
     if report:
-        Path(report).write_text(replay_report(doc), encoding="utf-8")
+        Path(report).write_text(decisions_report(doc) if follow_recorded else replay_report(doc), encoding="utf-8")
     if parquet:
         write_replay_parquet(doc, parquet)
     if output == "json":
         write_json(doc)
+    elif follow_recorded:
+        render_decisions(make_console(), doc)
     else:
         render_replay(make_console(), doc)

@@ -46,6 +46,21 @@ class Recorded:
     identity: str | None = None
 
 
+@dataclass(slots=True)
+class Followed:
+    """One action of the recorded scheduler that a replay following the recording
+    (:mod:`kubesched.replay.follow`) applies as recorded, at ``at`` (seconds of the replay's clock:
+    when the API server received the request, the order of the scheduler's decisions): ``bind``
+    ``pod`` to ``node``; ``nominate`` it (``node`` None: the nomination cleared); ``preempt`` it (the
+    scheduler's deletion, with its ``grace`` period)."""
+
+    at: float
+    action: str
+    pod: str
+    node: str | None = None
+    grace: int | None = None
+
+
 @dataclass
 class ReadReport:
     """What a reader read: ``counts`` of what it used and of what it skipped, each skip reason with
@@ -103,3 +118,8 @@ class History:
     nodes: dict[str, Obj] = field(default_factory=dict)
     #: writes to pods the replay's controllers make, told by identity (played at run time)
     identity_steps: list[IdentityStep] = field(default_factory=list)
+    #: the recorded scheduler's bindings, nominations and preemptions, in order (for a replay that
+    #: follows the recording; empty for a history that has none, as openb's)
+    followed: list[Followed] = field(default_factory=list)
+    #: each pod's recorded ``status.startTime`` (seconds of the replay's clock), when the history has it
+    started: dict[str, float] = field(default_factory=dict)

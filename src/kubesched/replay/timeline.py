@@ -29,8 +29,15 @@ from kubesched.api.loader import Scenario, Step, default_object
 from kubesched.cluster.embedded.apiserver.store import merge_patch
 from kubesched.k8s.objects import TERMINAL_PHASES, Obj, key_of
 from kubesched.k8s.timefmt import EPOCH, parse_rfc3339
-from kubesched.replay.history import SCHEDULER_USER, History, ReadReport, Recorded, ReplayError
-from kubesched.replay.objects import inferred_classes, node_patch, replayable_object, replayable_pod
+from kubesched.replay.history import SCHEDULER_USER, Followed, History, ReadReport, Recorded, ReplayError
+from kubesched.replay.objects import (
+    CompactObjects,
+    class_fields,
+    inferred_classes,
+    node_patch,
+    replayable_object,
+    replayable_pod,
+)
 from kubesched.replay.owners import WORKLOADS, IdentityStep, Owners, is_controller_user, restorable
 from kubesched.replay.updates import PodUpdates, WorkloadEvents
 
@@ -109,8 +116,16 @@ class _Before:
 
 
 class Timeline(PodUpdates, WorkloadEvents):
-    def __init__(self, report: ReadReport, snapshot: list[Obj], window: Window) -> None:
+    def __init__(self, report: ReadReport, snapshot: list[Obj], window: Window, *, follow: bool = False) -> None:
         self.report = report
+        #: for a replay that follows the recording: no controller is replayed (pods as recorded)
+        self.follow = follow
+        self.followed: list[Followed] = []
+        self.started: dict[str, float] = {}
+        self.nominated: set[str] = set()
+        #: bindings logged before their pod's creation, by pod
+        self.early: dict[str, AuditEvent] = {}
+        self.start_at = 0.0
         self.window = window
         self.snapshot = {(o["kind"], key_of(o)): o for o in snapshot if o.get("kind") in KIND_OF.values()}
         self.objects: list[Obj] = []
@@ -123,7 +138,7 @@ class Timeline(PodUpdates, WorkloadEvents):
         self.owners = Owners()
         self.identity_steps: list[IdentityStep] = []
         #: the latest recorded version of each pod and workload (what an update changes)
-        self.last: dict[tuple[str, str], Obj] = {}
+        self.last = CompactObjects()
         self.uids: dict[tuple[str, str, str], str] = {}
 
     # -- the whole history ------------------------------------------------------------------------
@@ -138,6 +153,7 @@ class Timeline(PodUpdates, WorkloadEvents):
                 before.pods[key] = (obj, (obj.get("spec") or {}).get("nodeName") or None)
             else:
                 before.objects[(kind, key)] = obj
+        self.start_at = start
         index = 0
         while index < len(events) and events[index].at < start:
             self._before(before, events[index])
@@ -149,6 +165,8 @@ class Timeline(PodUpdates, WorkloadEvents):
                 self.report.counts["events after the window (not replayed)"] += 1
                 continue
             self._during(event, round(event.at - start, 6))
+        for early in self.early.values():
+            self.report.skip("bindings of pods the history never created", early.where)
         for pod, at in self.ends:
             rec = pod.recorded
             if pod.created is not None and rec is not None and rec.bound is not None:
@@ -162,8 +180,9 @@ class Timeline(PodUpdates, WorkloadEvents):
         scenario.sources = ["replay: starting state"] * len(scenario.objects)
         self.report.counts["steps"] = len(self.steps)
         self.report.counts["pods compared"] = sum(1 for r in self.recorded)
+        self.followed.sort(key=lambda f: f.at)
         return History(scenario, self.recorded, self.report, start=_rfc3339_of(start), nodes=self.nodes,
-                       identity_steps=self.identity_steps)
+                       identity_steps=self.identity_steps, followed=self.followed, started=self.started)
 
     # -- before the window: the state it starts from -------------------------------------------
     def _before(self, before: _Before, e: AuditEvent) -> None:
@@ -199,6 +218,9 @@ class Timeline(PodUpdates, WorkloadEvents):
     def _start(self, before: _Before) -> None:
         for (kind, _key), obj in sorted(before.objects.items(), key=lambda item: (_RANK[item[0][0]], item[0][1])):
             if kind in WORKLOADS.values():
+                if self.follow:
+                    self.report.counts["workloads at the start (not followed: their pods as recorded)"] += 1
+                    continue
                 if kind != "ReplicaSet" or self.owners.deployment_of(obj) is None:
                     obj = {**obj, "metadata": {k: v for k, v in obj["metadata"].items() if k != "ownerReferences"}}
                 self.owners.add(obj)
@@ -230,15 +252,25 @@ class Timeline(PodUpdates, WorkloadEvents):
                 self.live[key] = _Pod(rec, None)
                 self.report.counts["pods pending at the start"] += 1
             self.objects.append(default_object(pod))
-            self.pod_sources.append((obj, pod))
+            self.pod_sources.append((class_fields(obj), pod))
 
     # -- in the window: steps and the reference --------------------------------------------------
     def _during(self, e: AuditEvent, at: float) -> None:
         handler: Callable[[AuditEvent, float], None] = {
             "pods": self._pod, "nodes": self._node}.get(e.resource, self._other)
         if e.resource in WORKLOADS:
-            handler = self._workload
+            handler = self._workload if not self.follow else self._unfollowed
         handler(e, at)
+
+    def _unfollowed(self, e: AuditEvent, at: float) -> None:
+        self.report.counts["workload writes (not followed: their pods as recorded)"] += 1
+
+    def _follow(self, e: AuditEvent, action: str, node: str | None = None, grace: int | None = None,
+                after: float = 0.0) -> None:
+        """A recorded scheduler action, at the moment the API server received it (not before
+        ``after``: a scheduler may bind a pod it saw in a watch before the pod's creation request
+        completed)."""
+        self.followed.append(Followed(max(round(e.received - self.start_at, 6), after), action, e.key, node, grace))
 
     def _step(self, e: AuditEvent, at: float, action: str, **fields: Any) -> None:
         kind = KIND_OF[e.resource]
@@ -250,13 +282,17 @@ class Timeline(PodUpdates, WorkloadEvents):
         counts = self.report.counts
         if e.subresource == "binding":
             if live is None:
-                self.report.skip("bindings of pods the history never created", e.where)
+                # a scheduler sees a pod in its watch before the creation's response completes: its
+                # binding may be logged first; played once the creation is (else skipped at the end)
+                self.early.setdefault(e.key, e)
             elif live.recorded is not None and live.recorded.bound is None:
                 live.recorded.bound = at
                 live.recorded.node = _binding_target(e.request)
                 if live.recorded.node is None:
                     snap = self.snapshot.get(("Pod", e.key))
                     live.recorded.node = ((snap or {}).get("spec") or {}).get("nodeName") or None
+                if live.recorded.node is not None:
+                    self._follow(e, "bind", live.recorded.node, after=live.recorded.created)
                 counts["bindings (the reference)"] += 1
         elif e.subresource == "eviction" or (not e.subresource and e.verb == "delete"):
             if live is None:
@@ -270,6 +306,8 @@ class Timeline(PodUpdates, WorkloadEvents):
                 live.deleting = True
                 if live.recorded is not None:
                     live.recorded.deleted, live.recorded.deleted_by = at, e.user
+                grace = (e.request or {}).get("gracePeriodSeconds")
+                self._follow(e, "preempt", grace=grace if isinstance(grace, int) else None)
                 counts["preemptions by the recorded scheduler (the reference)"] += 1
             elif live.identity is not None and is_controller_user(e.user):
                 # a scale-down, the garbage collector: the replay's controller decides its own
@@ -295,6 +333,7 @@ class Timeline(PodUpdates, WorkloadEvents):
                         live.recorded.deleted, live.recorded.deleted_by = at, e.user or None
                 counts["evictions" if e.subresource else "pod deletions"] += 1
         elif e.subresource == "status":
+            self._status(e, live)
             if live is not None and live.recorded is not None and _ended(e):
                 live.recorded.phase = _phase(e)
                 self.ends.append((live, at))
@@ -305,6 +344,26 @@ class Timeline(PodUpdates, WorkloadEvents):
             self._pod_update(e, at, live)
         else:
             counts["other pod writes (not replayed)"] += 1
+
+    def _status(self, e: AuditEvent, live: _Pod | None) -> None:
+        """What a follow replay takes of a pod's status write: its nomination and start time."""
+        status = (e.obj or {}).get("status") or {}
+        if live is None or live.recorded is None:
+            return
+        node = status.get("nominatedNodeName") or None
+        if node is not None or e.key in self.nominated:  # set, or cleared once set
+            self._follow(e, "nominate", node)
+            if node is not None:
+                self.nominated.add(e.key)
+                self.report.counts["nominations by the recorded scheduler"] += 1
+            else:
+                self.nominated.discard(e.key)
+        started = status.get("startTime")
+        if isinstance(started, str) and e.key not in self.started:
+            try:
+                self.started[e.key] = round(parse_rfc3339(started) - self.start_at, 6)
+            except ValueError:
+                pass
 
     def _pod_created(self, e: AuditEvent, at: float, live: _Pod | None) -> None:
         if live is not None and not live.deleting:
@@ -325,6 +384,7 @@ class Timeline(PodUpdates, WorkloadEvents):
             self.recorded.append(rec)
             self.live[e.key] = _Pod(rec, None, identity=identity)
             self.report.counts["pods made by replayed controllers (the reference)"] += 1
+            self._early_binding(e.key, at)
             return
         pod = default_object(replayable_pod(obj, keep_node=pinned))
         again = live is not None  # its earlier incarnation may still run in the replay
@@ -335,8 +395,15 @@ class Timeline(PodUpdates, WorkloadEvents):
         if incarnation is not None:
             self.recorded.append(incarnation)
         self.live[e.key] = _Pod(incarnation, pod)
-        self.pod_sources.append((obj, pod))
+        self.pod_sources.append((class_fields(obj), pod))
         self.report.counts["pods created bound (not compared)" if pinned else "pod creations"] += 1
+        self._early_binding(e.key, at)
+
+    def _early_binding(self, key: str, at: float) -> None:
+        early = self.early.pop(key, None)
+        if early is not None:
+            self.report.counts["bindings logged before their pod's creation"] += 1
+            self._pod(early, at)
 
     def _node(self, e: AuditEvent, at: float) -> None:
         if e.subresource:

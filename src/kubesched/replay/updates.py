@@ -10,7 +10,7 @@ from kubesched.api.loader import default_object
 from kubesched.k8s.objcopy import deep_copy
 from kubesched.k8s.objects import Obj
 from kubesched.replay.history import ReadReport
-from kubesched.replay.objects import replayable_object
+from kubesched.replay.objects import CompactObjects, replayable_object
 from kubesched.replay.owners import IdentityStep, Owners, metadata_patch
 
 if TYPE_CHECKING:
@@ -50,7 +50,7 @@ class PodUpdates:
     """Pod ``update``/``patch`` requests: their label and annotation changes are patch steps."""
 
     report: ReadReport
-    last: dict[tuple[str, str], Obj]
+    last: CompactObjects
     identity_steps: list[IdentityStep]
 
     def _step(self, e: AuditEvent, at: float, action: str, **fields: Any) -> None:
@@ -103,7 +103,7 @@ class WorkloadEvents:
 
     report: ReadReport
     owners: Owners
-    last: dict[tuple[str, str], Obj]
+    last: CompactObjects
     snapshot: dict[tuple[str, str], Obj]
 
     def _step(self, e: AuditEvent, at: float, action: str, **fields: Any) -> None:

@@ -19,25 +19,18 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
 from kubesched.analysis.diagnose import as_pending
-from kubesched.scheduler.framework.interface import CycleState
+from kubesched.analysis.scores import node_scores, score_cell
 from kubesched.scheduler.framework.runtime import Framework
 from kubesched.scheduler.framework.types import PodInfo
 from kubesched.scheduler.scheduler import Scheduler
-
-
-def _cell(weighted: int, weight: int | None, raw: int | None = None) -> dict[str, Any]:
-    normalized = weighted // weight if weight else None
-    return {"raw": raw, "normalized": normalized, "weight": weight, "weighted": weighted}
 
 
 def attempt_scores(attempt: dict[str, Any], weights: dict[str, int]) -> list[dict[str, Any]]:
     """An attempt's recorded scores (its best ten nodes), each plugin's as a cell of raw (None: an
     extender's, which has none), normalised, weight and weighted score."""
     return [{"node": row["node"], "total": row["total"],
-             "plugins": {name: _cell(value, weights.get(name), (row.get("raw") or {}).get(name))
+             "plugins": {name: score_cell(value, weights.get(name), (row.get("raw") or {}).get(name))
                          for name, value in row["plugins"].items()}}
             for row in attempt.get("scores") or ()]
 
@@ -66,18 +59,4 @@ def scores_now(scheduler: Scheduler, namespace: str, name: str, feasible: list[s
 
 
 def _score(scheduler: Scheduler, fwk: Framework, obj: dict[str, Any], feasible: list[str]) -> list[dict[str, Any]]:
-    pod = PodInfo.from_pod(obj)
-    cache = scheduler.cache
-    cache.update_snapshot()
-    wanted = set(feasible)
-    idx = np.array([j for j, info in enumerate(cache.node_infos) if info.name in wanted], dtype=np.int64)
-    state = CycleState()
-    fwk.run_pre_filter(state, pod)  # the cycle state PreScore and Score read, as a cycle leaves it
-    raw: dict[str, np.ndarray] = {}
-    totals, weighted = fwk.run_score(state, pod, cache, idx, raw)
-    nodes = [cache.node_infos[int(j)] for j in idx]
-    rows = [{"node": info.name, "total": int(totals[k]),
-             "plugins": {name: _cell(int(values[k]), fwk.weights.get(name), int(raw[name][k]))
-                         for name, values in weighted.items()}}
-            for k, info in enumerate(nodes)]
-    return sorted(rows, key=lambda r: -r["total"])  # ties in node-tree order, as the scheduler records them
+    return node_scores(scheduler, fwk, obj, feasible)
