@@ -22,7 +22,9 @@ def _lazy() -> tuple[LazyNodeStatuses, dict[str, Status]]:
     which = np.asarray([0, 0, 1, 0, 1, 0])
     plain = dict(zip(names, shared[which].tolist()))
     lazy = LazyNodeStatuses()
-    lazy.fill_later(lambda: zip(names, shared[which].tolist()), [(cpu, 4), (memory, 2)], plain.get)
+    failed = np.arange(6)
+    lazy.fill_later(names, failed, shared, which, [(cpu, 4), (memory, 2)],
+                    lambda name: names.index(name) if name in names else -1)
     return lazy, plain
 
 
@@ -31,6 +33,8 @@ def test_the_lazy_map_reads_as_the_dict_of_its_entries() -> None:
     assert reasons_histogram(lazy) == ["2 Insufficient memory", "4 Insufficient cpu"]
     assert lazy.get("n2") is plain["n2"] and lazy.get("n7", 0) == 0  # answered without making the map
     assert dict.__len__(lazy) == 0
+    names = [f"n{i}" for i in range(6)]
+    assert lazy.matching(names, lambda st: True) is None  # not the list it was filled with
     assert "n5" in lazy and len(lazy) == 6
     for reader in (dict, lambda m: {**m}, lambda m: sorted(m.items()), lambda m: list(m), copy.copy):
         fresh, _ = _lazy()

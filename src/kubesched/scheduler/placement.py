@@ -231,18 +231,13 @@ class NodeSearch:
         names = cache.node_names  # replaced, never changed, when the nodes change
         if isinstance(diagnosis, LazyNodeStatuses) and not diagnosis and not verdicts:
             # the entries made only if something reads them (explanations, extenders)
-            def find(name: str) -> Status | None:
+            def index_of(name: str) -> int:
                 if names is cache.node_names:  # the nodes as scanned: their indices hold
                     info = cache.get(name) if name else None
-                    j = info.index if info is not None else -1
-                else:
-                    j = names.index(name) if name in names else -1
-                at = np.flatnonzero(failed == j)
-                status: Status | None = shared[which[int(at[0])]] if len(at) else None
-                return status
+                    return info.index if info is not None else -1
+                return names.index(name) if name in names else -1
 
-            diagnosis.fill_later(lambda: zip(map(names.__getitem__, failed.tolist()), shared[which].tolist()), alike,
-                                 find)
+            diagnosis.fill_later(names, failed, shared, which, alike, index_of)
         else:
             diagnosis.fill(list(map(names.__getitem__, failed.tolist())), shared[which].tolist(),
                            None if verdicts else alike)

@@ -10,7 +10,7 @@ at one by one in Python.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -158,27 +158,43 @@ class LazyNodeStatuses(NodeStatuses):
     failed alike (:meth:`alike`, known from the groups) and one node's status, not thousands of
     entries. Every read and write of the map makes them first."""
 
-    __slots__ = ("_later", "_find")
+    __slots__ = ("_later", "_entry_of")
 
     def __init__(self) -> None:
         super().__init__()
-        self._later: Callable[[], Iterable[tuple[str, Status]]] | None = None
-        self._find: Callable[[str], Status | None] | None = None
+        #: (node names by index, the failed nodes' indices, the distinct statuses, per failed node
+        #: the index of its own, the index of a node name or -1), while the entries are not made
+        self._later: tuple[list[str], np.ndarray, np.ndarray, np.ndarray, Callable[[str], int]] | None = None
+        self._entry_of: np.ndarray | None = None
 
-    def fill_later(self, entries: Callable[[], Iterable[tuple[str, Status]]], alike: list[tuple[Status, int]],
-                   find: Callable[[str], Status | None]) -> None:
-        """The map's entries, made by ``entries()`` when first read; ``alike`` their counts;
-        ``find(name)``: one node's entry (None: none) without making them all. Only on an empty
-        map."""
+    def fill_later(self, names: list[str], failed: np.ndarray, shared: np.ndarray, which: np.ndarray,
+                   alike: list[tuple[Status, int]], index_of: Callable[[str], int]) -> None:
+        """The nodes ``failed`` (indices into ``names``), each with ``shared[which[k]]``, added when
+        first read; ``alike`` their counts; ``index_of(name)``: a node's index (-1: none), to answer
+        :meth:`get` without making every entry. Only on an empty map."""
         assert not self and self._later is None
-        self._later, self._find = entries, find
+        self._later = (names, failed, shared, which, index_of)
         self._alike = alike
 
     def _settle(self) -> None:
         later = self._later
         if later is not None:
-            self._later = self._find = None
-            dict.update(self, later())
+            self._later = self._entry_of = None
+            names, failed, shared, which, _ = later
+            dict.update(self, zip(map(names.__getitem__, failed.tolist()), shared[which].tolist()))
+
+    def matching(self, names: list[str], test: Callable[[Status], bool]) -> np.ndarray | None:
+        """Per node of ``names`` (the very list the scan named nodes by) whether it has a Status
+        passing ``test`` (asked once per distinct Status), while the entries are not made; None
+        otherwise."""
+        later = self._later
+        if later is None or later[0] is not names:
+            return None
+        _, failed, shared, which, _ = later
+        passing = np.fromiter((test(st) for st in shared.tolist()), dtype=bool, count=len(shared))
+        out = np.zeros(len(names), dtype=bool)
+        out[failed] = passing[which]
+        return out
 
     def fill(self, names: list[str], statuses: list[Status], alike: list[tuple[Status, int]] | None) -> None:
         self._settle()
@@ -229,10 +245,18 @@ class LazyNodeStatuses(NodeStatuses):
         return dict.__repr__(self)
 
     def get(self, key: str, default: Any = None) -> Any:
-        if self._later is not None and self._find is not None:
-            found = self._find(key)
-            return default if found is None else found
-        return dict.get(self, key, default)
+        later = self._later
+        if later is None:
+            return dict.get(self, key, default)
+        names, failed, shared, which, index_of = later
+        j = index_of(key)
+        if j < 0:
+            return default
+        if self._entry_of is None:  # per node index, its place among the failed (-1: none)
+            self._entry_of = np.full(len(names), -1, dtype=np.int64)
+            self._entry_of[failed] = np.arange(len(failed), dtype=np.int64)
+        at = int(self._entry_of[j])
+        return shared[which[at]] if at >= 0 else default
 
     def keys(self) -> Any:
         self._settle()
@@ -267,7 +291,7 @@ class LazyNodeStatuses(NodeStatuses):
         return dict(dict.items(self))
 
     def clear(self) -> None:
-        self._later = self._find = None
+        self._later = self._entry_of = None
         dict.clear(self)
 
     def __reduce__(self) -> tuple[type, tuple[dict[str, Status]]]:

@@ -31,6 +31,7 @@ from kubesched.scheduler.framework.candidates import (
 )
 from kubesched.scheduler.framework.capabilities import DryRunBatch, DryRunNode, PreemptionArithmetic
 from kubesched.scheduler.framework.extenders import narrow_victims, preempting
+from kubesched.scheduler.framework.found import LazyNodeStatuses
 from kubesched.scheduler.framework.interface import Code, CycleState, Handle, PostFilterResult, Status
 from kubesched.scheduler.framework.nominated import NominatedLoad
 from kubesched.scheduler.framework.types import (
@@ -280,6 +281,14 @@ class Evaluator:
         node_statuses = NodeStatuses()
         not_helpful = Status.unresolvable(NOT_HELPFUL)  # one object for all: counted once
         unresolvable_code = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
+        names: list[str] | None = getattr(self.handle.snapshot(), "node_names", None)  # the cache's, in order
+        ruled_out = statuses.matching(names, lambda st: st.code == unresolvable_code) \
+            if isinstance(statuses, LazyNodeStatuses) and names is not None and not exclude else None
+        if ruled_out is not None and names is not None:
+            # the scan's statuses by node, without making the map: nodes rejected alike share a
+            # Status, each asked once
+            node_statuses.update(dict.fromkeys([names[j] for j in np.flatnonzero(ruled_out).tolist()], not_helpful))
+            return [node_infos[j] for j in np.flatnonzero(~ruled_out).tolist()], node_statuses
         get = statuses.get
         for info in node_infos:
             name = info.name
