@@ -27,6 +27,10 @@ which P no longer fits are the victims, on N and elsewhere. The candidates are c
 DefaultPreemption's node-choice criteria over the whole victim set; acting deletes every victim
 wherever it runs; P is nominated to N.
 
+Each candidate's record lists its victims elsewhere with what named them (``victimsElsewhere``);
+the metrics count the attempts that searched pods elsewhere and the preemptions that evicted some
+(see preemptionaccount.py).
+
 Where no pod elsewhere is named, a node's dry run is DefaultPreemption's; a pod that neither has
 required pod anti-affinity nor hard spreading, nor is concerned by an existing pod's anti-affinity,
 is handled exactly as DefaultPreemption handles it (batched dry run included). See
@@ -40,17 +44,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from kubesched.scheduler.framework.budgets import DisruptionBudgets
-from kubesched.scheduler.framework.candidates import Candidate, importance_key
+from kubesched.scheduler.framework.candidates import Candidate, PreemptionRecord, importance_key
 from kubesched.scheduler.framework.capabilities import DryRunBatch, DryRunNode
 from kubesched.scheduler.framework.dryrun import ClonedNode
-from kubesched.scheduler.framework.interface import Code, CycleState, Handle, PostFilterResult, Status
+from kubesched.scheduler.framework.interface import Code, Handle, Status
 from kubesched.scheduler.framework.types import NodeInfo, PodInfo
 from kubesched.scheduler.plugins.affinityterms import parse_pod_terms
-from kubesched.scheduler.plugins.defaultpreemption import DefaultPreemption, PreemptionRecord
 from kubesched.scheduler.plugins.interpodaffinity import PRE_FILTER_STATE_KEY as AFFINITY_STATE_KEY
 from kubesched.scheduler.plugins.interpodaffinity import PreFilterState as AffinityState
 from kubesched.scheduler.plugins.podtopologyspread import PRE_FILTER_STATE_KEY as SPREAD_STATE_KEY
 from kubesched.scheduler.plugins.podtopologyspread import PreFilterState as SpreadState
+from kubesched.scheduler.plugins.preemptionaccount import AccountedPreemption
 
 TERMINATING_IN_DOMAIN = "not eligible due to a terminating pod in the nominated node's topology domain."
 
@@ -63,9 +67,12 @@ class _Counted:
     pod: PodInfo
     node: NodeInfo
     domains: tuple[tuple[str, str], ...]
+    #: the keys InterPodAffinity counts it under (anti-affinity, either way), and PodTopologySpread
+    anti: frozenset[str] = frozenset()
+    spread: frozenset[str] = frozenset()
 
 
-class CrossNodePreemption(DefaultPreemption):
+class CrossNodePreemption(AccountedPreemption):
     """DefaultPreemption whose victims may include pods on other nodes of the node's topology
     domains (see the module's documentation for the rule)."""
 
@@ -75,23 +82,66 @@ class CrossNodePreemption(DefaultPreemption):
         super().__init__(args, handle)
         #: for the preemption attempt under way: (preemptor uid, the counted lower-priority pods)
         self._counted: tuple[str, list[_Counted]] | None = None
+        #: for the attempt under way: InterPodAffinity's PreFilter state (to say whose anti-affinity
+        #: named a pod elsewhere), and whether some node's dry run named pods elsewhere
+        self._affinity: AffinityState | None = None
+        self._searched = False
 
-    # -- one preemption attempt ------------------------------------------------------------
-    def post_filter(
-        self, state: CycleState, pod: PodInfo, statuses: dict[str, Status]
-    ) -> tuple[PostFilterResult | None, Status]:
-        self._counted = None
-        try:
-            return super().post_filter(state, pod, statuses)
-        finally:
-            self._counted = None
+    # -- one preemption attempt (see AccountedPreemption) -------------------------------------
+    def begin(self, pod: PodInfo) -> None:
+        self._counted, self._affinity, self._searched = None, None, False
 
-    def dry_run(self, state: CycleState, pod: PodInfo, statuses: dict[str, Status]) -> PreemptionRecord:
-        self._counted = None
-        try:
-            return super().dry_run(state, pod, statuses)
-        finally:
-            self._counted = None
+    def end(self) -> None:
+        self._counted, self._affinity = None, None
+
+    def annotate(self, pod: PodInfo, record: PreemptionRecord) -> None:
+        """Per candidate with victims on other nodes: ``victimsElsewhere``, each such victim with
+        its node and what names it (the filter, the topology key and the value it shares with the
+        candidate node, and whose constraint it is)."""
+        if self._counted is None:
+            return
+        counted = {c.pod.uid: c for c in self._counted[1]}
+        snapshot = self.handle.snapshot()
+        for candidate in record.candidates:
+            info = snapshot.get(candidate.node)
+            labels = (info.labels or {}) if info is not None else {}
+            elsewhere = [{"pod": v.key, "priority": v.priority, "node": v.node_name,
+                          "namedBy": self._named_by(pod, counted[v.uid], labels)}
+                         for v in candidate.victims if v.node_name != candidate.node and v.uid in counted]
+            if elsewhere:
+                record.notes.setdefault(candidate.node, {})["victimsElsewhere"] = elsewhere
+
+    def _named_by(self, pod: PodInfo, counted: _Counted, labels: dict[str, str]) -> list[dict[str, str]]:
+        """Why ``counted`` (a victim elsewhere) was searched for a candidate node with ``labels``."""
+        out: list[dict[str, str]] = []
+        for key, value in counted.domains:
+            if labels.get(key) != value:
+                continue
+            if key in counted.anti:
+                mine = self._affinity is not None and any(
+                    t.topology_key == key and t.matches(counted.pod, self._affinity.lookup)
+                    for t in self._affinity.terms.required_anti_affinity)
+                out.append({"plugin": "InterPodAffinity", "topologyKey": key, "value": value,
+                            "constraint": "the pod's required anti-affinity" if mine
+                            else "the victim's required anti-affinity to the pod"})
+            if key in counted.spread:
+                out.append({"plugin": "PodTopologySpread", "topologyKey": key, "value": value,
+                            "constraint": "the pod's hard topology spread constraint"})
+        return out
+
+    def count(self, pod: PodInfo, chosen: Candidate | None) -> None:
+        """``crossNodeAttempts`` when some node's dry run named pods elsewhere;
+        ``crossNodePreemptions`` and ``victimsElsewhere`` when the preemption made has victims on
+        other nodes than the nominated one."""
+        metrics = self.handle.metrics
+        if self._searched:
+            metrics.count_policy(self.name, "crossNodeAttempts")
+        if chosen is None:
+            return
+        elsewhere = sum(1 for v in chosen.victims if v.node_name and v.node_name != chosen.node)
+        if elsewhere:
+            metrics.count_policy(self.name, "crossNodePreemptions")
+            metrics.count_policy(self.name, "victimsElsewhere", elsewhere)
 
     def select_victims_on_nodes(
         self, pod: PodInfo, nodes: Sequence[NodeInfo], batch: DryRunBatch, budgets: DisruptionBudgets
@@ -116,18 +166,8 @@ class CrossNodePreemption(DefaultPreemption):
         if nominated is None or (nominated_node_status is not None and
                                  nominated_node_status.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE):
             return ok, message
-        keys = set(_topology_keys(pod))
-        labels = nominated.labels or {}
-        for info in snapshot.node_infos:
-            if info.name == nominated.name:
-                continue
-            other = info.labels or {}
-            for victim in info.pods:
-                if victim.priority >= pod.priority or not victim.deleting or not victim.preempted_by_scheduler():
-                    continue
-                own = {t.topology_key for t in parse_pod_terms(victim).required_anti_affinity}
-                if any(k in labels and other.get(k) == labels[k] for k in keys | own):
-                    return False, TERMINATING_IN_DOMAIN
+        if terminating_in_domain(pod, nominated, snapshot.node_infos):
+            return False, TERMINATING_IN_DOMAIN
         return ok, message
 
     # -- one node ----------------------------------------------------------------------------
@@ -140,6 +180,7 @@ class CrossNodePreemption(DefaultPreemption):
         if not elsewhere:
             victims, violating_keys, status = super().select_victims_on_node(pod, node, budgets)
             return victims, _violating(victims, violating_keys, budgets), status
+        self._searched = True
         priority = pod.priority
         local = [p for p in node.pods if p.priority < priority]
         status = node.remove_pods(local)
@@ -195,6 +236,7 @@ class CrossNodePreemption(DefaultPreemption):
         spread = spread if isinstance(spread, SpreadState) else None
         if affinity is None and spread is None:
             return []
+        self._affinity = affinity
         found: list[_Counted] = []
         priority = pod.priority
         for info in self.handle.snapshot().node_infos:
@@ -202,15 +244,34 @@ class CrossNodePreemption(DefaultPreemption):
             for p in info.pods:
                 if p.priority >= priority:
                     continue
-                keys: set[str] = set()
-                if affinity is not None:
-                    keys.update(affinity.keys_counting(p)[0])
-                if spread is not None:
-                    keys.update(spread.constraints[i].topology_key for i in spread.counted(p, pod, info))
-                domains = tuple((k, labels[k]) for k in sorted(keys) if k in labels)
+                anti = affinity.keys_counting(p)[0] if affinity is not None else frozenset()
+                spreading = frozenset(spread.constraints[i].topology_key for i in spread.counted(p, pod, info)) \
+                    if spread is not None else frozenset()
+                domains = tuple((k, labels[k]) for k in sorted(anti | spreading) if k in labels)
                 if domains:
-                    found.append(_Counted(p, info, domains))
+                    found.append(_Counted(p, info, domains, anti, spreading))
         return found
+
+
+def terminating_in_domain(pod: PodInfo, nominated: NodeInfo, nodes: Sequence[NodeInfo]) -> list[PodInfo]:
+    """The lower-priority pods preempted by the scheduler that are still terminating on another
+    node of ``nodes`` sharing a topology value with ``nominated`` (``pod``'s nominated node) under a
+    key of ``pod``'s anti-affinity, of its hard spreading or of that pod's own anti-affinity: what
+    keeps ``pod`` from preempting again (``explain`` lists them too)."""
+    keys = set(_topology_keys(pod))
+    labels = nominated.labels or {}
+    found: list[PodInfo] = []
+    for info in nodes:
+        if info.name == nominated.name:
+            continue
+        other = info.labels or {}
+        for victim in info.pods:
+            if victim.priority >= pod.priority or not victim.deleting or not victim.preempted_by_scheduler():
+                continue
+            own = {t.topology_key for t in parse_pod_terms(victim).required_anti_affinity}
+            if any(k in labels and other.get(k) == labels[k] for k in keys | own):
+                found.append(victim)
+    return found
 
 
 def _violating(victims: list[PodInfo], violating_keys: list[str], budgets: DisruptionBudgets) -> list[str]:
