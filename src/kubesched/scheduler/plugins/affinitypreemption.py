@@ -44,7 +44,7 @@ from kubesched.scheduler.framework.candidates import (
     importance_key,
 )
 from kubesched.scheduler.framework.capabilities import DryRunBatch, DryRunNode
-from kubesched.scheduler.framework.interface import Code, Handle, Status
+from kubesched.scheduler.framework.interface import Code, CycleState, Handle, Status
 from kubesched.scheduler.framework.types import NodeInfo, PodInfo
 from kubesched.scheduler.plugins.affinityterms import (
     AffinityTerm,
@@ -80,7 +80,7 @@ class AffinityAwarePreemption(AccountedPreemption):
         self._weighed: dict[str, tuple[list[PodInfo], PodInfo | None]] = {}
 
     # -- one preemption attempt (see AccountedPreemption) -------------------------------------
-    def begin(self, pod: PodInfo) -> None:
+    def begin(self, pod: PodInfo, state: CycleState) -> None:
         self._weighed = {}
 
     def end(self) -> None:

@@ -40,36 +40,19 @@ docs/preemption.md for what the rule guarantees and where it is greedy.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from kubesched.scheduler.framework.budgets import DisruptionBudgets
 from kubesched.scheduler.framework.candidates import Candidate, PreemptionRecord, importance_key
 from kubesched.scheduler.framework.capabilities import DryRunBatch, DryRunNode
 from kubesched.scheduler.framework.dryrun import ClonedNode
-from kubesched.scheduler.framework.interface import Code, Handle, Status
+from kubesched.scheduler.framework.interface import Code, CycleState, Handle, Status
 from kubesched.scheduler.framework.types import NodeInfo, PodInfo
 from kubesched.scheduler.plugins.affinityterms import parse_pod_terms
-from kubesched.scheduler.plugins.interpodaffinity import PRE_FILTER_STATE_KEY as AFFINITY_STATE_KEY
-from kubesched.scheduler.plugins.interpodaffinity import PreFilterState as AffinityState
-from kubesched.scheduler.plugins.podtopologyspread import PRE_FILTER_STATE_KEY as SPREAD_STATE_KEY
-from kubesched.scheduler.plugins.podtopologyspread import PreFilterState as SpreadState
+from kubesched.scheduler.plugins.crossnodesurvey import Counted, Survey
 from kubesched.scheduler.plugins.preemptionaccount import AccountedPreemption
 
 TERMINATING_IN_DOMAIN = "not eligible due to a terminating pod in the nominated node's topology domain."
-
-
-@dataclass(slots=True)
-class _Counted:
-    """A lower-priority pod on some node that a failing constraint may name: the topology keys
-    under which the filters count it, with its node's values."""
-
-    pod: PodInfo
-    node: NodeInfo
-    domains: tuple[tuple[str, str], ...]
-    #: the keys InterPodAffinity counts it under (anti-affinity, either way), and PodTopologySpread
-    anti: frozenset[str] = frozenset()
-    spread: frozenset[str] = frozenset()
 
 
 class CrossNodePreemption(AccountedPreemption):
@@ -77,30 +60,47 @@ class CrossNodePreemption(AccountedPreemption):
     domains (see the module's documentation for the rule)."""
 
     name = "CrossNodePreemption"
+    #: dry-run the nodes whose dry run names no pod elsewhere by DefaultPreemption's batched form
+    #: (False: every node on its own once P has anti-affinity or hard spreading, the reference the
+    #: differential test holds the batched form against)
+    batch_where_nothing_crosses = True
 
     def __init__(self, args: dict[str, Any], handle: Handle) -> None:
         super().__init__(args, handle)
-        #: for the preemption attempt under way: (preemptor uid, the counted lower-priority pods)
-        self._counted: tuple[str, list[_Counted]] | None = None
-        #: for the attempt under way: InterPodAffinity's PreFilter state (to say whose anti-affinity
-        #: named a pod elsewhere), and whether some node's dry run named pods elsewhere
-        self._affinity: AffinityState | None = None
+        #: for the preemption attempt under way: its cycle state, what may be named across nodes
+        #: (worked out when first needed), and whether some node's dry run named pods elsewhere
+        self._state: CycleState | None = None
+        self._survey: Survey | None = None
         self._searched = False
 
     # -- one preemption attempt (see AccountedPreemption) -------------------------------------
-    def begin(self, pod: PodInfo) -> None:
-        self._counted, self._affinity, self._searched = None, None, False
+    def begin(self, pod: PodInfo, state: CycleState) -> None:
+        self._state, self._survey, self._searched = state, None, False
 
     def end(self) -> None:
-        self._counted, self._affinity = None, None
+        self._state, self._survey = None, None
+
+    def survey(self, pod: PodInfo, state: CycleState | None = None) -> Survey:
+        """What the attempt for ``pod`` may name across nodes (see crossnodesurvey.py), worked
+        out once per attempt from its cycle state (``state`` when the attempt's is not known)."""
+        if self._survey is None or self._survey.uid != pod.uid:
+            known = self._state if self._state is not None else state
+            assert known is not None, "a dry run outside an attempt needs the cycle state"
+            snapshot = self.handle.snapshot()
+            table = getattr(snapshot, "table", None)
+            nodes = snapshot.node_infos
+            if table is not None and getattr(table, "n", -1) != len(nodes):
+                table = None
+            self._survey = Survey(pod, known, nodes, table)
+        return self._survey
 
     def annotate(self, pod: PodInfo, record: PreemptionRecord) -> None:
         """Per candidate with victims on other nodes: ``victimsElsewhere``, each such victim with
         its node and what names it (the filter, the topology key and the value it shares with the
         candidate node, and whose constraint it is)."""
-        if self._counted is None:
+        if self._survey is None:
             return
-        counted = {c.pod.uid: c for c in self._counted[1]}
+        counted = {c.pod.uid: c for c in self._survey.counted}
         snapshot = self.handle.snapshot()
         for candidate in record.candidates:
             info = snapshot.get(candidate.node)
@@ -111,16 +111,17 @@ class CrossNodePreemption(AccountedPreemption):
             if elsewhere:
                 record.notes.setdefault(candidate.node, {})["victimsElsewhere"] = elsewhere
 
-    def _named_by(self, pod: PodInfo, counted: _Counted, labels: dict[str, str]) -> list[dict[str, str]]:
+    def _named_by(self, pod: PodInfo, counted: Counted, labels: dict[str, str]) -> list[dict[str, str]]:
         """Why ``counted`` (a victim elsewhere) was searched for a candidate node with ``labels``."""
         out: list[dict[str, str]] = []
         for key, value in counted.domains:
             if labels.get(key) != value:
                 continue
             if key in counted.anti:
-                mine = self._affinity is not None and any(
-                    t.topology_key == key and t.matches(counted.pod, self._affinity.lookup)
-                    for t in self._affinity.terms.required_anti_affinity)
+                affinity = self._survey.affinity if self._survey is not None else None
+                mine = affinity is not None and any(
+                    t.topology_key == key and t.matches(counted.pod, affinity.lookup)
+                    for t in affinity.terms.required_anti_affinity)
                 out.append({"plugin": "InterPodAffinity", "topologyKey": key, "value": value,
                             "constraint": "the pod's required anti-affinity" if mine
                             else "the victim's required anti-affinity to the pod"})
@@ -146,12 +147,21 @@ class CrossNodePreemption(AccountedPreemption):
     def select_victims_on_nodes(
         self, pod: PodInfo, nodes: Sequence[NodeInfo], batch: DryRunBatch, budgets: DisruptionBudgets
     ) -> list[Candidate | Status | None] | None:
-        """DefaultPreemption's batched form unless pods elsewhere may matter: P has required pod
-        anti-affinity or hard spreading, or some existing pod has required anti-affinity (node by
-        node then)."""
-        if _spreads_or_repels(pod) or self.handle.snapshot().have_pods_with_required_anti_affinity:
+        """DefaultPreemption's batched form on the nodes whose dry run names no pod elsewhere (all of
+        them when P has neither required pod anti-affinity nor hard spreading and no existing pod
+        has required anti-affinity; else as the attempt's :class:`Survey` finds); the others, and
+        the batch's candidates violating a budget (whose violations are counted over the victim
+        set, see :func:`_violating`), node by node."""
+        if not _spreads_or_repels(pod) and not self.handle.snapshot().have_pods_with_required_anti_affinity:
+            return self._batched_victims(pod, nodes, batch, budgets)
+        if self._state is None or not self.batch_where_nothing_crosses:
             return None
-        return self._batched_victims(pod, nodes, batch, budgets)
+        crossing = self.survey(pod).crossing
+        if crossing is None:
+            return None
+        answers = self._batched_victims(pod, nodes, batch, budgets)
+        return [None if crossing[info.index] or (isinstance(answer, Candidate) and answer.pdb_violations)
+                else answer for info, answer in zip(nodes, answers)]
 
     def pod_eligible_to_preempt_others(self, pod: PodInfo, nominated_node_status: Status | None) -> tuple[bool, str]:
         """DefaultPreemption's rule, and also not while a lower-priority pod preempted by the
@@ -216,41 +226,10 @@ class CrossNodePreemption(AccountedPreemption):
         victims.sort(key=lambda p: importance_key(p, now))  # most important first
         return victims, _violating(victims, violating_keys, budgets), None
 
-    def _named_elsewhere(self, pod: PodInfo, node: ClonedNode) -> list[_Counted]:
+    def _named_elsewhere(self, pod: PodInfo, node: ClonedNode) -> list[Counted]:
         """The lower-priority pods on other nodes that a filter counts in one of ``node``'s
         domains (anti-affinity either way, hard spreading), in the snapshot's order."""
-        if self._counted is None or self._counted[0] != pod.uid:
-            self._counted = (pod.uid, self._all_counted(pod, node.state))
-        labels = self.handle.snapshot().get(node.name)
-        values = (labels.labels or {}) if labels is not None else {}
-        return [c for c in self._counted[1] if c.node.name != node.name
-                and any(values.get(key) == value for key, value in c.domains)]
-
-    def _all_counted(self, pod: PodInfo, state: CycleState) -> list[_Counted]:
-        """Every lower-priority pod that InterPodAffinity counts under an anti-affinity key or
-        PodTopologySpread under a hard constraint's key, with those keys' values on its node."""
-        skip = state.skip_filter_plugins
-        affinity = None if "InterPodAffinity" in skip else state.read(AFFINITY_STATE_KEY)
-        spread = None if "PodTopologySpread" in skip else state.read(SPREAD_STATE_KEY)
-        affinity = affinity if isinstance(affinity, AffinityState) else None
-        spread = spread if isinstance(spread, SpreadState) else None
-        if affinity is None and spread is None:
-            return []
-        self._affinity = affinity
-        found: list[_Counted] = []
-        priority = pod.priority
-        for info in self.handle.snapshot().node_infos:
-            labels = info.labels or {}
-            for p in info.pods:
-                if p.priority >= priority:
-                    continue
-                anti = affinity.keys_counting(p)[0] if affinity is not None else frozenset()
-                spreading = frozenset(spread.constraints[i].topology_key for i in spread.counted(p, pod, info)) \
-                    if spread is not None else frozenset()
-                domains = tuple((k, labels[k]) for k in sorted(anti | spreading) if k in labels)
-                if domains:
-                    found.append(_Counted(p, info, domains, anti, spreading))
-        return found
+        return self.survey(pod, node.state).named_elsewhere(self.handle.snapshot().get(node.name), node.name)
 
 
 def terminating_in_domain(pod: PodInfo, nominated: NodeInfo, nodes: Sequence[NodeInfo]) -> list[PodInfo]:

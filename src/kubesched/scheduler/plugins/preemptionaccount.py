@@ -52,8 +52,8 @@ class AccountedPreemption(DefaultPreemption):
         self.evaluator = self._accounting
 
     # -- hooks of a variant ---------------------------------------------------------------------
-    def begin(self, pod: PodInfo) -> None:
-        """An attempt for ``pod`` starts: forget the last one's findings."""
+    def begin(self, pod: PodInfo, state: CycleState) -> None:
+        """An attempt for ``pod`` (its cycle ``state``) starts: forget the last one's findings."""
 
     def end(self) -> None:
         """The attempt is over (whatever its outcome)."""
@@ -70,7 +70,7 @@ class AccountedPreemption(DefaultPreemption):
         self, state: CycleState, pod: PodInfo, statuses: dict[str, Status]
     ) -> tuple[PostFilterResult | None, Status]:
         self._accounting.chosen = None
-        self.begin(pod)
+        self.begin(pod, state)
         try:
             result, status = super().post_filter(state, pod, statuses)
             self.count(pod, self._accounting.chosen if status.code == Code.SUCCESS else None)
@@ -80,7 +80,7 @@ class AccountedPreemption(DefaultPreemption):
             self.end()
 
     def dry_run(self, state: CycleState, pod: PodInfo, statuses: dict[str, Status]) -> PreemptionRecord:
-        self.begin(pod)
+        self.begin(pod, state)
         try:
             record = super().dry_run(state, pod, statuses)
             self.annotate(pod, record)
