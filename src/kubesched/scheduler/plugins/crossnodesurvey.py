@@ -2,11 +2,12 @@
 constraint may name for a node other than their own, and the nodes whose dry run would name any.
 
 InterPodAffinity counts a pod under an anti-affinity topology key (its own required anti-affinity
-against the preemptor P, or P's against it) and PodTopologySpread under a hard constraint's key;
-their PreFilter states already hold the counts per (key, value), for pods of every priority. A pod
-can only be named for another node N when it is counted in one of N's domains, so:
+against the preemptor P, or P's against it) and PodTopologySpread under a hard constraint's key. A
+pod can only be named for another node N when it is counted in one of N's domains, so:
 
-- a domain with no count (a *cold* one) names nobody;
+- an anti-affinity domain where InterPodAffinity's PreFilter counts nothing (for pods of every
+  priority) names nobody, and so does a node holding no pod of P's namespace that a spread
+  constraint's selector matches (the node table's pod groups tell, per group of alike labels);
 - a domain of one node names nobody for another node;
 - a node without lower-priority pods holds nobody to name.
 
@@ -27,7 +28,7 @@ import numpy as np
 
 from kubesched.scheduler.framework.interface import CycleState
 from kubesched.scheduler.framework.types import NodeInfo, PodInfo
-from kubesched.scheduler.framework.views import NodeTableView
+from kubesched.scheduler.framework.views import ABSENT_LABEL, NodeTableView
 from kubesched.scheduler.plugins.interpodaffinity import PRE_FILTER_STATE_KEY as AFFINITY_STATE_KEY
 from kubesched.scheduler.plugins.interpodaffinity import PreFilterState as AffinityState
 from kubesched.scheduler.plugins.podtopologyspread import PRE_FILTER_STATE_KEY as SPREAD_STATE_KEY
@@ -45,6 +46,13 @@ class Counted:
     #: the keys InterPodAffinity counts it under (anti-affinity, either way), and PodTopologySpread
     anti: frozenset[str] = frozenset()
     spread: frozenset[str] = frozenset()
+
+
+def _shared(codes: np.ndarray, size: int) -> np.ndarray:
+    """Per node: whether it has the label and another node has the same value."""
+    present = codes != ABSENT_LABEL
+    nodes_per_value = np.bincount(codes[present], minlength=size)
+    return present & (nodes_per_value[np.where(present, codes, 0)] >= 2)
 
 
 class Survey:
@@ -65,35 +73,37 @@ class Survey:
         if table is not None and scope is not None:
             self.crossing = self._crossing(table, len(scope))
 
-    def _hot(self) -> dict[str, set[str]]:
-        """Per topology key, the values whose domain counts some pod (of any priority)."""
-        hot: dict[str, set[str]] = defaultdict(set)
-        if self.affinity is not None:
-            for key, value in [*self.affinity.existing_anti, *self.affinity.anti]:
-                hot[key].add(value)
-        if self.spread is not None:
-            for constraint, counts in zip(self.spread.constraints, self.spread.counts):
-                hot[constraint.topology_key].update(v for v, n in counts.items() if n > 0)
-        return hot
-
     def _scope(self, pod: PodInfo, table: NodeTableView) -> np.ndarray | None:
-        """Per node column: whether it may hold a pod named for another node (in a hot domain of
-        two nodes or more, with lower-priority pods); None when the table cannot tell."""
+        """Per node column: whether it may hold a pod named for another node (in a domain of two
+        nodes or more that counts it, with lower-priority pods); None when the table cannot tell."""
         n = table.n
         scope = np.zeros(n, dtype=bool)
-        if self.affinity is None and self.spread is None:
-            return scope
-        for key, values in self._hot().items():
-            column = table.label_column(key)
-            if column is None:
-                return None
-            codes = [column.code[v] for v in values if v in column.code]
-            if not codes:
-                continue
-            node_codes = column.codes
-            hot = np.isin(node_codes, codes)
-            sizes = np.bincount(node_codes[hot], minlength=len(column.values))
-            scope |= hot & (sizes[np.where(hot, node_codes, 0)] >= 2)
+        if self.affinity is not None:
+            # anti-affinity, either way: the PreFilter's counts per (key, value), pods of any priority
+            hot: dict[str, set[str]] = defaultdict(set)
+            for key, value in [*self.affinity.existing_anti, *self.affinity.anti]:
+                hot[key].add(value)
+            for key, values in hot.items():
+                column = table.label_column(key)
+                if column is None:
+                    return None
+                codes = [column.code[v] for v in values if v in column.code]
+                if codes:
+                    scope |= _shared(column.codes, len(column.values)) & np.isin(column.codes, codes)
+        if self.spread is not None:
+            # hard spreading: the nodes holding pods its selectors match in P's namespace (those
+            # being deleted too, which its AddPod/RemovePod count as upstream's do)
+            groups = [where for namespace, labels, where, _ in table.pod_groups().label_groups()
+                      if namespace == pod.namespace and any(c.selector.matches(labels)
+                                                            for c in self.spread.constraints)]
+            if groups:
+                holding = np.zeros(n, dtype=bool)
+                holding[np.concatenate(groups)] = True
+                for key in {c.topology_key for c in self.spread.constraints}:
+                    column = table.label_column(key)
+                    if column is None:
+                        return None
+                    scope |= holding & _shared(column.codes, len(column.values))
         if scope.any():
             _, below = table.below_priority(pod.priority)
             scope &= below > 0
