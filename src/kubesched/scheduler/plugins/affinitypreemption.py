@@ -25,7 +25,8 @@ Keeping more than one matching pod never helps: a kept pod adds to the node's re
 add to spreading skew and anti-affinity counts. Where no option lets P fit, the node's status is
 DefaultPreemption's. Pods without required pod affinity are handled exactly as DefaultPreemption
 handles them (batched dry run included). The node choice, eligibility and acting are
-DefaultPreemption's. Each candidate's record says which pod was kept (``keptForAffinity``); the
+DefaultPreemption's; the options are weighed by the batched dry run where it answers for the node
+(affinitybatch.py). Each candidate's record says which pod was kept (``keptForAffinity``); the
 metrics count the attempts that weighed keeping one and the preemptions that kept one (see
 preemptionaccount.py). See docs/preemption.md for what the rule guarantees and where it is greedy.
 """
@@ -46,6 +47,7 @@ from kubesched.scheduler.framework.candidates import (
 from kubesched.scheduler.framework.capabilities import DryRunBatch, DryRunNode
 from kubesched.scheduler.framework.interface import Code, CycleState, Handle, Status
 from kubesched.scheduler.framework.types import NodeInfo, PodInfo
+from kubesched.scheduler.plugins.affinitybatch import weigh_options
 from kubesched.scheduler.plugins.affinityterms import (
     AffinityTerm,
     namespace_labels_lookup,
@@ -72,6 +74,9 @@ class AffinityAwarePreemption(AccountedPreemption):
     to (see the module's documentation for the rule)."""
 
     name = "AffinityAwarePreemption"
+    #: weigh the options by the batched dry run where it answers (False: every node of a pod with
+    #: required affinity on its own, the reference the differential test holds it against)
+    batch_options = True
 
     def __init__(self, args: dict[str, Any], handle: Handle) -> None:
         super().__init__(args, handle)
@@ -112,11 +117,20 @@ class AffinityAwarePreemption(AccountedPreemption):
     def select_victims_on_nodes(
         self, pod: PodInfo, nodes: Sequence[NodeInfo], batch: DryRunBatch, budgets: DisruptionBudgets
     ) -> list[Candidate | Status | None] | None:
-        """DefaultPreemption's batched form for a pod without required pod affinity; node by node
-        otherwise."""
-        if required_affinity(pod):
+        """DefaultPreemption's batched form for a pod without required pod affinity, and on the
+        nodes without a lower-priority pod its terms match; on the others, the options weighed by
+        the batched dry run where it answers (affinitybatch.py), node by node where not."""
+        terms = required_affinity(pod)
+        if not terms:
+            return self._batched_victims(pod, nodes, batch, budgets)
+        if not self.batch_options:
             return None
-        return self._batched_victims(pod, nodes, batch, budgets)
+        lookup = namespace_labels_lookup(self.handle)
+        answers, weighed = weigh_options(
+            pod, nodes, batch, budgets, self.handle.now(), lambda p: pod_matches_all_terms(terms, p, lookup),
+            lambda plain: self._batched_victims(pod, plain, batch, budgets))
+        self._weighed.update(weighed)
+        return answers
 
     def select_victims_on_node(
         self, pod: PodInfo, node: DryRunNode, budgets: DisruptionBudgets
