@@ -158,7 +158,7 @@ def test_explain_spreading_victims_on_two_other_nodes():
 
 def test_explain_affinity_kept_pod():
     out = invoke("explain", "p", EXAMPLE_5, "--scheduler-config", AFFINITY).output
-    assert "preempted default/batch (priority 100) for node-1 at t=1s" in out
+    assert "preempted default/batch (priority 100) on node-1 at t=1s" in out
     assert ("kept default/cache (priority 100) on node-1 for the pod's required pod affinity (DefaultPreemption's "
             "dry run would remove it)") in out
     data = json.loads(invoke("explain", "p", EXAMPLE_5, "--scheduler-config", AFFINITY, "-o", "json").output)

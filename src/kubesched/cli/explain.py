@@ -69,6 +69,12 @@ def _victims(victims: list[dict[str, Any]], node: str | None = None) -> str:
                      + (f", on {v['node']})" if v.get("node") and v["node"] != node else ")") for v in victims)
 
 
+def _where(victims: list[dict[str, Any]], node: str | None) -> str:
+    """"on NODE" when every victim ran on ``node`` (DefaultPreemption's), else "for NODE" (the
+    victims' own nodes are named with them)."""
+    return "on" if all(v.get("node", node) == node for v in victims) else "for"
+
+
 def _render_notes(console: Console, candidate: dict[str, Any], indent: str = "    ") -> None:
     """What kubesched's opt-in preemption plugins noted on a candidate: the victims on other nodes
     and what named them (CrossNodePreemption), the pod kept for the preemptor's affinity
@@ -106,7 +112,8 @@ def _render_placement(console: Console, d: PodDiagnosis) -> None:
 
 def _render_history_preemptions(console: Console, d: PodDiagnosis) -> None:
     for p in d.history.get("preemptions", ()):
-        console.print(f"  preempted {escape(_victims(p['victims'], p['node']))} for {p['node']} at t={p['time']:g}s")
+        console.print(f"  preempted {escape(_victims(p['victims'], p['node']))} {_where(p['victims'], p['node'])} "
+                      f"{p['node']} at t={p['time']:g}s")
         _render_notes(console, p)
 
 
@@ -189,8 +196,9 @@ def _render_waiting(console: Console, d: PodDiagnosis) -> None:
         last = next((p for p in reversed(d.history.get("preemptions", ())) if p["node"] == d.nominated_node), None)
         when = f" at t={last['time']:g}s" if last else ""
         waits = "the victim" if len(own) == 1 else f"its {len(own)} victims"
-        console.print(f"  preemption under way: it preempted {escape(_victims(own, d.nominated_node))} for "
-                      f"{d.nominated_node}{when} and is nominated there; it waits for {waits} to terminate ({why})")
+        console.print(f"  preemption under way: it preempted {escape(_victims(own, d.nominated_node))} "
+                      f"{_where(own, d.nominated_node)} {d.nominated_node}{when} and is nominated there; it waits for "
+                      f"{waits} to terminate ({why})")
         if last is not None:
             _render_notes(console, last)
         return
