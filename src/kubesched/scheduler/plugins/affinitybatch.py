@@ -13,35 +13,64 @@ elsewhere in the zone satisfy P's affinity), an option is one batched reprieve:
   test; from there the reprieve goes on as the option's does (X present, the others in order).
 
 The options' victims are then compared by the node-choice criteria as the node-by-node form
-compares them (the earlier option on a tie). A node the batch does not answer for under some
+compares them (the earlier option on a tie), their criteria computed for all nodes of an option
+at once; only the winning option's victims are listed. A node the batch does not answer for under some
 option, or where an option evicts nobody, is left to the node-by-node form.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from itertools import chain
+
+import numpy as np
 
 from kubesched.scheduler.framework.budgets import DisruptionBudgets
-from kubesched.scheduler.framework.candidates import Candidate, CriteriaKey, criteria_key, importance_key
+from kubesched.scheduler.framework.candidates import INT32_OFFSET, Candidate, CriteriaKey, importance_key
 from kubesched.scheduler.framework.capabilities import DryRunBatch
 from kubesched.scheduler.framework.interface import Status
 from kubesched.scheduler.framework.preemption import REJECTED
 from kubesched.scheduler.framework.types import NodeInfo, PodInfo
+from kubesched.scheduler.podgroups import labels_key
 
 
 @dataclass(slots=True)
 class _Plan:
     """One node's options: its lower-priority pods split by the budgets, the matching ones (most
-    important first), the best option so far and whether the batch leaves the node undecided."""
+    important first), the best option so far (its criteria, the pods in its reprieve order and
+    which stayed, the pod it keeps) and whether the batch leaves the node undecided."""
 
     k: int
     violating: list[PodInfo]
     non_violating: list[PodInfo]
     matching: list[PodInfo]
-    best: tuple[CriteriaKey, list[PodInfo], list[str], PodInfo | None] | None = None
+    best: tuple[CriteriaKey, list[PodInfo], list[bool], PodInfo | None] | None = None
     undecided: bool = False
-    orders: list[list[PodInfo]] = field(default_factory=list)
+
+
+def _criteria(lengths: np.ndarray, ranks: np.ndarray, violating: np.ndarray,
+              victim: np.ndarray) -> list[CriteriaKey | None]:
+    """Per node (its pods' ``lengths``; per pod laid end to end: ``ranks``, its priority and
+    whole-second start, whether it is ``violating`` a budget and a ``victim``), the
+    :func:`~kubesched.scheduler.framework.candidates.criteria_key` of its victims; None where it has
+    none. For all nodes at once."""
+    count = len(lengths)
+    priority, started = ranks[:, 0].astype(np.int64), ranks[:, 1]
+    owner = np.repeat(np.arange(count, dtype=np.int64), lengths)
+    victims = np.bincount(owner[victim], minlength=count)
+    total = np.zeros(count, dtype=np.int64)
+    np.add.at(total, owner[victim], priority[victim])
+    top = np.full(count, np.iinfo(np.int64).min, dtype=np.int64)
+    np.maximum.at(top, owner[victim], priority[victim])
+    of_top = victim & (priority == top[owner])
+    earliest = np.full(count, np.inf)
+    np.minimum.at(earliest, owner[of_top], started[of_top])
+    violations = np.bincount(owner[victim & violating], minlength=count)
+    return [None if n == 0 else (-v, -t, -(s + INT32_OFFSET * n), -n, e)
+            for n, v, t, s, e in zip(victims.tolist(), violations.tolist(), top.tolist(), total.tolist(),
+                                     earliest.tolist())]
 
 
 def weigh_options(
@@ -58,9 +87,17 @@ def weigh_options(
     priority = pod.priority
     plans: list[_Plan] = []
     others: list[int] = []
+    matched: dict[object, bool] = {}  # per kind of pod (labels_key): whether it matches the terms
     for k, info in enumerate(nodes):
         potential = sorted((p for p in info.pods if p.priority < priority), key=lambda p: importance_key(p, now))
-        matching = [p for p in potential if matches(p)]
+        matching = []
+        for p in potential:
+            kind = labels_key(p)
+            hit = matched.get(kind)
+            if hit is None:
+                hit = matched[kind] = matches(p)
+            if hit:
+                matching.append(p)
         if not matching:
             others.append(k)
             continue
@@ -70,41 +107,9 @@ def weigh_options(
         for k, plain_answer in zip(others, plain([nodes[k] for k in others])):
             out[k] = plain_answer
     for option in range(1 + max((len(plan.matching) for plan in plans), default=0)):
-        active = [plan for plan in plans if not plan.undecided and option <= len(plan.matching)]
-        if not active:
+        if not _weigh(option, [plan for plan in plans if not plan.undecided and option <= len(plan.matching)],
+                      nodes, batch, now):
             break
-        orders = []
-        for plan in active:
-            kept = plan.matching[option - 1] if option else None
-            order = [p for p in plan.violating + plan.non_violating if p is not kept]
-            orders.append(order if kept is None else [kept, *order])
-        answer = batch.reprieve([nodes[plan.k] for plan in active], orders)
-        if answer is None:
-            for plan in active:
-                plan.undecided = True
-            break
-        fits, kept_flags, decided = answer
-        fits_list, flags = fits.tolist(), kept_flags.tolist()
-        start = 0
-        for i, (plan, order) in enumerate(zip(active, orders)):
-            stays, start = flags[start:start + len(order)], start + len(order)
-            if decided is not None and not bool(decided[i]):
-                plan.undecided = True
-                continue
-            kept = plan.matching[option - 1] if option else None
-            if not fits_list[i] or (kept is not None and not stays[0]):
-                continue  # the option does not let P fit
-            removed, stays = (order, stays) if kept is None else (order[1:], stays[1:])
-            victims = [p for p, stay in zip(removed, stays) if not stay]
-            if not victims:  # P fits without evicting anyone: the node-by-node form says so
-                plan.undecided = True
-                continue
-            violating_uids = {p.uid for p in plan.violating}
-            violating_keys = [p.key for p, stay in zip(removed, stays) if not stay and p.uid in violating_uids]
-            victims.sort(key=lambda p: importance_key(p, now))  # most important first
-            key = criteria_key(victims, len(violating_keys), now)
-            if plan.best is None or key > plan.best[0]:
-                plan.best = (key, victims, violating_keys, kept)
     for plan in plans:
         info = nodes[plan.k]
         if plan.undecided:
@@ -112,7 +117,57 @@ def weigh_options(
         elif plan.best is None:
             out[plan.k] = REJECTED
         else:
-            _, victims, violating_keys, kept = plan.best
+            _, order, stays, kept = plan.best
+            removed, stays = (order, stays) if kept is None else (order[1:], stays[1:])
+            violating_uids = {p.uid for p in plan.violating}
+            victims = [p for p, stay in zip(removed, stays) if not stay]
+            violating_keys = [p.key for p in victims if p.uid in violating_uids]
+            victims.sort(key=lambda p: importance_key(p, now))  # most important first
             out[plan.k] = Candidate(info.name, victims, len(violating_keys), violating_keys)
             weighed[info.name] = (plan.matching, kept)
     return out, weighed
+
+
+def _weigh(option: int, active: list[_Plan], nodes: Sequence[NodeInfo], batch: DryRunBatch, now: float) -> bool:
+    """Option ``option`` (0: keep nothing, i: keep the i-th matching pod) on the ``active`` plans'
+    nodes by one batched reprieve, each plan's best option updated; False when nothing is left to
+    weigh (no plan, or the batch answers for none of the nodes)."""
+    if not active:
+        return False
+    orders: list[list[PodInfo]] = []
+    for plan in active:
+        kept = plan.matching[option - 1] if option else None
+        order = [p for p in plan.violating + plan.non_violating if p is not kept]
+        orders.append(order if kept is None else [kept, *order])
+    answer = batch.reprieve([nodes[plan.k] for plan in active], orders)
+    if answer is None:
+        for plan in active:
+            plan.undecided = True
+        return False
+    fits, kept_flags, decided = answer
+    lengths = np.fromiter((len(order) for order in orders), dtype=np.int64, count=len(orders))
+    starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
+    floor = math.floor
+    ranks = np.fromiter(chain.from_iterable(
+        (p.priority, float(floor(p.start_time)) if p.start_time is not None else now)
+        for order in orders for p in order), dtype=np.float64, count=2 * int(lengths.sum())).reshape(-1, 2)
+    violating = np.fromiter((p.uid in uids for plan, order in zip(active, orders)
+                             for uids in ({q.uid for q in plan.violating},) for p in order),
+                            dtype=bool, count=int(lengths.sum()))
+    keys = _criteria(lengths, ranks, violating, ~kept_flags)
+    fits_list, decided_list = fits.tolist(), None if decided is None else decided.tolist()
+    first_kept = kept_flags[np.minimum(starts, max(len(kept_flags) - 1, 0))].tolist() if len(kept_flags) else []
+    for i, (plan, order) in enumerate(zip(active, orders)):
+        if decided_list is not None and not decided_list[i]:
+            plan.undecided = True
+            continue
+        if not fits_list[i] or (option and not first_kept[i]):
+            continue  # the option does not let P fit
+        key = keys[i]
+        if key is None:  # P fits without evicting anyone: the node-by-node form says so
+            plan.undecided = True
+            continue
+        if plan.best is None or key > plan.best[0]:
+            stays = kept_flags[starts[i]:starts[i] + lengths[i]].tolist()
+            plan.best = (key, order, stays, plan.matching[option - 1] if option else None)
+    return True
