@@ -36,6 +36,32 @@ from kubesched.scheduler.framework.types import NodeInfo, PodInfo
 from kubesched.scheduler.podgroups import labels_key
 
 
+class _Pods:
+    """The lower-priority pods of the nodes weighed, numbered once: their ranks (priority and
+    whole-second start), whether each violates a budget, and their requests by resource names, as
+    arrays an option's reprieve order indexes."""
+
+    __slots__ = ("pods", "ranks", "violating", "_requests")
+
+    def __init__(self, pods: list[PodInfo], violating: list[bool], now: float) -> None:
+        floor = math.floor
+        self.pods = pods
+        self.ranks = np.fromiter(chain.from_iterable(
+            (p.priority, float(floor(p.start_time)) if p.start_time is not None else now) for p in pods),
+            dtype=np.float64, count=2 * len(pods)).reshape(len(pods), 2)
+        self.violating = np.array(violating, dtype=bool)
+        self._requests: dict[tuple[str, ...], np.ndarray] = {}
+
+    def requests(self, names: tuple[str, ...]) -> np.ndarray:
+        """A row per pod, a column per resource of ``names``."""
+        found = self._requests.get(names)
+        if found is None:
+            flat = np.fromiter(chain.from_iterable(tuple(p.requests.get(n, 0) for n in names) for p in self.pods),
+                               dtype=np.int64, count=len(self.pods) * len(names))
+            found = self._requests[names] = flat.reshape(len(self.pods), len(names))
+        return found
+
+
 @dataclass(slots=True)
 class _Plan:
     """One node's options: its lower-priority pods split by the budgets, the matching ones (most
@@ -46,6 +72,9 @@ class _Plan:
     violating: list[PodInfo]
     non_violating: list[PodInfo]
     matching: list[PodInfo]
+    #: the numbers (in :class:`_Pods`) of ``violating + non_violating``, and of ``matching``
+    numbers: list[int]
+    matching_numbers: list[int]
     best: tuple[CriteriaKey, list[PodInfo], list[bool], PodInfo | None] | None = None
     undecided: bool = False
 
@@ -88,6 +117,8 @@ def weigh_options(
     plans: list[_Plan] = []
     others: list[int] = []
     matched: dict[object, bool] = {}  # per kind of pod (labels_key): whether it matches the terms
+    all_pods: list[PodInfo] = []  # the plans' pods, each plan's in its reprieve order
+    flags: list[bool] = []  # whether each of them violates a budget
     for k, info in enumerate(nodes):
         potential = sorted((p for p in info.pods if p.priority < priority), key=lambda p: importance_key(p, now))
         matching = []
@@ -102,13 +133,21 @@ def weigh_options(
             others.append(k)
             continue
         violating, non_violating = budgets.split(potential)
-        plans.append(_Plan(k, violating, non_violating, matching))
+        first = len(all_pods)
+        numbers = list(range(first, first + len(potential)))
+        all_pods += violating
+        all_pods += non_violating
+        flags += [True] * len(violating)
+        flags += [False] * len(non_violating)
+        at = {id(p): n for p, n in zip(all_pods[first:], numbers)}
+        plans.append(_Plan(k, violating, non_violating, matching, numbers, [at[id(p)] for p in matching]))
     if others:
         for k, plain_answer in zip(others, plain([nodes[k] for k in others])):
             out[k] = plain_answer
+    table = _Pods(all_pods, flags, now)
     for option in range(1 + max((len(plan.matching) for plan in plans), default=0)):
         if not _weigh(option, [plan for plan in plans if not plan.undecided and option <= len(plan.matching)],
-                      nodes, batch, now):
+                      nodes, batch, table):
             break
     for plan in plans:
         info = nodes[plan.k]
@@ -128,35 +167,33 @@ def weigh_options(
     return out, weighed
 
 
-def _weigh(option: int, active: list[_Plan], nodes: Sequence[NodeInfo], batch: DryRunBatch, now: float) -> bool:
+def _weigh(option: int, active: list[_Plan], nodes: Sequence[NodeInfo], batch: DryRunBatch, table: _Pods) -> bool:
     """Option ``option`` (0: keep nothing, i: keep the i-th matching pod) on the ``active`` plans'
     nodes by one batched reprieve, each plan's best option updated; False when nothing is left to
     weigh (no plan, or the batch answers for none of the nodes)."""
     if not active:
         return False
-    orders: list[list[PodInfo]] = []
+    orders: list[list[int]] = []
     for plan in active:
-        kept = plan.matching[option - 1] if option else None
-        order = [p for p in plan.violating + plan.non_violating if p is not kept]
-        orders.append(order if kept is None else [kept, *order])
-    answer = batch.reprieve([nodes[plan.k] for plan in active], orders)
+        if option:
+            kept = plan.matching_numbers[option - 1]
+            orders.append([kept, *(n for n in plan.numbers if n != kept)])
+        else:
+            orders.append(plan.numbers)
+    lengths = np.fromiter((len(order) for order in orders), dtype=np.int64, count=len(orders))
+    index = np.fromiter(chain.from_iterable(orders), dtype=np.int64, count=int(lengths.sum()))
+    pods = table.pods
+    answer = batch.reprieve([nodes[plan.k] for plan in active], [[pods[n] for n in order] for order in orders],
+                            lambda names: table.requests(names)[index].T)
     if answer is None:
         for plan in active:
             plan.undecided = True
         return False
     fits, kept_flags, decided = answer
-    lengths = np.fromiter((len(order) for order in orders), dtype=np.int64, count=len(orders))
     starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
-    floor = math.floor
-    ranks = np.fromiter(chain.from_iterable(
-        (p.priority, float(floor(p.start_time)) if p.start_time is not None else now)
-        for order in orders for p in order), dtype=np.float64, count=2 * int(lengths.sum())).reshape(-1, 2)
-    violating = np.fromiter((p.uid in uids for plan, order in zip(active, orders)
-                             for uids in ({q.uid for q in plan.violating},) for p in order),
-                            dtype=bool, count=int(lengths.sum()))
-    keys = _criteria(lengths, ranks, violating, ~kept_flags)
+    keys = _criteria(lengths, table.ranks[index], table.violating[index], ~kept_flags)
     fits_list, decided_list = fits.tolist(), None if decided is None else decided.tolist()
-    first_kept = kept_flags[np.minimum(starts, max(len(kept_flags) - 1, 0))].tolist() if len(kept_flags) else []
+    first_kept = kept_flags[starts].tolist()
     for i, (plan, order) in enumerate(zip(active, orders)):
         if decided_list is not None and not decided_list[i]:
             plan.undecided = True
@@ -169,5 +206,5 @@ def _weigh(option: int, active: list[_Plan], nodes: Sequence[NodeInfo], batch: D
             continue
         if plan.best is None or key > plan.best[0]:
             stays = kept_flags[starts[i]:starts[i] + lengths[i]].tolist()
-            plan.best = (key, order, stays, plan.matching[option - 1] if option else None)
+            plan.best = (key, [pods[n] for n in order], stays, plan.matching[option - 1] if option else None)
     return True
