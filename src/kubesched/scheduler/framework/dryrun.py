@@ -14,6 +14,7 @@ rejects is asked again node by node when its status is wanted).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from itertools import chain
 
 import numpy as np
 
@@ -175,7 +176,8 @@ class ArithmeticBatch:
     def reprieve(
         self, nodes: Sequence[NodeInfo], victims: Sequence[Sequence[PodInfo]], requests: VictimRequests | None = None,
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None] | None:
-        key = (*(id(info) for info in nodes), *(frozenset(id(p) for p in pods) for pods in victims))
+        # each pod is on one node: the nodes and the set of all moving pods say which pods move where
+        key = (tuple(map(id, nodes)), frozenset(map(id, chain.from_iterable(victims))))
         last = self._last
         if last is not None and last[0] == key:
             decided, others = last[1], last[2]

@@ -28,7 +28,13 @@ from itertools import chain
 import numpy as np
 
 from kubesched.scheduler.framework.budgets import DisruptionBudgets
-from kubesched.scheduler.framework.candidates import INT32_OFFSET, Candidate, CriteriaKey, importance_key
+from kubesched.scheduler.framework.candidates import (
+    INT32_OFFSET,
+    Candidate,
+    CriteriaKey,
+    NodeVictims,
+    importance_key,
+)
 from kubesched.scheduler.framework.capabilities import DryRunBatch
 from kubesched.scheduler.framework.interface import Status
 from kubesched.scheduler.framework.preemption import REJECTED
@@ -77,6 +83,29 @@ class _Plan:
     matching_numbers: list[int]
     best: tuple[CriteriaKey, list[PodInfo], list[bool], PodInfo | None] | None = None
     undecided: bool = False
+
+
+class _Listed:
+    """The victims of the candidates :func:`weigh_options` found, listed when someone looks at them
+    (the chosen node, explain): the best option's pods not kept, most important first."""
+
+    __slots__ = ("plans", "now")
+
+    def __init__(self, now: float) -> None:
+        self.plans: list[_Plan] = []
+        self.now = now
+
+    def listed(self, k: int) -> NodeVictims:
+        plan = self.plans[k]
+        assert plan.best is not None
+        _, order, stays, kept = plan.best
+        removed, stays = (order, stays) if kept is None else (order[1:], stays[1:])
+        violating_uids = {p.uid for p in plan.violating}
+        victims = [p for p, stay in zip(removed, stays) if not stay]
+        violating_keys = [p.key for p in victims if p.uid in violating_uids]
+        now = self.now
+        victims.sort(key=lambda p: importance_key(p, now))  # most important first
+        return victims, violating_keys
 
 
 def _criteria(lengths: np.ndarray, ranks: np.ndarray, violating: np.ndarray,
@@ -149,6 +178,7 @@ def weigh_options(
         if not _weigh(option, [plan for plan in plans if not plan.undecided and option <= len(plan.matching)],
                       nodes, batch, table):
             break
+    listed = _Listed(now)
     for plan in plans:
         info = nodes[plan.k]
         if plan.undecided:
@@ -156,13 +186,9 @@ def weigh_options(
         elif plan.best is None:
             out[plan.k] = REJECTED
         else:
-            _, order, stays, kept = plan.best
-            removed, stays = (order, stays) if kept is None else (order[1:], stays[1:])
-            violating_uids = {p.uid for p in plan.violating}
-            victims = [p for p, stay in zip(removed, stays) if not stay]
-            violating_keys = [p.key for p in victims if p.uid in violating_uids]
-            victims.sort(key=lambda p: importance_key(p, now))  # most important first
-            out[plan.k] = Candidate(info.name, victims, len(violating_keys), violating_keys)
+            key, _, _, kept = plan.best
+            out[plan.k] = Candidate(info.name, None, -int(key[0]), None, key, listed, len(listed.plans))
+            listed.plans.append(plan)
             weighed[info.name] = (plan.matching, kept)
     return out, weighed
 
