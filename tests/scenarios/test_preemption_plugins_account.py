@@ -156,6 +156,11 @@ def test_explain_spreading_victims_on_two_other_nodes():
     assert "cross-node victim default/web-c on node-4: counted in node-1's domain (PodTopologySpread" in out
 
 
+def test_simulate_explain_names_the_victims_nodes():
+    out = invoke("simulate", EXAMPLE_7, "--scheduler-config", CROSS, "--explain", "p").output
+    assert "* node-1: victims default/web-b(50, on node-2), default/web-c(50, on node-4); PDB violations 0" in out
+
+
 def test_explain_affinity_kept_pod():
     out = invoke("explain", "p", EXAMPLE_5, "--scheduler-config", AFFINITY).output
     assert "preempted default/batch (priority 100) on node-1 at t=1s" in out
