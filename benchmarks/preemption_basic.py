@@ -16,6 +16,10 @@ replicas) with a PodDisruptionBudget over each group allowing one disruption (``
 its status pinned as scheduler_perf pins objects' status): every node's dry run then splits its
 victims into PDB-violating and non-violating ones, and a preemptor evicting two pods of one group
 violates its budget.
+
+``--plugin`` runs the profile with one of kubesched's opt-in preemption plugins
+(``CrossNodePreemption``, ``AffinityAwarePreemption``) in place of DefaultPreemption, to measure
+what the plugin costs on the same workload.
 """
 
 from __future__ import annotations
@@ -32,6 +36,17 @@ HOSTNAME = "kubernetes.io/hostname"
 SHAPES = ("basic", "spread", "anti-affinity", "affinity", "spread+anti-affinity")
 #: low pods per PodDisruptionBudget in the PDB variant
 GROUP = 10
+#: kubesched's opt-in preemption plugins that take DefaultPreemption's place (``--plugin``)
+PLUGINS = ("CrossNodePreemption", "AffinityAwarePreemption")
+
+
+def plugin_config(plugin: str) -> dict[str, Any]:
+    """A KubeSchedulerConfiguration whose profile preempts with ``plugin`` instead of DefaultPreemption."""
+    if plugin not in PLUGINS:
+        raise ValueError(f"unknown preemption plugin {plugin!r} (one of {', '.join(PLUGINS)})")
+    return {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
+            "profiles": [{"schedulerName": "default-scheduler", "plugins": {"multiPoint": {
+                "enabled": [{"name": plugin}], "disabled": [{"name": "DefaultPreemption"}]}}}]}
 
 
 def preemptor(name: str, shape: str) -> dict[str, Any]:
@@ -65,12 +80,14 @@ def budgets(pods: int) -> list[dict[str, Any]]:
             for g in range((pods + GROUP - 1) // GROUP)]
 
 
-def run(nodes: int = 500, shape: str = "basic", preemptors: int | None = None, pdbs: bool = False) -> Measurement:
+def run(nodes: int = 500, shape: str = "basic", preemptors: int | None = None, pdbs: bool = False,
+        plugin: str | None = None) -> Measurement:
     """``preemptors``: how many high pods (default one per node); ``pdbs``: the low pods under
-    PodDisruptionBudgets (PreemptionPDB)."""
+    PodDisruptionBudgets (PreemptionPDB); ``plugin``: preempt with this opt-in plugin (see
+    :data:`PLUGINS`) instead of DefaultPreemption."""
     if shape not in SHAPES:
         raise ValueError(f"unknown preemptor shape {shape!r} (one of {', '.join(SHAPES)})")
-    bench = Bench()
+    bench = Bench(config=plugin_config(plugin) if plugin else None)
     bench.create([make_priority_class("low", 1), make_priority_class("high", 10)])
     zoned = shape != "basic"
     bench.create(make_node(f"node-{i}", labels={ZONE: f"zone-{i % 10}"} if zoned else None) for i in range(nodes))
@@ -88,6 +105,8 @@ def run(nodes: int = 500, shape: str = "basic", preemptors: int | None = None, p
     if pdbs and shape != "basic":
         name += "+PDB"
     suffix = "" if preemptors is None else f"_{count}Pods"
+    if plugin:
+        suffix += f"_{plugin}"
     return bench.measure(f"{name}/{nodes}Nodes{suffix}", high, settle=settle)
 
 
@@ -99,5 +118,7 @@ if __name__ == "__main__":
     parser.add_argument("--preemptors", type=int, default=None, help="how many high pods (default: one per node)")
     parser.add_argument("--pdbs", action="store_true",
                         help=f"PreemptionPDB: a PodDisruptionBudget over every {GROUP} low pods")
+    parser.add_argument("--plugin", choices=PLUGINS, default=None,
+                        help="preempt with this opt-in plugin instead of DefaultPreemption (default: the default profile)")
     args = parser.parse_args()
-    print(run(args.nodes, args.preemptor_shape, args.preemptors, args.pdbs).line())
+    print(run(args.nodes, args.preemptor_shape, args.preemptors, args.pdbs, args.plugin).line())

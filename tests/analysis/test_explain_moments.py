@@ -99,7 +99,7 @@ def test_at_the_moment_of_its_preemption_the_pod_waits_for_its_victim(tmp_path: 
     assert data["preemption"]["outcome"] == "not eligible"
     assert data["upstreamMessage"].endswith("preemption: not eligible due to a terminating pod on the nominated node..")
     (victim,) = data["history"]["preemptions"][0]["victims"]
-    assert data["terminatingOnNominatedNode"] == [{"pod": victim["pod"], "priority": 100, "preemptor": web}]
+    assert data["terminatingOnNominatedNode"] == [{"pod": victim["pod"], "priority": 100, "node": node, "preemptor": web}]
 
     text = " ".join(_explain(web, str(path), "--at", "0s").output.split())
     assert "preemption would not help" not in text

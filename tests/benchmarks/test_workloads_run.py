@@ -30,6 +30,8 @@ import volume_binding  # noqa: E402
     (lambda: pod_affinity.run_affinity(20, 10, 40), 40),
     (lambda: mixed.run(30, 10, 40), 40),
     (lambda: preemption_basic.run(10), 10),
+    (lambda: preemption_basic.run(10, plugin="CrossNodePreemption"), 10),
+    (lambda: preemption_basic.run(10, "affinity", plugin="AffinityAwarePreemption"), 10),
     (lambda: volume_binding.run_local(20, 20), 20),
     (lambda: volume_binding.run_provisioning(20, 40), 40),
     (lambda: volume_binding.run_immediate(20, 40), 40),
@@ -37,7 +39,8 @@ import volume_binding  # noqa: E402
     (lambda: numa.run(10, 10, 40, cache="onupdate"), 40),
     (lambda: big_cluster.run(20, 250)[0], 250),
 ], ids=["SchedulingBasic", "NodeAffinity", "TopologySpreading", "DeploymentPods", "PodAntiAffinity",
-        "PodAffinity", "Mixed", "PreemptionBasic", "VolumeBindingLocal", "VolumeProvisioning",
+        "PodAffinity", "Mixed", "PreemptionBasic", "PreemptionBasic-CrossNodePreemption",
+        "Preemption[affinity]-AffinityAwarePreemption", "VolumeBindingLocal", "VolumeProvisioning",
         "VolumeBindingImmediate", "NUMA", "NUMA-OnUpdate",
         "BigCluster"])
 def test_the_workload_schedules_every_measured_pod(workload, expected) -> None:
@@ -61,6 +64,18 @@ def test_the_numa_benchmark_places_by_numa_zones() -> None:
     bench.drain()
     assert len(list(bench.cluster.api.iter("NodeResourceTopology"))) == 2
     assert bench.bound({"big"}) == 0 and bench.bound({"fits"}) == 1
+
+
+def test_the_preemption_benchmark_runs_the_plugin_it_is_given() -> None:
+    """--plugin: the profile preempts with the opt-in plugin, not DefaultPreemption; an unknown
+    name is refused."""
+    config = preemption_basic.plugin_config("CrossNodePreemption")
+    assert config["profiles"][0]["plugins"]["multiPoint"] == {
+        "enabled": [{"name": "CrossNodePreemption"}], "disabled": [{"name": "DefaultPreemption"}]}
+    assert preemption_basic.run(10, plugin="CrossNodePreemption").name == \
+        "PreemptionBasic/10Nodes_CrossNodePreemption"
+    with pytest.raises(ValueError, match="unknown preemption plugin 'Nope'"):
+        preemption_basic.plugin_config("Nope")
 
 
 def test_the_real_cluster_benchmark_binds_every_pod() -> None:

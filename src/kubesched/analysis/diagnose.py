@@ -28,6 +28,7 @@ from kubesched.scheduler.framework.interface import Code, CycleState, Status
 from kubesched.scheduler.framework.runtime import Framework
 from kubesched.scheduler.framework.types import PodInfo
 from kubesched.scheduler.messages import fit_error_message
+from kubesched.scheduler.plugins.crossnodepreemption import TERMINATING_IN_DOMAIN, terminating_in_domain
 from kubesched.scheduler.scheduler import Scheduler
 
 
@@ -87,6 +88,10 @@ def node_groups(verdicts: list[NodeVerdict]) -> list[NodeGroup]:
     return sorted(groups.values(), key=lambda g: (-len(g.nodes), [(f["plugin"], f["reason"]) for f in g.failures]))
 
 
+#: the fields every candidate of a preemption decision has (the others are its plugin's notes)
+CANDIDATE_FIELDS = ("node", "pdbViolations", "victims", "pdbViolatingVictims")
+
+
 def scheduling_history(result: dict[str, Any], key: str) -> dict[str, Any]:
     """What the run's scheduler did with pod ``key`` (from a SimulationResult with its decisions):
     its attempts, the one that placed it (its time, node and number; None if it was not placed in
@@ -102,7 +107,10 @@ def scheduling_history(result: dict[str, Any], key: str) -> dict[str, Any]:
     for decision in result.get("preemptionDecisions", ()):
         if decision["pod"] == key and decision["outcome"] == "preempted":
             chosen = next(c for c in decision["candidates"] if c["node"] == decision["chosen"])
-            preemptions.append({"time": decision["time"], "node": decision["chosen"], "victims": chosen["victims"]})
+            # the preemption plugin's notes too (victimsElsewhere, keptForAffinity: kubesched's opt-in plugins)
+            notes = {k: v for k, v in chosen.items() if k not in CANDIDATE_FIELDS}
+            preemptions.append({"time": decision["time"], "node": decision["chosen"], "victims": chosen["victims"],
+                                **notes})
     return {"attempts": len(attempts), "failedAttempts": sum(1 for a in before if a["outcome"] != "scheduled"),
             "scheduled": scheduled, "preemptions": preemptions}
 
@@ -131,7 +139,9 @@ class PodDiagnosis:
     #: see :func:`scheduling_history` (empty without the run's result)
     history: dict[str, Any] = field(default_factory=dict)
     #: the lower-priority pods preempted by the scheduler that are still terminating on the pod's
-    #: nominated node (what keeps it from preempting again), with who preempted them if known
+    #: nominated node (what keeps it from preempting again), with who preempted them if known; with
+    #: CrossNodePreemption, also those on other nodes of the nominated node's topology domains
+    #: that keep it from preempting again (each with its node)
     terminating_on_nominated: list[dict[str, Any]] = field(default_factory=list)
     #: the nodes that pass every filter, in the scheduler's node order (with or without ``detail``)
     feasible: list[str] = field(default_factory=list)
@@ -224,6 +234,9 @@ def diagnose(scheduler: Scheduler, namespace: str, name: str, *, detail: bool = 
         return result
     result.terminating_on_nominated = _terminating_on_nominated(scheduler.cache, pod, run)
     _diagnose_filters(scheduler, obj, result, detail)
+    if result.preemption is not None and result.preemption["message"] == TERMINATING_IN_DOMAIN:
+        # CrossNodePreemption: its own victims elsewhere (or another preemptor's) in the domain
+        result.terminating_on_nominated += _terminating_in_domain(scheduler.cache, pod, run)
     return result
 
 
@@ -254,10 +267,28 @@ def _terminating_on_nominated(cache: Cache, pod: PodInfo, run: dict[str, Any] | 
     info = cache.get(pod.nominated_node_name) if pod.nominated_node_name else None
     if info is None:
         return []
-    preemptors = {e["pod"]: e.get("preemptor") for e in (run or {}).get("events", ()) if e["reason"] == "Preempted"}
-    return [{"pod": other.key, "priority": other.priority, "preemptor": preemptors.get(other.key)}
+    preemptors = _preemptors(run)
+    return [{"pod": other.key, "priority": other.priority, "node": info.name, "preemptor": preemptors.get(other.key)}
             for other in info.pods
             if other.priority < pod.priority and other.deleting and other.preempted_by_scheduler()]
+
+
+def _preemptors(run: dict[str, Any] | None) -> dict[str, str | None]:
+    """Who preempted each pod the run's events say was preempted."""
+    return {e["pod"]: e.get("preemptor") for e in (run or {}).get("events", ()) if e["reason"] == "Preempted"}
+
+
+def _terminating_in_domain(cache: Cache, pod: PodInfo, run: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """The pods CrossNodePreemption's eligibility rule finds terminating on other nodes of the pod's
+    nominated node's topology domains (see :func:`terminating_in_domain`), as
+    :func:`_terminating_on_nominated` lists those of the node itself."""
+    nominated = cache.get(pod.nominated_node_name) if pod.nominated_node_name else None
+    if nominated is None:
+        return []
+    preemptors = _preemptors(run)
+    return [{"pod": other.key, "priority": other.priority, "node": other.node_name,
+             "preemptor": preemptors.get(other.key)}
+            for other in terminating_in_domain(pod, nominated, cache.node_infos)]
 
 
 def _diagnose_filters(scheduler: Scheduler, obj: Obj, result: PodDiagnosis, detail: bool) -> None:

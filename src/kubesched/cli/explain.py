@@ -63,8 +63,36 @@ def _state(d: PodDiagnosis) -> str:
     return f"{d.phase}, " + (f"nominated to {d.nominated_node}" if d.nominated_node else "not bound")
 
 
-def _victims(victims: list[dict[str, Any]]) -> str:
-    return ", ".join(f"{v['pod']} (priority {v['priority']})" for v in victims)
+def _victims(victims: list[dict[str, Any]], node: str | None = None) -> str:
+    """The pods with their priorities, and their node where it is not ``node``."""
+    return ", ".join(f"{v['pod']} (priority {v['priority']}"
+                     + (f", on {v['node']})" if v.get("node") and v["node"] != node else ")") for v in victims)
+
+
+def _where(victims: list[dict[str, Any]], node: str | None) -> str:
+    """"on NODE" when every victim ran on ``node`` (DefaultPreemption's), else "for NODE" (the
+    victims' own nodes are named with them)."""
+    return "on" if all(v.get("node", node) == node for v in victims) else "for"
+
+
+def _render_notes(console: Console, candidate: dict[str, Any], indent: str = "    ") -> None:
+    """What kubesched's opt-in preemption plugins noted on a candidate: the victims on other nodes
+    and what named them (CrossNodePreemption), the pod kept for the preemptor's affinity
+    (AffinityAwarePreemption)."""
+    node = candidate["node"]
+    for v in candidate.get("victimsElsewhere") or ():
+        why = "; ".join(f"{n['plugin']}: {n['constraint']}, {n['topologyKey']}={n['value']} shared with {node}"
+                        for n in v["namedBy"])
+        console.print(f"{indent}cross-node victim {escape(v['pod'])} on {v['node']}: counted in {node}'s domain "
+                      f"({escape(why)})")
+    if "keptForAffinity" in candidate:
+        kept = candidate["keptForAffinity"]
+        if kept is not None:
+            console.print(f"{indent}kept {escape(kept['pod'])} (priority {kept['priority']}) on {node} for the pod's "
+                          "required pod affinity (DefaultPreemption's dry run would remove it)")
+        else:
+            console.print(f"{indent}kept none of {escape(', '.join(candidate.get('affinityOptions') or []))} for the "
+                          "pod's affinity: DefaultPreemption's victims were better")
 
 
 def _render_placement(console: Console, d: PodDiagnosis) -> None:
@@ -79,8 +107,14 @@ def _render_placement(console: Console, d: PodDiagnosis) -> None:
     elif d.history:
         console.print("  not placed by the scheduler in this run: its spec.nodeName was set when it was created "
                       "(a snapshot's bound pod, or a manifest's nodeName)")
+    _render_history_preemptions(console, d)
+
+
+def _render_history_preemptions(console: Console, d: PodDiagnosis) -> None:
     for p in d.history.get("preemptions", ()):
-        console.print(f"  preempted {escape(_victims(p['victims']))} on {p['node']} at t={p['time']:g}s")
+        console.print(f"  preempted {escape(_victims(p['victims'], p['node']))} {_where(p['victims'], p['node'])} "
+                      f"{p['node']} at t={p['time']:g}s")
+        _render_notes(console, p)
 
 
 def _group_hints(hints: dict[str, int], count: int) -> str:
@@ -130,7 +164,9 @@ def _render_preemption(console: Console, d: PodDiagnosis) -> None:
     if p["outcome"] == "would preempt":
         chosen = next(c for c in p["candidates"] if c["node"] == p["chosen"])
         console.print(f"  preemption would help: on {p['chosen']} (picked by {p['criterion']}), "
-                      f"evicting {escape(_victims(chosen['victims']))}; PDB violations: {chosen['pdbViolations']}")
+                      f"evicting {escape(_victims(chosen['victims'], p['chosen']))}; "
+                      f"PDB violations: {chosen['pdbViolations']}")
+        _render_notes(console, chosen)
         if len(p["candidates"]) > 1:
             console.print("  other candidates: " + "; ".join(
                 f"{c['node']}: {len(c['victims'])} victim(s)" for c in p["candidates"] if c["node"] != p["chosen"]))
@@ -138,8 +174,9 @@ def _render_preemption(console: Console, d: PodDiagnosis) -> None:
         q = d.preemption_if_allowed
         chosen = next(c for c in q["candidates"] if c["node"] == q["chosen"])
         console.print(f"  preemption would help, but the pod's preemptionPolicy is Never: it would take "
-                      f"{q['chosen']}, evicting {escape(_victims(chosen['victims']))}; "
+                      f"{q['chosen']}, evicting {escape(_victims(chosen['victims'], q['chosen']))}; "
                       f"PDB violations: {chosen['pdbViolations']}")
+        _render_notes(console, chosen)
     elif p["outcome"] == "not eligible" and d.terminating_on_nominated:
         _render_waiting(console, d)
     else:
@@ -159,12 +196,17 @@ def _render_waiting(console: Console, d: PodDiagnosis) -> None:
         last = next((p for p in reversed(d.history.get("preemptions", ())) if p["node"] == d.nominated_node), None)
         when = f" at t={last['time']:g}s" if last else ""
         waits = "the victim" if len(own) == 1 else f"its {len(own)} victims"
-        console.print(f"  preemption under way: it preempted {escape(_victims(own))} on {d.nominated_node}{when} "
-                      f"and is nominated there; it waits for {waits} to terminate ({why})")
+        console.print(f"  preemption under way: it preempted {escape(_victims(own, d.nominated_node))} "
+                      f"{_where(own, d.nominated_node)} {d.nominated_node}{when} and is nominated there; it waits for "
+                      f"{waits} to terminate ({why})")
+        if last is not None:
+            _render_notes(console, last)
         return
     by = sorted({t["preemptor"] for t in terminating if t["preemptor"]})
-    console.print(f"  preemption not tried now: {escape(_victims(terminating))} still terminating on its nominated "
-                  f"node {d.nominated_node}" + (f", preempted for {', '.join(by)}" if by else "") + f" ({why})")
+    where = "on its nominated node" if all(t.get("node", d.nominated_node) == d.nominated_node for t in terminating) \
+        else "in the topology domain of its nominated node"
+    console.print(f"  preemption not tried now: {escape(_victims(terminating, d.nominated_node))} still terminating "
+                  f"{where} {d.nominated_node}" + (f", preempted for {', '.join(by)}" if by else "") + f" ({why})")
 
 
 def render_diagnosis(console: Console, d: PodDiagnosis, nodes: str = "auto") -> None:
@@ -179,8 +221,7 @@ def render_diagnosis(console: Console, d: PodDiagnosis, nodes: str = "auto") -> 
         console.print(f"  as a pod pending now (without its nodeName, itself not counted on {d.node}):")
         indent = "    "
     elif d.history.get("preemptions") and not d.terminating_on_nominated:
-        for p in d.history["preemptions"]:
-            console.print(f"  preempted {escape(_victims(p['victims']))} on {p['node']} at t={p['time']:g}s")
+        _render_history_preemptions(console, d)
     if d.pre_filter:
         console.print(f"{indent}rejected before filtering: {escape(d.pre_filter)}")
         for hint in d.pre_filter_hints:

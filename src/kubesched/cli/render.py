@@ -351,6 +351,8 @@ def render_explain(console: Console, result: dict[str, Any], wanted: str) -> Non
         if decision["message"]:
             console.print(f"      {escape(decision['message'])}")
         for c in decision["candidates"]:
-            victims = ", ".join(f"{v['pod']}({v['priority']})" for v in c["victims"])
+            victims = ", ".join(f"{v['pod']}({v['priority']}"
+                                + (f", on {v['node']})" if v.get("node", c["node"]) != c["node"] else ")")
+                                for v in c["victims"])
             mark = "*" if c["node"] == decision["chosen"] else " "
             console.print(f"    {mark} {c['node']}: victims {victims}; PDB violations {c['pdbViolations']}")

@@ -73,6 +73,34 @@ def blocked_for(entry: dict[str, Any]) -> str:
     return f"{entry['blockedFor']:g}s"
 
 
+def cross_node_reason(entry: dict[str, Any]) -> str:
+    """Why a victim on another node than its preemptor's was preempted (CrossNodePreemption)."""
+    return "; ".join(f"{n['plugin']}: {n['constraint']} ({n['topologyKey']}={n['value']})"
+                     for n in entry.get("namedBy") or ())
+
+
+#: what each counter of kubesched's opt-in preemption plugins is called in the table output
+POLICY_WORDS = {
+    "crossNodeAttempts": "attempts that searched pods on other nodes",
+    "crossNodePreemptions": "preemptions with victims on other nodes",
+    "victimsElsewhere": "victims on other nodes",
+    "affinityAttempts": "attempts that weighed keeping a pod for affinity",
+    "affinityKept": "preemptions that kept a pod for affinity",
+}
+
+
+def render_policies(console: Console, policies: dict[str, Any] | None) -> None:
+    """What kubesched's opt-in preemption plugins did in each run (baseline → changed)."""
+    if not policies:
+        return
+    base, new = policies["baseline"], policies["changed"]
+    for plugin in sorted(set(base) | set(new)):
+        counts = new.get(plugin) or base.get(plugin) or {}
+        parts = [f"{POLICY_WORDS.get(k, k)} {base.get(plugin, {}).get(k, 0)} → {new.get(plugin, {}).get(k, 0)}"
+                 for k in counts]
+        console.print(f"{plugin}: " + ", ".join(parts))
+
+
 #: up to this many (namespace, PriorityClass) pairs the impact table lists every one, else the changed ones
 IMPACT_ROWS_SHOWN_WHOLE = 20
 
@@ -93,15 +121,22 @@ def render_whatif(console: Console, diff: dict[str, Any]) -> None:
     render_rejected(console, diff.get("rejected") or [])
     if diff["preempted"]:
         pre = Table(title=f"Pods that would be preempted ({len(diff['preempted'])})", title_justify="left")
-        for col in ("t (s)", "victim", "prio", "preemptor", "node", "why this node", "PDB"):
+        elsewhere = any(p.get("victimNode", p["node"]) != p["node"] for p in diff["preempted"])
+        columns = ["t (s)", "victim", "prio", "preemptor", "node", "why this node", "PDB"]
+        if elsewhere:  # CrossNodePreemption: victims on other nodes than the preemptor's
+            columns[5:5] = ["victim's node", "why there"]
+        for col in columns:
             pre.add_column(col, overflow="fold")
         for p in diff["preempted"]:
-            pre.add_row(f"{p['time']:g}", named(p, "victim", "baselineVictim"), str(p["victimPriority"]),
-                        named(p, "preemptor", "baselinePreemptor"), p["node"],
-                        p["criterion"], "violated" if p["violatesPDB"] else "")
+            row = [f"{p['time']:g}", named(p, "victim", "baselineVictim"), str(p["victimPriority"]),
+                   named(p, "preemptor", "baselinePreemptor"), p["node"]]
+            if elsewhere:
+                row += [p.get("victimNode", p["node"]), cross_node_reason(p)]
+            pre.add_row(*row, p["criterion"], "violated" if p["violatesPDB"] else "")
         console.print(pre)
     else:
         console.print("Pods that would be preempted: none")
+    render_policies(console, diff.get("preemptionPolicies"))
     if diff["started"]:
         console.print("Pending pods that would start: " + ", ".join(f"{named(p)} on {p['node']}" for p in diff["started"]))
     if diff["keptRunning"]:

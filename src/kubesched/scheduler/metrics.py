@@ -1,7 +1,10 @@
 """What the scheduler measures, under upstream's metric names (``pkg/scheduler/metrics/metrics.go``):
 counters always, durations when ``timing`` is on (``kubesched run`` turns it on; a simulation
 does not pay for clocks it does not report). Histograms keep fixed cumulative buckets, so memory
-does not grow with the run; ``serve/metrics.py`` exports them."""
+does not grow with the run; ``serve/metrics.py`` exports them.
+
+kubesched's own opt-in preemption plugins count what they did besides (:attr:`Metrics.policies`,
+see :data:`POLICY_COUNTERS`): upstream has no such metrics; they are exported as ``kubesched_*``."""
 
 from __future__ import annotations
 
@@ -29,6 +32,26 @@ POD_SCHEDULING_ATTEMPTS_BUCKETS = exponential_buckets(1, 2, 5)
 PREEMPTION_GOROUTINES_BUCKETS = exponential_buckets(0.01, 2, 20)
 #: upstream ``pluginMetricsSamplePercent``: plugin durations are measured in this share of cycles
 PLUGIN_METRICS_SAMPLE_PERCENT = 10
+
+
+#: what kubesched's opt-in preemption plugins count, per plugin: (counter, its meaning); the
+#: simulation result's ``preemptionPolicies`` and ``/metrics`` (``kubesched_<plugin>_<counter>_total``,
+#: see serve/metrics.py) report them
+POLICY_COUNTERS: dict[str, tuple[tuple[str, str], ...]] = {
+    "CrossNodePreemption": (
+        ("crossNodeAttempts", "Preemption attempts where some node's dry run also removed lower-priority pods on "
+                              "other nodes of its topology domains (named by anti-affinity or hard spreading)."),
+        ("crossNodePreemptions", "Preemptions made whose victims include pods on other nodes than the one the "
+                                 "preemptor was nominated to."),
+        ("victimsElsewhere", "Victims preempted on other nodes than the one the preemptor was nominated to."),
+    ),
+    "AffinityAwarePreemption": (
+        ("affinityAttempts", "Preemption attempts where some node's dry run tried keeping a lower-priority pod the "
+                             "preemptor has required pod affinity to."),
+        ("affinityKept", "Preemptions made that kept (reprieved) such a pod on the chosen node, where "
+                         "DefaultPreemption's dry run would have removed it."),
+    ),
+}
 
 
 @dataclass
@@ -84,6 +107,18 @@ class Metrics:
     extension_point_duration: dict[tuple[str, str, str], Histogram] = field(default_factory=dict)
     plugin_duration: dict[tuple[str, str, str], Histogram] = field(default_factory=dict)  # (plugin, point, status)
     _sampler: random.Random = field(default_factory=lambda: random.Random(0), repr=False)
+    #: kubesched's opt-in preemption plugins' own counts: (plugin, counter of
+    #: :data:`POLICY_COUNTERS`) -> count
+    policies: Counter[tuple[str, str]] = field(default_factory=Counter)
+
+    def count_policy(self, plugin: str, counter: str, n: int = 1) -> None:
+        """Count ``n`` for one of :data:`POLICY_COUNTERS` of ``plugin``."""
+        self.policies[plugin, counter] += n
+
+    def policy_report(self, plugins: list[str]) -> dict[str, dict[str, int]]:
+        """Per plugin of ``plugins`` that has :data:`POLICY_COUNTERS`, each counter (zeros included)."""
+        return {plugin: {name: self.policies[plugin, name] for name, _ in POLICY_COUNTERS[plugin]}
+                for plugin in plugins if plugin in POLICY_COUNTERS}
 
     def observe_victims(self, count: int) -> None:
         self.preemption_victims.observe(count)

@@ -14,6 +14,7 @@ scrapes builds none.
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from collections.abc import Iterable, Iterator, Sequence
@@ -29,7 +30,7 @@ from prometheus_client import (
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily, Metric
 from prometheus_client.registry import Collector
 
-from kubesched.scheduler.metrics import Histogram
+from kubesched.scheduler.metrics import POLICY_COUNTERS, Histogram
 
 if TYPE_CHECKING:
     from kubesched.cluster.kube.cluster import KubeCluster
@@ -40,6 +41,11 @@ CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 QUEUES = ("active", "backoff", "unschedulable", "gated")
 #: the longest a scrape waits for the scheduling thread to build fresh families
 FRESH_TIMEOUT = 2.0
+
+
+def snake_case(name: str) -> str:
+    """``CrossNodePreemption`` -> ``cross_node_preemption``."""
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
 
 
 def _histogram(family: HistogramMetricFamily, labels: list[str], histogram: Histogram) -> None:
@@ -171,6 +177,7 @@ class Exporter:
             out.append(_histograms("scheduler_preemption_goroutines_duration_seconds",
                                    "Duration in seconds for running goroutines for the preemption.", ["result"],
                                    [((result,), h) for result, h in sorted(m.preemption_goroutines_duration.items())]))
+        out.extend(self._policy_families(scheduler))
         out.append(_histograms("scheduler_pod_scheduling_attempts",
                                "Number of attempts to successfully schedule a pod.", [], [((), m.pod_scheduling_attempts)]))
         pending = GaugeMetricFamily(
@@ -201,6 +208,20 @@ class Exporter:
             self._built_at = time.monotonic()
             self._wanted = False
             self._cond.notify_all()
+
+    @staticmethod
+    def _policy_families(scheduler: Scheduler) -> list[Metric]:
+        """kubesched's own counters of its opt-in preemption plugins (none of them upstream's), for
+        each such plugin some profile enables: ``kubesched_<plugin in snake case>_<counter in snake
+        case>_total``, e.g. ``kubesched_cross_node_preemption_victims_elsewhere_total``."""
+        names = sorted({pl.name for fwk in scheduler.frameworks.values() for pl in fwk.post_filter_plugins})
+        out: list[Metric] = []
+        for plugin, counts in scheduler.metrics.policy_report(names).items():
+            meanings = dict(POLICY_COUNTERS[plugin])
+            for counter, value in counts.items():
+                out.append(CounterMetricFamily(f"kubesched_{snake_case(plugin)}_{snake_case(counter)}",
+                                               f"{plugin} (kubesched's own): {meanings[counter]}", value=value))
+        return out
 
     @staticmethod
     def _unschedulable(scheduler: Scheduler) -> GaugeMetricFamily:

@@ -49,10 +49,27 @@ def build_result(sim: Simulation, *, decisions: bool = False) -> dict[str, Any]:
         result["racing"] = sim.race.report()
     if sim.gangs.groups:
         result["podGroups"] = sim.gangs.report()
+    policies = preemption_policies(sim)
+    if policies:
+        result["preemptionPolicies"] = policies
     if decisions:
         result["preemptionDecisions"] = [r.to_dict() for r in sim.scheduler.records.preemptions]
         result["attempts"] = [a.to_dict() for a in sim.scheduler.records.attempts]
     return result
+
+
+def preemption_policies(sim: Simulation) -> dict[str, dict[str, int]]:
+    """What kubesched's opt-in preemption plugins did, per plugin that some profile of some
+    scheduler of the run enables: their own counters (``POLICY_COUNTERS`` in
+    kubesched/scheduler/metrics.py), summed over the schedulers."""
+    out: dict[str, dict[str, int]] = {}
+    for scheduler in sim.schedulers:
+        names = sorted({pl.name for fwk in scheduler.frameworks.values() for pl in fwk.post_filter_plugins})
+        for plugin, counts in scheduler.metrics.policy_report(names).items():
+            mine = out.setdefault(plugin, dict.fromkeys(counts, 0))
+            for name, count in counts.items():
+                mine[name] += count
+    return dict(sorted(out.items()))
 
 
 def node_utilisation(sim: Simulation) -> list[dict[str, Any]]:

@@ -64,15 +64,21 @@ def _preemptions(run: Run, budgets: BudgetIndex) -> list[dict[str, Any]]:
         if decision["outcome"] != "preempted":
             continue
         chosen = next(c for c in decision["candidates"] if c["node"] == decision["chosen"])
+        # CrossNodePreemption: victims on other nodes than the chosen one, with what named them
+        named_by = {v["pod"]: v["namedBy"] for v in chosen.get("victimsElsewhere") or ()}
         for victim in chosen["victims"]:
             violates = victim["pod"] in chosen.get("pdbViolatingVictims", [])
-            out.append({
+            entry = {
                 "time": decision["time"], "victim": victim["pod"], "victimPriority": victim["priority"],
                 "preemptor": decision["pod"], "preemptorPriority": decision["priority"],
-                "node": decision["chosen"], "criterion": decision["criterion"],
+                "node": decision["chosen"], "victimNode": victim.get("node") or decision["chosen"],
+                "criterion": decision["criterion"],
                 "violatesPDB": violates,
                 "violatedPDBs": _violated_budgets(victim["pod"], run, budgets) if violates else [],
-            })
+            }
+            if victim["pod"] in named_by:
+                entry["namedBy"] = named_by[victim["pod"]]
+            out.append(entry)
     return out
 
 
@@ -252,6 +258,10 @@ def compare(baseline: Scenario, before: Before, base: Run | dict[str, Any], new:
     }
     if "drains" in n:
         result["drains"] = _drains(new, replaced)
+    if "preemptionPolicies" in b or "preemptionPolicies" in n:
+        # what kubesched's opt-in preemption plugins did in each run (their own counters)
+        result["preemptionPolicies"] = {"baseline": b.get("preemptionPolicies") or {},
+                                        "changed": n.get("preemptionPolicies") or {}}
     note = _preemption_note(before.preemption, changes)
     if note is not None:
         result["note"] = note

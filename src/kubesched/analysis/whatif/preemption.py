@@ -19,25 +19,53 @@ from kubesched.api.snapshot import pod_state
 from kubesched.k8s.objects import DEFAULT_SCHEDULER_NAME, Obj
 
 PREEMPTION = "DefaultPreemption"
+#: kubesched's preemption plugins that a configuration enables in DefaultPreemption's place
+OPT_IN_PREEMPTION = ("AffinityAwarePreemption", "CrossNodePreemption", "PreemptionToleration",
+                     "StrictPDBPreemption")
+
+
+def _opt_in(plugins: dict[str, Any]) -> list[str]:
+    """The opt-in preemption plugins a profile's ``plugins`` enable (multiPoint or postFilter)."""
+    return [e.get("name") for point in ("multiPoint", "postFilter")
+            for e in (plugins.get(point) or {}).get("enabled") or [] if e.get("name") in OPT_IN_PREEMPTION]
+
+
+def preemption_plugin(config: Obj | None) -> str | None:
+    """The preemption plugin of the first profile of ``config`` (None: the default profile):
+    DefaultPreemption, an opt-in one enabled in its place, or None when it preempts not at all."""
+    profiles = (config or {}).get("profiles") or [{}]
+    plugins = profiles[0].get("plugins") or {}
+    opt_in = _opt_in(plugins)
+    if opt_in:
+        return opt_in[0]
+    for point in ("multiPoint", "postFilter"):
+        if any(d.get("name") in (PREEMPTION, "*") for d in (plugins.get(point) or {}).get("disabled") or []):
+            return None
+    return PREEMPTION
 
 
 def preemption_enabled(config: Obj | None) -> bool:
-    """Whether DefaultPreemption runs in the first profile of ``config`` (None: the default profile)."""
-    profiles = (config or {}).get("profiles") or [{}]
-    plugins = profiles[0].get("plugins") or {}
-    for point in ("multiPoint", "postFilter"):
-        if any(d.get("name") in (PREEMPTION, "*") for d in (plugins.get(point) or {}).get("disabled") or []):
-            return False
-    return True
+    """Whether the first profile of ``config`` (None: the default profile) preempts: DefaultPreemption
+    runs, or one of kubesched's opt-in preemption plugins in its place."""
+    return preemption_plugin(config) is not None
 
 
 def with_preemption(config: Obj | None, enabled: bool) -> Obj:
-    """A KubeSchedulerConfiguration with DefaultPreemption enabled or disabled in every profile."""
+    """A KubeSchedulerConfiguration with DefaultPreemption enabled or disabled in every profile.
+    Disabling also takes out the opt-in preemption plugins enabled in its place; enabling leaves a
+    profile that has one of them as it is."""
     cfg: dict[str, Any] = copy.deepcopy(config) if config else {
         "apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration"}
     profiles = cfg.setdefault("profiles", [{"schedulerName": DEFAULT_SCHEDULER_NAME}])
     for profile in profiles:
         plugins = profile.setdefault("plugins", {})
+        if _opt_in(plugins):
+            if enabled:
+                continue  # it preempts already, its own way
+            for point in ("multiPoint", "postFilter"):
+                if plugins.get(point) and plugins[point].get("enabled"):
+                    plugins[point]["enabled"] = [e for e in plugins[point]["enabled"]
+                                                 if e.get("name") not in OPT_IN_PREEMPTION]
         mp = plugins.setdefault("multiPoint", {})
         disabled = [d for d in mp.get("disabled") or [] if d.get("name") != PREEMPTION]
         if not enabled:
@@ -109,19 +137,20 @@ def baseline_preemption(base: Scenario, changes: Changes) -> BaselinePreemption:
     configuration says; else, when the changes switch preemption, as ``--scheduler-config`` (the
     configuration being changed) says; else as the pending pods' messages tell; else as the default
     profile does (DefaultPreemption on)."""
-    def runs(enabled: bool) -> str:
-        return "runs DefaultPreemption" if enabled else "disables DefaultPreemption"
+    def runs(config: Obj | None) -> str:
+        plugin = preemption_plugin(config)
+        return f"runs {plugin}" if plugin is not None else "disables DefaultPreemption"
 
     if base.scheduler_configuration is not None:
         enabled = preemption_enabled(base.scheduler_configuration)
         return BaselinePreemption(enabled, "snapshotConfiguration",
-                                  f"the snapshot's scheduler configuration {runs(enabled)}")
+                                  f"the snapshot's scheduler configuration {runs(base.scheduler_configuration)}")
     if changes.preemption is not None and changes.scheduler_configuration is not None:
         enabled = preemption_enabled(changes.scheduler_configuration)
         read_from = changes.scheduler_configuration_source
         source = f"--scheduler-config {read_from.file}" if isinstance(read_from, Location) else \
             read_from or "--scheduler-config"
-        return BaselinePreemption(enabled, "schedulerConfig", f"{source} {runs(enabled)}")
+        return BaselinePreemption(enabled, "schedulerConfig", f"{source} {runs(changes.scheduler_configuration)}")
     told = preemption_in_messages(base.objects)
     if told is not None:
         return told

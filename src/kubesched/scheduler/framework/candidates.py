@@ -246,6 +246,9 @@ class PreemptionRecord:
     rejected_nodes: dict[str, str] = field(default_factory=dict)
     chosen: str | None = None
     criterion: str = ""
+    #: per candidate node, what the preemption plugin adds to its account of the candidate
+    #: (kubesched's opt-in plugins: why victims on other nodes were named, which pods were kept)
+    notes: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -258,8 +261,11 @@ class PreemptionRecord:
                 {
                     "node": c.node,
                     "pdbViolations": c.pdb_violations,
-                    "victims": [{"pod": v.key, "priority": v.priority} for v in c.victims],
+                    # each victim's own node: another than the candidate's for CrossNodePreemption's
+                    "victims": [{"pod": v.key, "priority": v.priority, "node": v.node_name or c.node}
+                                for v in c.victims],
                     "pdbViolatingVictims": list(c.violating),
+                    **self.notes.get(c.node, {}),
                 }
                 for c in self.candidates
             ],

@@ -280,5 +280,9 @@ class PreemptionMetrics(Protocol):
 
     def observe_victims(self, count: int) -> None: ...
 
+    def count_policy(self, plugin: str, counter: str, n: int = 1) -> None:
+        """kubesched's opt-in preemption plugins: count ``n`` for ``plugin``'s ``counter`` (see
+        :data:`kubesched.scheduler.metrics.POLICY_COUNTERS`)."""
+
     def observe_preemption_goroutine(self, result: str, seconds: float) -> None:
         """One asynchronous preemption's background work done (``result``: "success" or "error")."""

@@ -14,6 +14,7 @@ rejects is asked again node by node when its status is wanted).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from itertools import chain
 
 import numpy as np
 
@@ -153,7 +154,7 @@ class ArithmeticBatch:
     marks, so their verdicts on the nodes as they are hold throughout (``others_pass``); the
     arithmetic filter removes, adds and reprieves pods for all nodes together."""
 
-    __slots__ = ("_arithmetic", "_state", "_pod", "_snapshot", "_nominated", "_others_pass", "_decided")
+    __slots__ = ("_arithmetic", "_state", "_pod", "_snapshot", "_nominated", "_others_pass", "_decided", "_last")
 
     def __init__(
         self, arithmetic: PreemptionArithmetic, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot,
@@ -167,11 +168,23 @@ class ArithmeticBatch:
         self._nominated = nominated
         self._others_pass = others_pass
         self._decided = decided
+        #: the last call's nodes and victim sets, with what ``decided`` and ``others_pass`` answered:
+        #: a policy reprieving the same pods of the same nodes in other orders (AffinityAwarePreemption's
+        #: options) asks them once (both depend on which pods move, not on their order)
+        self._last: tuple[tuple[object, ...], np.ndarray | None, np.ndarray] | None = None
 
     def reprieve(
         self, nodes: Sequence[NodeInfo], victims: Sequence[Sequence[PodInfo]], requests: VictimRequests | None = None,
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None] | None:
-        decided = None if self._decided is None else self._decided(nodes, victims)
+        # each pod is on one node: the nodes and the set of all moving pods say which pods move where
+        key = (tuple(map(id, nodes)), frozenset(map(id, chain.from_iterable(victims))))
+        last = self._last
+        if last is not None and last[0] == key:
+            decided, others = last[1], last[2]
+        else:
+            decided = None if self._decided is None else self._decided(nodes, victims)
+            others = self._others_pass(nodes) if decided is None or decided.any() else np.zeros(0, dtype=bool)
+            self._last = (key, decided, others)
         if decided is not None and not decided.any():
             return None
         answer = self._arithmetic.reprieve_many(self._state, self._pod, self._snapshot, nodes, self._nominated, victims,
@@ -179,7 +192,7 @@ class ArithmeticBatch:
         if answer is None:
             return None
         fits, kept = answer
-        fits &= self._others_pass(nodes)
+        fits &= others
         if not fits.all():  # reprieves on nodes that fail another filter do not count
             lengths = np.fromiter((len(pods) for pods in victims), dtype=np.int64, count=len(victims))
             kept &= np.repeat(fits, lengths)
