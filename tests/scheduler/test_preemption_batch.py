@@ -83,7 +83,9 @@ def test_batched_dry_run_equals_node_by_node(tmp_path: Path, monkeypatch: pytest
     batched = explained_json(path)
     plain = json.dumps(simulate(str(path)).result)  # the records keep only the chosen candidates
     with monkeypatch.context() as m:
+        # the reference: every node asked on its own, statuses included
         m.setattr(DefaultPreemption, "select_victims_on_nodes", lambda self, *args: None)
+        m.setattr(DefaultPreemption, "removes_every_lower_priority_pod", property(lambda self: False))
         node_by_node = explained_json(path)
         plain_node_by_node = json.dumps(simulate(str(path)).result)
     assert batched == node_by_node
@@ -162,3 +164,29 @@ def test_a_nodes_pods_by_importance_follow_its_changes() -> None:
     for priority in (-4, -3, 0, 1, 5, 6, 10, 11):
         order = plugin._node_order(node, 10.0)
         assert order.ordered[order.cut(priority):] == [p for p in ordered if p.priority < priority]
+
+
+def test_nodes_known_to_fail_get_their_statuses_at_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A preemptor too big for any node even with every lower-priority pod gone: each node's status
+    (what the filters say once the victims are removed) comes from one vector pass, word for word
+    what asking each node on its own gives."""
+    from kubesched.scheduler.framework.filtering import FilterPoints
+
+    calls: list[int] = []
+    original = FilterPoints.removal_statuses
+
+    def spy(self: FilterPoints, *args: Any) -> Any:
+        out = original(self, *args)
+        calls.append(len(out))
+        return out
+
+    monkeypatch.setattr(FilterPoints, "removal_statuses", spy)
+    running = [(0, 2, i, "a", 0) for i in range(5)] + [(1000, 1, i, "b", 0) for i in range(5)]
+    path = tmp_path / "s.yaml"
+    path.write_text(yaml.safe_dump_all(scenario(5, 0, running, [(500, 4, "c", 0)], [], 2)))
+    fast = explained_json(path)
+    assert calls and max(calls) == 5
+    assert "preemption: 0/5 nodes are available: 5 Insufficient cpu." in fast
+    with monkeypatch.context() as m:
+        m.setattr(DefaultPreemption, "removes_every_lower_priority_pod", property(lambda self: False))
+        assert explained_json(path) == fast

@@ -163,6 +163,14 @@ class PreemptionArithmetic(Plugin, Protocol):
         once: None where it passes, else its rejection (nodes failing alike share a Status). Obligation: exactly :meth:`preemption_view`
         with those nominated pods added, then ``filter()``."""
 
+    def removal_failures(
+        self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot, idx: np.ndarray,
+        nominated: NominatedLoad,
+    ) -> StatusGroups:
+        """Filter on each node ``idx[k]`` with every pod of lower priority than ``pod`` removed and
+        its ``nominated`` load added, for all at once (None where it passes). Obligation: exactly
+        :meth:`preemption_view` with those pods removed and added, then ``filter()``."""
+
     def reprieve_many(
         self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot, nodes: Sequence[NodeInfo],
         nominated: NominatedLoad, victims: Sequence[Sequence[PodInfo]], requests: VictimRequests | None = None,
@@ -261,6 +269,14 @@ class PluginsRunner(Protocol):
     def nominated_load(self, pod: PodInfo, snapshot: NodeTableSnapshot) -> NominatedLoad:
         """The nominated pods ``pod``'s filters count on each node (priority >= its own, itself
         left out), summed per column of ``snapshot``'s node table."""
+
+    def removal_statuses(
+        self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot, idx: np.ndarray,
+        arithmetic: PreemptionArithmetic, nominated: NominatedLoad,
+    ) -> list[Status | None]:
+        """What :meth:`dry_run_node` with ``arithmetic`` (exact: :meth:`preemption_arithmetic`)
+        says on each node ``idx[k]`` once every pod of lower priority than the pod is removed
+        (``run_filters(pods_only=False)``), for all of them at once."""
 
     def dry_run_batch(
         self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot, arithmetic: PreemptionArithmetic,

@@ -132,6 +132,61 @@ class FilterPoints(PluginSet):
         nominated = self.nominated_pods_to_add(pod, node.name)
         return ArithmeticNode(self.filter_plugins, arithmetic, state, pod, node, nominated, _filter_failed)
 
+    def removal_statuses(
+        self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot, idx: np.ndarray,
+        arithmetic: PreemptionArithmetic, nominated: NominatedLoad,
+    ) -> list[Status | None]:
+        """What :meth:`dry_run_node`'s arithmetic node says on each node ``idx[k]`` once every pod
+        of lower priority than ``pod`` is removed (``run_filters(pods_only=False)``: the first
+        filter rejecting it, in order; None where all pass), for all of them at once where the
+        filters have vector forms. ``arithmetic`` must be the only filter depending on the node's
+        pods (:meth:`preemption_arithmetic`); the others are asked about the node as it is."""
+        nodes = snapshot.node_infos
+        count = len(idx)
+        out = np.full(count, None, dtype=object)
+        pending = np.ones(count, dtype=bool)
+        skip = state.skip_filter_plugins
+        for pl, vector, failures in zip(self.filter_plugins, self.filter_vectors, self.failure_statuses):
+            at = np.flatnonzero(pending)
+            if not len(at):
+                break
+            if pl.name in skip:
+                continue
+            if pl is arithmetic:
+                groups = arithmetic.removal_failures(state, pod, snapshot, idx[at], nominated)
+                shared = np.full(len(groups.groups), None, dtype=object)
+                shared[:] = [None if g is None else _filter_failed(g, pl.name) for g in groups.groups]
+                failing = groups.failing()
+                out[at[failing]] = shared[groups.which[failing]]
+                pending[at[failing]] = False
+                continue
+            mask = vector.filter_vector(state, pod, snapshot) if vector is not None else None
+            if mask is not None:
+                rejected = at[~mask[idx[at]]]
+                found: list[Status] | StatusGroups | None = \
+                    failures.failure_statuses(state, pod, snapshot, idx[rejected]) if failures is not None else None
+                if isinstance(found, StatusGroups):
+                    shared = np.full(len(found.groups), None, dtype=object)
+                    shared[:] = [None if g is None else _filter_failed(g, pl.name) for g in found.groups]
+                    out[rejected] = shared[found.which]
+                elif found is not None:
+                    named = {id(st): _filter_failed(st, pl.name) for st in found}
+                    out[rejected] = [named[id(st)] for st in found]
+                else:
+                    for k in rejected.tolist():
+                        status = pl.filter(state, pod, nodes[int(idx[k])])
+                        assert status is not None
+                        out[k] = _filter_failed(status, pl.name)
+                pending[rejected] = False
+                continue
+            for k in at.tolist():
+                status = pl.filter(state, pod, nodes[int(idx[k])])
+                if status is not None and not status.is_success():
+                    out[k] = _filter_failed(status, pl.name)
+                    pending[k] = False
+        answer: list[Status | None] = out.tolist()
+        return answer
+
     def dry_run_batch(
         self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot, arithmetic: PreemptionArithmetic,
         nominated: NominatedLoad,

@@ -92,6 +92,12 @@ class PreemptionPolicy(Protocol):
     def ordered_score_funcs(self, victims: dict[str, Victims]) -> list[ScoreFunc] | None:
         """The criteria picking the node, in order; None for the default ones (:data:`CRITERIA`)."""
 
+    #: True when :meth:`select_victims_on_node` removes every pod of lower priority and then asks
+    #: the filters, answering with their status when they reject the node (DefaultPreemption's):
+    #: the statuses of nodes known to fail so may be found for many nodes at once
+    @property
+    def removes_every_lower_priority_pod(self) -> bool: ...
+
     def without_victims(self, pod: PodInfo, snapshot: NodeTableSnapshot, idx: np.ndarray) -> tuple[np.ndarray, Status] | None:
         """Which nodes ``idx[k]`` (by index) hold no pod the policy could evict for ``pod``, and the
         status :meth:`select_victims_on_node` gives every such node, for all of them at once; None
@@ -380,6 +386,18 @@ class Evaluator:
         if not candidates:
             for k in no_victims:
                 node_statuses[potential[k].name] = no_victims_status
+            if deferred and arithmetic is not None and policy.removes_every_lower_priority_pod:
+                # every lower-priority pod removed, the filters asked: for all those nodes at once
+                idx = np.fromiter((potential[k].index for k in deferred), dtype=np.int64, count=len(deferred))
+                snapshot = handle.snapshot()
+                found = fwk.removal_statuses(state, pod, snapshot, idx, arithmetic, fwk.nominated_load(pod, snapshot))
+                rest = []  # none, the filters failing them all: else node by node below
+                for k, status in zip(deferred, found):
+                    if status is None:
+                        rest.append(k)
+                    else:
+                        node_statuses[potential[k].name] = status
+                deferred = rest
             for k in deferred:  # known to fail the first check, so a status comes back
                 info = potential[k]
                 rejected = policy.select_victims_on_node(pod, fwk.dry_run_node(state, pod, info, arithmetic),

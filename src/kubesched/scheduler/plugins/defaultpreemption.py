@@ -319,12 +319,17 @@ class DefaultPreemption(PreEnqueuePlugin, EnqueueExtensions, PostFilterPlugin, P
     def ordered_score_funcs(self, victims: dict[str, Victims]) -> list[ScoreFunc] | None:
         return None
 
+    @property
+    def removes_every_lower_priority_pod(self) -> bool:
+        """Not for a variant choosing victims its own way."""
+        return self.victims_are_lower_priority_pods and \
+            type(self).select_victims_on_node is DefaultPreemption.select_victims_on_node
+
     def without_victims(self, pod: PodInfo, snapshot: NodeTableSnapshot, idx: np.ndarray) -> tuple[np.ndarray, Status] | None:
         """Nodes holding no pod of lower priority than ``pod`` (from the node table's per-priority
         counts): :meth:`select_victims_on_node` finds no victims there. Not for a variant choosing
         victims its own way."""
-        if not self.victims_are_lower_priority_pods or (
-                type(self).select_victims_on_node is not DefaultPreemption.select_victims_on_node):
+        if not self.removes_every_lower_priority_pod:
             return None
         _, lower = snapshot.table.below_priority(pod.priority)
         return lower[idx] == 0, Status.unresolvable(NO_VICTIMS)

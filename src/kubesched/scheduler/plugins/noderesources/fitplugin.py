@@ -157,7 +157,7 @@ class NodeResourcesFit(
 
     def _vector_failures(
         self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot, idx: np.ndarray,
-        nominated: NominatedLoad | None = None, passing: Status | None = None,
+        nominated: NominatedLoad | None = None, passing: Status | None = None, below: int | None = None,
     ) -> StatusGroups:
         """Filter on each node ``idx[k]`` as a vector, with the ``nominated`` load added when given:
         ``passing`` where it passes, else its rejection (nodes failing for the same reasons share one
@@ -172,6 +172,10 @@ class NodeResourcesFit(
         if nominated is not None:
             extra_pods = nominated.count[idx]
             added = {resource: nominated.requested(resource)[idx] for resource, _ in checked}
+        if below is not None:  # the pods of lower priority than ``below`` gone
+            lower_requested, lower_count = table.below_priority(below)
+            extra_pods = extra_pods - lower_count[idx]
+            added = {resource: added[resource] - lower_requested[table.row[resource], idx] for resource, _ in checked}
         checks: list[tuple[str, np.ndarray]] = [
             (TOO_MANY_PODS, table.pod_count[idx] + extra_pods + 1 > table.allowed_pods[idx])]
         for resource, amount in checked:
@@ -246,6 +250,14 @@ class NodeResourcesFit(
         nominated: NominatedLoad,
     ) -> StatusGroups:
         return self._vector_failures(state, pod, snapshot, idx, nominated)
+
+    def removal_failures(
+        self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot, idx: np.ndarray,
+        nominated: NominatedLoad,
+    ) -> StatusGroups:
+        """:meth:`preemption_view` on each node ``idx[k]`` with every pod of lower priority than
+        ``pod`` removed and the ``nominated`` load added, then ``filter()``, for all at once."""
+        return self._vector_failures(state, pod, snapshot, idx, nominated, below=pod.priority)
 
     def reprieve_many(
         self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot, nodes: Sequence[NodeInfo],
