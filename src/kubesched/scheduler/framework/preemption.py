@@ -200,7 +200,7 @@ class Evaluator:
                 return None, None, Status.error(errors[0] if len(errors) == 1 else f"[{', '.join(errors)}]")
             record.outcome = "no candidates"
             return None, PostFilterResult(""), Status.unschedulable(
-                fit_error_message(len(node_statuses), "", node_statuses.values(), "")
+                fit_error_message(len(node_statuses), "", node_statuses, "")
             )
         best = self._pick(pod, candidates, record)
         if isinstance(best, Status):
@@ -223,7 +223,7 @@ class Evaluator:
         if not candidates:
             record.outcome = "no candidates"
             record.rejected_nodes = {n: st.message() for n, st in node_statuses.items()}
-            record.message = fit_error_message(len(node_statuses), "", node_statuses.values(), "")
+            record.message = fit_error_message(len(node_statuses), "", node_statuses, "")
             return record
         best = self._pick(pod, candidates, record)
         if isinstance(best, Status):
@@ -273,7 +273,7 @@ class Evaluator:
     # -- finding candidates ------------------------------------------------------------------------
     def _nodes_where_preemption_might_help(
         self, statuses: dict[str, Status], exclude: frozenset[str] | set[str] = frozenset()
-    ) -> tuple[list[NodeInfo], dict[str, Status]]:
+    ) -> tuple[list[NodeInfo], NodeStatuses]:
         """Upstream ``nodesWherePreemptionMightHelp``: every node but those rejected as
         UnschedulableAndUnresolvable (which get "not helpful"); nodes in ``exclude`` are left out."""
         node_infos = self.handle.snapshot().node_infos
@@ -282,7 +282,7 @@ class Evaluator:
                            for st, _ in alike_statuses(statuses if isinstance(statuses, NodeStatuses)
                                                        else statuses.values()))
         if not unresolvable and not exclude:
-            return list(node_infos), {}
+            return list(node_infos), NodeStatuses()
         potential: list[NodeInfo] = []
         node_statuses = NodeStatuses()
         not_helpful = Status.unresolvable(NOT_HELPFUL)  # one object for all: counted once
