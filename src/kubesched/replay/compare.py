@@ -23,6 +23,7 @@ from kubesched.replay.dynamic import RunTimeSteps, split_recreations
 from kubesched.replay.history import SCHEDULER_USER, History, Recorded
 from kubesched.replay.timeline import RECREATION
 from kubesched.sim import simulate
+from kubesched.sim.outcome import SimulationOutcome
 
 API_VERSION = "kubesched.io/v1alpha1"
 NO_CLASS = "(none)"
@@ -205,10 +206,19 @@ def replay(history: History, scenario: Scenario | None = None, *, seed: int | No
     """Replay ``history`` (its own scenario, or ``scenario``: the same with a what-if's changes)
     and compare: the ReplayResult document (docs/replay.md describes it). ``changes``: the
     changes in words, for the document."""
+    return replay_run(history, scenario, seed=seed, pool_labels=pool_labels, changes=changes)[0]
+
+
+def replay_run(history: History, scenario: Scenario | None = None, *, seed: int | None = None,
+               pool_labels: Sequence[str] = (), changes: Sequence[str] = (), owned: bool = True,
+               decisions: bool | None = None) -> tuple[dict[str, Any], SimulationOutcome]:
+    """:func:`replay`, with the simulation's outcome too (a sweep's metrics read it). ``owned``:
+    the scenario's objects may be used up by the run (False: they are copied first);
+    ``decisions``: the outcome keeps the decisions."""
     scenario = history.scenario if scenario is None else scenario
     scenario, recreations = split_recreations(scenario, RECREATION)
     at_run_time = RunTimeSteps(list(history.identity_steps), recreations)
-    outcome = simulate(scenario, seed=seed, owned=True, on_start=at_run_time.attach)
+    outcome = simulate(scenario, seed=seed, owned=owned, decisions=decisions, on_start=at_run_time.attach)
     result = outcome.result
     document: dict[str, Any] = {
         "apiVersion": API_VERSION, "kind": "ReplayResult", "history": history.report.to_dict(),
@@ -217,4 +227,4 @@ def replay(history: History, scenario: Scenario | None = None, *, seed: int | No
     document.update(comparison(history, result, pool_labels, at_run_time.kept))
     document["run"] = {"summary": result["summary"], "rejected": result["rejected"], "endTime": result["endTime"],
                        "missedWrites": at_run_time.missed}
-    return document
+    return document, outcome

@@ -13,14 +13,12 @@ ReplayResult (``kubesched replay -o json``'s document).
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
 from typing import Any
 
 from kubesched.analysis.grouping import POOL_LABELS
 from kubesched.api.loader import Scenario
 from kubesched.replay import History
-from kubesched.replay.compare import API_VERSION, comparison
-from kubesched.sim import simulate
+from kubesched.replay.compare import replay_run
 from kubesched.sweep.gpu_curve import gpu_metrics
 from kubesched.sweep.metrics import pending_pods, variant_metrics
 from kubesched.sweep.spec import Sweep, Variant
@@ -28,19 +26,6 @@ from kubesched.sweep.variants import Outcome, variant_scenario
 
 #: the agreement rates (0..1; None where no pod could be compared that way)
 AGREEMENT = {"agreementBound": "bound", "agreementNode": "node", "agreementPool": "pool"}
-
-
-def replay_document(history: History, scenario: Scenario, result: dict[str, Any], *,
-                    pool_labels: Sequence[str] = POOL_LABELS, changes: Sequence[str] = ()) -> dict[str, Any]:
-    """The ReplayResult of a run of ``scenario`` (the history's, changed): what ``kubesched replay
-    -o json`` prints for the same run."""
-    document: dict[str, Any] = {
-        "apiVersion": API_VERSION, "kind": "ReplayResult", "history": history.report.to_dict(),
-        "start": history.start, "until": scenario.until, "seed": result["seed"], "changes": list(changes),
-    }
-    document.update(comparison(history, result, pool_labels))
-    document["run"] = {"summary": result["summary"], "rejected": result["rejected"], "endTime": result["endTime"]}
-    return document
 
 
 def node_hours(scenario: Scenario) -> float:
@@ -77,11 +62,11 @@ def run_history_variant(history: History, sweep: Sweep, variant: Variant, keep_r
     started = time.monotonic()
     try:
         scenario = variant_scenario(history.scenario, sweep, variant)
-        outcome = simulate(scenario, seed=variant.seed, decisions=True)
-        result = outcome.result
         labels = (sweep.history.pool_label,) if sweep.history and sweep.history.pool_label else POOL_LABELS
-        document = replay_document(history, scenario, result, pool_labels=labels,
-                                   changes=variant_changes(sweep, variant))
+        # replayed as `kubesched replay` replays it (controllers' pods, writes at run time)
+        document, outcome = replay_run(history, scenario, seed=variant.seed, pool_labels=labels,
+                                       changes=variant_changes(sweep, variant), owned=False, decisions=True)
+        result = outcome.result
         metrics = variant_metrics(result, extended=outcome.extended_resources())
         autoscaled = metrics["nodeHours"]
         metrics.update(history_metrics(history, scenario, document))
