@@ -9,13 +9,16 @@ computed for all nodes together, and lists its victims only when asked.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
 from kubesched.scheduler.framework.types import PodInfo
+
+if TYPE_CHECKING:
+    from kubesched.scheduler.framework.interface import Status
 
 CRITERIA = (
     "fewest PDB violations",
@@ -243,12 +246,19 @@ class PreemptionRecord:
     outcome: str = ""
     message: str = ""
     candidates: Sequence[Candidate] = field(default_factory=list)
-    rejected_nodes: dict[str, str] = field(default_factory=dict)
+    #: the nodes ruled out when no candidate was found, with their statuses (messages made when
+    #: asked: :attr:`rejected_nodes`)
+    rejected: Mapping[str, Status] = field(default_factory=dict)
     chosen: str | None = None
     criterion: str = ""
     #: per candidate node, what the preemption plugin adds to its account of the candidate
     #: (kubesched's opt-in plugins: why victims on other nodes were named, which pods were kept)
     notes: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    @property
+    def rejected_nodes(self) -> dict[str, str]:
+        """Each ruled-out node's status message."""
+        return {name: status.message() for name, status in self.rejected.items()}
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -189,9 +189,9 @@ class Evaluator:
             if pod.nominated_node_name:
                 clear_nominated_node_name(handle.cluster, pod)
         if not candidates:
-            for name, st in node_statuses.items():
-                record.rejected_nodes[name] = st.message()
-            errors = list(dict.fromkeys(st.message() for st in node_statuses.values() if st.code == Code.ERROR))
+            record.rejected = node_statuses  # not changed from here on
+            # the distinct messages in the nodes' order: each shared Status once, as first met
+            errors = list(dict.fromkeys(st.message() for st, _ in node_statuses.alike() if st.code == Code.ERROR))
             if errors:
                 # a dry-run error with no candidate fails the PostFilter with that error
                 # (utilerrors.NewAggregate text: distinct messages, bracketed if several); the
@@ -222,7 +222,7 @@ class Evaluator:
         record.candidates = candidates
         if not candidates:
             record.outcome = "no candidates"
-            record.rejected_nodes = {n: st.message() for n, st in node_statuses.items()}
+            record.rejected = node_statuses
             record.message = fit_error_message(len(node_statuses), "", node_statuses, "")
             return record
         best = self._pick(pod, candidates, record)
