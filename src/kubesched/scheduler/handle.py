@@ -129,6 +129,10 @@ class ProfileHandle:
         """Keep every preemption candidate in the records (when explanations were asked for)."""
         return self._scheduler.records.keep_attempts
 
+    @property
+    def keep_rejected_nodes(self) -> bool:
+        return self._scheduler.records.keep_rejected
+
     def extenders(self) -> builtins.list[Extender]:
         return self.framework.extenders
 

@@ -46,6 +46,9 @@ class Recorder:
     def __init__(self, *, keep_attempts: bool = False, limit: int | None = None) -> None:
         self.keep_attempts = keep_attempts
         self.limit = limit
+        #: whether a preemption decision keeps the statuses of the nodes it ruled out (thousands of
+        #: nodes per decision without a candidate; only the decisions' report shows them)
+        self.keep_rejected = True
         self.attempts: list[AttemptRecord] = []
         self.preemptions: list[PreemptionRecord] = []
 

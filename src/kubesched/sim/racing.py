@@ -206,6 +206,7 @@ class _SharedRecorder(Recorder):
 
     def __init__(self, shared: Recorder) -> None:
         super().__init__(keep_attempts=shared.keep_attempts)
+        self.keep_rejected = shared.keep_rejected
         self.attempts = shared.attempts
         self.preemptions = shared.preemptions
         self.own: list[PreemptionRecord] = []

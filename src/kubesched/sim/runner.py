@@ -201,6 +201,8 @@ class Simulation:
             except ConfigError as err:
                 raise _configuration_error(scenario, err) from err
             self.schedulers = [self.scheduler]
+        for scheduler in self.schedulers:  # the nodes a preemption ruled out: only the decisions show them
+            scheduler.records.keep_rejected = self.include_decisions or explain
         self.initial = plan_initial_objects(scenario.objects, owned=owned)
         for obj in self.initial.create_first:
             self.cluster.create(obj)

@@ -182,6 +182,7 @@ class FakeHandle:
         self.nominator = Nominator(lambda pod: True)
         self.preemptions: list[PreemptionRecord] = []
         self.keep_all_candidates = False
+        self.keep_rejected_nodes = True
         #: pods held at Permit, by uid (tests put them here)
         self.waiting: dict[str, WaitingPod] = {}
         self.scheduler_name = scheduler_name

@@ -384,6 +384,10 @@ class Handle(Protocol):
     def keep_all_candidates(self) -> bool:
         """Keep every preemption candidate in the records (when explanations were asked for)."""
 
+    @property
+    def keep_rejected_nodes(self) -> bool:
+        """Keep the nodes a preemption decision ruled out, with their statuses, in its record."""
+
     def waiting_pods(self) -> builtins.list[WaitingPod]:
         """The pods held at Permit (upstream ``IterateOverWaitingPods``)."""
 

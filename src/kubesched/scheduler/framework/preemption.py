@@ -189,7 +189,8 @@ class Evaluator:
             if pod.nominated_node_name:
                 clear_nominated_node_name(handle.cluster, pod)
         if not candidates:
-            record.rejected = node_statuses  # not changed from here on
+            if handle.keep_rejected_nodes:
+                record.rejected = node_statuses  # not changed from here on
             # the distinct messages in the nodes' order: each shared Status once, as first met
             errors = list(dict.fromkeys(st.message() for st, _ in node_statuses.alike() if st.code == Code.ERROR))
             if errors:
