@@ -71,6 +71,35 @@ def criteria_key(victims: list[PodInfo], pdb_violations: int, now: float) -> Cri
     return (-pdb_violations, -victims[0].priority, -(total + INT32_OFFSET * len(victims)), -len(victims), earliest)
 
 
+def criteria_rows(lengths: np.ndarray, ranks: np.ndarray, violating: np.ndarray | None,
+                  victim: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per node of a batched reprieve (its pods' ``lengths``; per pod laid end to end: ``ranks``,
+    its priority and whole-second start time, whether it is ``violating`` a budget and a ``victim``),
+    the number of its victims and the :func:`~kubesched.scheduler.framework.candidates.criteria_key` of them as a row
+    (meaningless where it has none); for all nodes at once. The keys' integers stay below 2**53,
+    exact as float64."""
+    count = len(lengths)
+    priority, started = ranks[:, 0].astype(np.int64), ranks[:, 1]
+    owner = np.repeat(np.arange(count, dtype=np.int64), lengths)
+    victims = np.bincount(owner[victim], minlength=count)
+    priority_sum = np.zeros(count, dtype=np.int64)
+    np.add.at(priority_sum, owner[victim], priority[victim])
+    top = np.full(count, np.iinfo(np.int64).min, dtype=np.int64)
+    np.maximum.at(top, owner[victim], priority[victim])
+    of_top = victim & (priority == top[owner])
+    earliest = np.full(count, np.inf)
+    np.minimum.at(earliest, owner[of_top], started[of_top])
+    violations = np.zeros(count, dtype=np.int64) if violating is None else \
+        np.bincount(owner[victim & violating], minlength=count)
+    keys = np.empty((count, 5), dtype=np.float64)
+    keys[:, 0] = -violations
+    keys[:, 1] = -np.where(victims > 0, top, 0)
+    keys[:, 2] = -(priority_sum + INT32_OFFSET * victims)
+    keys[:, 3] = -victims
+    keys[:, 4] = earliest
+    return victims, keys
+
+
 class VictimSource(Protocol):
     """Where a batched dry run's candidates get their victims from when asked."""
 
@@ -226,6 +255,31 @@ class Candidates(Sequence[Candidate]):
             else:
                 rows.append(part[0].keys[part[1]])
         return np.concatenate(rows) if rows else np.zeros((0, len(CRITERIA)))
+
+
+def take_run(
+    ks: list[int], answers: BatchAnswers, non_violating: Candidates, violating: Candidates, num_candidates: int,
+    deferred: list[int], node_statuses: dict[str, Any],
+) -> bool:
+    """The dry run's loop over a batch's answers (nodes ``ks``) at once: candidates kept until
+    there are enough and one violates no PDB; the nodes ruled out before that point deferred,
+    the known statuses noted, in the nodes' order. True when enough were found."""
+    kinds = answers.kinds
+    found = np.flatnonzero(kinds == BatchAnswers.FOUND)
+    violates = answers.violations[found] > 0
+    total = len(non_violating) + len(violating) + np.arange(1, len(found) + 1)
+    clean = len(non_violating) + np.cumsum(~violates)
+    stops = np.flatnonzero((clean >= 1) & (total >= num_candidates))
+    end = int(found[stops[0]]) + 1 if len(stops) else len(ks)
+    if len(stops):
+        found, violates = found[:stops[0] + 1], violates[:stops[0] + 1]
+    head = kinds[:end]
+    deferred.extend(ks[j] for j in np.flatnonzero(head == BatchAnswers.RULED_OUT).tolist())
+    for j in np.flatnonzero(head == BatchAnswers.KNOWN).tolist():
+        node_statuses[answers.names[j]] = answers.statuses[j]
+    non_violating.add_run(answers, found[~violates])
+    violating.add_run(answers, found[violates])
+    return bool(len(stops))
 
 
 @dataclass(slots=True)

@@ -28,6 +28,7 @@ from kubesched.scheduler.framework.candidates import (
     Candidates,
     PreemptionRecord,
     Victims,
+    take_run,
 )
 from kubesched.scheduler.framework.capabilities import DryRunBatch, DryRunNode, PreemptionArithmetic
 from kubesched.scheduler.framework.extenders import narrow_victims, preempting
@@ -355,8 +356,8 @@ class Evaluator:
         enough = False
         for ks, answers in outcomes:
             if isinstance(answers, BatchAnswers) and not (answers.kinds == BatchAnswers.ASK).any():
-                enough = self._take_run(ks, answers, non_violating, violating_candidates, num_candidates,
-                                        deferred, node_statuses)
+                enough = take_run(ks, answers, non_violating, violating_candidates, num_candidates, deferred,
+                                  node_statuses)
             else:
                 for k, answer in zip(ks, answers):
                     candidate: Candidate | None
@@ -406,33 +407,6 @@ class Evaluator:
                 assert rejected is not None
                 node_statuses[info.name] = rejected
         return candidates
-
-    @staticmethod
-    def _take_run(
-        ks: list[int], answers: BatchAnswers, non_violating: Candidates, violating: Candidates, num_candidates: int,
-        deferred: list[int], node_statuses: dict[str, Status],
-    ) -> bool:
-        """The dry run's loop over a batch's answers (nodes ``ks``) at once: candidates kept until
-        there are enough and one violates no PDB; the nodes ruled out before that point deferred,
-        the known statuses noted, in the nodes' order. True when enough were found."""
-        kinds = answers.kinds
-        found = np.flatnonzero(kinds == BatchAnswers.FOUND)
-        violates = answers.violations[found] > 0
-        total = len(non_violating) + len(violating) + np.arange(1, len(found) + 1)
-        clean = len(non_violating) + np.cumsum(~violates)
-        stops = np.flatnonzero((clean >= 1) & (total >= num_candidates))
-        end = int(found[stops[0]]) + 1 if len(stops) else len(ks)
-        if len(stops):
-            found, violates = found[:stops[0] + 1], violates[:stops[0] + 1]
-        head = kinds[:end]
-        deferred.extend(ks[j] for j in np.flatnonzero(head == BatchAnswers.RULED_OUT).tolist())
-        for j in np.flatnonzero(head == BatchAnswers.KNOWN).tolist():
-            status = answers.statuses[j]
-            assert isinstance(status, Status)
-            node_statuses[answers.names[j]] = status
-        non_violating.add_run(answers, found[~violates])
-        violating.add_run(answers, found[violates])
-        return bool(len(stops))
 
     def _on_node(
         self, state: CycleState, pod: PodInfo, info: NodeInfo, arithmetic: PreemptionArithmetic | None,

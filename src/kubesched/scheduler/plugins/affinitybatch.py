@@ -30,10 +30,10 @@ import numpy as np
 
 from kubesched.scheduler.framework.budgets import DisruptionBudgets
 from kubesched.scheduler.framework.candidates import (
-    INT32_OFFSET,
     Candidate,
     CriteriaKey,
     NodeVictims,
+    criteria_rows,
     importance_key,
 )
 from kubesched.scheduler.framework.capabilities import DryRunBatch
@@ -111,25 +111,10 @@ class _Listed:
 
 def _criteria(lengths: np.ndarray, ranks: np.ndarray, violating: np.ndarray,
               victim: np.ndarray) -> list[CriteriaKey | None]:
-    """Per node (its pods' ``lengths``; per pod laid end to end: ``ranks``, its priority and
-    whole-second start, whether it is ``violating`` a budget and a ``victim``), the
-    :func:`~kubesched.scheduler.framework.candidates.criteria_key` of its victims; None where it has
-    none. For all nodes at once."""
-    count = len(lengths)
-    priority, started = ranks[:, 0].astype(np.int64), ranks[:, 1]
-    owner = np.repeat(np.arange(count, dtype=np.int64), lengths)
-    victims = np.bincount(owner[victim], minlength=count)
-    total = np.zeros(count, dtype=np.int64)
-    np.add.at(total, owner[victim], priority[victim])
-    top = np.full(count, np.iinfo(np.int64).min, dtype=np.int64)
-    np.maximum.at(top, owner[victim], priority[victim])
-    of_top = victim & (priority == top[owner])
-    earliest = np.full(count, np.inf)
-    np.minimum.at(earliest, owner[of_top], started[of_top])
-    violations = np.bincount(owner[victim & violating], minlength=count)
-    return [None if n == 0 else (-v, -t, -(s + INT32_OFFSET * n), -n, e)
-            for n, v, t, s, e in zip(victims.tolist(), violations.tolist(), top.tolist(), total.tolist(),
-                                     earliest.tolist())]
+    """:func:`~kubesched.scheduler.framework.candidates.criteria_rows` as a key per node (None
+    where it has no victim)."""
+    victims, keys = criteria_rows(lengths, ranks, violating, victim)
+    return [None if n == 0 else tuple(row) for n, row in zip(victims.tolist(), keys.tolist())]
 
 
 def weigh_options(

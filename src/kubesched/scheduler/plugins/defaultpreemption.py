@@ -12,12 +12,12 @@ import numpy as np
 
 from kubesched.scheduler.framework.budgets import DisruptionBudgets
 from kubesched.scheduler.framework.candidates import (
-    INT32_OFFSET,
     BatchAnswers,
     Candidate,
     NodeVictims,
     PreemptionRecord,
     Victims,
+    criteria_rows,
     importance_key,
 )
 from kubesched.scheduler.framework.capabilities import DryRunBatch, DryRunNode
@@ -92,36 +92,6 @@ class _Reprieved:
         if split is None:
             return [p for p, s in zip(pods, stays) if not s], []
         return _victims(split.violating, split.non_violating, stays, self.now)
-
-
-def _criteria(lengths: np.ndarray, ranks: np.ndarray, violating: np.ndarray | None,
-              kept: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Per node of a batched reprieve (its pods' ``lengths``; per pod laid end to end: ``ranks``,
-    its priority and start time, ``violating`` and ``kept``), the number of its victims (those not
-    kept) and the :func:`~kubesched.scheduler.framework.candidates.criteria_key` of them as a row
-    (meaningless where it has none); for all nodes at once. The keys' integers stay below 2**53,
-    exact as float64."""
-    count = len(lengths)
-    priority, started = ranks[:, 0].astype(np.int64), ranks[:, 1]
-    owner = np.repeat(np.arange(count, dtype=np.int64), lengths)
-    victim = ~kept
-    victims = np.bincount(owner[victim], minlength=count)
-    priority_sum = np.zeros(count, dtype=np.int64)
-    np.add.at(priority_sum, owner[victim], priority[victim])
-    top = np.full(count, np.iinfo(np.int64).min, dtype=np.int64)
-    np.maximum.at(top, owner[victim], priority[victim])
-    of_top = victim & (priority == top[owner])
-    earliest = np.full(count, np.inf)
-    np.minimum.at(earliest, owner[of_top], started[of_top])
-    violations = np.zeros(count, dtype=np.int64) if violating is None else \
-        np.bincount(owner[victim & violating], minlength=count)
-    keys = np.empty((count, 5), dtype=np.float64)
-    keys[:, 0] = -violations
-    keys[:, 1] = -np.where(victims > 0, top, 0)
-    keys[:, 2] = -(priority_sum + INT32_OFFSET * victims)
-    keys[:, 3] = -victims
-    keys[:, 4] = earliest
-    return victims, keys
 
 
 class DefaultPreemption(PreEnqueuePlugin, EnqueueExtensions, PostFilterPlugin, PostFilterDryRun, PreemptionPolicy):
@@ -297,7 +267,7 @@ class DefaultPreemption(PreEnqueuePlugin, EnqueueExtensions, PostFilterPlugin, P
         if any(part.violating is not None for part in parts):
             violating = np.concatenate([np.zeros(len(part.pods), dtype=bool) if part.violating is None
                                         else part.violating for part in parts])
-        victims, keys = _criteria(lengths, np.concatenate([part.ranks for part in parts]), violating, kept)
+        victims, keys = criteria_rows(lengths, np.concatenate([part.ranks for part in parts]), violating, ~kept)
         starts = np.concatenate(([0], np.cumsum(lengths)[:-1])).tolist()
         source = _Reprieved(order, [part.split for part in parts], kept, starts, now)
         # the kinds in the per-node form's order of questions: undecided by the batch, no victims
