@@ -171,20 +171,21 @@ class ArithmeticBatch:
         #: the last call's nodes and victim sets, with what ``decided`` and ``others_pass`` answered:
         #: a policy reprieving the same pods of the same nodes in other orders (AffinityAwarePreemption's
         #: options) asks them once (both depend on which pods move, not on their order)
-        self._last: tuple[tuple[object, ...], np.ndarray | None, np.ndarray] | None = None
+        self._last: tuple[tuple[int, ...], Sequence[Sequence[PodInfo]], np.ndarray | None, np.ndarray] | None = None
 
     def reprieve(
         self, nodes: Sequence[NodeInfo], victims: Sequence[Sequence[PodInfo]], requests: VictimRequests | None = None,
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None] | None:
         # each pod is on one node: the nodes and the set of all moving pods say which pods move where
-        key = (tuple(map(id, nodes)), frozenset(map(id, chain.from_iterable(victims))))
+        # (the sets compared only for the same nodes: a batch of other nodes is asked afresh)
+        node_ids = tuple(map(id, nodes))
         last = self._last
-        if last is not None and last[0] == key:
-            decided, others = last[1], last[2]
+        if last is not None and last[0] == node_ids and _moving(last[1]) == _moving(victims):
+            decided, others = last[2], last[3]
         else:
             decided = None if self._decided is None else self._decided(nodes, victims)
             others = self._others_pass(nodes) if decided is None or decided.any() else np.zeros(0, dtype=bool)
-            self._last = (key, decided, others)
+            self._last = (node_ids, victims, decided, others)
         if decided is not None and not decided.any():
             return None
         answer = self._arithmetic.reprieve_many(self._state, self._pod, self._snapshot, nodes, self._nominated, victims,
@@ -197,3 +198,8 @@ class ArithmeticBatch:
             lengths = np.fromiter((len(pods) for pods in victims), dtype=np.int64, count=len(victims))
             kept &= np.repeat(fits, lengths)
         return fits, kept, decided
+
+
+def _moving(victims: Sequence[Sequence[PodInfo]]) -> frozenset[int]:
+    """The pods that move, by identity, whatever their order."""
+    return frozenset(map(id, chain.from_iterable(victims)))
