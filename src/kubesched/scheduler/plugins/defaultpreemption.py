@@ -43,7 +43,7 @@ from kubesched.scheduler.framework.preemption import (
 )
 from kubesched.scheduler.framework.types import NodeInfo, PodInfo
 from kubesched.scheduler.framework.views import NodeTableSnapshot
-from kubesched.scheduler.plugins.victim_order import NodeOrder, Part, Split
+from kubesched.scheduler.plugins.victim_order import NodeOrder, Part, PartTable, Split
 
 __all__ = ["Candidate", "DefaultPreemption", "PreemptionRecord"]
 
@@ -114,6 +114,9 @@ class DefaultPreemption(PreEnqueuePlugin, EnqueueExtensions, PostFilterPlugin, P
         # per node: its part for the priority, budgets and instant of _parts_key
         self._parts_memo: dict[str, Part] = {}
         self._parts_key: tuple[int, object, int, float] | None = None
+        # the same parts as padded rows by node index, for the node list they are indexed in
+        self._parts_nodes: list[NodeInfo] | None = None
+        self._part_table = PartTable(0)
 
     def can_be_victim(self, victim: PodInfo, preemptor: PodInfo) -> bool:
         """Whether ``victim`` may be preempted for ``preemptor`` at all (a variant narrowing this
@@ -218,15 +221,19 @@ class DefaultPreemption(PreEnqueuePlugin, EnqueueExtensions, PostFilterPlugin, P
         by node name among those of the same priority, budgets and instant, while the node's pods
         stay."""
         memo_key = (priority, budgets.selection, budgets.version, now) if budgets else (priority, None, -1, now)
-        if self._parts_key != memo_key:
+        infos = self.handle.snapshot().node_infos
+        if self._parts_key != memo_key or self._parts_nodes is not infos:
             self._parts_memo, self._parts_key = {}, memo_key
+            self._parts_nodes, self._part_table = infos, PartTable(len(infos))
         memo = self._parts_memo
+        table = self._part_table
         get = memo.get
         parts: list[Part] = []
         for info in nodes:
             part = get(info.name)
             if part is None or part.info is not info or part.generation != info.generation:
                 part = memo[info.name] = self._node_order(info, now).part(priority, budgets)
+                table.put(info.index, part)
             parts.append(part)
         return parts
 
@@ -250,11 +257,12 @@ class DefaultPreemption(PreEnqueuePlugin, EnqueueExtensions, PostFilterPlugin, P
         priority = pod.priority
         parts = self._parts(nodes, priority, budgets, now)
         order = [part.pods for part in parts]
+        table = self._part_table
+        idx = np.fromiter((info.index for info in nodes), dtype=np.int64, count=len(nodes))
+        lengths, valid, ranks = table.gather(idx)
 
         def requests(names: tuple[str, ...]) -> np.ndarray:
-            if not nodes:
-                return np.zeros((len(names), 0), dtype=np.int64)
-            return np.concatenate([part.requests(names) for part in parts], axis=1)
+            return table.requests(names, idx, valid, parts)
 
         answer = batch.reprieve(nodes, order, requests)
         if answer is None:
@@ -262,12 +270,11 @@ class DefaultPreemption(PreEnqueuePlugin, EnqueueExtensions, PostFilterPlugin, P
         fits, kept, decided = answer
         if not nodes:
             return []
-        lengths = np.fromiter((len(pods) for pods in order), dtype=np.int64, count=len(order))
         violating = None
         if any(part.violating is not None for part in parts):
             violating = np.concatenate([np.zeros(len(part.pods), dtype=bool) if part.violating is None
                                         else part.violating for part in parts])
-        victims, keys = criteria_rows(lengths, np.concatenate([part.ranks for part in parts]), violating, ~kept)
+        victims, keys = criteria_rows(lengths, ranks, violating, ~kept)
         starts = np.concatenate(([0], np.cumsum(lengths)[:-1])).tolist()
         source = _Reprieved(order, [part.split for part in parts], kept, starts, now)
         # the kinds in the per-node form's order of questions: undecided by the batch, no victims

@@ -140,3 +140,61 @@ class NodeOrder:
             split = self.split(cut, budgets) if budgets else None
             found = self._parts[priority] = Part(self, cut, split)
         return found
+
+
+class PartTable:
+    """The parts of every node for one preemptor priority, budgets and instant as padded rows by
+    node index: a batch of nodes gathers its pods' ranks and requests, laid end to end node by
+    node, with one fancy index instead of joining a list of per-node arrays. A row is written when
+    its node's part is new."""
+
+    __slots__ = ("lengths", "ranks", "_requests", "_filled", "_width")
+
+    def __init__(self, nodes: int) -> None:
+        self._width = 4
+        self.lengths = np.zeros(nodes, dtype=np.int64)
+        self.ranks = np.zeros((nodes, self._width, 2), dtype=np.float64)
+        self._requests: dict[tuple[str, ...], np.ndarray] = {}  # names -> (resources, nodes, width)
+        self._filled: dict[tuple[str, ...], np.ndarray] = {}  # names -> whether each node's row is written
+
+    def put(self, j: int, part: Part) -> None:
+        """Node ``j``'s row is ``part``'s."""
+        count = len(part.pods)
+        if count > self._width:
+            self._widen(count)
+        self.lengths[j] = count
+        self.ranks[j, :count] = part.ranks
+        for filled in self._filled.values():
+            filled[j] = False
+
+    def _widen(self, count: int) -> None:
+        width = max(count, 2 * self._width)
+        ranks = np.zeros((len(self.lengths), width, 2), dtype=np.float64)
+        ranks[:, :self._width] = self.ranks
+        self.ranks = ranks
+        for names, table in self._requests.items():
+            wider = np.zeros((table.shape[0], table.shape[1], width), dtype=np.int64)
+            wider[:, :, :self._width] = table
+            self._requests[names] = wider
+        self._width = width
+
+    def gather(self, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """For the nodes ``idx``: their pods' counts, which padded places hold a pod, and the pods'
+        ranks laid end to end."""
+        lengths = self.lengths[idx]
+        valid = np.arange(self._width) < lengths[:, None]
+        return lengths, valid, self.ranks[idx][valid]
+
+    def requests(self, names: tuple[str, ...], idx: np.ndarray, valid: np.ndarray, parts: list[Part]) -> np.ndarray:
+        """The pods' requests of ``names`` on the nodes ``idx`` (whose parts are ``parts``), a row per
+        resource, the pods laid end to end (OverflowError past int64)."""
+        table = self._requests.get(names)
+        if table is None:
+            table = self._requests[names] = np.zeros((len(names), len(self.lengths), self._width), dtype=np.int64)
+            self._filled[names] = np.zeros(len(self.lengths), dtype=bool)
+        filled = self._filled[names]
+        for k in np.flatnonzero(~filled[idx]).tolist():
+            j, part = int(idx[k]), parts[k]
+            table[:, j, :len(part.pods)] = part.requests(names)
+            filled[j] = True
+        return table[:, idx][:, valid]
