@@ -21,7 +21,7 @@ from kubesched.testkit.builders import (
     make_priority_class,
     make_scheduler_config,
 )
-from kubesched.testkit.runs import explained_json, write_scenario
+from kubesched.testkit.runs import explained_both_ways, write_scenario
 from kubesched.testkit.scenarios import create_step, scenario_document
 
 from .test_affinity_preemption_bruteforce import Cluster, clusters, documents
@@ -33,11 +33,7 @@ CONFIG = make_scheduler_config({"schedulerName": "default-scheduler", "plugins":
 
 
 def both_ways(path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[str, str]:
-    batched = explained_json(path)
-    with monkeypatch.context() as m:
-        m.setattr(AffinityAwarePreemption, "batch_options", False)
-        reference = explained_json(path)
-    return batched, reference
+    return explained_both_ways(path, monkeypatch, AffinityAwarePreemption, "batch_options")
 
 
 @seed(20261130)

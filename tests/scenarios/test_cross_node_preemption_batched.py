@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, seed, settings
 
 from kubesched.scheduler.plugins.crossnodepreemption import CrossNodePreemption
 from kubesched.testkit.builders import make_node, make_pod, make_priority_class, make_scheduler_config
-from kubesched.testkit.runs import explained_json, write_scenario
+from kubesched.testkit.runs import explained_both_ways, write_scenario
 from kubesched.testkit.scenarios import create_step, scenario_document
 
 from .test_cross_node_preemption_bruteforce import Cluster, clusters, documents
@@ -27,11 +27,7 @@ CONFIG = make_scheduler_config({"schedulerName": "default-scheduler", "plugins":
 
 
 def both_ways(path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[str, str]:
-    batched = explained_json(path)
-    with monkeypatch.context() as m:
-        m.setattr(CrossNodePreemption, "batch_where_nothing_crosses", False)
-        reference = explained_json(path)
-    return batched, reference
+    return explained_both_ways(path, monkeypatch, CrossNodePreemption, "batch_where_nothing_crosses")
 
 
 def until_bound(docs: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -214,6 +214,16 @@ def explained_json(path: Path | str) -> str:
     return json.dumps(simulate(str(path), explain=True).result)
 
 
+def explained_both_ways(path: Path | str, monkeypatch: Any, owner: object, switch: str) -> tuple[str, str]:
+    """:func:`explained_json` of ``path`` as it is, and with ``owner``'s fast path ``switch`` (a
+    class attribute) turned off: what a differential test compares."""
+    fast = explained_json(path)
+    with monkeypatch.context() as patched:
+        patched.setattr(owner, switch, False)
+        reference = explained_json(path)
+    return fast, reference
+
+
 def run_docs(directory: Path, docs: Iterable[Obj | list[Obj]], **options: Any) -> ScenarioRun:
     """Write ``docs`` (dicts or lists of dicts) as a scenario in ``directory`` and simulate it (see
     :func:`run_path` for the options)."""
