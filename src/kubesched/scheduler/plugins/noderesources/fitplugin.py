@@ -159,30 +159,10 @@ class NodeResourcesFit(
         self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot, idx: np.ndarray,
         nominated: NominatedLoad | None = None, passing: Status | None = None, below: int | None = None,
     ) -> StatusGroups:
-        """Filter on each node ``idx[k]`` as a vector, with the ``nominated`` load added when given:
-        ``passing`` where it passes, else its rejection (nodes failing for the same reasons share one
-        Status)."""
-        checked = self._state(state, pod).checked
-        table = snapshot.table
-        for resource, _ in checked:
-            table.ensure_resource(resource)  # before taking any array: it may add a row
-        count = len(idx)
-        extra_pods = np.zeros(count, dtype=np.int64)
-        added = {resource: extra_pods for resource, _ in checked}  # per checked resource, per node
-        if nominated is not None:
-            extra_pods = nominated.count[idx]
-            added = {resource: nominated.requested(resource)[idx] for resource, _ in checked}
-        if below is not None:  # the pods of lower priority than ``below`` gone
-            lower_requested, lower_count = table.below_priority(below)
-            extra_pods = extra_pods - lower_count[idx]
-            added = {resource: added[resource] - lower_requested[table.row[resource], idx] for resource, _ in checked}
-        checks: list[tuple[str, np.ndarray]] = [
-            (TOO_MANY_PODS, table.pod_count[idx] + extra_pods + 1 > table.allowed_pods[idx])]
-        for resource, amount in checked:
-            row = table.row[resource]
-            checks.append((insufficient(resource),
-                           amount > table.alloc[row, idx] - table.requested[row, idx] - added[resource]))
-        code = np.zeros(count, dtype=np.int64)
+        """Filter on each node ``idx[k]`` as a vector (see :meth:`_shortfalls`): ``passing`` where it
+        passes, else its rejection (nodes failing for the same reasons share one Status)."""
+        checks, _ = self._shortfalls(state, pod, snapshot, idx, nominated, below)
+        code = np.zeros(len(idx), dtype=np.int64)
         for bit, (_, failing) in enumerate(checks):
             code |= failing.astype(np.int64) << bit
         # one Status per combination of reasons, picked for every node at once
@@ -190,6 +170,36 @@ class NodeResourcesFit(
         shared = [passing if value == 0 else Status.unschedulable(
             *(reason for bit, (reason, _) in enumerate(checks) if value >> bit & 1)) for value in values.tolist()]
         return StatusGroups(shared, which.reshape(-1))
+
+    def _shortfalls(
+        self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot, idx: np.ndarray,
+        nominated: NominatedLoad | None, below: int | None,
+    ) -> tuple[list[tuple[str, np.ndarray]], np.ndarray | None]:
+        """Filter's reasons in order, each with whether it holds on each node ``idx[k]``: with the
+        ``nominated`` load added when given, and without the pods of lower priority than ``below``
+        when given (then also how many such pods each node has)."""
+        checked = self._state(state, pod).checked
+        table = snapshot.table
+        for resource, _ in checked:
+            table.ensure_resource(resource)  # before taking any array: it may add a row
+        extra_pods = np.zeros(len(idx), dtype=np.int64)
+        added = {resource: extra_pods for resource, _ in checked}  # per checked resource, per node
+        if nominated is not None:
+            extra_pods = nominated.count[idx]
+            added = {resource: nominated.requested(resource)[idx] for resource, _ in checked}
+        lower_count = None
+        if below is not None:  # from the node table's per-priority sums
+            lower_requested, lower_count = table.below_priority(below)
+            lower_count = lower_count[idx]
+            extra_pods = extra_pods - lower_count
+            added = {resource: added[resource] - lower_requested[table.row[resource], idx] for resource, _ in checked}
+        checks: list[tuple[str, np.ndarray]] = [
+            (TOO_MANY_PODS, table.pod_count[idx] + extra_pods + 1 > table.allowed_pods[idx])]
+        for resource, amount in checked:
+            row = table.row[resource]
+            checks.append((insufficient(resource),
+                           amount > table.alloc[row, idx] - table.requested[row, idx] - added[resource]))
+        return checks, lower_count
 
     def filter_vector(self, state: CycleState, pod: PodInfo, snapshot: NodeTableSnapshot) -> np.ndarray | None:
         return self._fits(state, pod, snapshot.table, None)
@@ -225,23 +235,11 @@ class NodeResourcesFit(
         """Filter on every node ``idx[k]`` (by index) with all its pods of lower priority than ``pod`` gone
         and its ``nominated`` load added, from the node table's per-priority sums; marks only nodes that
         have such pods and still fail."""
-        checked = self._state(state, pod).checked
-        table = snapshot.table
-        for resource, _ in checked:
-            table.ensure_resource(resource)  # before taking any array: it may add a row
-        lower_requested, lower_count = table.below_priority(pod.priority)
-        lower_requested, lower_count = lower_requested[:, idx], lower_count[idx]
-        pods_after = table.pod_count[idx] - lower_count
-        used_after = {
-            resource: table.requested[table.row[resource], idx] - lower_requested[table.row[resource]]
-            for resource, _ in checked
-        }
-        pods_after += nominated.count[idx]
-        for resource, used in used_after.items():
-            used += nominated.requested(resource)[idx]
-        fails = pods_after + 1 > table.allowed_pods[idx]
-        for resource, amount in checked:
-            fails |= amount > table.alloc[table.row[resource], idx] - used_after[resource]
+        checks, lower_count = self._shortfalls(state, pod, snapshot, idx, nominated, pod.priority)
+        assert lower_count is not None
+        fails = np.zeros(len(idx), dtype=bool)
+        for _, failing in checks:
+            fails |= failing
         result: np.ndarray = fails & (lower_count > 0)
         return result
 
