@@ -327,8 +327,9 @@ class Evaluator:
         no_victims: list[int] = []  # nodes with nothing to evict, all of one status
         no_victims_status = REJECTED
         outcomes = None
+        snapshot = handle.snapshot()
+        nominated: NominatedLoad | None = None  # the nominated pods' load, when a filter judges by arithmetic
         if fit is not None:
-            snapshot = handle.snapshot()
             nominated = fwk.nominated_load(pod, snapshot)
             if policy.victims_are_lower_priority_pods and not fwk.rejections_noted_before(state, fit):
                 # nodes that fail even with every lower-priority pod gone and the nominated pods
@@ -388,11 +389,10 @@ class Evaluator:
         if not candidates:
             for k in no_victims:
                 node_statuses[potential[k].name] = no_victims_status
-            if deferred and arithmetic is not None and policy.removes_every_lower_priority_pod:
+            if deferred and arithmetic is not None and nominated is not None and policy.removes_every_lower_priority_pod:
                 # every lower-priority pod removed, the filters asked: for all those nodes at once
                 idx = np.fromiter((potential[k].index for k in deferred), dtype=np.int64, count=len(deferred))
-                snapshot = handle.snapshot()
-                found = fwk.removal_statuses(state, pod, snapshot, idx, arithmetic, fwk.nominated_load(pod, snapshot))
+                found = fwk.removal_statuses(state, pod, snapshot, idx, arithmetic, nominated)
                 rest = []  # none, the filters failing them all: else node by node below
                 for k, status in zip(deferred, found):
                     if status is None:
