@@ -98,6 +98,8 @@ class DefaultPreemption(PreEnqueuePlugin, EnqueueExtensions, PostFilterPlugin, P
     name = "DefaultPreemption"
     victims_are_lower_priority_pods = True
     custom_node_choice = False
+    #: the Evaluator the plugin runs its steps with (a variant may hand over its own)
+    evaluator_class: type[Evaluator] = Evaluator
 
     def __init__(self, args: dict[str, Any], handle: Handle) -> None:
         args = args or {}
@@ -108,7 +110,7 @@ class DefaultPreemption(PreEnqueuePlugin, EnqueueExtensions, PostFilterPlugin, P
                                                      DEFAULT_MIN_CANDIDATE_NODES_ABSOLUTE, 0, 2**31 - 1)
         if self.min_candidate_nodes_percentage == 0 and self.min_candidate_nodes_absolute == 0:
             raise ValueError("minCandidateNodesPercentage and minCandidateNodesAbsolute cannot both be zero")
-        self.evaluator = Evaluator(self.name, handle, self)
+        self.evaluator = self.evaluator_class(self.name, handle, self)
         # per node: its pods most important first, for the generation and instant they are of
         self._by_importance: dict[str, NodeOrder] = {}
         # per node: its part for the priority, budgets and instant of _parts_key

@@ -46,10 +46,12 @@ class AccountedPreemption(DefaultPreemption):
     each attempt (PostFilter or dry run), :meth:`annotate` on its record, :meth:`count` on the
     preemption an attempt made."""
 
+    evaluator_class = _AccountingEvaluator
+
     def __init__(self, args: dict[str, Any], handle: Handle) -> None:
         super().__init__(args, handle)
-        self._accounting = _AccountingEvaluator(self.name, handle, self)
-        self.evaluator = self._accounting
+        assert isinstance(self.evaluator, _AccountingEvaluator)
+        self._accounting = self.evaluator
 
     # -- hooks of a variant ---------------------------------------------------------------------
     def begin(self, pod: PodInfo, state: CycleState) -> None:
