@@ -104,11 +104,7 @@ def _json_items(f: Any, head: bytes, tidy: Tidy) -> tuple[list[Any], dict[str, A
             end = _JSON_ITEM_END.search(buffer, start)
             if end is None:
                 break
-            item = orjson.loads(view[start:end.start() + 10])  # through the closing brace
-            if not isinstance(item, dict):
-                raise _NotTheLayout
-            tidy(item)
-            items.append(item)
+            items.append(_item(view, start, end, tidy))
             start = end.end()
             if not end.group().endswith(b",\n"):  # the last item: the List's other fields follow
                 return items, _json_rest(buffer[start:] + f.read())
@@ -116,6 +112,16 @@ def _json_items(f: Any, head: bytes, tidy: Tidy) -> tuple[list[Any], dict[str, A
         buffer = buffer[start:]
         if not block:
             raise _NotTheLayout
+
+
+def _item(view: memoryview, start: int, end: re.Match[bytes], tidy: Tidy) -> dict[str, Any]:
+    """The List's item from ``start`` up to the line ``end`` matched, parsed where it lies and
+    tidied."""
+    item = orjson.loads(view[start:end.start() + 10])  # through the closing brace
+    if not isinstance(item, dict):
+        raise _NotTheLayout
+    tidy(item)
+    return item
 
 
 def _mapped(f: Any) -> mmap.mmap | None:
@@ -140,11 +146,7 @@ def _mapped_json_items(mapped: mmap.mmap, items: list[Any], tidy: Tidy) -> tuple
             end = _JSON_ITEM_END.search(mapped, start)
             if end is None:
                 raise _NotTheLayout
-            item = orjson.loads(view[start:end.start() + 10])  # through the closing brace
-            if not isinstance(item, dict):
-                raise _NotTheLayout
-            tidy(item)
-            items.append(item)
+            items.append(_item(view, start, end, tidy))
             start = end.end()
             if not end.group().endswith(b",\n"):  # the last item: the List's other fields follow
                 return items, _json_rest(mapped[start:])
