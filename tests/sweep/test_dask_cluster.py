@@ -40,6 +40,25 @@ def _stop(process: subprocess.Popen[bytes]) -> None:
     process.wait()
 
 
+def _dask_scheduler(tmp_path: Path) -> tuple[str, subprocess.Popen[bytes]]:
+    """A `dask scheduler` process on a free port, and its address."""
+    port = _free_port()
+    address = f"tcp://127.0.0.1:{port}"
+    return address, _start("scheduler", "--host", "127.0.0.1", "--port", str(port), "--dashboard-address", ":0",
+                           log=tmp_path / "scheduler.log")
+
+
+def _seed_sweep(tmp_path: Path, name: str, seeds: int) -> Path:
+    """A sweep of ``seeds`` seeds over a cluster of 60 nodes and 12 Deployments of 60 pods."""
+    objects = [make_node(f"node-{i:03d}", cpu="8") for i in range(60)]
+    objects += [make_deployment(f"app-{i}", 60, make_pod(f"app-{i}", cpu="300m")) for i in range(12)]
+    (tmp_path / "cluster.yaml").write_text(yaml.safe_dump_all(objects))
+    sweep = tmp_path / "sweep.yaml"
+    sweep.write_text(yaml.safe_dump({"apiVersion": "kubesched.io/v1alpha1", "kind": "Sweep", "metadata": {"name": name},
+                                     "spec": {"base": "cluster.yaml", "seeds": {"first": 0, "count": seeds}}}))
+    return sweep
+
+
 def _wait_for_workers(address: str, count: int) -> None:
     from dask.distributed import Client
 
@@ -63,16 +82,8 @@ def _busy_worker(address: str) -> tuple[str, list[str]]:
 
 
 def test_a_worker_killed_mid_sweep_has_its_variants_run_elsewhere_once(tmp_path: Path) -> None:
-    objects = [make_node(f"node-{i:03d}", cpu="8") for i in range(60)]
-    objects += [make_deployment(f"app-{i}", 60, make_pod(f"app-{i}", cpu="300m")) for i in range(12)]
-    (tmp_path / "cluster.yaml").write_text(yaml.safe_dump_all(objects))
-    sweep = tmp_path / "sweep.yaml"
-    sweep.write_text(yaml.safe_dump({"apiVersion": "kubesched.io/v1alpha1", "kind": "Sweep", "metadata": {"name": "k"},
-                                     "spec": {"base": "cluster.yaml", "seeds": {"first": 0, "count": 8}}}))
-    port = _free_port()
-    address = f"tcp://127.0.0.1:{port}"
-    scheduler = _start("scheduler", "--host", "127.0.0.1", "--port", str(port), "--dashboard-address", ":0",
-                       log=tmp_path / "scheduler.log")
+    sweep = _seed_sweep(tmp_path, "k", 8)
+    address, scheduler = _dask_scheduler(tmp_path)
     worker_ports = [_free_port() for _ in range(2)]
     workers = {f"tcp://127.0.0.1:{wp}": _start("worker", address, "--nthreads", "1", "--nworkers", "1",
                                                "--no-dashboard", "--host", "127.0.0.1", "--worker-port", str(wp),
@@ -123,16 +134,8 @@ def _worker_pid(address: str) -> int:
 def test_the_base_survives_the_restart_of_a_cluster_s_only_worker(tmp_path: Path) -> None:
     """The base and the sweep were on the one worker only: killed mid-sweep, its nanny starts a new
     worker, and the variants left still run there (the base is sent again), none failing."""
-    objects = [make_node(f"node-{i:03d}", cpu="8") for i in range(60)]
-    objects += [make_deployment(f"app-{i}", 60, make_pod(f"app-{i}", cpu="300m")) for i in range(12)]
-    (tmp_path / "cluster.yaml").write_text(yaml.safe_dump_all(objects))
-    sweep = tmp_path / "sweep.yaml"
-    sweep.write_text(yaml.safe_dump({"apiVersion": "kubesched.io/v1alpha1", "kind": "Sweep", "metadata": {"name": "r"},
-                                     "spec": {"base": "cluster.yaml", "seeds": {"first": 0, "count": 6}}}))
-    port = _free_port()
-    address = f"tcp://127.0.0.1:{port}"
-    scheduler = _start("scheduler", "--host", "127.0.0.1", "--port", str(port), "--dashboard-address", ":0",
-                       log=tmp_path / "scheduler.log")
+    sweep = _seed_sweep(tmp_path, "r", 6)
+    address, scheduler = _dask_scheduler(tmp_path)
     # with its nanny (the default): a worker process that dies is started again
     worker = _start("worker", address, "--nthreads", "1", "--nworkers", "1", "--no-dashboard", "--host", "127.0.0.1",
                     log=tmp_path / "worker.log")
@@ -168,10 +171,7 @@ def test_a_sweep_over_a_recorded_history_runs_on_real_dask_workers_as_here(tmp_p
     sweep.write_text(yaml.safe_dump({"apiVersion": "kubesched.io/v1alpha1", "kind": "Sweep", "metadata": {"name": "h"},
                                      "spec": {"base": {"history": "openb"}, "seeds": [0, 1],
                                               "changes": {"as-is": {}, "off": {"disablePreemption": True}}}}))
-    port = _free_port()
-    address = f"tcp://127.0.0.1:{port}"
-    scheduler = _start("scheduler", "--host", "127.0.0.1", "--port", str(port), "--dashboard-address", ":0",
-                       log=tmp_path / "scheduler.log")
+    address, scheduler = _dask_scheduler(tmp_path)
     worker = _start("worker", address, "--nthreads", "1", "--nworkers", "2", "--no-dashboard", "--host", "127.0.0.1",
                     log=tmp_path / "worker.log")
     try:
